@@ -1,0 +1,225 @@
+// cli_main.cpp: schedlab-cli, the core without Qt: topology, explain, knobs, demo.
+#include "knobs.h"
+#include "sched_domain.h"
+#include "state_json.h"
+#include "topology.h"
+#include "topology_json.h"
+#include "wakeup_path.h"
+
+#include <CLI/CLI.hpp>
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include <cstdio>
+#include <iostream>
+
+using namespace sched;
+using nlohmann::json;
+
+namespace {
+
+int fail(const std::string& line) {
+    std::fprintf(stderr, "schedlab-cli: %s\n", line.c_str());
+    return 2;
+}
+
+json topologyJson(const Topology& t, const SchedDomains& sd, int onlyCpu) {
+    json j;
+    j["name"] = t.name();
+    j["arch"] = archName(t.arch());
+    j["nr_cpus"] = t.nrCpus();
+    j["nr_nodes"] = t.nrNodes();
+    j["distances"] = t.distances();
+    j["smt_active"] = sd.smtActive();
+    j["asym_cpucap_active"] = sd.asymCpucapActive();
+    json cpus = json::array();
+    for (const auto& c : t.cpus()) {
+        if (onlyCpu >= 0 && c.cpu != onlyCpu) continue;
+        json cj = {{"cpu", c.cpu}, {"thread", c.thread}, {"core", c.core}, {"cluster", c.cluster}, {"llc", c.llc},
+                   {"die", c.die}, {"package", c.package}, {"node", c.node}, {"capacity", c.capacity},
+                   {"sd_llc_id", sd.sd_llc_id(c.cpu)}, {"sd_llc_size", sd.sd_llc_size(c.cpu)},
+                   {"smt_siblings", t.smtMask(c.cpu).toList()}};
+        json doms = json::array();
+        for (const auto& d : sd.domains(c.cpu)) {
+            json groups = json::array();
+            for (const auto& g : d.groups) groups.push_back(g.toList());
+            doms.push_back({{"level", d.level}, {"name", d.name}, {"span", d.span.toList()}, {"span_weight", d.span_weight},
+                            {"flags", sdFlagsToString(d.flags)}, {"flags_value", d.flags}, {"imbalance_pct", d.imbalance_pct},
+                            {"cache_nice_tries", d.cache_nice_tries}, {"min_interval", d.min_interval},
+                            {"max_interval", d.max_interval}, {"busy_factor", d.busy_factor},
+                            {"balance_interval", d.balance_interval}, {"imb_numa_nr", d.imb_numa_nr}, {"groups", groups}});
+        }
+        cj["domains"] = doms;
+        cpus.push_back(cj);
+    }
+    j["cpus"] = cpus;
+    return j;
+}
+
+void printTopology(const Topology& t, const SchedDomains& sd, int onlyCpu) {
+    fmt::print("{}\n", t.summary());
+    fmt::print("arch {}, sched_smt_active {}, asym capacity {}\n", archName(t.arch()), sd.smtActive() ? "yes" : "no",
+               sd.asymCpucapActive() ? "yes" : "no");
+    if (t.nrNodes() > 1) {
+        fmt::print("node distances:\n");
+        for (int a = 0; a < t.nrNodes(); ++a) {
+            fmt::print("  node {:>2}:", a);
+            for (int b = 0; b < t.nrNodes(); ++b) fmt::print(" {:>3}", t.distance(a, b));
+            fmt::print("   CPUs {}\n", t.nodeMask(a).toList());
+        }
+    }
+    fmt::print("\n");
+    for (const auto& c : t.cpus()) {
+        if (onlyCpu >= 0 && c.cpu != onlyCpu) continue;
+        fmt::print("CPU{} attaching sched-domain(s):  (core {}, LLC {}, package {}, node {}{})\n", c.cpu, c.core, c.llc, c.package,
+                   c.node, c.capacity != 1024 ? fmt::format(", capacity {}", c.capacity) : "");
+        int indent = 1;
+        for (const auto& d : sd.domains(c.cpu)) {
+            std::string pad(size_t(indent), ' ');
+            fmt::print("{}domain-{}: span={} level={} weight={} imbalance_pct={} cache_nice_tries={} interval={}..{}ms{}\n", pad,
+                       d.level, d.span.toList(), d.name, d.span_weight, d.imbalance_pct, d.cache_nice_tries, d.min_interval,
+                       d.max_interval, (d.flags & SD_NUMA) ? fmt::format(" imb_numa_nr={}", d.imb_numa_nr) : "");
+            fmt::print("{} flags={}\n", pad, sdFlagsToString(d.flags));
+            std::string groups;
+            for (const auto& g : d.groups) groups += fmt::format(" {{{}}}", g.toList());
+            fmt::print("{} groups:{}\n", pad, groups);
+            ++indent;
+        }
+        fmt::print(" sd_llc_size={} sd_llc_id={}\n", sd.sd_llc_size(c.cpu), sd.sd_llc_id(c.cpu));
+    }
+}
+
+int runExplain(const std::string& path, bool asJson, const std::vector<std::string>& knobOverrides, const std::string& knobPreset) {
+    ExplainInput in = loadExplainState(path);
+    if (!knobPreset.empty()) {
+        try {
+            in.knobs = Knobs::preset(knobPreset);
+        } catch (const KnobError& e) {
+            return fail(std::string("--knobs: ") + e.what());
+        }
+    }
+    for (const auto& kv : knobOverrides) {
+        auto eq = kv.find('=');
+        if (eq == std::string::npos) return fail(fmt::format("--set {}: expected name=value", kv));
+        try {
+            in.knobs.set(kv.substr(0, eq), kv.substr(eq + 1));
+        } catch (const KnobError& e) {
+            return fail(std::string("--set: ") + e.what());
+        }
+    }
+    Decision d = decide(*in.state, in.knobs, in.task, in.waker, in.wake_flags, /*trace=*/true);
+    if (asJson) {
+        json j = decisionToJson(d);
+        j["knobs"] = in.knobs.describe();
+        j["topology"] = in.topo->name();
+        fmt::print("{}\n", j.dump(2));
+    } else {
+        fmt::print("{}", decisionToText(d, in));
+    }
+    return 0;
+}
+
+// The main job until the GUI lands: a few wakeups on a 2-socket machine, explained.
+int runDemo() {
+    struct Case {
+        const char* title;
+        const char* state;
+    };
+    const Case cases[] = {
+        {"A sync wakeup (pipe write) from a busy CPU pulls the wakee into the waker's LLC",
+         R"({"topology": "x86-20c40t", "wake_flags": ["SYNC"],
+             "waker": {"cpu": 3}, "task": {"prev_cpu": 14},
+             "cpus": [{"cpu": 14, "curr": "normal"}, {"cpu": 4, "curr": "normal"}, {"cpu": 23, "curr": "normal"}]})"},
+        {"A waker with many wakees goes wide: the wakee stays in prev's LLC and takes an idle SMT sibling",
+         R"({"topology": "x86-20c40t", "waker": {"cpu": 0, "wakee_flips": 200}, "task": {"prev_cpu": 12, "wakee_flips": 30},
+             "default_cpu": {"curr": "normal"}, "cpus": [{"cpu": 32, "curr": "idle"}]})"},
+        {"Baseline: prev left idle 0.3 ms ago and has 2 tasks; the scan finds an idle CPU elsewhere in the LLC",
+         R"({"topology": "x86-20c40t", "now_ns": 5000000000, "waker": {"cpu": 1}, "task": {"prev_cpu": 5},
+             "cpus": [{"cpu": 5, "curr": "normal", "nr_running": 2, "idle_exit_ns": 4999700000, "load_avg": 2048},
+                      {"cpu": 6, "curr": "normal"}, {"cpu": 7, "curr": "normal"}]})"},
+        {"idle-delay-v2: the same wakeup; prev still counts as idle (nr_running 2 <= 4), so the wakee stacks on it",
+         R"({"topology": "x86-20c40t", "knobs": "idle-delay-v2", "now_ns": 5000000000, "waker": {"cpu": 1}, "task": {"prev_cpu": 5},
+             "cpus": [{"cpu": 5, "curr": "normal", "nr_running": 2, "idle_exit_ns": 4999700000, "load_avg": 2048},
+                      {"cpu": 6, "curr": "normal"}, {"cpu": 7, "curr": "normal"}]})"},
+    };
+    int i = 0;
+    for (const auto& c : cases) {
+        ExplainInput in = parseExplainState(json::parse(c.state), "demo", "");
+        Decision d = decide(*in.state, in.knobs, in.task, in.waker, in.wake_flags, true);
+        fmt::print("==== {}. {}\n\n{}\n", ++i, c.title, decisionToText(d, in));
+    }
+    fmt::print("Explain your own: schedlab-cli explain resources/examples/explain/<file>.json (see docs/state-format.md)\n");
+    return 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+    CLI::App app{"schedlab-cli: the Linux 6.1 CFS wakeup path, explained"};
+    app.require_subcommand(1);
+
+    auto* topo = app.add_subcommand("topology", "print a machine's CPUs and sched domains (like the kernel's sched_domain debug)");
+    std::string topoName;
+    bool topoJson = false, topoList = false;
+    int topoCpu = -1;
+    topo->add_option("topology", topoName, "preset name, topology .json, or lstopo --of xml file");
+    topo->add_flag("--json", topoJson, "print JSON");
+    topo->add_flag("--list", topoList, "list the presets");
+    topo->add_option("--cpu", topoCpu, "only this CPU's domains");
+
+    auto* explain = app.add_subcommand("explain", "explain one wakeup decision from a state file");
+    std::string statePath, knobPreset;
+    bool explainJson = false;
+    std::vector<std::string> sets;
+    explain->add_option("state", statePath, "state JSON (docs/state-format.md)")->required();
+    explain->add_flag("--json", explainJson, "print the decision as JSON");
+    explain->add_option("--knobs", knobPreset, "knob preset, replacing the file's knobs");
+    explain->add_option("--set", sets, "override a knob: name=value (repeatable)");
+
+    auto* knobs = app.add_subcommand("knobs", "list knob presets and knobs");
+    auto* demo = app.add_subcommand("demo", "explain a few wakeups on a 2-socket machine");
+
+    try {
+        app.parse(argc, argv);
+    } catch (const CLI::CallForHelp& e) {
+        return app.exit(e);
+    } catch (const CLI::CallForAllHelp& e) {
+        return app.exit(e);
+    } catch (const CLI::ParseError& e) {
+        std::string msg = e.what();
+        return fail(msg.empty() ? "bad command line (see --help)" : msg + " (see --help)");
+    }
+
+    try {
+        if (*topo) {
+            if (topoList) {
+                for (const auto& n : Topology::presetNames()) fmt::print("{:<18} {}\n", n, Topology::presetDescription(n));
+                return 0;
+            }
+            if (topoName.empty()) return fail("topology: give a preset name or a file (or --list)");
+            Topology t = loadTopology(topoName);
+            SchedDomains sd(t);
+            if (topoCpu >= t.nrCpus()) return fail(fmt::format("--cpu {}: outside the machine (0-{})", topoCpu, t.nrCpus() - 1));
+            if (topoJson) fmt::print("{}\n", topologyJson(t, sd, topoCpu).dump(2));
+            else printTopology(t, sd, topoCpu);
+            return 0;
+        }
+        if (*explain) return runExplain(statePath, explainJson, sets, knobPreset);
+        if (*knobs) {
+            fmt::print("presets:\n");
+            for (const auto& n : Knobs::presetNames()) fmt::print("  {:<18} {}\n", n, Knobs::presetDescription(n));
+            fmt::print("knobs (baseline value):\n");
+            Knobs b;
+            for (const auto& n : Knobs::names()) fmt::print("  {:<24} {}\n", n, b.get(n));
+            return 0;
+        }
+        if (*demo) return runDemo();
+    } catch (const InputError& e) {
+        return fail(e.what());
+    } catch (const TopologyError& e) {
+        return fail(e.what());
+    } catch (const std::exception& e) {
+        return fail(std::string("internal error: ") + e.what());
+    }
+    return 0;
+}

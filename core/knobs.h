@@ -1,0 +1,90 @@
+// knobs.h: every sched feature and tunable the wakeup path reads, plus the
+// patch variants under discussion, as one value type. A patch is a knob
+// setting (a preset), never a fork of the code.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+namespace sched {
+
+/// Which kernel's behaviour to follow where 6.1 and 6.5 differ (spec §0.1 D1-D3).
+enum class KernelVersion { V6_1, V6_5 };
+/// Which clock the idle delay reads: v1/v2 rq->idle_end_time (set when the idle
+/// task leaves its loop), v3 rq->clock_idle.
+enum class IdleDelayClock { IdleEndTime, ClockIdle };
+/// Claim an idle CPU when a waker picks it (spec §8d/§8e).
+enum class ClaimMode { Off, Sis, SelectTaskRq };
+
+struct KnobError : std::runtime_error {
+    using std::runtime_error::runtime_error;
+};
+
+struct Knobs {
+    std::string presetName = "baseline";  ///< name of the preset these knobs started from
+
+    // sched_features (kernel/sched/features.h, Debian 6.1.192 defaults)
+    bool GENTLE_FAIR_SLEEPERS = true;
+    bool START_DEBIT = true;
+    bool NEXT_BUDDY = false;
+    bool LAST_BUDDY = true;
+    bool CACHE_HOT_BUDDY = true;
+    bool WAKEUP_PREEMPTION = true;
+    bool TTWU_QUEUE = true;
+    bool SIS_PROP = false;
+    bool SIS_UTIL = true;
+    bool WA_IDLE = true;
+    bool WA_WEIGHT = true;
+    bool WA_BIAS = true;
+    bool UTIL_EST = true;
+    bool NI_RANDOM = true;  ///< 6.1.y newidle dice
+    bool ALT_PERIOD = true;
+    bool BASE_SLICE = true;
+    /// Energy-aware scheduling (find_energy_efficient_cpu). Not modelled: must stay off.
+    bool EAS = false;
+
+    // tunables
+    int hz = 250;                          ///< CONFIG_HZ; jiffy = 1e9/hz ns
+    std::int64_t migration_cost_ns = 500000;  ///< sysctl_sched_migration_cost
+    /// Cost charged per CPU examined by select_idle_cpu, for SIS_PROP's avg_scan_cost (ns).
+    std::int64_t sis_scan_cost_ns = 60;
+
+    // patch variants
+    std::int64_t idle_delay_ns = 0;        ///< 0 = off; v1..v3 use 1 ms
+    int idle_delay_max_running = -1;       ///< -1 = no limit (v1); v2/v3: 4
+    IdleDelayClock idle_delay_clock = IdleDelayClock::IdleEndTime;
+    ClaimMode claim = ClaimMode::Off;
+    bool SIS_DEBOUNCE = false;
+    KernelVersion kernel = KernelVersion::V6_1;
+
+    std::int64_t jiffyNs() const { return 1000000000LL / hz; }
+
+    /// Preset by name (baseline, idle-delay-v1, idle-delay-v2, idle-delay-v3,
+    /// claim-wakeup, claim-wakeup-str, sis-debounce); throws KnobError.
+    static Knobs preset(const std::string& name);
+    static std::vector<std::string> presetNames();
+    static std::string presetDescription(const std::string& name);
+
+    /// Sets one knob from text ("WA_IDLE=0", "idle_delay_ns=1000000", "claim=sis",
+    /// "kernel=6.5"); throws KnobError naming the knob and the problem.
+    void set(const std::string& name, const std::string& value);
+    /// Current value of a knob as text; throws KnobError for an unknown name.
+    std::string get(const std::string& name) const;
+    /// All knob names, in a stable order.
+    static std::vector<std::string> names();
+    /// Knobs that differ from baseline, "name=value" each (for captions and reports).
+    std::vector<std::string> diffFromBaseline() const;
+    /// One line: preset plus overrides, e.g. "idle-delay-v2 (idle_delay_max_running=8)".
+    std::string describe() const;
+
+    friend bool operator==(const Knobs&, const Knobs&) = default;
+};
+
+const char* kernelVersionName(KernelVersion v);
+const char* claimModeName(ClaimMode m);
+const char* idleDelayClockName(IdleDelayClock c);
+
+}  // namespace sched

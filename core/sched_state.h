@@ -1,0 +1,118 @@
+// sched_state.h: the runqueue, task and shared-domain state the wakeup path
+// reads and writes (spec §1), with the kernel's field names.
+#pragma once
+
+#include "cpumask.h"
+#include "sched_domain.h"
+#include "topology.h"
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace sched {
+
+/// What rq->curr is.
+enum class CurrKind : std::uint8_t {
+    Idle,       ///< the idle task (swapper)
+    Normal,     ///< a SCHED_NORMAL/BATCH fair task
+    SchedIdle,  ///< a SCHED_IDLE fair task
+    Kthread,    ///< a fair kernel thread (counts as a normal task)
+};
+const char* currKindName(CurrKind k);
+
+enum class Policy : std::uint8_t { Normal, Batch, Idle };
+
+/// struct rq (the parts the wakeup path and its observers read).
+struct Rq {
+    int cpu = 0;
+    CurrKind curr = CurrKind::Idle;
+    unsigned nr_running = 0;         ///< all classes
+    unsigned h_nr_running = 0;       ///< cfs.h_nr_running
+    unsigned idle_h_nr_running = 0;  ///< cfs.idle_h_nr_running (SCHED_IDLE tasks)
+    bool ttwu_pending = false;
+    bool active = true;              ///< cpu_active() (and online)
+    std::int64_t load_avg = 0;       ///< cfs.avg.load_avg = cpu_load()
+    std::int64_t util_avg = 0;       ///< cfs.avg.util_avg
+    std::int64_t runnable_avg = 0;   ///< cfs.avg.runnable_avg
+    std::int64_t util_est = 0;       ///< cfs.avg.util_est.enqueued
+    std::int64_t cpu_capacity = 1024;   ///< capacity_of()
+    std::int64_t avg_idle = 1000000;    ///< ns
+    std::int64_t max_idle_balance_cost = 500000;  ///< ns
+    std::int64_t idle_stamp = 0;     ///< ns (rq_clock when it last went idle; 0 = cleared)
+    std::int64_t wake_stamp = 0;     ///< jiffies
+    std::int64_t wake_avg_idle = 1000000;  ///< ns
+    std::int64_t clock_idle = 0;     ///< ns (spec §5.3)
+    std::int64_t idle_end_time = 0;  ///< ns, idle-delay v1/v2 (spec §8a)
+    bool claimed = false;            ///< claim_wakeup flag (spec §8d/8e)
+    std::int64_t exit_latency_ns = -1;  ///< exit latency of the current cpuidle state; -1 = idle_get_state() NULL
+    // For check_preempt_wakeup (old CFS).
+    std::int64_t min_vruntime = 0;   ///< cfs_rq.min_vruntime (ns)
+    std::int64_t curr_vruntime = 0;  ///< curr's vruntime (ns)
+    bool curr_need_resched = false;
+};
+
+/// struct task_struct / sched_entity fields the path reads.
+struct Task {
+    int pid = 1000;
+    std::string comm = "task";
+    CpuMask cpus_ptr;
+    int nr_cpus_allowed = 0;
+    bool migration_disabled = false;
+    int cpu = 0;              ///< task_cpu(p)
+    int wake_cpu = 0;
+    int recent_used_cpu = 0;
+    unsigned wakee_flips = 0;
+    std::int64_t wakee_flip_decay_ts = 0;  ///< jiffies
+    int last_wakee = -1;      ///< pid of the last task this one woke, -1 none
+    std::int64_t load_avg = 0;
+    std::int64_t util_avg = 0;
+    std::int64_t runnable_avg = 0;
+    std::int64_t util_est = 0;
+    std::int64_t task_h_load = -1;        ///< -1: equals load_avg (no cgroup hierarchy)
+    std::int64_t last_update_time = 1;    ///< se.avg.last_update_time; 0 = new task
+    std::int64_t exec_start = 0;          ///< ns
+    std::int64_t vruntime = 0;            ///< ns, relative to its cfs_rq's min_vruntime when not queued
+    bool on_rq = false;
+    bool on_cpu = false;
+    bool kthread = false;                 ///< PF_KTHREAD
+    bool exiting = false;                 ///< PF_EXITING
+    Policy policy = Policy::Normal;
+    int numa_preferred_nid = -1;
+    std::int64_t wakee_placed = -1;       ///< SIS_DEBOUNCE: jiffies of the last placement, -1 never
+
+    std::int64_t h_load() const { return task_h_load >= 0 ? task_h_load : load_avg; }
+    bool is_per_cpu_kthread() const { return kthread && nr_cpus_allowed == 1; }
+    void setAffinity(const CpuMask& m) { cpus_ptr = m; nr_cpus_allowed = m.weight(); }
+};
+
+/// struct sched_domain_shared (per LLC).
+struct SdShared {
+    bool has_idle_cores = false;
+    int nr_idle_scan = 0;
+    int nr_busy_cpus = 0;
+};
+
+/// The whole machine's scheduler state at one instant.
+struct MachineState {
+    /// Builds an all-idle machine: every CPU idle, nr_idle_scan = LLC size
+    /// (seeded, spec §4.3), has_idle_cores false.
+    explicit MachineState(std::shared_ptr<const Topology> topo);
+
+    std::shared_ptr<const Topology> topo;
+    std::shared_ptr<const SchedDomains> sd;
+    std::vector<Rq> rq;
+    std::vector<SdShared> shared;          ///< indexed by sd_llc_id (first CPU of the LLC)
+    std::vector<std::int64_t> avg_scan_cost;  ///< sd_llc(cpu)->avg_scan_cost, per CPU (SIS_PROP)
+    std::int64_t now_ns = 1000000000;      ///< rq_clock / sched_clock of every CPU
+    std::int64_t jiffies = 0;
+
+    int nrCpus() const { return int(rq.size()); }
+    SdShared* llcShared(int cpu) {
+        int id = sd->sd_llc_shared(cpu);
+        return id < 0 ? nullptr : &shared[id];
+    }
+};
+
+}  // namespace sched

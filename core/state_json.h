@@ -1,0 +1,42 @@
+// state_json.h: the `schedlab-cli explain` state file: one machine state and one
+// wakeup (documented in docs/state-format.md). Every problem becomes an
+// InputError naming the file, the key and the problem.
+#pragma once
+
+#include "decision.h"
+#include "input_error.h"
+#include "knobs.h"
+#include "sched_state.h"
+#include "wakeup_path.h"
+
+#include <nlohmann/json.hpp>
+
+#include <memory>
+#include <string>
+
+namespace sched {
+
+struct ExplainInput {
+    std::shared_ptr<const Topology> topo;
+    std::unique_ptr<MachineState> state;
+    Knobs knobs;
+    Task task;
+    Waker waker;
+    std::uint32_t wake_flags = 0;
+};
+
+/// Parses a state document. `file` is used in messages, `baseDir` resolves
+/// relative topology paths.
+ExplainInput parseExplainState(const nlohmann::json& doc, const std::string& file, const std::string& baseDir);
+/// Reads and parses a state file.
+ExplainInput loadExplainState(const std::string& path);
+
+/// Knobs from a JSON value (preset name, or object with "preset" and overrides).
+Knobs knobsFromJson(const nlohmann::json& v, const std::string& file, const std::string& key);
+
+/// The decision as the JSON `schedlab-cli explain --json` prints.
+nlohmann::json decisionToJson(const Decision& d);
+/// The decision as text: one line per step, then the result.
+std::string decisionToText(const Decision& d, const ExplainInput& in);
+
+}  // namespace sched

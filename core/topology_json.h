@@ -1,0 +1,30 @@
+// topology_json.h: a topology from JSON: a preset name, a file (JSON or
+// lstopo XML), or an inline parametric object.
+#pragma once
+
+#include "input_error.h"
+#include "topology.h"
+
+#include <nlohmann/json.hpp>
+
+#include <string>
+
+namespace sched {
+
+/// `v` is the value of the "topology" key of `file`; `key` its JSON path for
+/// messages; relative file paths are resolved against `baseDir`.
+/// Throws InputError naming file and key.
+Topology topologyFromJson(const nlohmann::json& v, const std::string& file, const std::string& key, const std::string& baseDir);
+
+/// Loads a topology named on the command line: preset name, .json or .xml file.
+Topology loadTopology(const std::string& nameOrPath);
+
+/// The parametric object of a symmetric topology (inverse of topologyFromJson for params).
+nlohmann::json topologyParamsToJson(const TopologyParams& p);
+
+/// Reads a whole file; throws InputError(file, "", "cannot read ...").
+std::string readFileOrThrow(const std::string& path);
+/// Parses JSON text; syntax errors become InputError with the line and column.
+nlohmann::json parseJsonOrThrow(const std::string& text, const std::string& file);
+
+}  // namespace sched

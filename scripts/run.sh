@@ -1,0 +1,18 @@
+#!/usr/bin/env bash
+# run.sh: build the release preset, then run schedlab's main job. Extra arguments go to the main job.
+set -euo pipefail
+
+repo_root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+cd "$repo_root"
+
+bash scripts/setup.sh release
+
+# The main job. To launch the GUI instead, set: main_job=(build/release/app/schedlab)
+main_job=(build/release/app/schedlab-cli demo)
+
+# The GUI needs a display; without one, give it a virtual X server.
+if [[ "$(basename "${main_job[0]}")" == "schedlab" && -z "${DISPLAY:-}" ]]; then
+  main_job=(xvfb-run -a "${main_job[@]}")
+fi
+
+exec "${main_job[@]}" "$@"
