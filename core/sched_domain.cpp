@@ -149,7 +149,7 @@ SchedDomains::SchedDomains(const Topology& topo) {
                 sd.flags &= ~std::uint32_t(SD_PREFER_SIBLING);
                 sd.flags |= SD_SERIALIZE;
                 sd.numa_distance = numaDist[lvl.numaLevel];
-                if (numaDist[lvl.numaLevel] > kNodeReclaimDistance)
+                if (numaDist[lvl.numaLevel] > topo.nodeReclaimDistance())
                     sd.flags &= ~std::uint32_t(SD_BALANCE_EXEC | SD_BALANCE_FORK | SD_WAKE_AFFINE);
             } else {
                 sd.cache_nice_tries = 1;

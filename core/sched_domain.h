@@ -36,7 +36,7 @@ inline constexpr std::uint32_t SD_DEGENERATE_GROUPS_MASK = 0x3fff & ~std::uint32
 /// "BALANCE_NEWIDLE|WAKE_AFFINE|..." as the kernel's debug output names them.
 std::string sdFlagsToString(std::uint32_t flags);
 
-/// node_reclaim_distance: NUMA levels beyond it lose BALANCE_EXEC/FORK and WAKE_AFFINE.
+/// Default node_reclaim_distance (RECLAIM_DISTANCE); see Topology::nodeReclaimDistance().
 inline constexpr int kNodeReclaimDistance = 30;
 
 /// One sched domain of one CPU (after degeneration). Static properties only;

@@ -298,7 +298,9 @@ ExplainInput parseExplainState(const json& doc, const std::string& file, const s
         rq.curr = s.curr.value_or(CurrKind::Idle);
         const std::int64_t defNr = rq.curr == CurrKind::Idle ? 0 : 1;
         std::int64_t nrr = s.nr_running.value_or(defNr);
-        if (nrr == 0 && rq.curr != CurrKind::Idle)
+        // rq->curr may still be p with nr_running 0 while p is being switched out (on_cpu, dequeued).
+        const bool switchingOut = p.on_cpu && !p.on_rq && c == p.cpu;
+        if (nrr == 0 && rq.curr != CurrKind::Idle && !switchingOut)
             throw InputError(file, k + ".nr_running", fmt::format("0 with curr {}: a running task counts in nr_running", currKindName(rq.curr)));
         rq.nr_running = unsigned(nrr);
         rq.h_nr_running = unsigned(s.h_nr_running.value_or(nrr));

@@ -201,7 +201,10 @@ Topology Topology::fromParams(const TopologyParams& p) {
             for (int b = 0; b < nrNodes; ++b)
                 if (a != b) dist[a][b] = (a / p.nodes_per_socket == b / p.nodes_per_socket) ? p.intra_socket_distance : p.remote_distance;
     }
-    return Topology(p.name, p.arch, std::move(cpus), std::move(dist));
+    Topology t(p.name, p.arch, std::move(cpus), std::move(dist));
+    need(p.node_reclaim_distance > 10, "node_reclaim_distance", "must be > 10");
+    t.setNodeReclaimDistance(p.node_reclaim_distance);
+    return t;
 }
 
 }  // namespace sched

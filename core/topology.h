@@ -67,6 +67,8 @@ struct TopologyParams {
     std::vector<std::vector<int>> distances;
     /// Optional per-CPU capacities (asymmetric machines); empty = all 1024.
     std::vector<int> capacities;
+    /// node_reclaim_distance: 30 (RECLAIM_DISTANCE); AMD Zen (family 17h/19h) sets 32 in init_amd_zn().
+    int node_reclaim_distance = 30;
 };
 
 /// A machine. Immutable once built; shared by every simulation that runs on it.
@@ -103,6 +105,9 @@ public:
     int nrLlcs() const { return m_nrLlcs; }
     int nrPackages() const { return m_nrPackages; }
     int threadsPerCoreMax() const { return m_maxThreads; }
+    /// node_reclaim_distance: NUMA levels beyond it lose BALANCE_EXEC/FORK and WAKE_AFFINE.
+    int nodeReclaimDistance() const { return m_nodeReclaimDistance; }
+    void setNodeReclaimDistance(int d) { m_nodeReclaimDistance = d; }
     /// True when some package holds more than one NUMA node (x86 then drops DIE).
     bool numaInPackage() const { return m_numaInPackage; }
 
@@ -125,6 +130,7 @@ private:
     std::vector<CpuMask> m_smt, m_cluster, m_llc, m_die, m_package, m_node;
     int m_nrCores = 0, m_nrLlcs = 0, m_nrPackages = 0, m_maxThreads = 1;
     bool m_numaInPackage = false;
+    int m_nodeReclaimDistance = 30;
     TopoGraph m_graph;
 };
 

@@ -458,10 +458,14 @@ Extracted extractIsolated(hwloc_topology_t t, const std::string& xmlPath, const 
     const std::string reply = readAll(fds[0]);
     ::close(fds[0]);
     int status = 0;
+    bool reaped = true;
     while (::waitpid(pid, &status, 0) < 0) {
-        if (errno != EINTR) throw TopologyError(fmt::format("{}: lost the hwloc child process", where));
+        if (errno == EINTR) continue;
+        reaped = false;  // ECHILD: someone else's SIGCHLD handler reaped it; trust a complete reply
+        break;
     }
-    if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
+    if (!reaped && reply.empty()) throw TopologyError(fmt::format("{}: lost the hwloc child process", where));
+    if (reaped && (!WIFEXITED(status) || WEXITSTATUS(status) != 0)) {
         // A signal, or a sanitizer's exit code after catching the crash.
         const std::string how = WIFSIGNALED(status) ? fmt::format("signal {}", WTERMSIG(status))
                                 : WIFEXITED(status) ? fmt::format("exit status {}", WEXITSTATUS(status))

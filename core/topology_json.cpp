@@ -90,7 +90,7 @@ Topology topologyFromJson(const nlohmann::json& v, const std::string& file, cons
     TopologyParams p;
     static const std::set<std::string> known = {"name", "arch", "sockets", "llcs_per_socket", "cores_per_llc", "threads_per_core",
                                                 "cores_per_cluster", "nodes_per_socket", "numbering", "remote_distance",
-                                                "intra_socket_distance", "distances", "capacities"};
+                                                "intra_socket_distance", "distances", "capacities", "node_reclaim_distance"};
     for (auto it = v.begin(); it != v.end(); ++it)
         if (!known.count(it.key())) throw InputError(file, sub(it.key()), "unknown key in a parametric topology");
     auto getInt = [&](const char* k, int& out) {
@@ -117,6 +117,7 @@ Topology topologyFromJson(const nlohmann::json& v, const std::string& file, cons
     getInt("nodes_per_socket", p.nodes_per_socket);
     getInt("remote_distance", p.remote_distance);
     getInt("intra_socket_distance", p.intra_socket_distance);
+    getInt("node_reclaim_distance", p.node_reclaim_distance);
     if (v.contains("numbering")) {
         std::string n = v["numbering"].is_string() ? v["numbering"].get<std::string>() : "";
         if (n == "x86") p.numbering = Numbering::X86;

@@ -28,6 +28,14 @@ TopologyParams x86(std::string name, int sockets, int llcs, int cores, int threa
     return p;
 }
 
+// AMD EPYC (Zen 2/3/4): SLIT 10/32 between sockets in NPS1, and init_amd_zn()
+// raises node_reclaim_distance to 32, so the NUMA level keeps WAKE_AFFINE.
+TopologyParams amd(std::string name, int sockets, int llcs, int cores) {
+    TopologyParams p = x86(std::move(name), sockets, llcs, cores, 2, 32);
+    p.node_reclaim_distance = 32;
+    return p;
+}
+
 // 8-socket glueless machine: sockets form a hypercube (3 UPI links each), so
 // neighbours are 1 hop (21) and the rest 2 hops (31). Two NUMA levels, and the
 // 2-hop level exceeds node_reclaim_distance (30): no WAKE_AFFINE there.
@@ -91,13 +99,13 @@ const std::map<std::string, Preset>& presets() {
             t.emplace(name, Preset{std::move(desc), std::move(f)});
         };
         add("epyc-9654-2s", "AMD EPYC 9654 (Genoa) x2: 2 x 12 CCX x 8 cores x 2 = 384 CPUs, NPS1",
-            [] { return Topology::fromParams(x86("epyc-9654-2s", 2, 12, 8, 2)); });
+            [] { return Topology::fromParams(amd("epyc-9654-2s", 2, 12, 8)); });
         add("bergamo-9754-2s", "AMD EPYC 9754 (Bergamo) x2: 2 x 16 CCX x 8 cores x 2 = 512 CPUs, NPS1",
-            [] { return Topology::fromParams(x86("bergamo-9754-2s", 2, 16, 8, 2)); });
+            [] { return Topology::fromParams(amd("bergamo-9754-2s", 2, 16, 8)); });
         add("genoa-1s", "AMD Genoa 1 socket: 12 CCX x 8 cores x 2 = 192 CPUs",
-            [] { return Topology::fromParams(x86("genoa-1s", 1, 12, 8, 2)); });
+            [] { return Topology::fromParams(amd("genoa-1s", 1, 12, 8)); });
         add("milan-2s", "AMD EPYC Milan x2: 2 x 8 CCX x 8 cores x 2 = 256 CPUs",
-            [] { return Topology::fromParams(x86("milan-2s", 2, 8, 8, 2)); });
+            [] { return Topology::fromParams(amd("milan-2s", 2, 8, 8)); });
         add("spr-2s", "Intel Sapphire Rapids x2: 2 x 56 cores x 2 = 224 CPUs, one LLC per socket",
             [] { return Topology::fromParams(x86("spr-2s", 2, 1, 56, 2, 21)); });
         add("i7-4790", "Intel i7-4790 (Haswell): 4 cores x 2 = 8 CPUs, one LLC (spec oracle T1)",

@@ -146,6 +146,8 @@ int wakeup_preempt_entity(const CfsTunables& t, std::int64_t curr_vruntime, std:
 }
 
 bool check_preempt_curr(WakeCtx& c, const Task& p, int cpu, std::uint32_t wake_flags, bool migrated, int from_cpu) {
+    // wake_flags only feed NEXT_BUDDY (off by default), which marks a buddy but never decides preemption.
+    (void)wake_flags;
     Rq& rq = c.rq(cpu);
     if (rq.curr == CurrKind::Idle) {
         c.step(Fn::check_preempt_curr, fmt::format("CPU {} runs the idle task: resched_curr", cpu));

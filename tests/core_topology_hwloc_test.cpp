@@ -123,7 +123,8 @@ TEST(TopologyHwloc, SyntheticX86Numbering) {
 }
 
 // 4 NUMA nodes, one per L3, whose Linux numbers run 3,2,1,0 in CPU order; L2
-// shared by core pairs (cluster level); OS latency matrix in os_index order.
+// shared by core pairs (cluster level); an OS latency matrix whose rows are in
+// yet another order (os 2,0,3,1).
 TEST(TopologyHwloc, NumaNodesAndDistances) {
     const Topology t = load("2s-4numa-2l2-2c-2t.xml");
     ASSERT_EQ(t.nrCpus(), 32);
@@ -139,8 +140,8 @@ TEST(TopologyHwloc, NumaNodesAndDistances) {
     EXPECT_EQ(t.nodeMask(2).toList(), "8-11,24-27");
     EXPECT_TRUE(t.numaInPackage());
 
-    // Dense node i is Linux node 3-i; the file's matrix (os order 0..3) is
-    //   {10,13,30,32},{13,10,32,30},{30,32,10,12},{32,30,12,10}.
+    // Dense node i is Linux node 3-i; by os_index the distances are 0-1: 13,
+    // 2-3: 12, 0-2 and 1-3: 30, 0-3 and 1-2: 32.
     const std::vector<std::vector<int>> expected{
         {10, 12, 30, 32},
         {12, 10, 32, 30},

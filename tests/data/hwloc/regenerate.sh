@@ -21,31 +21,35 @@ synth "pack:2 l3:2 core:4 pu:2(indexes=2*16:1*2)" 2s-2llc-4c-2t-x86num.xml
 
 # 4 NUMA nodes (one per L3, Linux node numbers 3,2,1,0 in CPU order), L2 shared
 # by pairs of cores, x86 numbering, plus an OS-like (kind 5 = FROM_OS|LATENCY)
-# "NUMALatency" matrix given in node os_index order 0..3.
+# "NUMALatency" matrix. By node os_index the distances are
+#   0-1: 13, 2-3: 12, 0-2 and 1-3: 30, 0-3 and 1-2: 32;
+# the matrix lists the nodes as logical 1,3,0,2 = os 2,0,3,1, an order that is
+# neither the os, the logical nor the dense one, so that a reader must map
+# through the matrix's object array.
 synth "pack:2 l3:2 [numa(indexes=3,2,1,0)] l2:2 core:2 pu:2(indexes=2*16:1*2)" 2s-4numa-2l2-2c-2t.xml
 cat > /tmp/schedlab-hwloc-dist.$$ <<'DIST'
 name=NUMALatency
 5
 4
-numa:3
-numa:2
 numa:1
+numa:3
 numa:0
+numa:2
 10
-13
 30
-32
-13
-10
-32
-30
-30
-32
-10
 12
 32
 30
+10
+32
+13
 12
+32
+10
+30
+32
+13
+30
 10
 DIST
 hwloc-annotate 2s-4numa-2l2-2c-2t.xml 2s-4numa-2l2-2c-2t.xml root distances /tmp/schedlab-hwloc-dist.$$

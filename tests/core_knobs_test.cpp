@@ -1,0 +1,52 @@
+// core_knobs_test.cpp: presets are knob settings; text parsing; errors.
+#include "knobs.h"
+
+#include <gtest/gtest.h>
+
+using namespace sched;
+
+TEST(Knobs, PresetsAreKnobSettings) {
+    Knobs b = Knobs::preset("baseline");
+    EXPECT_TRUE(b.diffFromBaseline().empty());
+    Knobs v1 = Knobs::preset("idle-delay-v1");
+    EXPECT_EQ(v1.idle_delay_ns, 1000000);
+    EXPECT_EQ(v1.idle_delay_max_running, -1);
+    Knobs v2 = Knobs::preset("idle-delay-v2");
+    EXPECT_EQ(v2.idle_delay_max_running, 4);
+    EXPECT_EQ(v2.idle_delay_clock, IdleDelayClock::IdleEndTime);
+    EXPECT_EQ(Knobs::preset("idle-delay-v3").idle_delay_clock, IdleDelayClock::ClockIdle);
+    EXPECT_EQ(Knobs::preset("claim-wakeup").claim, ClaimMode::Sis);
+    EXPECT_EQ(Knobs::preset("claim-wakeup-str").claim, ClaimMode::SelectTaskRq);
+    EXPECT_TRUE(Knobs::preset("sis-debounce").SIS_DEBOUNCE);
+    for (const auto& n : Knobs::presetNames()) EXPECT_NO_THROW(Knobs::preset(n)) << n;
+}
+
+TEST(Knobs, SetAndGetByName) {
+    Knobs k;
+    k.set("WA_IDLE", "0");
+    k.set("wa_bias", "off");
+    k.set("idle_delay_ns", "2ms");
+    k.set("claim", "select_task_rq");
+    k.set("kernel", "6.5");
+    EXPECT_FALSE(k.WA_IDLE);
+    EXPECT_FALSE(k.WA_BIAS);
+    EXPECT_EQ(k.idle_delay_ns, 2000000);
+    EXPECT_EQ(k.get("claim"), "select_task_rq");
+    EXPECT_EQ(k.kernel, KernelVersion::V6_5);
+    EXPECT_EQ(k.diffFromBaseline().size(), 5u);
+    EXPECT_NE(k.describe().find("WA_IDLE=0"), std::string::npos);
+}
+
+TEST(Knobs, BadValuesNameTheKnob) {
+    Knobs k;
+    try {
+        k.set("WA_IDLE", "maybe");
+        FAIL();
+    } catch (const KnobError& e) {
+        EXPECT_NE(std::string(e.what()).find("WA_IDLE"), std::string::npos);
+    }
+    EXPECT_THROW(k.set("no_such_knob", "1"), KnobError);
+    EXPECT_THROW(k.set("idle_delay_max_running", "-2"), KnobError);
+    EXPECT_THROW(k.set("EAS", "1"), KnobError);
+    EXPECT_THROW(Knobs::preset("idle-delay-v9"), KnobError);
+}

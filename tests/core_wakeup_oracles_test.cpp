@@ -1,0 +1,555 @@
+// core_wakeup_oracles_test.cpp: every test oracle of spec/wakeup-path.md §12,
+// numbered as in the spec, run through the state-file parser and the wakeup path.
+#include "sched_balance.h"
+#include "state_json.h"
+#include "wakeup_path.h"
+
+#include <gtest/gtest.h>
+
+using namespace sched;
+using nlohmann::json;
+
+namespace {
+
+struct Run {
+    Decision d;
+    ExplainInput in;
+};
+
+Run run(const std::string& text) {
+    ExplainInput in = parseExplainState(json::parse(text), "oracle", "");
+    Decision d = decide(*in.state, in.knobs, in.task, in.waker, in.wake_flags, /*trace=*/true);
+    return Run{std::move(d), std::move(in)};
+}
+
+// select_task_rq only (no enqueue): for the claim oracles' race window.
+int selectOnly(ExplainInput& in, Task& p, Waker& w, std::uint32_t wf, Decision& d) {
+    WakeCtx c{*in.state, in.knobs, w, d, false};
+    return select_task_rq(c, p, p.wake_cpu, wf | WF_TTWU);
+}
+
+std::string trace(const Decision& d) {
+    std::string s;
+    for (auto& st : d.steps) s += std::string(toString(st.fn)) + ": " + st.text + "\n";
+    return s;
+}
+
+}  // namespace
+
+TEST(WakeupOracle, O01_PinnedTaskTakesAffinityShortcut) {
+    auto r = run(R"({"topology":"qemu-1s4c","waker":{"cpu":0},"task":{"prev_cpu":3,"cpus_allowed":"3"}})");
+    EXPECT_EQ(r.d.cpu, 3);
+    EXPECT_EQ(r.d.stage0, Stage0::AFFINITY_SINGLE);
+    EXPECT_EQ(r.d.stage1, Stage1::NONE);
+    EXPECT_EQ(r.in.waker.current.wakee_flips, 0u) << "fair hook not called: no record_wakee";
+}
+
+TEST(WakeupOracle, O02_BusyWakerIdlePrevStaysOnPrev) {
+    auto r = run(R"({"topology":"qemu-1s4c","waker":{"cpu":0},"task":{"prev_cpu":2}})");
+    EXPECT_EQ(r.d.cpu, 2) << trace(r.d);
+    EXPECT_EQ(r.d.stage1, Stage1::AFFINE_PREV_IDLE);
+    EXPECT_EQ(r.d.stage2, Stage2::SIS_TARGET_IDLE);
+}
+
+TEST(WakeupOracle, O03_SyncPullsToWakerThenScans) {
+    auto r = run(R"({"topology":"qemu-1s4c","wake_flags":["SYNC"],"waker":{"cpu":0},"task":{"prev_cpu":2},
+                    "cpus":[{"cpu":2,"curr":"normal"}]})");
+    EXPECT_EQ(r.d.cpu, 1) << trace(r.d);
+    EXPECT_EQ(r.d.stage1, Stage1::AFFINE_SYNC);
+    EXPECT_EQ(r.d.stage2, Stage2::SIS_IDLE_CPU);
+}
+
+TEST(WakeupOracle, O04_IrqOnIdleCpuPrevBusyTakesThis) {
+    auto r = run(R"({"topology":"qemu-1s4c","waker":{"cpu":0,"context":"irq"},"task":{"prev_cpu":2},
+                    "cpus":[{"cpu":2,"curr":"normal"}]})");
+    EXPECT_EQ(r.d.cpu, 0) << trace(r.d);
+    EXPECT_EQ(r.d.stage1, Stage1::AFFINE_IDLE_THIS);
+    EXPECT_EQ(r.d.stage2, Stage2::SIS_TARGET_IDLE);
+    EXPECT_FALSE(r.d.wakelist) << "this CPU: direct enqueue";
+}
+
+TEST(WakeupOracle, O05_IrqOnIdleCpuPrevIdleTakesPrev) {
+    auto r = run(R"({"topology":"qemu-1s4c","waker":{"cpu":0,"context":"irq"},"task":{"prev_cpu":2}})");
+    EXPECT_EQ(r.d.cpu, 2);
+    EXPECT_EQ(r.d.stage1, Stage1::AFFINE_IDLE_PREV);
+    EXPECT_EQ(r.d.stage2, Stage2::SIS_TARGET_IDLE);
+    EXPECT_TRUE(r.d.wakelist);
+}
+
+TEST(WakeupOracle, O06_NumaWeightKeepsPrevAndFallsBack) {
+    auto r = run(R"({"topology":"qemu-2s4c-numa","waker":{"cpu":0,"context":"irq"},"task":{"prev_cpu":5,"load_avg":1024},
+                    "cpus":[{"cpu":0,"load_avg":0},{"cpu":5,"curr":"normal","load_avg":1024},
+                            {"cpu":4,"curr":"normal"},{"cpu":6,"curr":"normal"},{"cpu":7,"curr":"normal"}]})");
+    EXPECT_EQ(r.d.cpu, 5) << trace(r.d);
+    EXPECT_EQ(r.d.stage1, Stage1::AFFINE_WEIGHT_PREV);
+    EXPECT_EQ(r.d.stage2, Stage2::SIS_FALLBACK_TARGET);
+    EXPECT_TRUE(r.d.wakelist);
+    // The scan went 6, 7, 4, 5.
+    std::vector<int> scanned;
+    for (auto& e : r.d.examined)
+        if (e.fn == Fn::select_idle_cpu) scanned.push_back(e.cpu);
+    EXPECT_EQ(scanned, (std::vector<int>{6, 7, 4, 5}));
+}
+
+TEST(WakeupOracle, O07_WakeWideUsesIdleSmtSibling) {
+    auto r = run(R"({"topology":"i7-4790","waker":{"cpu":0,"wakee_flips":100},"task":{"prev_cpu":3,"wakee_flips":10},
+                    "default_cpu":{"curr":"normal"},"cpus":[{"cpu":7,"curr":"idle"}]})");
+    EXPECT_EQ(r.d.cpu, 7) << trace(r.d);
+    EXPECT_EQ(r.d.stage1, Stage1::WAKE_WIDE);
+    EXPECT_EQ(r.d.stage2, Stage2::SIS_IDLE_SMT);
+    EXPECT_EQ(r.in.waker.current.wakee_flips, 101u);
+}
+
+TEST(WakeupOracle, O08_FewFlipsAffineWeightPrevThenSmt) {
+    auto r = run(R"({"topology":"i7-4790","waker":{"cpu":0,"wakee_flips":20},"task":{"prev_cpu":3,"wakee_flips":10},
+                    "default_cpu":{"curr":"normal"},"cpus":[{"cpu":7,"curr":"idle"}]})");
+    EXPECT_EQ(r.d.cpu, 7) << trace(r.d);
+    EXPECT_EQ(r.d.stage1, Stage1::AFFINE_WEIGHT_PREV);
+    EXPECT_EQ(r.d.stage2, Stage2::SIS_IDLE_SMT);
+}
+
+TEST(WakeupOracle, O09_SameCpuScanFindsSchedIdleCpu) {
+    auto r = run(R"({"topology":"qemu-1s4c","waker":{"cpu":0},"task":{"prev_cpu":0},
+                    "cpus":[{"cpu":1,"curr":"normal"},{"cpu":2,"curr":"sched_idle"},{"cpu":3,"curr":"normal"}]})");
+    EXPECT_EQ(r.d.cpu, 2) << trace(r.d);
+    EXPECT_EQ(r.d.stage1, Stage1::AFFINE_SAME_CPU);
+    EXPECT_EQ(r.d.stage2, Stage2::SIS_IDLE_CPU);
+}
+
+TEST(WakeupOracle, O10_SchedIdlePrevIsATarget) {
+    auto r = run(R"({"topology":"qemu-1s4c","waker":{"cpu":0},"task":{"prev_cpu":1,"load_avg":512},
+                    "cpus":[{"cpu":0,"load_avg":1024},{"cpu":1,"curr":"sched_idle","load_avg":3}]})");
+    EXPECT_EQ(r.d.cpu, 1) << trace(r.d);
+    EXPECT_EQ(r.d.stage1, Stage1::AFFINE_WEIGHT_PREV);
+    EXPECT_EQ(r.d.stage2, Stage2::SIS_TARGET_SCHED_IDLE);
+}
+
+TEST(WakeupOracle, O11_PerCpuKthreadStacksWakee) {
+    auto r = run(R"({"topology":"qemu-1s4c","waker":{"cpu":2,"per_cpu_kthread":true},"task":{"prev_cpu":2}})");
+    EXPECT_EQ(r.d.cpu, 2) << trace(r.d);
+    EXPECT_EQ(r.d.stage2, Stage2::SIS_KTHREAD_STACK);
+    EXPECT_FALSE(r.d.wakelist);
+}
+
+TEST(WakeupOracle, O12_RecentUsedCpuBeforeScan) {
+    auto r = run(R"({"topology":"qemu-1s4c","waker":{"cpu":0},"task":{"prev_cpu":1,"recent_used_cpu":3},
+                    "cpus":[{"cpu":1,"curr":"normal"}]})");
+    EXPECT_EQ(r.d.cpu, 3) << trace(r.d);
+    EXPECT_EQ(r.d.stage2, Stage2::SIS_RECENT);
+    EXPECT_EQ(r.in.task.recent_used_cpu, 1);
+}
+
+TEST(WakeupOracle, O13_RecentUsedCpuNotAllowed) {
+    auto r = run(R"({"topology":"qemu-1s4c","waker":{"cpu":0},"task":{"prev_cpu":1,"recent_used_cpu":3,"cpus_allowed":"0-2"},
+                    "cpus":[{"cpu":1,"curr":"normal"}]})");
+    EXPECT_EQ(r.d.cpu, 2) << trace(r.d);
+    EXPECT_EQ(r.d.stage2, Stage2::SIS_IDLE_CPU);
+    EXPECT_EQ(r.in.task.recent_used_cpu, 1);
+}
+
+TEST(WakeupOracle, O14_IdleCoreScan) {
+    auto r = run(R"({"topology":"i7-4790","waker":{"cpu":0},"task":{"prev_cpu":0},"llc":[{"cpu":0,"has_idle_cores":true}],
+                    "cpus":[{"cpu":1,"curr":"normal"},{"cpu":5,"curr":"normal"},{"cpu":3,"curr":"normal"}]})");
+    EXPECT_EQ(r.d.cpu, 2) << trace(r.d);
+    EXPECT_EQ(r.d.stage2, Stage2::SIS_IDLE_CORE);
+}
+
+TEST(WakeupOracle, O15_CoreScanRemembersSchedIdleCpuAndClearsHint) {
+    auto r = run(R"({"topology":"i7-4790","waker":{"cpu":0},"task":{"prev_cpu":0},"llc":[{"cpu":0,"has_idle_cores":true}],
+                    "default_cpu":{"curr":"normal"},"cpus":[{"cpu":6,"curr":"sched_idle"}]})");
+    EXPECT_EQ(r.d.cpu, 6) << trace(r.d);
+    EXPECT_EQ(r.d.stage2, Stage2::SIS_IDLE_CPU_FROM_CORESCAN);
+    EXPECT_FALSE(r.in.state->llcShared(0)->has_idle_cores);
+}
+
+TEST(WakeupOracle, O16_SelectIdleSmtBeforeScan) {
+    auto r = run(R"({"topology":"i7-4790","wake_flags":["SYNC"],"waker":{"cpu":0},"task":{"prev_cpu":3},
+                    "default_cpu":{"curr":"normal"},"cpus":[{"cpu":1,"curr":"idle"},{"cpu":7,"curr":"idle"}]})");
+    EXPECT_EQ(r.d.cpu, 7) << trace(r.d);
+    EXPECT_EQ(r.d.stage1, Stage1::AFFINE_SYNC);
+    EXPECT_EQ(r.d.stage2, Stage2::SIS_IDLE_SMT);
+}
+
+TEST(WakeupOracle, O17_SyncToSiblingPrevIdle) {
+    auto r = run(R"({"topology":"i7-4790","wake_flags":["SYNC"],"waker":{"cpu":1},"task":{"prev_cpu":5},
+                    "default_cpu":{"curr":"normal"},"cpus":[{"cpu":5,"curr":"idle"}]})");
+    EXPECT_EQ(r.d.cpu, 5) << trace(r.d);
+    EXPECT_EQ(r.d.stage1, Stage1::AFFINE_SYNC);
+    EXPECT_EQ(r.d.stage2, Stage2::SIS_PREV_IDLE);
+}
+
+TEST(WakeupOracle, O18_SisUtilAbortsWithZeroBudget) {
+    auto r = run(R"({"topology":"qemu-1s4c","waker":{"cpu":0},"task":{"prev_cpu":0},"llc":[{"cpu":0,"nr_idle_scan":0}]})");
+    EXPECT_EQ(r.d.cpu, 0) << trace(r.d);
+    EXPECT_EQ(r.d.stage2, Stage2::SIS_UTIL_ABORT);
+}
+
+TEST(WakeupOracle, O19_SisUtilBudgetExhausted) {
+    auto r = run(R"({"topology":"i7-4790","waker":{"cpu":0},"task":{"prev_cpu":0},"llc":[{"cpu":0,"nr_idle_scan":1}],
+                    "cpus":[{"cpu":4,"curr":"normal"},{"cpu":1,"curr":"normal"}]})");
+    EXPECT_EQ(r.d.cpu, 0) << trace(r.d);
+    EXPECT_EQ(r.d.stage2, Stage2::SIS_SCAN_EXHAUSTED);
+}
+
+TEST(WakeupOracle, O20_UpdateIdleCpuScanHalfLoaded) { EXPECT_EQ(update_idle_cpu_scan(8, 4096, 117), 5); }
+TEST(WakeupOracle, O21_UpdateIdleCpuScanOverloaded) { EXPECT_EQ(update_idle_cpu_scan(8, 7000, 117), 0); }
+
+TEST(WakeupOracle, O22_DieBalanceDoesNotUpdateNrIdleScan) {
+    MachineState st(std::make_shared<const Topology>(Topology::preset("qemu-2s2c2t")));
+    Knobs k;
+    const auto& doms = st.sd->domains(0);
+    ASSERT_EQ(doms.back().name, "DIE");
+    EXPECT_FALSE(balance_updates_nr_idle_scan(*st.sd, k, 0, doms.back(), IdleType::CPU_IDLE));
+    EXPECT_TRUE(balance_updates_nr_idle_scan(*st.sd, k, 0, doms[1], IdleType::CPU_IDLE)) << "MC is the LLC level";
+    EXPECT_FALSE(balance_updates_nr_idle_scan(*st.sd, k, 0, doms[1], IdleType::CPU_NEWLY_IDLE));
+}
+
+TEST(WakeupOracle, O23_ForkPicksIdleSingleCpuGroup) {
+    auto r = run(R"({"topology":"qemu-1s4c","wake_flags":["FORK"],"waker":{"cpu":0},"task":{"prev_cpu":0},
+                    "cpus":[{"cpu":0,"util_avg":1024,"runnable_avg":1024}]})");
+    EXPECT_EQ(r.d.cpu, 1) << trace(r.d);
+    EXPECT_EQ(r.d.stage1, Stage1::SLOW_PATH_IDLEST);
+    EXPECT_EQ(r.in.task.recent_used_cpu, 0);
+}
+
+TEST(WakeupOracle, O24_ForkAllFullyBusyLeastAvgLoad) {
+    auto r = run(R"({"topology":"qemu-1s4c","wake_flags":["FORK"],"waker":{"cpu":0},"task":{"prev_cpu":0},
+                    "default_cpu":{"curr":"normal","util_avg":1024,"runnable_avg":1024,"load_avg":1024},
+                    "cpus":[{"cpu":2,"load_avg":300}]})");
+    EXPECT_EQ(r.d.cpu, 2) << trace(r.d);
+    EXPECT_EQ(r.d.stage1, Stage1::SLOW_PATH_IDLEST);
+}
+
+TEST(WakeupOracle, O25_ForkImbalanceTooSmallStaysLocal) {
+    auto r = run(R"({"topology":"qemu-1s4c","wake_flags":["FORK"],"waker":{"cpu":0},"task":{"prev_cpu":0},
+                    "default_cpu":{"curr":"normal","util_avg":1024,"runnable_avg":1024,"load_avg":1024},
+                    "cpus":[{"cpu":2,"load_avg":900}]})");
+    EXPECT_EQ(r.d.cpu, 0) << trace(r.d);
+    EXPECT_EQ(r.d.idlest, IdlestSub::IDLEST_STAY_LOCAL);
+}
+
+TEST(WakeupOracle, O26_ForkNumaIdleStampQuirk) {
+    auto r = run(R"({"topology":"qemu-2s4c-numa","wake_flags":["FORK"],"waker":{"cpu":0},"task":{"prev_cpu":0}})");
+    EXPECT_EQ(r.d.cpu, 1) << trace(r.d);
+    EXPECT_EQ(r.d.stage1, Stage1::SLOW_PATH_IDLEST);
+}
+
+TEST(WakeupOracle, O27_ExecMovesToMostRecentlyIdleRemoteCpu) {
+    auto r = run(R"({"topology":"qemu-2s4c-numa","wake_flags":["EXEC"],"waker":{"cpu":0},
+                    "task":{"prev_cpu":0,"util_avg":512},
+                    "cpus":[{"cpu":0,"curr":"normal","nr_running":2,"util_avg":1024,"load_avg":2048},
+                            {"cpu":1,"curr":"normal","nr_running":2,"util_avg":1024,"load_avg":2048},
+                            {"cpu":2,"curr":"normal","nr_running":2,"util_avg":1024,"load_avg":2048},
+                            {"cpu":3,"curr":"normal","nr_running":2,"util_avg":1024,"load_avg":2048},
+                            {"cpu":4,"idle_stamp_ns":10},{"cpu":5,"idle_stamp_ns":40},
+                            {"cpu":6,"idle_stamp_ns":30},{"cpu":7,"idle_stamp_ns":20}]})");
+    EXPECT_EQ(r.d.cpu, 5) << trace(r.d);
+    EXPECT_EQ(r.d.stage1, Stage1::SLOW_PATH_IDLEST);
+    EXPECT_TRUE(r.d.migrated);
+}
+
+TEST(WakeupOracle, O28_SameLlcIdleTargetUsesWakelist) {
+    auto r = run(R"({"topology":"qemu-1s4c","waker":{"cpu":0},"task":{"prev_cpu":2}})");
+    EXPECT_EQ(r.d.cpu, 2);
+    EXPECT_TRUE(r.d.wakelist);
+    EXPECT_TRUE(r.in.state->rq[2].ttwu_pending);
+    EXPECT_EQ(r.in.state->rq[2].nr_running, 0u) << "not enqueued until the IPI";
+}
+
+TEST(WakeupOracle, O29_SameLlcBusyTargetDirectActivation) {
+    auto r = run(R"({"topology":"qemu-1s4c","waker":{"cpu":0},"task":{"prev_cpu":2},"default_cpu":{"curr":"normal"}})");
+    EXPECT_EQ(r.d.cpu, 2) << trace(r.d);
+    EXPECT_FALSE(r.d.wakelist);
+    EXPECT_EQ(r.in.state->rq[2].nr_running, 2u);
+}
+
+TEST(WakeupOracle, O30_OnCpuRemoteLlcWakelistWithoutSelection) {
+    auto r = run(R"({"topology":"qemu-2s4c-numa","waker":{"cpu":0,"wakee_flips":3},"task":{"prev_cpu":5,"on_cpu":true},
+                    "cpus":[{"cpu":5,"curr":"normal","nr_running":0}]})");
+    EXPECT_EQ(r.d.cpu, 5);
+    EXPECT_EQ(r.d.stage0, Stage0::TTWU_ONCPU_WAKELIST);
+    EXPECT_TRUE(r.d.wakelist);
+    EXPECT_EQ(r.in.waker.current.wakee_flips, 3u) << "no record_wakee";
+}
+
+TEST(WakeupOracle, O31_OnCpuSameLlcBusyWaitsThenSelects) {
+    auto r = run(R"({"topology":"qemu-1s4c","waker":{"cpu":0},"task":{"prev_cpu":2,"on_cpu":true},
+                    "cpus":[{"cpu":2,"curr":"normal","nr_running":1},{"cpu":3,"curr":"normal"}]})");
+    EXPECT_EQ(r.d.cpu, 1) << trace(r.d);
+    EXPECT_EQ(r.d.stage0, Stage0::NONE);
+    EXPECT_EQ(r.d.stage2, Stage2::SIS_IDLE_CPU);
+}
+
+TEST(WakeupOracle, O32_TtwuRunnableUpdatesAvgIdle) {
+    const char* s = R"({"topology":"qemu-1s4c","now_ns":10000000000,"waker":{"cpu":0},"task":{"prev_cpu":2,"on_rq":true},
+                    "cpus":[{"cpu":2,"curr":"normal","idle_stamp_ns":9999600000,"avg_idle_ns":1000000,
+                             "max_idle_balance_cost_ns":500000}]})";
+    auto r = run(s);
+    EXPECT_EQ(r.d.cpu, 2);
+    EXPECT_EQ(r.d.stage0, Stage0::TTWU_RUNNABLE);
+    EXPECT_EQ(r.in.state->rq[2].avg_idle, 925000);
+    EXPECT_EQ(r.in.state->rq[2].wake_avg_idle, 462500);
+    EXPECT_EQ(r.in.state->rq[2].idle_stamp, 0);
+    // v6.5 (D2): a runnable wakeup no longer touches avg_idle.
+    auto doc = json::parse(s);
+    doc["knobs"] = {{"kernel", "6.5"}};
+    ExplainInput in = parseExplainState(doc, "oracle", "");
+    decide(*in.state, in.knobs, in.task, in.waker, in.wake_flags);
+    EXPECT_EQ(in.state->rq[2].avg_idle, 1000000);
+}
+
+TEST(WakeupOracle, O33_AvgIdleCappedAtTwiceMaxIdleBalanceCost) {
+    MachineState st(std::make_shared<const Topology>(Topology::preset("qemu-1s4c")));
+    st.now_ns = 5000000000;
+    st.rq[1].idle_stamp = st.now_ns - 3000000;
+    st.rq[1].avg_idle = 1000000;
+    st.rq[1].max_idle_balance_cost = 500000;
+    ttwu_do_wakeup_idle_update(st, 1);
+    EXPECT_EQ(st.rq[1].avg_idle, 1000000);
+    EXPECT_EQ(st.rq[1].wake_avg_idle, 500000);
+    EXPECT_EQ(st.rq[1].idle_stamp, 0);
+}
+
+TEST(WakeupOracle, O34_NoDecayExactlyHzAgoGoesWide) {
+    auto r = run(R"({"topology":"qemu-1s4c","jiffies":1000,"wake_flags":["SYNC"],
+                    "waker":{"cpu":0,"wakee_flips":30,"wakee_flip_decay_ts":750},"task":{"prev_cpu":2,"wakee_flips":5},
+                    "cpus":[{"cpu":2,"curr":"normal"}]})");
+    EXPECT_EQ(r.d.cpu, 3) << trace(r.d);
+    EXPECT_EQ(r.d.stage1, Stage1::WAKE_WIDE);
+    EXPECT_EQ(r.in.waker.current.wakee_flips, 31u);
+}
+
+TEST(WakeupOracle, O35_DecayHzPlusOneAgoStaysAffine) {
+    auto r = run(R"({"topology":"qemu-1s4c","jiffies":1000,"wake_flags":["SYNC"],
+                    "waker":{"cpu":0,"wakee_flips":30,"wakee_flip_decay_ts":749},"task":{"prev_cpu":2,"wakee_flips":5},
+                    "cpus":[{"cpu":2,"curr":"normal"}]})");
+    EXPECT_EQ(r.d.cpu, 1) << trace(r.d);
+    EXPECT_EQ(r.d.stage1, Stage1::AFFINE_SYNC);
+    EXPECT_EQ(r.in.waker.current.wakee_flips, 16u);
+    EXPECT_EQ(r.in.waker.current.wakee_flip_decay_ts, 1000);
+}
+
+TEST(WakeupOracle, O36_SyncWakerHeavierThanItsCpuLoad) {
+    auto r = run(R"({"topology":"qemu-1s4c","wake_flags":["SYNC"],"waker":{"cpu":0,"task_h_load":800},"task":{"prev_cpu":2},
+                    "cpus":[{"cpu":0,"curr":"normal","nr_running":2,"load_avg":500},{"cpu":2,"curr":"normal"},
+                            {"cpu":3,"curr":"normal"}]})");
+    EXPECT_EQ(r.d.cpu, 1) << trace(r.d);
+    EXPECT_EQ(r.d.stage1, Stage1::AFFINE_WEIGHT_SYNC_THIS);
+    EXPECT_EQ(r.d.stage2, Stage2::SIS_IDLE_CPU);
+}
+
+TEST(WakeupOracle, O37_CrossLlcWeightPullsToIdleWaker) {
+    auto r = run(R"({"topology":"qemu-2s2c2t","waker":{"cpu":0,"context":"irq"},"task":{"prev_cpu":5,"load_avg":1024},
+                    "default_cpu":{"curr":"normal"},"cpus":[{"cpu":0,"curr":"idle","load_avg":0},{"cpu":5,"load_avg":2048}]})");
+    EXPECT_EQ(r.d.cpu, 0) << trace(r.d);
+    EXPECT_EQ(r.d.stage1, Stage1::AFFINE_WEIGHT_THIS);
+    EXPECT_EQ(r.d.stage2, Stage2::SIS_TARGET_IDLE);
+}
+
+TEST(WakeupOracle, O38_CrossLlcWeightKeepsPrevFallsBack) {
+    auto r = run(R"({"topology":"qemu-2s2c2t","waker":{"cpu":0,"context":"irq"},"task":{"prev_cpu":5,"load_avg":1024},
+                    "default_cpu":{"curr":"normal"},"cpus":[{"cpu":0,"curr":"idle","load_avg":0},{"cpu":5,"load_avg":1900}]})");
+    EXPECT_EQ(r.d.cpu, 5) << trace(r.d);
+    EXPECT_EQ(r.d.stage1, Stage1::AFFINE_WEIGHT_PREV);
+    EXPECT_EQ(r.d.stage2, Stage2::SIS_FALLBACK_TARGET);
+    EXPECT_TRUE(r.d.wakelist);
+}
+
+TEST(WakeupOracle, O39_UpdateIdleCoreSetsHintFromSiblings) {
+    MachineState st(std::make_shared<const Topology>(Topology::preset("i7-4790")));
+    Knobs k;
+    for (auto& rq : st.rq) { rq.curr = CurrKind::Normal; rq.nr_running = 1; }
+    st.rq[2].curr = CurrKind::Normal;  // still the old task: CPU 2 itself is not tested
+    st.rq[6].curr = CurrKind::Idle;
+    st.rq[6].nr_running = 0;
+    set_next_task_idle(st, k, 2);
+    EXPECT_TRUE(st.llcShared(2)->has_idle_cores);
+    // With 6 busy the hint stays 0.
+    MachineState st2(std::make_shared<const Topology>(Topology::preset("i7-4790")));
+    for (auto& rq : st2.rq) { rq.curr = CurrKind::Normal; rq.nr_running = 1; }
+    set_next_task_idle(st2, k, 2);
+    EXPECT_FALSE(st2.llcShared(2)->has_idle_cores);
+}
+
+TEST(WakeupOracle, O40_ShouldWeBalanceFirstIdleOfCore) {
+    MachineState st(std::make_shared<const Topology>(Topology::preset("i7-4790")));
+    Knobs k;
+    const SchedDomain& mc = st.sd->domains(4)[1];
+    ASSERT_EQ(mc.name, "MC");
+    EXPECT_FALSE(should_we_balance(st, k, 4, mc, IdleType::CPU_IDLE)) << "0 is the first idle CPU of {0,4}";
+    st.rq[0].curr = CurrKind::Normal;
+    st.rq[0].nr_running = 1;
+    EXPECT_TRUE(should_we_balance(st, k, 4, mc, IdleType::CPU_IDLE));
+}
+
+TEST(WakeupOracle, O41_NewidleDice) {
+    NewidleStats s;
+    int weight = 0;
+    EXPECT_FALSE(newidle_dice(s, 600, &weight));
+    EXPECT_EQ(s.newidle_call, 513) << "a skipped visit counts as a call";
+    EXPECT_TRUE(newidle_dice(s, 400, &weight));
+    EXPECT_EQ(weight, 2);
+}
+
+TEST(WakeupOracle, O42_NewidleBailsWithoutOverloadAfterStamp) {
+    MachineState st(std::make_shared<const Topology>(Topology::preset("qemu-1s4c")));
+    st.now_ns = 7000000;
+    EXPECT_FALSE(newidle_balance_begins(st, 1, /*rd_overload=*/false, 0));
+    EXPECT_EQ(st.rq[1].idle_stamp, 7000000);
+    st.rq[2].ttwu_pending = true;
+    EXPECT_FALSE(newidle_balance_begins(st, 2, true, 0));
+    EXPECT_EQ(st.rq[2].idle_stamp, 0) << "ttwu_pending bails before the stamp";
+}
+
+TEST(WakeupOracle, O43_LongSleeperPreempts) {
+    const auto t = CfsTunables::forCpus(8);
+    EXPECT_EQ(t.wakeup_granularity_ns, 4000000);
+    Knobs k;
+    const std::int64_t V = 100000000000;
+    std::int64_t placed = place_entity_wakeup(t, k, V, V - 500000000, false);
+    EXPECT_EQ(placed, V - 12000000);
+    EXPECT_EQ(wakeup_preempt_entity(t, V + 5000000, placed), 1);
+    // Through the wakeup path: the wakee lands on busy CPU 3 and preempts.
+    auto r = run(R"({"topology":"i7-4790","waker":{"cpu":0},"task":{"prev_cpu":3,"vruntime_ns":-500000000},
+                    "default_cpu":{"curr":"normal","min_vruntime_ns":0,"curr_vruntime_ns":5000000}})");
+    EXPECT_EQ(r.d.cpu, 3);
+    EXPECT_TRUE(r.d.preempted_curr) << trace(r.d);
+}
+
+TEST(WakeupOracle, O44_RecentSleeperDoesNotPreempt) {
+    const auto t = CfsTunables::forCpus(8);
+    Knobs k;
+    const std::int64_t V = 100000000000;
+    std::int64_t placed = place_entity_wakeup(t, k, V, V + 3000000, false);
+    EXPECT_EQ(placed, V + 3000000);
+    EXPECT_EQ(wakeup_preempt_entity(t, V + 5000000, placed), 0);
+    auto r = run(R"({"topology":"i7-4790","waker":{"cpu":0},"task":{"prev_cpu":3,"vruntime_ns":3000000},
+                    "default_cpu":{"curr":"normal","min_vruntime_ns":0,"curr_vruntime_ns":5000000}})");
+    EXPECT_FALSE(r.d.preempted_curr) << trace(r.d);
+}
+
+TEST(WakeupOracle, O45_InactiveCpuFallsBack) {
+    auto r = run(R"({"topology":"qemu-1s4c","waker":{"cpu":0},"task":{"prev_cpu":2},"cpus":[{"cpu":2,"active":false}]})");
+    EXPECT_EQ(r.d.stage0, Stage0::FALLBACK_RQ) << trace(r.d);
+    EXPECT_EQ(r.d.cpu, 0);
+    EXPECT_TRUE(r.in.state->rq[r.d.cpu].active);
+}
+
+namespace {
+const char* kIdleDelayState = R"({"topology":"qemu-1s4c","now_ns":10000000000,"waker":{"cpu":0},"task":{"prev_cpu":2},
+    "cpus":[{"cpu":2,"curr":"normal","nr_running":1,"idle_exit_ns":9999500000,"clock_idle_ns":9999500000}]})";
+Run runWith(const char* state, const std::string& knobs, std::function<void(json&)> edit = {}) {
+    auto doc = json::parse(state);
+    doc["knobs"] = knobs;
+    if (edit) edit(doc);
+    return run(doc.dump());
+}
+}  // namespace
+
+TEST(WakeupOracle, O46_IdleDelayV1StacksOnRecentlyIdlePrev) {
+    auto base = runWith(kIdleDelayState, "baseline");
+    EXPECT_EQ(base.d.cpu, 3) << trace(base.d);
+    auto v1 = runWith(kIdleDelayState, "idle-delay-v1");
+    EXPECT_EQ(v1.d.cpu, 2) << trace(v1.d);
+    EXPECT_EQ(v1.d.stage1, Stage1::AFFINE_PREV_IDLE);
+    EXPECT_EQ(v1.d.stage2, Stage2::SIS_TARGET_IDLE);
+    EXPECT_TRUE(v1.d.idle_delay_hit);
+    EXPECT_FALSE(base.d.idle_delay_hit);
+}
+
+TEST(WakeupOracle, O47_IdleDelayV2GateFails) {
+    auto v2 = runWith(kIdleDelayState, "idle-delay-v2", [](json& d) {
+        d["cpus"][0]["nr_running"] = 5;
+        d["cpus"][0]["load_avg"] = 1024;  // the oracle keeps W2 -> prev
+    });
+    EXPECT_EQ(v2.d.cpu, 3) << trace(v2.d);
+    auto v2ok = runWith(kIdleDelayState, "idle-delay-v2");
+    EXPECT_EQ(v2ok.d.cpu, 2) << "nr_running 1 <= 4 passes the gate";
+}
+
+TEST(WakeupOracle, O48_IdleDelayV3StaleClockIdle) {
+    auto v3 = runWith(kIdleDelayState, "idle-delay-v3", [](json& d) { d["cpus"][0]["clock_idle_ns"] = 9995000000LL; });
+    EXPECT_EQ(v3.d.cpu, 3) << trace(v3.d);
+    auto fresh = runWith(kIdleDelayState, "idle-delay-v3");
+    EXPECT_EQ(fresh.d.cpu, 2) << "clock_idle 0.5 ms ago reads as idle";
+}
+
+TEST(WakeupOracle, O49_IdleDelayV1TickBalancesAsIdleButGroupCountsBusy) {
+    ExplainInput in = parseExplainState(json::parse(kIdleDelayState), "oracle", "");
+    in.knobs = Knobs::preset("idle-delay-v1");
+    EXPECT_TRUE(tick_idle_balance(*in.state, in.knobs, 2));
+    EXPECT_FALSE(sg_lb_counts_idle(*in.state, in.knobs, 2));
+    EXPECT_FALSE(tick_idle_balance(*in.state, Knobs{}, 2));
+}
+
+namespace {
+// Two wakers race on select_task_rq before either enqueues: A (sync, on CPU 0) and B (sync, on CPU 1),
+// both waking tasks whose prev is idle CPU 2; CPU 3 idle.
+std::pair<int, int> claimRace(const std::string& knobs, Decision& da) {
+    ExplainInput in = parseExplainState(json::parse(R"({"topology":"qemu-1s4c","knobs":")" + knobs + R"(","wake_flags":["SYNC"],
+        "waker":{"cpu":0},"task":{"prev_cpu":2},"cpus":[{"cpu":1,"curr":"normal"}]})"), "oracle", "");
+    Task a = in.task;
+    int cpuA = selectOnly(in, a, in.waker, WF_SYNC, da);
+    Task b = in.task;
+    b.pid = 2000;
+    Waker wb;
+    wb.cpu = 1;
+    wb.current.setAffinity(in.topo->allCpus());
+    Decision db;
+    int cpuB = selectOnly(in, b, wb, WF_SYNC, db);
+    return {cpuA, cpuB};
+}
+}  // namespace
+
+TEST(WakeupOracle, O50_ClaimWakeupDoesNotClaimS2) {
+    Decision da;
+    auto [a, b] = claimRace("claim-wakeup", da);
+    EXPECT_EQ(da.stage2, Stage2::SIS_PREV_IDLE);
+    EXPECT_FALSE(da.claim_set);
+    EXPECT_EQ(a, 2);
+    EXPECT_EQ(b, 2) << "B may take it too";
+}
+
+TEST(WakeupOracle, O51_ClaimAtSelectHidesTheCpu) {
+    Decision da;
+    auto [a, b] = claimRace("claim-wakeup-str", da);
+    EXPECT_EQ(a, 2);
+    EXPECT_TRUE(da.claim_set);
+    EXPECT_EQ(b, 3) << "B goes to the next idle CPU";
+}
+
+TEST(WakeupOracle, O52_ClaimedIdleCpuTicksAsBusy) {
+    MachineState st(std::make_shared<const Topology>(Topology::preset("qemu-1s4c")));
+    Knobs k = Knobs::preset("claim-wakeup");
+    st.rq[1].claimed = true;
+    EXPECT_FALSE(tick_idle_balance(st, k, 1));
+    EXPECT_FALSE(sg_lb_counts_idle(st, k, 1));
+    set_next_task_idle(st, k, 1);  // the claim ends when the CPU next goes idle
+    EXPECT_TRUE(tick_idle_balance(st, k, 1));
+}
+
+TEST(WakeupOracle, O53_DebouncePlacedStaysOnBusyPrev) {
+    const char* s = R"({"topology":"qemu-1s4c","jiffies":5000,"waker":{"cpu":0},"task":{"prev_cpu":2,"placed_jiffies":5000},
+        "cpus":[{"cpu":2,"curr":"normal"}]})";
+    auto deb = runWith(s, "sis-debounce");
+    EXPECT_EQ(deb.d.cpu, 2) << trace(deb.d);
+    EXPECT_EQ(deb.d.stage1, Stage1::DEBOUNCE_PLACED);
+    auto base = runWith(s, "baseline");
+    EXPECT_TRUE(base.d.cpu == 1 || base.d.cpu == 3) << trace(base.d);
+}
+
+TEST(WakeupOracle, O54_DebounceMakesPlacedTaskHot) {
+    MachineState st(std::make_shared<const Topology>(Topology::preset("qemu-1s4c")));
+    st.jiffies = 5000;
+    Knobs k = Knobs::preset("sis-debounce");
+    TaskHotInput in;
+    in.exec_start = 0;
+    in.src_clock_task = 10000000;  // cold by migration_cost
+    in.wakee_placed = 5000;
+    const int cache_nice_tries = st.sd->domains(0)[0].cache_nice_tries;
+    bool hot = task_hot(st, k, in);
+    EXPECT_TRUE(hot);
+    EXPECT_FALSE(can_migrate_hot(hot, 0, cache_nice_tries));
+    EXPECT_TRUE(can_migrate_hot(hot, cache_nice_tries + 1, cache_nice_tries));
+    EXPECT_FALSE(task_hot(st, Knobs{}, in)) << "baseline: cold";
+}
