@@ -398,11 +398,13 @@ std::string decisionToText(const Decision& d, const ExplainInput& in) {
     out += fmt::format("wakeup   pid {} prev_cpu {} from CPU {} ({}), wake_flags {}\n\n", in.task.pid, d.prev_cpu, d.this_cpu,
                        in.waker.in_task ? "task context" : "interrupt", wakeFlagsToString(d.wake_flags));
     for (const auto& s : d.steps) out += fmt::format("  {:<22} {}\n", toString(s.fn), s.text);
-    out += "\nexamined ";
-    if (d.examined.empty()) out += "(none)";
+    // CPUs examined, grouped by the function that looked at them, in order.
+    out += "\nexamined";
+    if (d.examined.empty()) out += " (none)";
     for (size_t i = 0; i < d.examined.size(); ++i) {
         const auto& e = d.examined[i];
-        out += fmt::format("{}{}:{}", i ? ", " : "", e.cpu, toString(e.seen));
+        if (i == 0 || d.examined[i - 1].fn != e.fn) out += fmt::format("{} {}:", i ? ";" : "", toString(e.fn));
+        out += fmt::format(" {}={}", e.cpu, toString(e.seen));
     }
     out += "\n";
     std::string flags;

@@ -11,6 +11,12 @@
 
 namespace sched {
 
+// Trace text is built only when a trace was asked for (formatting costs more than the decision).
+#define SCHED_STEP(ctx, ...)                       \
+    do {                                           \
+        if ((ctx).trace) (ctx).step(__VA_ARGS__);  \
+    } while (0)
+
 namespace {
 constexpr int NR = kMaxCpus;  // "no CPU" (nr_cpumask_bits)
 bool valid(int cpu) { return unsigned(cpu) < unsigned(NR); }
@@ -150,21 +156,21 @@ bool check_preempt_curr(WakeCtx& c, const Task& p, int cpu, std::uint32_t wake_f
     (void)wake_flags;
     Rq& rq = c.rq(cpu);
     if (rq.curr == CurrKind::Idle) {
-        c.step(Fn::check_preempt_curr, fmt::format("CPU {} runs the idle task: resched_curr", cpu));
+        SCHED_STEP(c, Fn::check_preempt_curr, fmt::format("CPU {} runs the idle task: resched_curr", cpu));
         return true;  // fair outranks idle: always resched
     }
     // check_preempt_wakeup()
     if (rq.curr_need_resched) {
-        c.step(Fn::check_preempt_curr, fmt::format("CPU {}: curr already has need_resched", cpu));
+        SCHED_STEP(c, Fn::check_preempt_curr, fmt::format("CPU {}: curr already has need_resched", cpu));
         return false;
     }
     const bool pIdle = p.policy == Policy::Idle;
     if (rq.curr == CurrKind::SchedIdle && !pIdle) {
-        c.step(Fn::check_preempt_curr, fmt::format("CPU {}: curr is SCHED_IDLE, p is not: preempt", cpu));
+        SCHED_STEP(c, Fn::check_preempt_curr, fmt::format("CPU {}: curr is SCHED_IDLE, p is not: preempt", cpu));
         return true;
     }
     if (p.policy != Policy::Normal || !c.k.WAKEUP_PREEMPTION) {
-        c.step(Fn::check_preempt_curr, "p is not SCHED_NORMAL or WAKEUP_PREEMPTION off: no preemption");
+        SCHED_STEP(c, Fn::check_preempt_curr, "p is not SCHED_NORMAL or WAKEUP_PREEMPTION off: no preemption");
         return false;
     }
     if (rq.curr == CurrKind::SchedIdle && pIdle) return false;
@@ -175,7 +181,7 @@ bool check_preempt_curr(WakeCtx& c, const Task& p, int cpu, std::uint32_t wake_f
     const bool longSleeper = p.exec_start != 0 && (c.st.now_ns - p.exec_start) > (std::int64_t(1) << 53);
     vr = place_entity_wakeup(t, c.k, rq.min_vruntime, vr, longSleeper);
     int r = wakeup_preempt_entity(t, rq.curr_vruntime, vr);
-    c.step(Fn::check_preempt_curr,
+    SCHED_STEP(c, Fn::check_preempt_curr,
            fmt::format("CPU {}: curr vruntime {} vs placed {} (vdiff {} ns, gran {} ns): {}", cpu, rq.curr_vruntime, vr,
                        rq.curr_vruntime - vr, t.wakeup_granularity_ns, r == 1 ? "preempt" : "no preemption"));
     return r == 1;
@@ -197,7 +203,7 @@ int select_idle_smt(WakeCtx& c, const Task& p, const SchedDomain& sd, int target
         }
         if (idleish(c, cpu, Fn::select_idle_smt)) found = cpu;
     });
-    c.step(Fn::select_idle_smt, found >= 0 ? fmt::format("sibling {} of prev {} is idle", found, target)
+    SCHED_STEP(c, Fn::select_idle_smt, found >= 0 ? fmt::format("sibling {} of prev {} is idle", found, target)
                                            : fmt::format("no idle SMT sibling of prev {}", target));
     return found;
 }
@@ -249,18 +255,18 @@ int select_idle_cpu(WakeCtx& c, const Task& p, const SchedDomain& sd, bool has_i
         std::int64_t avg_cost = c.st.avg_scan_cost[this_cpu] + 1;
         std::int64_t span_avg = std::int64_t(sd.span_weight) * avg_idle;
         nr = span_avg > 4 * avg_cost ? span_avg / avg_cost : 4;
-        c.step(Fn::select_idle_cpu, fmt::format("SIS_PROP: wake_avg_idle {} ns, avg_scan_cost {} ns -> nr {}", avg_idle,
+        SCHED_STEP(c, Fn::select_idle_cpu, fmt::format("SIS_PROP: wake_avg_idle {} ns, avg_scan_cost {} ns -> nr {}", avg_idle,
                                                 avg_cost - 1, nr));
     }
     if (c.k.SIS_UTIL) {
         if (SdShared* sds = c.st.llcShared(target)) {
             nr = std::int64_t(sds->nr_idle_scan) + 1;
             if (nr == 1) {
-                c.step(Fn::select_idle_cpu, fmt::format("SIS_UTIL: nr_idle_scan of target {}'s LLC is 0: no scan", target));
+                SCHED_STEP(c, Fn::select_idle_cpu, fmt::format("SIS_UTIL: nr_idle_scan of target {}'s LLC is 0: no scan", target));
                 c.d.stage2 = Stage2::SIS_UTIL_ABORT;
                 return -1;
             }
-            c.step(Fn::select_idle_cpu, fmt::format("SIS_UTIL: nr_idle_scan {} -> scan at most {} CPUs", sds->nr_idle_scan, nr - 1));
+            SCHED_STEP(c, Fn::select_idle_cpu, fmt::format("SIS_UTIL: nr_idle_scan {} -> scan at most {} CPUs", sds->nr_idle_scan, nr - 1));
         }
     }
     const size_t before = c.d.examined.size();
@@ -289,22 +295,22 @@ int select_idle_cpu(WakeCtx& c, const Task& p, const SchedDomain& sd, bool has_i
     const int scanned = int(c.d.examined.size() - before);
     if (result >= 0) {
         c.d.stage2 = Stage2::SIS_IDLE_CORE;
-        c.step(Fn::select_idle_cpu, fmt::format("core scan from {}: whole core of CPU {} is idle", target + 1, result));
+        SCHED_STEP(c, Fn::select_idle_cpu, fmt::format("core scan from {}: whole core of CPU {} is idle", target + 1, result));
         idle_cpu = result;
     } else if (exhausted) {
         c.d.stage2 = Stage2::SIS_SCAN_EXHAUSTED;
-        c.step(Fn::select_idle_cpu, fmt::format("scan budget used up after {} CPUs: give up", scanned));
+        SCHED_STEP(c, Fn::select_idle_cpu, fmt::format("scan budget used up after {} CPUs: give up", scanned));
         idle_cpu = -1;
     } else {
         if (has_idle_core) {
             // The core scan failed: clear the hint (set_idle_cores(target, false)).
             if (SdShared* sds = c.st.llcShared(target)) sds->has_idle_cores = false;
-            c.step(Fn::select_idle_cpu, "no idle core: has_idle_cores := 0");
+            SCHED_STEP(c, Fn::select_idle_cpu, "no idle core: has_idle_cores := 0");
             if (idle_cpu >= 0) c.d.stage2 = Stage2::SIS_IDLE_CPU_FROM_CORESCAN;
         } else if (idle_cpu >= 0) {
             c.d.stage2 = Stage2::SIS_IDLE_CPU;
         }
-        c.step(Fn::select_idle_cpu, idle_cpu >= 0 ? fmt::format("scan from {} found idle CPU {}", target + 1, idle_cpu)
+        SCHED_STEP(c, Fn::select_idle_cpu, idle_cpu >= 0 ? fmt::format("scan from {} found idle CPU {}", target + 1, idle_cpu)
                                                   : fmt::format("scan from {} found no idle CPU ({} examined)", target + 1, scanned));
     }
     if (c.k.SIS_PROP && this_sd && !has_idle_core) {
@@ -336,7 +342,7 @@ int select_idle_capacity(WakeCtx& c, const Task& p, const SchedDomain& sd, int t
         return false;
     });
     int r = found >= 0 ? found : best_cpu;
-    c.step(Fn::select_idle_capacity, r >= 0 ? fmt::format("idle CPU {} fits util {}", r, task_util) : "no idle CPU in the asym domain");
+    SCHED_STEP(c, Fn::select_idle_capacity, r >= 0 ? fmt::format("idle CPU {} fits util {}", r, task_util) : "no idle CPU in the asym domain");
     return r;
 }
 
@@ -351,28 +357,28 @@ int select_idle_sibling(WakeCtx& c, Task& p, int prev, int target) {
         if (c.k.SIS_DEBOUNCE && (cpu == target || cpu == prev)) p.wakee_placed = c.st.jiffies;
         return cpu;
     };
-    c.step(Fn::select_idle_sibling, fmt::format("select_idle_sibling(prev={}, target={})", prev, target));
+    SCHED_STEP(c, Fn::select_idle_sibling, fmt::format("select_idle_sibling(prev={}, target={})", prev, target));
 
     // S1
     {
         Seen s = seenAs(c.st, c.k, target);
         c.seen(target, Fn::select_idle_sibling, s);
         bool ok = (s == Seen::Idle || s == Seen::IdleByDelay || s == Seen::SchedIdle) && asym_fits(target);
-        c.step(Fn::select_idle_sibling, fmt::format("S1 target {} is {}", target, seenText(s)));
+        SCHED_STEP(c, Fn::select_idle_sibling, fmt::format("S1 target {} is {}", target, seenText(s)));
         if (ok) return finish(target, s == Seen::SchedIdle ? Stage2::SIS_TARGET_SCHED_IDLE : Stage2::SIS_TARGET_IDLE);
     }
     // S2
     if (prev != target && sds.cpus_share_cache(prev, target)) {
         Seen s = seenAs(c.st, c.k, prev);
         c.seen(prev, Fn::select_idle_sibling, s);
-        c.step(Fn::select_idle_sibling, fmt::format("S2 prev {} (shares LLC with target) is {}", prev, seenText(s)));
+        SCHED_STEP(c, Fn::select_idle_sibling, fmt::format("S2 prev {} (shares LLC with target) is {}", prev, seenText(s)));
         if ((s == Seen::Idle || s == Seen::IdleByDelay || s == Seen::SchedIdle) && asym_fits(prev))
             return finish(prev, Stage2::SIS_PREV_IDLE);
     }
     // S3: a per-CPU kthread waker stacks the wakee on its own CPU (IO completion).
     if (c.current().is_per_cpu_kthread() && c.w.in_task && prev == c.this_cpu() && c.rq(c.this_cpu()).nr_running <= 1 &&
         asym_fits(prev)) {
-        c.step(Fn::select_idle_sibling, fmt::format("S3 waker is a per-CPU kthread on prev {} with nr_running <= 1", prev));
+        SCHED_STEP(c, Fn::select_idle_sibling, fmt::format("S3 waker is a per-CPU kthread on prev {} with nr_running <= 1", prev));
         return finish(prev, Stage2::SIS_KTHREAD_STACK);
     }
     // S4: recent_used_cpu is overwritten with prev before the test.
@@ -386,11 +392,11 @@ int select_idle_sibling(WakeCtx& c, Task& p, int prev, int target) {
                                                           : s);
             const bool ok = (s == Seen::Idle || s == Seen::IdleByDelay || s == Seen::SchedIdle) && p.cpus_ptr.test(recent) &&
                             asym_fits(recent);
-            c.step(Fn::select_idle_sibling, fmt::format("S4 recent_used_cpu {} is {}{}; recent_used_cpu := {}", recent,
+            SCHED_STEP(c, Fn::select_idle_sibling, fmt::format("S4 recent_used_cpu {} is {}{}; recent_used_cpu := {}", recent,
                                                         seenText(s), p.cpus_ptr.test(recent) ? "" : " (not allowed)", prev));
             if (ok) return finish(recent, Stage2::SIS_RECENT);
         } else {
-            c.step(Fn::select_idle_sibling, fmt::format("S4 recent_used_cpu {} not a candidate; recent_used_cpu := {}", recent, prev));
+            SCHED_STEP(c, Fn::select_idle_sibling, fmt::format("S4 recent_used_cpu {} not a candidate; recent_used_cpu := {}", recent, prev));
         }
     }
     // S5: asymmetric capacity (big.LITTLE).
@@ -403,7 +409,7 @@ int select_idle_sibling(WakeCtx& c, Task& p, int prev, int target) {
     // S6
     const SchedDomain* llc = sds.sd_llc(target);
     if (!llc) {
-        c.step(Fn::select_idle_sibling, fmt::format("S6 target {} has no LLC domain", target));
+        SCHED_STEP(c, Fn::select_idle_sibling, fmt::format("S6 target {} has no LLC domain", target));
         return finish(target, Stage2::SIS_NO_LLC);
     }
     // S7
@@ -411,7 +417,7 @@ int select_idle_sibling(WakeCtx& c, Task& p, int prev, int target) {
     if (sds.smtActive()) {
         SdShared* sh = c.st.llcShared(target);
         has_idle_core = sh && sh->has_idle_cores;
-        c.step(Fn::select_idle_sibling, fmt::format("S7 has_idle_cores({}'s LLC) = {}", target, int(has_idle_core)));
+        SCHED_STEP(c, Fn::select_idle_sibling, fmt::format("S7 has_idle_cores({}'s LLC) = {}", target, int(has_idle_core)));
         if (!has_idle_core && sds.cpus_share_cache(prev, target)) {
             int i = select_idle_smt(c, p, *llc, prev);
             if (valid(i) && i >= 0) {
@@ -428,7 +434,7 @@ int select_idle_sibling(WakeCtx& c, Task& p, int prev, int target) {
     }
     // S9
     if (c.d.stage2 == Stage2::NONE) c.d.stage2 = Stage2::SIS_FALLBACK_TARGET;
-    c.step(Fn::select_idle_sibling, fmt::format("S9 nothing idle found: target {}", target));
+    SCHED_STEP(c, Fn::select_idle_sibling, fmt::format("S9 nothing idle found: target {}", target));
     return finish(target, Stage2::NONE);
 }
 
@@ -445,14 +451,14 @@ int wake_affine_idle(WakeCtx& c, int this_cpu, int prev_cpu, bool sync) {
         c.seen(prev_cpu, Fn::wake_affine_idle, sPrev);
         bool prevIdle = sPrev == Seen::Idle || sPrev == Seen::IdleByDelay;
         c.d.stage1 = prevIdle ? Stage1::AFFINE_IDLE_PREV : Stage1::AFFINE_IDLE_THIS;
-        c.step(Fn::wake_affine_idle, fmt::format("A: this {} idle and shares LLC with prev {}; prev is {} -> {}", this_cpu, prev_cpu,
+        SCHED_STEP(c, Fn::wake_affine_idle, fmt::format("A: this {} idle and shares LLC with prev {}; prev is {} -> {}", this_cpu, prev_cpu,
                                                  seenText(sPrev), prevIdle ? prev_cpu : this_cpu));
         return prevIdle ? prev_cpu : this_cpu;
     }
     // B: a sync wakeup from the only task on this CPU.
     if (sync && c.rq(this_cpu).nr_running == 1) {
         c.d.stage1 = Stage1::AFFINE_SYNC;
-        c.step(Fn::wake_affine_idle, fmt::format("B: sync and this {} has nr_running 1 -> this", this_cpu));
+        SCHED_STEP(c, Fn::wake_affine_idle, fmt::format("B: sync and this {} has nr_running 1 -> this", this_cpu));
         return this_cpu;
     }
     // C
@@ -460,10 +466,10 @@ int wake_affine_idle(WakeCtx& c, int this_cpu, int prev_cpu, bool sync) {
     c.seen(prev_cpu, Fn::wake_affine_idle, sPrev);
     if (sPrev == Seen::Idle || sPrev == Seen::IdleByDelay) {
         c.d.stage1 = Stage1::AFFINE_PREV_IDLE;
-        c.step(Fn::wake_affine_idle, fmt::format("C: prev {} is {} -> prev", prev_cpu, seenText(sPrev)));
+        SCHED_STEP(c, Fn::wake_affine_idle, fmt::format("C: prev {} is {} -> prev", prev_cpu, seenText(sPrev)));
         return prev_cpu;
     }
-    c.step(Fn::wake_affine_idle, fmt::format("A, B, C fail (this {} {}, prev {} {}, sync {})", this_cpu, seenText(sThis), prev_cpu,
+    SCHED_STEP(c, Fn::wake_affine_idle, fmt::format("A, B, C fail (this {} {}, prev {} {}, sync {})", this_cpu, seenText(sThis), prev_cpu,
                                              seenText(sPrev), int(sync)));
     return NR;
 }
@@ -474,7 +480,7 @@ int wake_affine_weight(WakeCtx& c, const SchedDomain& sd, Task& p, int this_cpu,
         std::int64_t current_load = c.current().h_load();
         if (current_load > this_eff_load) {
             c.d.stage1 = Stage1::AFFINE_WEIGHT_SYNC_THIS;
-            c.step(Fn::wake_affine_weight, fmt::format("W1: sync, task_h_load(current) {} > cpu_load(this {}) {} -> this",
+            SCHED_STEP(c, Fn::wake_affine_weight, fmt::format("W1: sync, task_h_load(current) {} > cpu_load(this {}) {} -> this",
                                                        current_load, this_cpu, this_eff_load));
             return this_cpu;
         }
@@ -490,7 +496,7 @@ int wake_affine_weight(WakeCtx& c, const SchedDomain& sd, Task& p, int this_cpu,
     if (sync) prev_eff_load += 1;
     const bool toThis = this_eff_load < prev_eff_load;
     c.d.stage1 = toThis ? Stage1::AFFINE_WEIGHT_THIS : Stage1::AFFINE_WEIGHT_PREV;
-    c.step(Fn::wake_affine_weight, fmt::format("W2 at {}: this_eff_load {} {} prev_eff_load {} -> {}", sd.name, this_eff_load,
+    SCHED_STEP(c, Fn::wake_affine_weight, fmt::format("W2 at {}: this_eff_load {} {} prev_eff_load {} -> {}", sd.name, this_eff_load,
                                                toThis ? "<" : ">=", prev_eff_load, toThis ? "this" : "prev"));
     return toThis ? this_cpu : NR;
 }
@@ -526,7 +532,7 @@ bool wake_wide(WakeCtx& c, const Task& p) {
     const unsigned factor = unsigned(c.sd().sd_llc_size(c.this_cpu()));
     if (master < slave) std::swap(master, slave);
     const bool wide = !(slave < factor || master < slave * factor);
-    c.step(Fn::select_task_rq_fair, fmt::format("wake_wide: waker flips {}, wakee flips {}, llc_size {} -> {}",
+    SCHED_STEP(c, Fn::select_task_rq_fair, fmt::format("wake_wide: waker flips {}, wakee flips {}, llc_size {} -> {}",
                                                 c.current().wakee_flips, p.wakee_flips, factor, wide ? "wide" : "not wide"));
     return wide;
 }
@@ -645,7 +651,7 @@ int find_idlest_group(WakeCtx& c, const SchedDomain& sd, const Task& p, int this
         const bool isLocal = g.test(this_cpu);
         SgStats& sgs = isLocal ? local_sgs : tmp;
         update_sg_wakeup_stats(c, sd, g, sgs, p);
-        c.step(Fn::find_idlest_group,
+        SCHED_STEP(c, Fn::find_idlest_group,
                fmt::format("{} group {{{}}}{}: {} nr_running {} idle_cpus {} util {} runnable {} load {} cap {}{}", sd.name,
                            g.toList(), isLocal ? " (local)" : "", groupTypeName(sgs.group_type), sgs.sum_nr_running, sgs.idle_cpus,
                            sgs.group_util, sgs.group_runnable, sgs.group_load, sgs.group_capacity,
@@ -659,7 +665,7 @@ int find_idlest_group(WakeCtx& c, const SchedDomain& sd, const Task& p, int this
         }
     }
     auto result = [&](int r, const char* why) {
-        c.step(Fn::find_idlest_group, r < 0 ? fmt::format("{}: stay local ({})", sd.name, why)
+        SCHED_STEP(c, Fn::find_idlest_group, r < 0 ? fmt::format("{}: stay local ({})", sd.name, why)
                                             : fmt::format("{}: idlest group {{{}}} ({})", sd.name, sd.groups[r].toList(), why));
         return r;
     };
@@ -710,7 +716,7 @@ int find_idlest_group_cpu(WakeCtx& c, const CpuMask& group, const Task& p, int t
         int cpu = group.first();
         c.seen(cpu, Fn::find_idlest_group_cpu, Seen::Chosen);
         c.d.idlest = IdlestSub::IDLEST_SINGLE_CPU_GROUP;
-        c.step(Fn::find_idlest_group_cpu, fmt::format("group {{{}}} has one CPU: {}", group.toList(), cpu));
+        SCHED_STEP(c, Fn::find_idlest_group_cpu, fmt::format("group {{{}}} has one CPU: {}", group.toList(), cpu));
         return cpu;
     }
     std::int64_t min_load = std::numeric_limits<std::int64_t>::max();
@@ -749,24 +755,24 @@ int find_idlest_group_cpu(WakeCtx& c, const CpuMask& group, const Task& p, int t
     });
     if (schedIdle >= 0) {
         c.d.idlest = IdlestSub::IDLEST_SCHED_IDLE;
-        c.step(Fn::find_idlest_group_cpu, fmt::format("CPU {} runs only SCHED_IDLE tasks", schedIdle));
+        SCHED_STEP(c, Fn::find_idlest_group_cpu, fmt::format("CPU {} runs only SCHED_IDLE tasks", schedIdle));
         return schedIdle;
     }
     if (shallowest_idle_cpu != -1) {
         c.d.idlest = IdlestSub::IDLEST_SHALLOW;
-        c.step(Fn::find_idlest_group_cpu, fmt::format("shallowest / most recently idle CPU {} (idle_stamp {})", shallowest_idle_cpu,
+        SCHED_STEP(c, Fn::find_idlest_group_cpu, fmt::format("shallowest / most recently idle CPU {} (idle_stamp {})", shallowest_idle_cpu,
                                                       latest_idle_timestamp));
         return shallowest_idle_cpu;
     }
     c.d.idlest = IdlestSub::IDLEST_LEAST_LOADED;
-    c.step(Fn::find_idlest_group_cpu, fmt::format("no usable idle CPU (idle_stamp quirk or all busy): least loaded {}", least_loaded_cpu));
+    SCHED_STEP(c, Fn::find_idlest_group_cpu, fmt::format("no usable idle CPU (idle_stamp quirk or all busy): least loaded {}", least_loaded_cpu));
     return least_loaded_cpu;
 }
 
 int find_idlest_cpu(WakeCtx& c, int sdLevel, Task& p, int cpu, int prev_cpu, std::uint32_t sd_flag) {
     const auto* doms = &c.sd().domains(cpu);
     if (!(*doms)[sdLevel].span.intersects(p.cpus_ptr)) {
-        c.step(Fn::select_task_rq_fair, "find_idlest_cpu: domain does not intersect p's CPUs -> prev");
+        SCHED_STEP(c, Fn::select_task_rq_fair, "find_idlest_cpu: domain does not intersect p's CPUs -> prev");
         return prev_cpu;
     }
     int new_cpu = cpu;
@@ -815,7 +821,7 @@ int select_task_rq_fair(WakeCtx& c, Task& p, int prev_cpu, std::uint32_t wake_fl
     if (wake_flags & WF_TTWU) {
         if (c.k.SIS_DEBOUNCE && p.wakee_placed == c.st.jiffies && p.cpus_ptr.test(prev_cpu)) {
             c.d.stage1 = Stage1::DEBOUNCE_PLACED;
-            c.step(Fn::select_task_rq_fair, fmt::format("SIS_DEBOUNCE: p was placed this jiffy ({}) -> prev {}", c.st.jiffies, prev_cpu));
+            SCHED_STEP(c, Fn::select_task_rq_fair, fmt::format("SIS_DEBOUNCE: p was placed this jiffy ({}) -> prev {}", c.st.jiffies, prev_cpu));
             return prev_cpu;
         }
         record_wakee(c, p);
@@ -827,7 +833,7 @@ int select_task_rq_fair(WakeCtx& c, Task& p, int prev_cpu, std::uint32_t wake_fl
         else if (!allowed) c.d.stage1 = Stage1::AFFINE_NOT_ALLOWED;
         if (c.k.SIS_DEBOUNCE && c.st.now_ns - p.exec_start >= c.k.migration_cost_ns && c.sd().cpus_share_cache(cpu, prev_cpu)) {
             c.d.stage1 = Stage1::DEBOUNCE_COLD_LLC;
-            c.step(Fn::select_task_rq_fair, "SIS_DEBOUNCE: p is cache-cold and this CPU shares prev's LLC: search prev's LLC");
+            SCHED_STEP(c, Fn::select_task_rq_fair, "SIS_DEBOUNCE: p is cache-cold and this CPU shares prev's LLC: search prev's LLC");
             return select_idle_sibling(c, p, prev_cpu, prev_cpu);
         }
     }
@@ -840,11 +846,11 @@ int select_task_rq_fair(WakeCtx& c, Task& p, int prev_cpu, std::uint32_t wake_fl
         if (want_affine && (tmp.flags & SD_WAKE_AFFINE) && tmp.span.test(prev_cpu)) {
             affineDomain = true;
             if (cpu != prev_cpu) {
-                c.step(Fn::select_task_rq_fair, fmt::format("want_affine: {} domain spans this {} and prev {}: wake_affine", tmp.name, cpu, prev_cpu));
+                SCHED_STEP(c, Fn::select_task_rq_fair, fmt::format("want_affine: {} domain spans this {} and prev {}: wake_affine", tmp.name, cpu, prev_cpu));
                 new_cpu = wake_affine(c, tmp, p, cpu, prev_cpu, sync);
             } else {
                 c.d.stage1 = Stage1::AFFINE_SAME_CPU;
-                c.step(Fn::select_task_rq_fair, fmt::format("this CPU {} is prev: no wake_affine", cpu));
+                SCHED_STEP(c, Fn::select_task_rq_fair, fmt::format("this CPU {} is prev: no wake_affine", cpu));
             }
             sdLevel = -1;
             break;
@@ -854,19 +860,19 @@ int select_task_rq_fair(WakeCtx& c, Task& p, int prev_cpu, std::uint32_t wake_fl
     }
     if (want_affine && !affineDomain && c.d.stage1 == Stage1::NONE) {
         c.d.stage1 = Stage1::AFFINE_NO_DOMAIN;
-        c.step(Fn::select_task_rq_fair, fmt::format("no SD_WAKE_AFFINE domain spans this {} and prev {}", cpu, prev_cpu));
+        SCHED_STEP(c, Fn::select_task_rq_fair, fmt::format("no SD_WAKE_AFFINE domain spans this {} and prev {}", cpu, prev_cpu));
     }
-    if (c.d.stage1 == Stage1::WAKE_WIDE) c.step(Fn::select_task_rq_fair, "wake_wide: no affine wakeup");
+    if (c.d.stage1 == Stage1::WAKE_WIDE) SCHED_STEP(c, Fn::select_task_rq_fair, "wake_wide: no affine wakeup");
 
     if (sdLevel >= 0) {
         c.d.stage1 = Stage1::SLOW_PATH_IDLEST;
-        c.step(Fn::select_task_rq_fair, fmt::format("slow path from {} (sd_flag {})", doms[sdLevel].name, wakeFlagsToString(sd_flag)));
+        SCHED_STEP(c, Fn::select_task_rq_fair, fmt::format("slow path from {} (sd_flag {})", doms[sdLevel].name, wakeFlagsToString(sd_flag)));
         new_cpu = find_idlest_cpu(c, sdLevel, p, cpu, prev_cpu, sd_flag);
     } else if (wake_flags & WF_TTWU) {
         new_cpu = select_idle_sibling(c, p, prev_cpu, new_cpu);
     } else {
         c.d.stage1 = Stage1::SLOW_NO_DOMAIN;
-        c.step(Fn::select_task_rq_fair, "no domain has the balance flag: prev");
+        SCHED_STEP(c, Fn::select_task_rq_fair, "no domain has the balance flag: prev");
     }
     return new_cpu;
 }
@@ -893,7 +899,7 @@ int select_fallback_rq(WakeCtx& c, int cpu, const Task& p) {
         for (int i = 0; i < c.st.nrCpus() && dest < 0; ++i)
             if (c.rq(i).active) dest = i;
     }
-    c.step(Fn::select_fallback_rq, fmt::format("fallback from CPU {} -> {}", cpu, dest));
+    SCHED_STEP(c, Fn::select_fallback_rq, fmt::format("fallback from CPU {} -> {}", cpu, dest));
     return dest < 0 ? cpu : dest;
 }
 
@@ -903,10 +909,10 @@ int select_task_rq(WakeCtx& c, Task& p, int cpu, std::uint32_t wake_flags) {
     } else {
         cpu = p.cpus_ptr.first();
         c.d.stage0 = Stage0::AFFINITY_SINGLE;
-        c.step(Fn::select_task_rq, fmt::format("{}: first allowed CPU {}", p.migration_disabled ? "migration disabled" : "one allowed CPU", cpu));
+        SCHED_STEP(c, Fn::select_task_rq, fmt::format("{}: first allowed CPU {}", p.migration_disabled ? "migration disabled" : "one allowed CPU", cpu));
     }
     if (!is_cpu_allowed(c, p, cpu)) {
-        c.step(Fn::select_task_rq, fmt::format("CPU {} is not allowed/active", cpu));
+        SCHED_STEP(c, Fn::select_task_rq, fmt::format("CPU {} is not allowed/active", cpu));
         cpu = select_fallback_rq(c, p.cpu, p);
         c.d.stage0 = Stage0::FALLBACK_RQ;
     }
@@ -942,13 +948,13 @@ void ttwu_queue(WakeCtx& c, Task& p, int cpu, std::uint32_t wf, int from_cpu) {
     if (c.k.TTWU_QUEUE && ttwu_queue_cond(c, p, cpu)) {
         c.d.wakelist = true;
         c.rq(cpu).ttwu_pending = true;
-        c.step(Fn::try_to_wake_up, fmt::format("ttwu_queue: wakelist to CPU {} ({}): ttwu_pending := 1, IPI", cpu,
+        SCHED_STEP(c, Fn::try_to_wake_up, fmt::format("ttwu_queue: wakelist to CPU {} ({}): ttwu_pending := 1, IPI", cpu,
                                                c.sd().cpus_share_cache(c.this_cpu(), cpu) ? "same LLC, idle" : "other LLC"));
         // check_preempt happens on the target when it runs sched_ttwu_pending (without WF_SYNC).
         c.d.preempted_curr = check_preempt_curr(c, p, cpu, wf & ~std::uint32_t(WF_SYNC), migrated, from_cpu);
         return;
     }
-    c.step(Fn::try_to_wake_up, fmt::format("ttwu_queue: direct activation on CPU {}", cpu));
+    SCHED_STEP(c, Fn::try_to_wake_up, fmt::format("ttwu_queue: direct activation on CPU {}", cpu));
     c.d.preempted_curr = check_preempt_curr(c, p, cpu, wf, migrated, from_cpu);
     Rq& rq = c.rq(cpu);
     rq.nr_running++;
@@ -966,23 +972,23 @@ Decision try_to_wake_up(MachineState& st, const Knobs& k, Task& p, Waker& w, std
     d.wake_flags = wake_flags;
     d.examined.reserve(16);
     WakeCtx c{st, k, w, d, trace};
-    c.step(Fn::try_to_wake_up, fmt::format("try_to_wake_up(pid {}, wake_flags {}) on CPU {} ({} context), prev {}", p.pid,
+    SCHED_STEP(c, Fn::try_to_wake_up, fmt::format("try_to_wake_up(pid {}, wake_flags {}) on CPU {} ({} context), prev {}", p.pid,
                                            wakeFlagsToString(wake_flags), w.cpu, w.in_task ? "task" : "interrupt", p.cpu));
     // 1. p == current
     if (w.is_wakee) {
         d.stage0 = Stage0::TTWU_SELF;
-        c.step(Fn::try_to_wake_up, "p == current: set RUNNING, no CPU selection");
+        SCHED_STEP(c, Fn::try_to_wake_up, "p == current: set RUNNING, no CPU selection");
         finishDecision(c, p.cpu);
         return d;
     }
     // 3. still queued: ttwu_runnable
     if (p.on_rq) {
         d.stage0 = Stage0::TTWU_RUNNABLE;
-        c.step(Fn::try_to_wake_up, fmt::format("p->on_rq: ttwu_runnable on CPU {}", p.cpu));
+        SCHED_STEP(c, Fn::try_to_wake_up, fmt::format("p->on_rq: ttwu_runnable on CPU {}", p.cpu));
         d.preempted_curr = !(p.on_cpu) && check_preempt_curr(c, p, p.cpu, wake_flags, false, p.cpu);
         if (k.kernel == KernelVersion::V6_1) {
             ttwu_do_wakeup_idle_update(st, p.cpu);  // 6.1: ttwu_do_wakeup updates avg_idle (not v6.5, D2)
-            c.step(Fn::try_to_wake_up, fmt::format("ttwu_do_wakeup: avg_idle of CPU {} now {} ns, idle_stamp := 0", p.cpu, st.rq[p.cpu].avg_idle));
+            SCHED_STEP(c, Fn::try_to_wake_up, fmt::format("ttwu_do_wakeup: avg_idle of CPU {} now {} ns, idle_stamp := 0", p.cpu, st.rq[p.cpu].avg_idle));
         }
         finishDecision(c, p.cpu);
         return d;
@@ -993,11 +999,11 @@ Decision try_to_wake_up(MachineState& st, const Knobs& k, Task& p, Waker& w, std
             d.stage0 = Stage0::TTWU_ONCPU_WAKELIST;
             d.wakelist = true;
             st.rq[p.cpu].ttwu_pending = true;
-            c.step(Fn::try_to_wake_up, fmt::format("p->on_cpu and ttwu_queue_cond(CPU {}) holds: wakelist to the old CPU, no selection", p.cpu));
+            SCHED_STEP(c, Fn::try_to_wake_up, fmt::format("p->on_cpu and ttwu_queue_cond(CPU {}) holds: wakelist to the old CPU, no selection", p.cpu));
             finishDecision(c, p.cpu);
             return d;
         }
-        c.step(Fn::try_to_wake_up, fmt::format("p->on_cpu but ttwu_queue_cond(CPU {}) fails: wait for it to switch out", p.cpu));
+        SCHED_STEP(c, Fn::try_to_wake_up, fmt::format("p->on_cpu but ttwu_queue_cond(CPU {}) fails: wait for it to switch out", p.cpu));
         p.on_cpu = false;
     }
     // 7. select_task_rq
@@ -1007,7 +1013,7 @@ Decision try_to_wake_up(MachineState& st, const Knobs& k, Task& p, Waker& w, std
     if (cpu != p.cpu) {
         wf |= WF_MIGRATED;
         d.migrated = true;
-        c.step(Fn::try_to_wake_up, fmt::format("set_task_cpu({} -> {}): sched_migrate_task", p.cpu, cpu));
+        SCHED_STEP(c, Fn::try_to_wake_up, fmt::format("set_task_cpu({} -> {}): sched_migrate_task", p.cpu, cpu));
         p.cpu = cpu;
     }
     p.wake_cpu = cpu;
@@ -1023,7 +1029,7 @@ Decision wake_up_new_task(MachineState& st, const Knobs& k, Task& p, Waker& w, b
     d.this_cpu = w.cpu;
     d.wake_flags = WF_FORK;
     WakeCtx c{st, k, w, d, trace};
-    c.step(Fn::select_task_rq, fmt::format("wake_up_new_task(pid {}) from CPU {}: recent_used_cpu := {}", p.pid, w.cpu, p.cpu));
+    SCHED_STEP(c, Fn::select_task_rq, fmt::format("wake_up_new_task(pid {}) from CPU {}: recent_used_cpu := {}", p.pid, w.cpu, p.cpu));
     p.recent_used_cpu = p.cpu;
     p.last_update_time = 0;  // a new child has not been attached to any cfs_rq yet
     const int from = p.cpu;
@@ -1045,11 +1051,11 @@ Decision sched_exec(MachineState& st, const Knobs& k, Task& p, Waker& w, bool tr
     d.this_cpu = w.cpu;
     d.wake_flags = WF_EXEC;
     WakeCtx c{st, k, w, d, trace};
-    c.step(Fn::select_task_rq_fair, fmt::format("sched_exec(pid {}) on CPU {}: class hook with WF_EXEC", p.pid, w.cpu));
+    SCHED_STEP(c, Fn::select_task_rq_fair, fmt::format("sched_exec(pid {}) on CPU {}: class hook with WF_EXEC", p.pid, w.cpu));
     int cpu = select_task_rq_fair(c, p, p.cpu, WF_EXEC);
     if (cpu != w.cpu && st.rq[cpu].active) {
         d.migrated = true;
-        c.step(Fn::select_task_rq_fair, fmt::format("migrate to CPU {} through the stopper", cpu));
+        SCHED_STEP(c, Fn::select_task_rq_fair, fmt::format("migrate to CPU {} through the stopper", cpu));
     } else {
         cpu = w.cpu;
     }
