@@ -4,6 +4,7 @@
 #include "state_json.h"
 #include "topology.h"
 #include "topology_json.h"
+#include "topology_report.h"
 #include "wakeup_path.h"
 
 #include <CLI/CLI.hpp>
@@ -54,39 +55,6 @@ json topologyJson(const Topology& t, const SchedDomains& sd, int onlyCpu) {
     }
     j["cpus"] = cpus;
     return j;
-}
-
-void printTopology(const Topology& t, const SchedDomains& sd, int onlyCpu) {
-    fmt::print("{}\n", t.summary());
-    fmt::print("arch {}, sched_smt_active {}, asym capacity {}\n", archName(t.arch()), sd.smtActive() ? "yes" : "no",
-               sd.asymCpucapActive() ? "yes" : "no");
-    if (t.nrNodes() > 1) {
-        fmt::print("node distances:\n");
-        for (int a = 0; a < t.nrNodes(); ++a) {
-            fmt::print("  node {:>2}:", a);
-            for (int b = 0; b < t.nrNodes(); ++b) fmt::print(" {:>3}", t.distance(a, b));
-            fmt::print("   CPUs {}\n", t.nodeMask(a).toList());
-        }
-    }
-    fmt::print("\n");
-    for (const auto& c : t.cpus()) {
-        if (onlyCpu >= 0 && c.cpu != onlyCpu) continue;
-        fmt::print("CPU{} attaching sched-domain(s):  (core {}, LLC {}, package {}, node {}{})\n", c.cpu, c.core, c.llc, c.package,
-                   c.node, c.capacity != 1024 ? fmt::format(", capacity {}", c.capacity) : "");
-        int indent = 1;
-        for (const auto& d : sd.domains(c.cpu)) {
-            std::string pad(size_t(indent), ' ');
-            fmt::print("{}domain-{}: span={} level={} weight={} imbalance_pct={} cache_nice_tries={} interval={}..{}ms{}\n", pad,
-                       d.level, d.span.toList(), d.name, d.span_weight, d.imbalance_pct, d.cache_nice_tries, d.min_interval,
-                       d.max_interval, (d.flags & SD_NUMA) ? fmt::format(" imb_numa_nr={}", d.imb_numa_nr) : "");
-            fmt::print("{} flags={}\n", pad, sdFlagsToString(d.flags));
-            std::string groups;
-            for (const auto& g : d.groups) groups += fmt::format(" {{{}}}", g.toList());
-            fmt::print("{} groups:{}\n", pad, groups);
-            ++indent;
-        }
-        fmt::print(" sd_llc_size={} sd_llc_id={}\n", sd.sd_llc_size(c.cpu), sd.sd_llc_id(c.cpu));
-    }
 }
 
 int runExplain(const std::string& path, bool asJson, const std::vector<std::string>& knobOverrides, const std::string& knobPreset) {
@@ -201,7 +169,7 @@ int main(int argc, char** argv) {
             SchedDomains sd(t);
             if (topoCpu >= t.nrCpus()) return fail(fmt::format("--cpu {}: outside the machine (0-{})", topoCpu, t.nrCpus() - 1));
             if (topoJson) fmt::print("{}\n", topologyJson(t, sd, topoCpu).dump(2));
-            else printTopology(t, sd, topoCpu);
+            else fmt::print("{}", topologyReport(t, sd, topoCpu));
             return 0;
         }
         if (*explain) return runExplain(statePath, explainJson, sets, knobPreset);

@@ -37,6 +37,14 @@ bool newidle_dice(NewidleStats& s, std::uint32_t draw, int* weight) {
     return true;
 }
 
+bool newidle_dice(const Knobs& k, NewidleStats& s, std::uint32_t draw, int* weight) {
+    if (!k.NI_RANDOM || k.kernel == KernelVersion::V6_5) {
+        if (weight) *weight = 1;
+        return true;
+    }
+    return newidle_dice(s, draw, weight);
+}
+
 bool newidle_balance_begins(MachineState& st, int cpu, bool rd_overload, std::int64_t lowest_max_newidle_lb_cost) {
     Rq& rq = st.rq[cpu];
     if (rq.ttwu_pending) return false;  // idle_stamp untouched

@@ -28,6 +28,9 @@ void update_newidle_stats(NewidleStats& s, int success);
 /// Returns true when load_balance runs; then *weight is the success weight.
 /// A skipped visit is counted as a call with no success.
 bool newidle_dice(NewidleStats& s, std::uint32_t draw, int* weight);
+/// The same, honouring the knobs: without NI_RANDOM, and in v6.5 (spec §0.1 D3),
+/// every eligible domain is balanced (weight 1).
+bool newidle_dice(const Knobs& k, NewidleStats& s, std::uint32_t draw, int* weight);
 
 /// The start of sched_balance_newidle(): sets idle_stamp (unless ttwu_pending)
 /// and reports whether balancing is attempted at all (rd->overload and

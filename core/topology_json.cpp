@@ -66,6 +66,13 @@ Topology topologyFromJson(const nlohmann::json& v, const std::string& file, cons
     auto sub = [&](const std::string& k) { return key.empty() ? k : key + "." + k; };
     if (v.is_string()) {
         const std::string s = v.get<std::string>();
+        if (s == "host") {
+            try {
+                return topologyFromHwloc("", "host");
+            } catch (const TopologyError& e) {
+                throw InputError(file, key, e.what());
+            }
+        }
         const auto names = Topology::presetNames();
         if (std::find(names.begin(), names.end(), s) != names.end()) return Topology::preset(s);
         std::filesystem::path p(s);
@@ -150,6 +157,13 @@ Topology topologyFromJson(const nlohmann::json& v, const std::string& file, cons
 }
 
 Topology loadTopology(const std::string& nameOrPath) {
+    if (nameOrPath == "host") {  // the running machine, through hwloc
+        try {
+            return topologyFromHwloc("", "host");
+        } catch (const TopologyError& e) {
+            throw InputError("host", "", e.what());
+        }
+    }
     const auto names = Topology::presetNames();
     if (std::find(names.begin(), names.end(), nameOrPath) != names.end()) return Topology::preset(nameOrPath);
     if (!std::filesystem::exists(nameOrPath)) {

@@ -41,6 +41,7 @@ expect_run(topology_text 0 "CPU0 attaching sched-domain\\(s\\).*domain-1: span=0
 expect_run(topology_json 0 "\"name\": \"NUMA\"" ARGS topology qemu-2s4c-numa --json)
 expect_run(topology_list 0 "bergamo-9754-2s" ARGS topology --list)
 expect_run(topology_hwloc 0 "CPU0 attaching" ARGS topology ${DATA}/hwloc/2s-2llc-4c-2t.xml --cpu 0)
+expect_run(topology_host 0 "^host: [0-9]+ CPUs" ARGS topology host)
 expect_run(topology_unknown 2 "^schedlab-cli: nosuch: no such topology preset or file" ARGS topology nosuch)
 expect_run(explain_text 0 "=> CPU 1 +AFFINE_SYNC -> SIS_IDLE_CPU" ARGS explain ${EX}/12-AFFINE_SYNC.json)
 expect_run(explain_json 0 "\"stage2\": \"SIS_IDLE_SMT\"" ARGS explain ${EX}/06-WAKE_WIDE.json --json)

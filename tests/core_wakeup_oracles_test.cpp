@@ -389,6 +389,13 @@ TEST(WakeupOracle, O41_NewidleDice) {
     EXPECT_EQ(s.newidle_call, 513) << "a skipped visit counts as a call";
     EXPECT_TRUE(newidle_dice(s, 400, &weight));
     EXPECT_EQ(weight, 2);
+    // v6.5 (D3) and NI_RANDOM off: no dice, every visit balances.
+    Knobs v65;
+    v65.kernel = KernelVersion::V6_5;
+    NewidleStats s2;
+    EXPECT_TRUE(newidle_dice(v65, s2, 600, &weight));
+    EXPECT_EQ(s2.newidle_call, 512);
+    EXPECT_FALSE(newidle_dice(Knobs{}, s2, 600, &weight));
 }
 
 TEST(WakeupOracle, O42_NewidleBailsWithoutOverloadAfterStamp) {

@@ -1,10 +1,15 @@
 // main_window.cpp: placeholder main window; see main_window.h.
 #include "main_window.h"
 
+#include "sched_domain.h"
 #include "topology.h"
+#include "topology_report.h"
 
 #include <QApplication>
 #include <QDockWidget>
+#include <QFontDatabase>
+#include <QPlainTextEdit>
+#include <QVBoxLayout>
 #include <QHeaderView>
 #include <QKeySequence>
 #include <QLabel>
@@ -41,8 +46,17 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent) {
                               "<p>A laboratory for the Linux CFS wakeup path.</p>"
                               "<p>The simulation views (topology heatmap, runqueue plots, latency histograms, "
                               "decision inspector) arrive with the engine.</p>"
-                              "<p>The machine topology presets are listed on the right.</p>"));
-    setCentralWidget(m_placeholder);
+                              "<p>Pick a machine on the right to see its sched domains as Linux 6.1 builds them.</p>"));
+    m_domains = new QPlainTextEdit(this);
+    m_domains->setObjectName(QStringLiteral("domainView"));
+    m_domains->setReadOnly(true);
+    m_domains->setLineWrapMode(QPlainTextEdit::NoWrap);
+    m_domains->setFont(QFontDatabase::systemFont(QFontDatabase::FixedFont));
+    auto* central = new QWidget(this);
+    auto* layout = new QVBoxLayout(central);
+    layout->addWidget(m_placeholder, 0);
+    layout->addWidget(m_domains, 1);
+    setCentralWidget(central);
 
     createMenus();
     createPresetDock();
@@ -103,10 +117,13 @@ void MainWindow::createPresetDock() {
 
     dock->setWidget(m_presetList);
     addDockWidget(Qt::RightDockWidgetArea, dock);
-    resizeDocks({dock}, {480}, Qt::Horizontal);
+    resizeDocks({dock}, {360}, Qt::Horizontal);
 
     if (statusBar()->currentMessage().isEmpty())
         statusBar()->showMessage(tr("No simulation loaded · %1 topology presets available").arg(count));
+    // Start on the machine of the seed thread (Mathieu's 2-socket EPYC).
+    const auto found = m_presetList->findItems(QStringLiteral("epyc-9654-2s"), Qt::MatchExactly, kNameColumn);
+    if (!found.isEmpty()) found.front()->setSelected(true);
 }
 
 void MainWindow::onPresetSelectionChanged() {
@@ -115,6 +132,13 @@ void MainWindow::onPresetSelectionChanged() {
         return;
     const QTreeWidgetItem* item = selected.front();
     statusBar()->showMessage(item->text(kNameColumn) + QStringLiteral(": ") + item->text(kDescriptionColumn));
+    try {
+        const sched::Topology topo = sched::Topology::preset(item->text(kNameColumn).toStdString());
+        const sched::SchedDomains sd(topo);
+        m_domains->setPlainText(QString::fromStdString(sched::topologyReport(topo, sd, 0)));
+    } catch (const std::exception& e) {
+        m_domains->setPlainText(tr("Cannot build this machine: %1").arg(QString::fromLocal8Bit(e.what())));
+    }
 }
 
 void MainWindow::showAbout() {

@@ -5,6 +5,7 @@
 #include <QMainWindow>
 
 class QLabel;
+class QPlainTextEdit;
 class QTreeWidget;
 
 namespace schedlab {
@@ -22,7 +23,7 @@ public:
 
 private slots:
     void showAbout();
-    /// Shows the selected preset's name and description in the status bar.
+    /// Shows the selected preset's sched domains (CPU 0) and its description in the status bar.
     void onPresetSelectionChanged();
 
 private:
@@ -30,6 +31,7 @@ private:
     void createPresetDock();
 
     QLabel* m_placeholder = nullptr;
+    QPlainTextEdit* m_domains = nullptr;  ///< the selected preset's sched domains (CPU 0)
     QTreeWidget* m_presetList = nullptr;
 };
 
