@@ -935,6 +935,22 @@ bool ttwu_queue_cond(WakeCtx& c, const Task& p, int cpu) {
 
 namespace {
 
+Decision beginDecision(const Task& p, const Waker& w, std::uint32_t wake_flags) {
+    Decision d;
+    d.prev_cpu = p.cpu;
+    d.this_cpu = w.cpu;
+    d.wake_flags = wake_flags;
+    d.examined.reserve(16);
+    return d;
+}
+
+// activate_task(): the enqueue's effect on the counters the wakeup path reads.
+void enqueueCounts(Rq& rq, const Task& p) {
+    rq.nr_running++;
+    rq.h_nr_running++;
+    if (p.policy == Policy::Idle) rq.idle_h_nr_running++;
+}
+
 void finishDecision(WakeCtx& c, int cpu) {
     c.d.cpu = cpu;
     // idle_delay_hit: the chosen CPU was seen as idle only because of the idle delay.
@@ -956,21 +972,14 @@ void ttwu_queue(WakeCtx& c, Task& p, int cpu, std::uint32_t wf, int from_cpu) {
     }
     SCHED_STEP(c, Fn::try_to_wake_up, fmt::format("ttwu_queue: direct activation on CPU {}", cpu));
     c.d.preempted_curr = check_preempt_curr(c, p, cpu, wf, migrated, from_cpu);
-    Rq& rq = c.rq(cpu);
-    rq.nr_running++;
-    rq.h_nr_running++;
-    if (p.policy == Policy::Idle) rq.idle_h_nr_running++;
+    enqueueCounts(c.rq(cpu), p);
     ttwu_do_wakeup_idle_update(c.st, cpu);
 }
 
 }  // namespace
 
 Decision try_to_wake_up(MachineState& st, const Knobs& k, Task& p, Waker& w, std::uint32_t wake_flags, bool trace) {
-    Decision d;
-    d.prev_cpu = p.cpu;
-    d.this_cpu = w.cpu;
-    d.wake_flags = wake_flags;
-    d.examined.reserve(16);
+    Decision d = beginDecision(p, w, wake_flags);
     WakeCtx c{st, k, w, d, trace};
     SCHED_STEP(c, Fn::try_to_wake_up, fmt::format("try_to_wake_up(pid {}, wake_flags {}) on CPU {} ({} context), prev {}", p.pid,
                                            wakeFlagsToString(wake_flags), w.cpu, w.in_task ? "task" : "interrupt", p.cpu));
@@ -1024,10 +1033,7 @@ Decision try_to_wake_up(MachineState& st, const Knobs& k, Task& p, Waker& w, std
 }
 
 Decision wake_up_new_task(MachineState& st, const Knobs& k, Task& p, Waker& w, bool trace) {
-    Decision d;
-    d.prev_cpu = p.cpu;
-    d.this_cpu = w.cpu;
-    d.wake_flags = WF_FORK;
+    Decision d = beginDecision(p, w, WF_FORK);
     WakeCtx c{st, k, w, d, trace};
     SCHED_STEP(c, Fn::select_task_rq, fmt::format("wake_up_new_task(pid {}) from CPU {}: recent_used_cpu := {}", p.pid, w.cpu, p.cpu));
     p.recent_used_cpu = p.cpu;
@@ -1037,19 +1043,14 @@ Decision wake_up_new_task(MachineState& st, const Knobs& k, Task& p, Waker& w, b
     p.cpu = cpu;  // __set_task_cpu: no migration event for fork
     p.wake_cpu = cpu;
     d.preempted_curr = check_preempt_curr(c, p, cpu, WF_FORK, false, from);
-    Rq& rq = st.rq[cpu];
-    rq.nr_running++;
-    rq.h_nr_running++;
+    enqueueCounts(st.rq[cpu], p);
     p.on_rq = true;
     finishDecision(c, cpu);
     return d;
 }
 
 Decision sched_exec(MachineState& st, const Knobs& k, Task& p, Waker& w, bool trace) {
-    Decision d;
-    d.prev_cpu = p.cpu;
-    d.this_cpu = w.cpu;
-    d.wake_flags = WF_EXEC;
+    Decision d = beginDecision(p, w, WF_EXEC);
     WakeCtx c{st, k, w, d, trace};
     SCHED_STEP(c, Fn::select_task_rq_fair, fmt::format("sched_exec(pid {}) on CPU {}: class hook with WF_EXEC", p.pid, w.cpu));
     int cpu = select_task_rq_fair(c, p, p.cpu, WF_EXEC);
