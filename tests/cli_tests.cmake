@@ -53,7 +53,7 @@ expect_run(explain_bad_cpu 2 "cli_bad_cpu.json: task.prev_cpu: CPU 12 is outside
 expect_run(explain_bad_knob 2 "--set: unknown knob 'WA_IDEL'" ARGS explain ${EX}/12-AFFINE_SYNC.json --set WA_IDEL=0)
 expect_run(bad_flag 2 "^schedlab-cli: " ARGS explain ${EX}/12-AFFINE_SYNC.json --frobnicate)
 expect_run(no_subcommand 2 "^schedlab-cli: " ARGS)
-expect_run(demo 0 "idle-delay-v2.*=> CPU 5" ARGS demo)
+expect_run(demo 0 "=> CPU 32 +WAKE_WIDE -> SIS_IDLE_SMT.*=> CPU 25 .*idle-delay-v2.*=> CPU 5 +AFFINE_PREV_IDLE" ARGS demo)
 expect_run(knobs 0 "idle-delay-v3" ARGS knobs)
 
 math(EXPR passed "${checks} - ${failures}")
