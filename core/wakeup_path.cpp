@@ -659,7 +659,10 @@ int find_idlest_group(WakeCtx& c, const SchedDomain& sd, const Task& p, int this
                                ? fmt::format(" avg_load {}", sgs.avg_load) : std::string{}));
         if (isLocal) {
             local = gi;
-        } else if (update_pick_idlest(idlest_sgs, sgs, idlest >= 0 ? maxCap(sd.groups[idlest]) : 0, maxCap(g))) {
+        } else if (update_pick_idlest(idlest_sgs, sgs,
+                                      // max capacities matter only when comparing misfit groups
+                                      sgs.group_type == group_misfit_task && idlest >= 0 ? maxCap(sd.groups[idlest]) : 0,
+                                      sgs.group_type == group_misfit_task ? maxCap(g) : 0)) {
             idlest = gi;
             idlest_sgs = sgs;
         }
