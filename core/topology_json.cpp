@@ -7,6 +7,7 @@
 
 #include <filesystem>
 #include <fstream>
+#include <optional>
 #include <set>
 #include <sstream>
 
@@ -60,29 +61,39 @@ Topology fromFile(const std::string& path, const std::string& file, const std::s
     return topologyFromJson(j, path, "", std::filesystem::path(path).parent_path().string());
 }
 
+std::string presetList() {
+    std::string known;
+    for (const auto& n : Topology::presetNames()) known += (known.empty() ? "" : ", ") + n;
+    return known;
+}
+
+// "host" (the running machine, through hwloc), a preset name, or an existing file
+// (relative to baseDir); nullopt when it is none of these. Errors name file and key.
+std::optional<Topology> topologyByName(const std::string& s, const std::string& baseDir, const std::string& file,
+                                       const std::string& key) {
+    if (s == "host") {
+        try {
+            return topologyFromHwloc("", "host");
+        } catch (const TopologyError& e) {
+            throw InputError(file, key, e.what());
+        }
+    }
+    const auto names = Topology::presetNames();
+    if (std::find(names.begin(), names.end(), s) != names.end()) return Topology::preset(s);
+    std::filesystem::path p(s);
+    if (p.is_relative() && !baseDir.empty()) p = std::filesystem::path(baseDir) / p;
+    if (!std::filesystem::exists(p)) return std::nullopt;
+    return fromFile(p.string(), file, key);
+}
+
 }  // namespace
 
 Topology topologyFromJson(const nlohmann::json& v, const std::string& file, const std::string& key, const std::string& baseDir) {
     auto sub = [&](const std::string& k) { return key.empty() ? k : key + "." + k; };
     if (v.is_string()) {
         const std::string s = v.get<std::string>();
-        if (s == "host") {
-            try {
-                return topologyFromHwloc("", "host");
-            } catch (const TopologyError& e) {
-                throw InputError(file, key, e.what());
-            }
-        }
-        const auto names = Topology::presetNames();
-        if (std::find(names.begin(), names.end(), s) != names.end()) return Topology::preset(s);
-        std::filesystem::path p(s);
-        if (p.is_relative() && !baseDir.empty()) p = std::filesystem::path(baseDir) / p;
-        if (!std::filesystem::exists(p)) {
-            std::string known;
-            for (auto& n : names) known += (known.empty() ? "" : ", ") + n;
-            throw InputError(file, key, fmt::format("'{}' is neither a topology preset ({}) nor a file", s, known));
-        }
-        return fromFile(p.string(), file, key);
+        if (auto t = topologyByName(s, baseDir, file, key)) return std::move(*t);
+        throw InputError(file, key, fmt::format("'{}' is neither a topology preset ({}) nor a file", s, presetList()));
     }
     if (!v.is_object()) throw InputError(file, key, "must be a preset name, a file path or a parametric object");
     if (v.contains("preset")) {
@@ -157,36 +168,8 @@ Topology topologyFromJson(const nlohmann::json& v, const std::string& file, cons
 }
 
 Topology loadTopology(const std::string& nameOrPath) {
-    if (nameOrPath == "host") {  // the running machine, through hwloc
-        try {
-            return topologyFromHwloc("", "host");
-        } catch (const TopologyError& e) {
-            throw InputError("host", "", e.what());
-        }
-    }
-    const auto names = Topology::presetNames();
-    if (std::find(names.begin(), names.end(), nameOrPath) != names.end()) return Topology::preset(nameOrPath);
-    if (!std::filesystem::exists(nameOrPath)) {
-        std::string known;
-        for (auto& n : names) known += (known.empty() ? "" : ", ") + n;
-        throw InputError(nameOrPath, "", fmt::format("no such topology preset or file (presets: {})", known));
-    }
-    return fromFile(nameOrPath, nameOrPath, "");
-}
-
-nlohmann::json topologyParamsToJson(const TopologyParams& p) {
-    nlohmann::json j;
-    j["name"] = p.name;
-    j["arch"] = archName(p.arch);
-    j["sockets"] = p.sockets;
-    j["llcs_per_socket"] = p.llcs_per_socket;
-    j["cores_per_llc"] = p.cores_per_llc;
-    j["threads_per_core"] = p.threads_per_core;
-    j["cores_per_cluster"] = p.cores_per_cluster;
-    j["nodes_per_socket"] = p.nodes_per_socket;
-    j["numbering"] = numberingName(p.numbering);
-    j["remote_distance"] = p.remote_distance;
-    return j;
+    if (auto t = topologyByName(nameOrPath, "", nameOrPath, "")) return std::move(*t);
+    throw InputError(nameOrPath, "", fmt::format("no such topology preset or file (presets: {})", presetList()));
 }
 
 }  // namespace sched

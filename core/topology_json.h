@@ -19,9 +19,6 @@ Topology topologyFromJson(const nlohmann::json& v, const std::string& file, cons
 /// Loads a topology named on the command line: preset name, .json or .xml file.
 Topology loadTopology(const std::string& nameOrPath);
 
-/// The parametric object of a symmetric topology (inverse of topologyFromJson for params).
-nlohmann::json topologyParamsToJson(const TopologyParams& p);
-
 /// Reads a whole file; throws InputError(file, "", "cannot read ...").
 std::string readFileOrThrow(const std::string& path);
 /// Parses JSON text; syntax errors become InputError with the line and column.
