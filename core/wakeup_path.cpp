@@ -83,13 +83,22 @@ Seen seenAs(const MachineState& st, const Knobs& k, int cpu) {
 }
 
 namespace {
-// "idle-ish": available_idle_cpu(c) || sched_idle_cpu(c), recorded.
+// available_idle_cpu() as seen: plain idle or idle by the idle-delay knob.
+bool availableIdle(Seen s) { return s == Seen::Idle || s == Seen::IdleByDelay; }
+// "idle-ish": available_idle_cpu(c) || sched_idle_cpu(c).
+bool idleishSeen(Seen s) { return availableIdle(s) || s == Seen::SchedIdle; }
+// The same, recorded in the examined list.
 bool idleish(WakeCtx& c, int cpu, Fn fn) {
     Seen s = seenAs(c.st, c.k, cpu);
     c.seen(cpu, fn, s);
-    return s == Seen::Idle || s == Seen::IdleByDelay || s == Seen::SchedIdle;
+    return idleishSeen(s);
 }
 const char* seenText(Seen s) { return toString(s); }
+// Claim `cpu` for this wakeup (spec §8d/§8e): idle_cpu() reads 0 until it next goes idle.
+void claim_cpu(WakeCtx& c, int cpu) {
+    c.rq(cpu).claimed = true;
+    c.d.claim_set = true;
+}
 }  // namespace
 
 int update_idle_cpu_scan(int llc_weight, std::int64_t sum_util, int pct) {
@@ -216,7 +225,7 @@ int select_idle_core(WakeCtx& c, const Task& p, int core, CpuMask& cpus, int* id
         if (stop >= 0) return;
         Seen s = seenAs(c.st, c.k, cpu);
         c.seen(cpu, Fn::select_idle_core, s);
-        if (!(s == Seen::Idle || s == Seen::IdleByDelay)) {
+        if (!availableIdle(s)) {
             idle = false;
             if (*idle_cpu == -1) {
                 if (s == Seen::SchedIdle && p.cpus_ptr.test(cpu)) {
@@ -276,7 +285,7 @@ int select_idle_cpu(WakeCtx& c, const Task& p, const SchedDomain& sd, bool has_i
         if (!cpus.test(cpu)) return false;  // removed by select_idle_core (live mask)
         if (has_idle_core) {
             int i = select_idle_core(c, p, cpu, cpus, &idle_cpu);
-            if (valid(i) && i >= 0) {
+            if (valid(i)) {
                 result = i;
                 return true;
             }
@@ -352,7 +361,7 @@ int select_idle_sibling(WakeCtx& c, Task& p, int prev, int target) {
     const std::int64_t task_util = c.k.UTIL_EST ? std::max(p.util_avg, p.util_est) : p.util_avg;
     auto asym_fits = [&](int cpu) { return !asym || task_util * 1280 < c.rq(cpu).cpu_capacity * 1024; };
     auto finish = [&](int cpu, Stage2 why) {
-        if (c.d.stage2 == Stage2::NONE || why != Stage2::NONE) c.d.stage2 = why;
+        if (why != Stage2::NONE) c.d.stage2 = why;
         // SIS_DEBOUNCE: remember a placement that stayed on target or prev (spec §8f).
         if (c.k.SIS_DEBOUNCE && (cpu == target || cpu == prev)) p.wakee_placed = c.st.jiffies;
         return cpu;
@@ -363,7 +372,7 @@ int select_idle_sibling(WakeCtx& c, Task& p, int prev, int target) {
     {
         Seen s = seenAs(c.st, c.k, target);
         c.seen(target, Fn::select_idle_sibling, s);
-        bool ok = (s == Seen::Idle || s == Seen::IdleByDelay || s == Seen::SchedIdle) && asym_fits(target);
+        bool ok = idleishSeen(s) && asym_fits(target);
         SCHED_STEP(c, Fn::select_idle_sibling, fmt::format("S1 target {} is {}", target, seenText(s)));
         if (ok) return finish(target, s == Seen::SchedIdle ? Stage2::SIS_TARGET_SCHED_IDLE : Stage2::SIS_TARGET_IDLE);
     }
@@ -372,7 +381,7 @@ int select_idle_sibling(WakeCtx& c, Task& p, int prev, int target) {
         Seen s = seenAs(c.st, c.k, prev);
         c.seen(prev, Fn::select_idle_sibling, s);
         SCHED_STEP(c, Fn::select_idle_sibling, fmt::format("S2 prev {} (shares LLC with target) is {}", prev, seenText(s)));
-        if ((s == Seen::Idle || s == Seen::IdleByDelay || s == Seen::SchedIdle) && asym_fits(prev))
+        if (idleishSeen(s) && asym_fits(prev))
             return finish(prev, Stage2::SIS_PREV_IDLE);
     }
     // S3: a per-CPU kthread waker stacks the wakee on its own CPU (IO completion).
@@ -386,14 +395,12 @@ int select_idle_sibling(WakeCtx& c, Task& p, int prev, int target) {
         const int recent = p.recent_used_cpu;
         p.recent_used_cpu = prev;
         if (recent != prev && recent != target && valid(recent) && recent < c.st.nrCpus() && sds.cpus_share_cache(recent, target)) {
-            Seen s = seenAs(c.st, c.k, recent);
-            c.seen(recent, Fn::select_idle_sibling, s == Seen::Idle || s == Seen::IdleByDelay || s == Seen::SchedIdle
-                                                          ? (p.cpus_ptr.test(recent) ? s : Seen::NotAllowed)
-                                                          : s);
-            const bool ok = (s == Seen::Idle || s == Seen::IdleByDelay || s == Seen::SchedIdle) && p.cpus_ptr.test(recent) &&
-                            asym_fits(recent);
+            const Seen s = seenAs(c.st, c.k, recent);
+            const bool allowed = p.cpus_ptr.test(recent);
+            c.seen(recent, Fn::select_idle_sibling, idleishSeen(s) && !allowed ? Seen::NotAllowed : s);
+            const bool ok = idleishSeen(s) && allowed && asym_fits(recent);
             SCHED_STEP(c, Fn::select_idle_sibling, fmt::format("S4 recent_used_cpu {} is {}{}; recent_used_cpu := {}", recent,
-                                                        seenText(s), p.cpus_ptr.test(recent) ? "" : " (not allowed)", prev));
+                                                        seenText(s), allowed ? "" : " (not allowed)", prev));
             if (ok) return finish(recent, Stage2::SIS_RECENT);
         } else {
             SCHED_STEP(c, Fn::select_idle_sibling, fmt::format("S4 recent_used_cpu {} not a candidate; recent_used_cpu := {}", recent, prev));
@@ -403,7 +410,7 @@ int select_idle_sibling(WakeCtx& c, Task& p, int prev, int target) {
     if (asym) {
         if (const SchedDomain* sd = sds.sd_asym_cpucapacity(target)) {
             int i = select_idle_capacity(c, p, *sd, target);
-            return finish(valid(i) && i >= 0 ? i : target, Stage2::SIS_ASYM_CAPACITY);
+            return finish(valid(i) ? i : target, Stage2::SIS_ASYM_CAPACITY);
         }
     }
     // S6
@@ -420,16 +427,16 @@ int select_idle_sibling(WakeCtx& c, Task& p, int prev, int target) {
         SCHED_STEP(c, Fn::select_idle_sibling, fmt::format("S7 has_idle_cores({}'s LLC) = {}", target, int(has_idle_core)));
         if (!has_idle_core && sds.cpus_share_cache(prev, target)) {
             int i = select_idle_smt(c, p, *llc, prev);
-            if (valid(i) && i >= 0) {
-                if (c.k.claim == ClaimMode::Sis) { c.rq(i).claimed = true; c.d.claim_set = true; }
+            if (valid(i)) {
+                if (c.k.claim == ClaimMode::Sis) claim_cpu(c, i);
                 return finish(i, Stage2::SIS_IDLE_SMT);
             }
         }
     }
     // S8
     int i = select_idle_cpu(c, p, *llc, has_idle_core, target);
-    if (valid(i) && i >= 0) {
-        if (c.k.claim == ClaimMode::Sis) { c.rq(i).claimed = true; c.d.claim_set = true; }
+    if (valid(i)) {
+        if (c.k.claim == ClaimMode::Sis) claim_cpu(c, i);
         return finish(i, Stage2::NONE);  // stage2 set by select_idle_cpu
     }
     // S9
@@ -443,13 +450,13 @@ int select_idle_sibling(WakeCtx& c, Task& p, int prev, int target) {
 
 int wake_affine_idle(WakeCtx& c, int this_cpu, int prev_cpu, bool sync) {
     const Seen sThis = seenAs(c.st, c.k, this_cpu);
-    const bool thisIdle = sThis == Seen::Idle || sThis == Seen::IdleByDelay;
+    const bool thisIdle = availableIdle(sThis);
     c.seen(this_cpu, Fn::wake_affine_idle, sThis);
     // A: an interrupt on an idle CPU that shares cache with prev.
     if (thisIdle && c.sd().cpus_share_cache(this_cpu, prev_cpu)) {
         Seen sPrev = seenAs(c.st, c.k, prev_cpu);
         c.seen(prev_cpu, Fn::wake_affine_idle, sPrev);
-        bool prevIdle = sPrev == Seen::Idle || sPrev == Seen::IdleByDelay;
+        bool prevIdle = availableIdle(sPrev);
         c.d.stage1 = prevIdle ? Stage1::AFFINE_IDLE_PREV : Stage1::AFFINE_IDLE_THIS;
         SCHED_STEP(c, Fn::wake_affine_idle, fmt::format("A: this {} idle and shares LLC with prev {}; prev is {} -> {}", this_cpu, prev_cpu,
                                                  seenText(sPrev), prevIdle ? prev_cpu : this_cpu));
@@ -464,7 +471,7 @@ int wake_affine_idle(WakeCtx& c, int this_cpu, int prev_cpu, bool sync) {
     // C
     Seen sPrev = seenAs(c.st, c.k, prev_cpu);
     c.seen(prev_cpu, Fn::wake_affine_idle, sPrev);
-    if (sPrev == Seen::Idle || sPrev == Seen::IdleByDelay) {
+    if (availableIdle(sPrev)) {
         c.d.stage1 = Stage1::AFFINE_PREV_IDLE;
         SCHED_STEP(c, Fn::wake_affine_idle, fmt::format("C: prev {} is {} -> prev", prev_cpu, seenText(sPrev)));
         return prev_cpu;
@@ -919,10 +926,7 @@ int select_task_rq(WakeCtx& c, Task& p, int cpu, std::uint32_t wake_flags) {
         cpu = select_fallback_rq(c, p.cpu, p);
         c.d.stage0 = Stage0::FALLBACK_RQ;
     }
-    if (c.k.claim == ClaimMode::SelectTaskRq) {
-        c.rq(cpu).claimed = true;
-        c.d.claim_set = true;
-    }
+    if (c.k.claim == ClaimMode::SelectTaskRq) claim_cpu(c, cpu);
     return cpu;
 }
 
