@@ -1,4 +1,5 @@
 // cli_main.cpp: schedlab-cli, the core without Qt: topology, explain, knobs, demo.
+#include "explain_format.h"
 #include "knobs.h"
 #include "sched_domain.h"
 #include "state_json.h"

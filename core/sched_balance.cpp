@@ -81,9 +81,6 @@ bool can_migrate_hot(bool hot, int nr_balance_failed, int cache_nice_tries) {
     return !hot || nr_balance_failed > cache_nice_tries;
 }
 
-}  // namespace sched
-
-namespace sched {
 bool balance_updates_nr_idle_scan(const SchedDomains& sds, const Knobs& k, int cpu, const SchedDomain& sd, IdleType idle) {
     return k.SIS_UTIL && idle != IdleType::CPU_NEWLY_IDLE && sd.span_weight == sds.sd_llc_size(cpu);
 }

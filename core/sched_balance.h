@@ -63,9 +63,6 @@ bool task_hot(const MachineState& st, const Knobs& k, const TaskHotInput& in);
 /// can_migrate_task()'s hot test: a hot task moves only when nr_balance_failed > cache_nice_tries.
 bool can_migrate_hot(bool hot, int nr_balance_failed, int cache_nice_tries);
 
-}  // namespace sched
-
-namespace sched {
 /// Does a load_balance of `sd` on `cpu` refresh nr_idle_scan (update_idle_cpu_scan)?
 /// Only non-newidle balancing of the LLC-level domain (span_weight == sd_llc_size), with SIS_UTIL.
 bool balance_updates_nr_idle_scan(const SchedDomains& sds, const Knobs& k, int cpu, const SchedDomain& sd, IdleType idle);

@@ -34,9 +34,4 @@ ExplainInput loadExplainState(const std::string& path);
 /// Knobs from a JSON value (preset name, or object with "preset" and overrides).
 Knobs knobsFromJson(const nlohmann::json& v, const std::string& file, const std::string& key);
 
-/// The decision as the JSON `schedlab-cli explain --json` prints.
-nlohmann::json decisionToJson(const Decision& d);
-/// The decision as text: one line per step, then the result.
-std::string decisionToText(const Decision& d, const ExplainInput& in);
-
 }  // namespace sched
