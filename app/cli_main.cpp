@@ -1,4 +1,5 @@
 // cli_main.cpp: schedlab-cli, the core without Qt: topology, explain, knobs, demo.
+#include "cli_sim.h"
 #include "explain_format.h"
 #include "knobs.h"
 #include "sched_domain.h"
@@ -146,6 +147,36 @@ int main(int argc, char** argv) {
     explain->add_option("--set", sets, "override a knob: name=value (repeatable)");
 
     auto* knobs = app.add_subcommand("knobs", "list knob presets and knobs");
+
+    SimArgs sim;
+    auto addCommon = [&](CLI::App* c) {
+        c->add_option("scenario", sim.scenario, "scenario JSON (docs/scenario-format.md, examples in resources/scenarios/)")->required();
+        c->add_option("--cost", sim.cost, "cost model override: name=ns, scale.TERM=x, off=TERM (repeatable)");
+        c->add_option("--seed", sim.seed, "RNG seed (default: the scenario's)");
+        c->add_option("--json", sim.jsonOut, "write every metric as JSON to FILE");
+        c->add_flag("--check", sim.check, "run the invariant checker after every event (slow)");
+    };
+    auto* run = app.add_subcommand("run", "simulate a scenario and report what the scheduler did");
+    addCommon(run);
+    run->add_option("--variant", sim.variant, "which of the scenario's variants (default: the first)");
+    run->add_option("--knobs", sim.knobs, "knob preset and/or name=value overrides")->expected(1, -1);
+    run->add_option("--set", sim.sets, "override a knob: name=value (repeatable)");
+    run->add_option("--csv", sim.csvDir, "write CSV timelines into DIR (rqlen.csv, rqlen50-bpftrace.csv, ...)");
+    run->add_option("--decisions", sim.decisions, "write every wakeup decision as JSON lines to FILE");
+    run->add_flag("--digest", sim.digestOnly, "print only the run's digest (determinism checks)");
+    auto* compare = app.add_subcommand("compare", "base vs patch: a plain-text table ready for a mail");
+    addCommon(compare);
+    compare->add_option("--a", sim.a, "base: a variant of the scenario or a knob preset (default: the scenario's first)");
+    compare->add_option("--b", sim.b, "patch: a variant of the scenario or a knob preset (default: the scenario's second)");
+    compare->add_option("--set-a", sim.setsA, "knob override for the base (repeatable)");
+    compare->add_option("--set-b", sim.setsB, "knob override for the patch (repeatable)");
+    compare->add_option("--set", sim.sets, "knob override for both (repeatable)");
+    auto* sweep = app.add_subcommand("sweep", "one table row per value of a knob or cost parameter");
+    addCommon(sweep);
+    sweep->add_option("--vary", sim.vary, "NAME=v1,v2,... (a knob, a cost parameter, or scale.TERM)")->required();
+    sweep->add_option("--variant", sim.variant, "which of the scenario's variants to start from");
+    sweep->add_option("--knobs", sim.knobs, "knob preset and/or name=value overrides")->expected(1, -1);
+    sweep->add_option("--set", sim.sets, "override a knob: name=value (repeatable)");
     auto* demo = app.add_subcommand("demo", "explain a few wakeups on a 2-socket machine");
 
     try {
@@ -183,6 +214,9 @@ int main(int argc, char** argv) {
             return 0;
         }
         if (*demo) return runDemo();
+        if (*run) return cliRun(sim);
+        if (*compare) return cliCompare(sim);
+        if (*sweep) return cliSweep(sim);
     } catch (const InputError& e) {
         return fail(e.what());
     } catch (const TopologyError& e) {

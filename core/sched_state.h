@@ -94,6 +94,14 @@ struct SdShared {
     int nr_busy_cpus = 0;
 };
 
+/// Called by the wakeup path where the kernel brings a runqueue's clock and
+/// curr's vruntime up to date (update_curr() in check_preempt_wakeup). The
+/// engine implements it; the explain path has none (its state is a snapshot).
+struct RqUpdateHook {
+    virtual ~RqUpdateHook() = default;
+    virtual void update_curr(int cpu) = 0;
+};
+
 /// The whole machine's scheduler state at one instant.
 struct MachineState {
     /// Builds an all-idle machine: every CPU idle, nr_idle_scan = LLC size
@@ -107,6 +115,7 @@ struct MachineState {
     std::vector<std::int64_t> avg_scan_cost;  ///< sd_llc(cpu)->avg_scan_cost, per CPU (SIS_PROP)
     std::int64_t now_ns = 1000000000;      ///< rq_clock / sched_clock of every CPU
     std::int64_t jiffies = 0;
+    RqUpdateHook* hook = nullptr;          ///< set by the engine
 
     int nrCpus() const { return int(rq.size()); }
     SdShared* llcShared(int cpu) {

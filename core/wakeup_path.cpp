@@ -183,6 +183,7 @@ bool check_preempt_curr(WakeCtx& c, const Task& p, int cpu, std::uint32_t wake_f
         return false;
     }
     if (rq.curr == CurrKind::SchedIdle && pIdle) return false;
+    if (c.st.hook) c.st.hook->update_curr(cpu);  // check_preempt_wakeup: update_curr(cfs_rq_of(se))
     const CfsTunables t = CfsTunables::forCpus(c.st.nrCpus());
     // A migrated task's vruntime was made relative to the old cfs_rq and absolute on the new one.
     std::int64_t vr = p.vruntime;

@@ -21,6 +21,9 @@ struct Waker {
     bool in_task = true;  ///< in_task(): false for IRQ/softirq context
     bool is_wakee = false;  ///< p == current (a self-wakeup)
     Task current;         ///< the task running on `cpu` (the idle task for an IRQ on an idle CPU)
+    /// When set (the engine), the real task running on `cpu`; `current` is then unused.
+    Task* current_ptr = nullptr;
+    Task& cur() { return current_ptr ? *current_ptr : current; }
 };
 
 /// Everything the wakeup functions share: the state, the knobs, the waker and
@@ -35,7 +38,7 @@ struct WakeCtx {
     const SchedDomains& sd() const { return *st.sd; }
     Rq& rq(int cpu) { return st.rq[cpu]; }
     int this_cpu() const { return w.cpu; }
-    Task& current() { return w.current; }
+    Task& current() { return w.cur(); }
     void step(Fn fn, std::string text);
     void seen(int cpu, Fn fn, Seen s) { d.examined.push_back(Examined{std::int16_t(cpu), fn, s}); }
 };

@@ -1,0 +1,286 @@
+// cli_sim.cpp: schedlab-cli run / compare / sweep.
+#include "cli_sim.h"
+
+#include "report.h"
+#include "scenario.h"
+
+#include <fmt/format.h>
+
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <unistd.h>
+
+namespace sched {
+
+namespace {
+
+// Applies --knobs (preset name or name=value items) and --set overrides.
+Knobs resolveKnobs(const Knobs& base, const std::vector<std::string>& knobArgs, const std::vector<std::string>& sets,
+                   const std::string& flag) {
+    Knobs k = base;
+    for (const auto& a : knobArgs) {
+        if (a.find('=') == std::string::npos) {
+            try {
+                k = Knobs::preset(a);
+            } catch (const KnobError& e) {
+                throw InputError(flag, "", e.what());
+            }
+        }
+    }
+    auto apply = [&](const std::string& kv, const std::string& f) {
+        auto eq = kv.find('=');
+        if (eq == std::string::npos) throw InputError(f, kv, "expected name=value");
+        try {
+            k.set(kv.substr(0, eq), kv.substr(eq + 1));
+        } catch (const KnobError& e) {
+            throw InputError(f, "", e.what());
+        }
+    };
+    for (const auto& a : knobArgs)
+        if (a.find('=') != std::string::npos) apply(a, flag);
+    for (const auto& s : sets) apply(s, "--set");
+    return k;
+}
+
+CostModel resolveCost(const Scenario& s, const std::vector<std::string>& costs) {
+    CostModel c = s.cost;
+    for (const auto& a : costs) {
+        try {
+            c.set(a);
+        } catch (const CostError& e) {
+            throw InputError("--cost", "", e.what());
+        }
+    }
+    return c;
+}
+
+// A progress line with ETA on a terminal, for runs over a second; silent otherwise.
+class Progress {
+public:
+    explicit Progress(std::string label) : m_label(std::move(label)), m_tty(::isatty(2) != 0), m_t0(clock::now()) {}
+    ~Progress() { done(); }
+    std::function<void(std::int64_t)> callback(const Engine* const* e) {
+        if (!m_tty) return {};
+        return [this, e](std::int64_t sim) { update(sim, *e); };
+    }
+    void done() {
+        if (m_shown) std::fprintf(stderr, "\r\033[K");
+        m_shown = false;
+    }
+
+private:
+    using clock = std::chrono::steady_clock;
+    void update(std::int64_t sim, const Engine* e) {
+        const double wall = std::chrono::duration<double>(clock::now() - m_t0).count();
+        if (wall < 1.0 || wall - m_last < 0.2) return;
+        m_last = wall;
+        const double f = e ? e->progressFraction() : -1;
+        std::string eta = f > 0.001 ? fmt::format("{:3.0f}%  ETA {:.0f} s", f * 100, wall * (1 - f) / f) : "";
+        std::fprintf(stderr, "\r\033[K%s: simulated %.3f s, %.1f s wall  %s", m_label.c_str(), double(sim) / 1e9, wall, eta.c_str());
+        m_shown = true;
+    }
+    std::string m_label;
+    bool m_tty;
+    clock::time_point m_t0;
+    double m_last = 0;
+    bool m_shown = false;
+};
+
+RunResult runOne(const Scenario& s, const Variant& v, const CostModel& cost, const SimArgs& a, const std::string& label,
+                 std::function<void(const DecisionRecord&)> sink = {}) {
+    RunOptions o;
+    o.seed = a.seed ? *a.seed : s.seed;
+    o.check_invariants = a.check;
+    o.decision_sink = std::move(sink);
+    Progress p(label);
+    auto engine = buildEngine(s, v.knobs, cost, o);
+    const Engine* current = engine.get();
+    const auto t0 = std::chrono::steady_clock::now();
+    engine->run(p.callback(&current));
+    p.done();
+    if (std::getenv("SCHEDLAB_DUMP")) std::fprintf(stderr, "%s", engine->dump().c_str());
+    RunResult r;
+    r.variant = v.name;
+    r.knobs = v.knobs;
+    r.cost = cost;
+    r.seed = o.seed;
+    r.wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    for (const auto& w : engine->workloads()) {
+        WorkloadReport rep;
+        w->report(*engine, rep);
+        r.reports.push_back(std::move(rep));
+    }
+    r.digest = engine->digest();
+    r.engine = std::move(engine);
+    return r;
+}
+
+const Variant& variantByName(const Scenario& s, const std::string& name) {
+    for (const auto& v : s.variants)
+        if (v.name == name) return v;
+    std::string names;
+    for (const auto& v : s.variants) names += (names.empty() ? "" : ", ") + v.name;
+    throw InputError("--variant", name, fmt::format("no such variant in {} (it has: {})", s.file, names));
+}
+
+// A JSON-lines writer for --decisions (to a temporary file, renamed at the end).
+struct DecisionWriter {
+    std::string path, tmp;
+    std::ofstream f;
+    explicit DecisionWriter(const std::string& p) : path(p), tmp(p + fmt::format(".tmp.{}", ::getpid())), f(tmp) {
+        if (!f) throw InputError(path, "", "cannot write (directory missing or not writable)");
+    }
+    void write(const DecisionRecord& r) {
+        const Decision& d = r.d;
+        std::string ex;
+        for (const auto& e : d.examined) ex += fmt::format("{}[{},\"{}\",\"{}\"]", ex.empty() ? "" : ",", e.cpu, toString(e.fn), toString(e.seen));
+        f << fmt::format(
+            "{{\"t\":{},\"pid\":{},\"waker_cpu\":{},\"prev_cpu\":{},\"cpu\":{},\"wake_flags\":\"{}\",\"stage0\":\"{}\",\"stage1\":\"{}\","
+            "\"idlest\":\"{}\",\"stage2\":\"{}\",\"wakelist\":{},\"migrated\":{},\"preempted_curr\":{},\"idle_delay_hit\":{},\"claim_set\":{},"
+            "\"examined\":[{}]}}\n",
+            r.time, r.pid, d.this_cpu, d.prev_cpu, d.cpu, wakeFlagsToString(d.wake_flags), toString(d.stage0), toString(d.stage1),
+            toString(d.idlest), toString(d.stage2), d.wakelist, d.migrated, d.preempted_curr, d.idle_delay_hit, d.claim_set, ex);
+    }
+    void commit() {
+        f.flush();
+        if (!f) throw InputError(path, "", "write failed");
+        f.close();
+        std::error_code ec;
+        std::filesystem::rename(tmp, path, ec);
+        if (ec) throw InputError(path, "", "cannot rename into place: " + ec.message());
+    }
+    ~DecisionWriter() {
+        if (f.is_open()) {
+            f.close();
+            std::error_code ec;
+            std::filesystem::remove(tmp, ec);
+        }
+    }
+};
+
+}  // namespace
+
+int cliRun(const SimArgs& a) {
+    Scenario s = loadScenario(a.scenario);
+    Variant v = a.variant.empty() ? s.variants.front() : variantByName(s, a.variant);
+    v.knobs = resolveKnobs(v.knobs, a.knobs, a.sets, "--knobs");
+    if (!a.knobs.empty() || !a.sets.empty()) v.name = v.knobs.presetName;
+    const CostModel cost = resolveCost(s, a.cost);
+    if (!a.csvDir.empty() && !std::filesystem::is_directory(a.csvDir))
+        throw InputError(a.csvDir, "", "--csv: not a directory (create it first)");
+    std::unique_ptr<DecisionWriter> dw;
+    if (!a.decisions.empty()) dw = std::make_unique<DecisionWriter>(a.decisions);
+    std::function<void(const DecisionRecord&)> sink;
+    if (dw) sink = [&](const DecisionRecord& r) { dw->write(r); };
+    RunResult r = runOne(s, v, cost, a, fmt::format("{} [{}]", s.name, v.knobs.presetName), sink);
+    if (dw) dw->commit();
+    if (a.digestOnly) {
+        fmt::print("{:016x}\n", r.digest);
+    } else {
+        fmt::print("{}", runReportText(s, r));
+    }
+    if (!a.jsonOut.empty()) writeFileAtomic(a.jsonOut, runReportJson(s, r).dump(1) + "\n");
+    if (!a.csvDir.empty())
+        for (const auto& [name, content] : runCsvFiles(r)) writeFileAtomic((std::filesystem::path(a.csvDir) / name).string(), content);
+    return 0;
+}
+
+int cliCompare(const SimArgs& a) {
+    Scenario s = loadScenario(a.scenario);
+    auto pick = [&](const std::string& name, const std::vector<std::string>& sets, std::size_t idx, const char* flag) {
+        Variant v;
+        if (name.empty()) {
+            if (s.variants.size() <= idx)
+                throw InputError(s.file, "variants", fmt::format("has {} variant(s); give {} PRESET", s.variants.size(), flag));
+            v = s.variants[idx];
+        } else {
+            bool found = false;
+            for (const auto& x : s.variants)
+                if (x.name == name) {
+                    v = x;
+                    found = true;
+                }
+            if (!found) {
+                v.name = name;
+                v.knobs = resolveKnobs(Knobs{}, {name}, {}, flag);
+            }
+        }
+        v.knobs = resolveKnobs(v.knobs, {}, sets, flag);
+        for (const auto& g : a.sets) v.knobs = resolveKnobs(v.knobs, {}, {g}, "--set");
+        return v;
+    };
+    const Variant va = pick(a.a, a.setsA, 0, "--a");
+    const Variant vb = pick(a.b, a.setsB, 1, "--b");
+    const CostModel cost = resolveCost(s, a.cost);
+    RunResult ra = runOne(s, va, cost, a, fmt::format("base [{}]", va.knobs.presetName));
+    RunResult rb = runOne(s, vb, cost, a, fmt::format("patch [{}]", vb.knobs.presetName));
+    const std::string table = compareTable(s, ra, rb);
+    fmt::print("{}", table);
+    if (!a.jsonOut.empty()) {
+        nlohmann::json j = {{"schedlab", "compare"}, {"base", runReportJson(s, ra)}, {"patch", runReportJson(s, rb)}, {"table", table}};
+        writeFileAtomic(a.jsonOut, j.dump(1) + "\n");
+    }
+    return 0;
+}
+
+int cliSweep(const SimArgs& a) {
+    Scenario s = loadScenario(a.scenario);
+    auto eq = a.vary.find('=');
+    if (eq == std::string::npos || eq == 0 || eq + 1 >= a.vary.size())
+        throw InputError("--vary", a.vary, "expected NAME=v1,v2,... (a knob or a cost parameter)");
+    const std::string name = a.vary.substr(0, eq);
+    std::vector<std::string> values;
+    for (std::size_t pos = eq + 1;;) {
+        auto c = a.vary.find(',', pos);
+        values.push_back(a.vary.substr(pos, c == std::string::npos ? std::string::npos : c - pos));
+        if (c == std::string::npos) break;
+        pos = c + 1;
+    }
+    Variant base = a.variant.empty() ? s.variants.front() : variantByName(s, a.variant);
+    base.knobs = resolveKnobs(base.knobs, a.knobs, a.sets, "--knobs");
+    const CostModel baseCost = resolveCost(s, a.cost);
+    const bool isKnob = [&] {
+        for (const auto& n : Knobs::names())
+            if (n == name) return true;
+        return false;
+    }();
+    // Validate every value before running anything.
+    std::vector<std::pair<Variant, CostModel>> runs;
+    for (const auto& val : values) {
+        Variant v = base;
+        CostModel c = baseCost;
+        if (isKnob) {
+            try {
+                v.knobs.set(name, val);
+            } catch (const KnobError& e) {
+                throw InputError("--vary", name, e.what());
+            }
+        } else {
+            try {
+                c.set(name, val);
+            } catch (const CostError& e) {
+                throw InputError("--vary", name, std::string(e.what()) + " (not a knob either)");
+            }
+        }
+        v.name = fmt::format("{}={}", name, val);
+        runs.push_back({v, c});
+    }
+    std::vector<RunResult> results;
+    for (std::size_t i = 0; i < runs.size(); ++i)
+        results.push_back(runOne(s, runs[i].first, runs[i].second, a, fmt::format("{}={} ({}/{})", name, values[i], i + 1, runs.size())));
+    std::vector<const RunResult*> ptrs;
+    for (const auto& r : results) ptrs.push_back(&r);
+    const std::string table = sweepTable(s, name, values, ptrs);
+    fmt::print("{}", table);
+    if (!a.jsonOut.empty()) {
+        nlohmann::json j = {{"schedlab", "sweep"}, {"vary", name}, {"values", values}, {"table", table}};
+        for (const auto& r : results) j["runs"].push_back(runReportJson(s, r));
+        writeFileAtomic(a.jsonOut, j.dump(1) + "\n");
+    }
+    return 0;
+}
+
+}  // namespace sched

@@ -1,0 +1,30 @@
+// cli_sim.h: the simulation subcommands of schedlab-cli (run, compare, sweep).
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace sched {
+
+struct SimArgs {
+    std::string scenario;
+    std::string variant;                 ///< run/sweep: which of the scenario's variants (default: the first)
+    std::vector<std::string> knobs;      ///< --knobs PRESET and/or name=value items
+    std::vector<std::string> sets;       ///< --set name=value
+    std::vector<std::string> cost;       ///< --cost name=value | scale.TERM=x | off=TERM
+    std::optional<std::uint64_t> seed;
+    std::string jsonOut, csvDir, decisions;
+    bool digestOnly = false;
+    bool check = false;
+    std::string a, b;                    ///< compare
+    std::vector<std::string> setsA, setsB;
+    std::string vary;                    ///< sweep
+};
+
+int cliRun(const SimArgs& a);
+int cliCompare(const SimArgs& a);
+int cliSweep(const SimArgs& a);
+
+}  // namespace sched

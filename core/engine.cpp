@@ -1,0 +1,1435 @@
+// engine.cpp: the discrete-event simulation (see engine.h).
+//
+// Kernel correspondences are named at each function. Where the engine
+// simplifies something the kernel does, the comment says so; those
+// simplifications never change a wakeup decision's inputs beyond what is noted.
+#include "engine.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cassert>
+#include <limits>
+
+namespace sched {
+
+namespace {
+constexpr unsigned sysctl_sched_nr_migrate = 32;
+constexpr std::int64_t kNever = std::numeric_limits<std::int64_t>::max();
+
+std::uint64_t fnv(std::uint64_t h, std::uint64_t v) {
+    for (int i = 0; i < 8; ++i) {
+        h ^= (v >> (8 * i)) & 0xff;
+        h *= 0x100000001b3ULL;
+    }
+    return h;
+}
+}  // namespace
+
+struct Engine::Cpu {
+    int curr = -1;                 ///< running task, -1 = the idle task
+    std::vector<int> queue;        ///< queued (not running) tasks, ascending vruntime (the rb-tree)
+    std::vector<int> wakelist;     ///< rq->wake_list (llist), in arrival order
+    std::uint32_t gen = 0;         ///< invalidates a pending BurstEnd
+    std::int64_t seg_start = 0;
+    int speed = 1024;
+    bool need_resched = false;
+    bool resched_pending = false;  ///< an EvResched is queued
+    bool ipi_pending = false;      ///< an EvIpi is queued
+    bool in_idle = true;           ///< in the idle loop (C-state)
+    std::int64_t exec_start = 0;
+    int cstate = 0;
+    std::int64_t idle_since = 0;
+    std::int64_t predicted_idle = 0;  ///< governor's prediction (EWMA of idle lengths)
+    std::int64_t lock_free_at = 0;    ///< rq lock contention model
+    std::int64_t pending_charge = 0;  ///< CPU cost to pay by whatever runs next here (IRQ work)
+    int last_mm = -1;
+    SchedAvg avg;                     ///< cfs_rq->avg (root)
+    std::int64_t removed_load = 0, removed_util = 0, removed_runnable = 0;
+    std::int64_t tg_contrib = 0;      ///< cfs_rq->tg_load_avg_contrib
+    std::int64_t last_tg_update = std::numeric_limits<std::int64_t>::min() / 2;
+    std::int64_t util_est = 0;        ///< cfs_rq->avg.util_est.enqueued
+    std::int64_t tick_next = -1;      ///< next tick time, -1 = tick stopped (nohz idle)
+    std::int64_t next_balance = 0;    ///< rq->next_balance (jiffies)
+    std::vector<std::int64_t> last_balance;   ///< per domain (jiffies)
+    std::vector<int> balance_interval;        ///< per domain (ms)
+    std::vector<int> nr_balance_failed;       ///< per domain
+    std::vector<NewidleStats> ni;             ///< per domain (NI_RANDOM)
+    std::vector<std::int64_t> max_newidle_lb_cost;  ///< per domain (ns)
+    int llc = 0;                      ///< dense LLC index
+    std::uint64_t enq_seq = 0;
+};
+
+// ---------------------------------------------------------------------------
+// Construction
+
+Engine::Engine(EngineConfig cfg)
+    : m_cfg(std::move(cfg)), m_nrCpus(m_cfg.topo->nrCpus()), m_st(m_cfg.topo), m_tun(CfsTunables::forCpus(m_nrCpus)),
+      m_rng(m_cfg.seed),
+      m_metrics(m_nrCpus, m_cfg.topo->nrLlcs(), m_cfg.sample_period_ns, m_cfg.timeline_rows, m_cfg.decision_ring) {
+    m_st.hook = this;
+    m_st.now_ns = 0;
+    m_st.jiffies = 0;
+    m_cpus.resize(std::size_t(m_nrCpus));
+    m_idleTasks.resize(std::size_t(m_nrCpus));
+    // Dense LLC numbering.
+    std::vector<int> llcIds;
+    for (int c = 0; c < m_nrCpus; ++c) {
+        Cpu& cpu = m_cpus[c];
+        const int id = m_cfg.topo->cpu(c).llc;
+        auto it = std::find(llcIds.begin(), llcIds.end(), id);
+        if (it == llcIds.end()) {
+            llcIds.push_back(id);
+            it = llcIds.end() - 1;
+        }
+        cpu.llc = int(it - llcIds.begin());
+        const auto& doms = m_st.sd->domains(c);
+        cpu.last_balance.assign(doms.size(), 0);
+        cpu.nr_balance_failed.assign(doms.size(), 0);
+        cpu.ni.assign(doms.size(), NewidleStats{});
+        for (const auto& d : doms) {
+            cpu.balance_interval.push_back(d.balance_interval);
+            // max_newidle_lb_cost: the kernel measures load_balance's duration; modelled as
+            // 2 us + 20 ns per CPU of the span (estimate).
+            cpu.max_newidle_lb_cost.push_back(2000 + 20 * std::int64_t(d.span_weight));
+        }
+        Task& idle = m_idleTasks[c];
+        idle.pid = 0;
+        idle.comm = fmt::format("swapper/{}", c);
+        idle.kthread = true;
+        idle.setAffinity(CpuMask::single(c));
+        idle.cpu = c;
+        m_st.rq[c].exit_latency_ns = 0;
+    }
+    m_metrics.llc_idle.assign(llcIds.size(), 0);
+    m_metrics.llc_over.assign(llcIds.size(), 0);
+    m_metrics.llc_last.assign(llcIds.size(), 0);
+    m_metrics.idle_while_overloaded_ns.assign(llcIds.size(), 0);
+    for (int c = 0; c < m_nrCpus; ++c) m_metrics.llc_idle[m_cpus[c].llc]++;
+    m_tgRecent.assign(64, std::numeric_limits<std::int64_t>::min() / 2);
+    if (m_cfg.cost.cstates.empty()) m_cfg.cost.cstates = {{"POLL", 0, 0}};
+    m_rowBuf.resize(std::size_t(m_nrCpus));
+}
+
+Engine::~Engine() = default;
+
+void Engine::addWorkload(std::unique_ptr<Workload> w) { m_workloads.push_back(std::move(w)); }
+
+// ---------------------------------------------------------------------------
+// Event loop
+
+void Engine::push(std::int64_t t, EvType type, std::int32_t a, std::uint32_t b) {
+    m_heap.push_back(Ev{t, m_seq++, std::uint8_t(type), a, b});
+    std::push_heap(m_heap.begin(), m_heap.end(), EvCmp{});
+}
+
+void Engine::setNow(std::int64_t t) {
+    m_now = t;
+    m_st.now_ns = t;
+    m_st.jiffies = t / m_cfg.knobs.jiffyNs();
+}
+
+bool Engine::advance(std::int64_t ns) {
+    if (!m_started) {
+        m_started = true;
+        for (std::size_t i = 0; i < m_workloads.size(); ++i) m_workloads[i]->start(*this);
+        push(m_cfg.sample_period_ns, EvSample, 0);
+    }
+    const std::int64_t until = ns == kNever ? kNever : m_now + ns;
+    while (!m_done && !m_heap.empty()) {
+        if (m_heap.front().t > until) {
+            setNow(until);
+            return true;
+        }
+        std::pop_heap(m_heap.begin(), m_heap.end(), EvCmp{});
+        Ev e = m_heap.back();
+        m_heap.pop_back();
+        if (e.t < m_now) throw std::logic_error(fmt::format("time went back: event at {} < now {}", e.t, m_now));
+        if (m_cfg.stop_ns > 0 && e.t > m_cfg.stop_ns) {
+            setNow(m_cfg.stop_ns);
+            m_done = true;
+            break;
+        }
+        setNow(e.t);
+        m_events++;
+        dispatchEvent(e);
+        if (m_cfg.check_invariants) check("event");
+        if (m_checkDone) {
+            m_checkDone = false;
+            bool all = true;
+            for (const auto& w : m_workloads)
+                if (!w->background() && !w->finished()) all = false;
+            if (all) m_done = true;
+        }
+        if (m_cfg.max_events > 0 && m_events >= std::uint64_t(m_cfg.max_events)) m_done = true;
+    }
+    if (m_heap.empty()) m_done = true;
+    if (m_done) {
+        // Close the integrals at the end time.
+        for (int c = 0; c < m_nrCpus; ++c) recordStateChange(c);
+        for (std::size_t l = 0; l < m_metrics.llc_idle.size(); ++l) {
+            if (m_metrics.llc_idle[l] > 0 && m_metrics.llc_over[l] > 0)
+                m_metrics.idle_while_overloaded_ns[l] += m_now - m_metrics.llc_last[l];
+            m_metrics.llc_last[l] = m_now;
+        }
+        for (int c = 0; c < m_nrCpus; ++c) {
+            auto& mc = m_metrics;
+            const std::int64_t dt = m_now - mc.last_change[c];
+            mc.rqlen_area[c] += std::int64_t(mc.cur_len[c]) * dt;
+            mc.busy_ns[c] += mc.cur_busy[c] ? dt : 0;
+            mc.last_change[c] = m_now;
+        }
+        m_metrics.end_time = m_now;
+    }
+    return !m_done;
+}
+
+void Engine::run(const std::function<void(std::int64_t)>& progress) {
+    if (!progress) {
+        advance(kNever);
+        return;
+    }
+    const std::int64_t step = 10000000;  // report every 10 ms of simulated time
+    while (advance(step)) progress(m_now);
+    progress(m_now);
+}
+
+void Engine::dispatchEvent(const Ev& e) {
+    switch (EvType(e.type)) {
+    case EvBurstEnd: {
+        Cpu& c = m_cpus[e.a];
+        if (e.b != c.gen || c.curr < 0) return;
+        m_tasks[c.curr].work_left = 0;
+        c.seg_start = m_now;
+        afterWork(e.a);
+        return;
+    }
+    case EvResched: {
+        Cpu& c = m_cpus[e.a];
+        c.resched_pending = false;
+        if (c.curr >= 0) {
+            if (c.need_resched) schedule(e.a);
+        } else if (!c.queue.empty()) {
+            schedule(e.a);
+        }
+        return;
+    }
+    case EvIpi: onIpi(e.a); return;
+    case EvTick: onTick(e.a); return;
+    case EvTimer: onTimer(e.a, e.b); return;
+    case EvSample: onSample(); return;
+    case EvNohzKick: onNohzKick(e.a); return;
+    }
+}
+
+// ---------------------------------------------------------------------------
+// Running tasks: segments of work at the CPU's current speed
+
+int Engine::smtSpeed(int cpu) const {
+    const double s = m_cfg.cost.s(CostTerm::smt);
+    if (s == 0.0) return 1024;
+    bool siblingBusy = false;
+    m_st.sd->smtMask(cpu).forEach([&](int o) {
+        if (o != cpu && m_cpus[o].curr >= 0) siblingBusy = true;
+    });
+    if (!siblingBusy) return 1024;
+    const double slow = double(1024 - m_cfg.cost.smt_busy_speed) * s;
+    return std::max(1, int(1024 - slow + 0.5));
+}
+
+void Engine::accountSegment(int cpu) {
+    Cpu& c = m_cpus[cpu];
+    if (c.curr < 0) return;
+    SimTask& p = m_tasks[c.curr];
+    const std::int64_t done = (m_now - c.seg_start) * c.speed / 1024;
+    p.work_left = std::max<std::int64_t>(0, p.work_left - done);
+    c.seg_start = m_now;
+}
+
+void Engine::startSegment(int cpu) {
+    Cpu& c = m_cpus[cpu];
+    SimTask& p = m_tasks[c.curr];
+    p.work_left += c.pending_charge;
+    c.pending_charge = 0;
+    c.seg_start = m_now;
+    c.speed = smtSpeed(cpu);
+    c.gen++;
+    const std::int64_t dur = (p.work_left * 1024 + c.speed - 1) / c.speed;
+    push(m_now + dur, EvBurstEnd, cpu, c.gen);
+}
+
+// A CPU changed between busy and idle: its SMT siblings' speeds change.
+void Engine::reschedSpeed(int cpu) {
+    if (m_cfg.cost.s(CostTerm::smt) == 0.0 || !m_st.sd->smtActive()) return;
+    m_st.sd->smtMask(cpu).forEach([&](int o) {
+        if (o == cpu) return;
+        Cpu& c = m_cpus[o];
+        if (c.curr < 0 || o == m_stepCpu) return;
+        const int sp = smtSpeed(o);
+        if (sp == c.speed) return;
+        accountSegment(o);
+        startSegment(o);
+    });
+}
+
+void Engine::charge(std::int64_t ns) {
+    if (m_stepping >= 0) m_tasks[m_stepping].work_left += ns;
+}
+
+// The task's work is done: apply a pending block/sleep/exit, or ask its workload.
+void Engine::afterWork(int cpu) {
+    Cpu& c = m_cpus[cpu];
+    const int id = c.curr;
+    SimTask& p = m_tasks[id];
+    for (int guard = 0; guard < 1000; ++guard) {
+        if (p.pending != Action::Run) {
+            const Action::Kind k = p.pending;
+            p.pending = Action::Run;
+            if (k == Action::Block && p.wake_pending) {  // woken before it slept (ttwu_runnable)
+                p.wake_pending = false;
+            } else {
+                p.wake_pending = false;
+                if (k == Action::Sleep) {
+                    p.timer_gen++;
+                    push(m_now + p.pending_ns, EvTimer, id, p.timer_gen);
+                }
+                update_curr(cpu);
+                dequeueTask(cpu, id, true);
+                p.state = k == Action::Exit ? TaskState::Exited : TaskState::Blocked;
+                schedule(cpu);
+                return;
+            }
+        }
+        m_stepping = id;
+        m_stepCpu = cpu;
+        Action a = m_workloads[p.workload]->step(*this, p);
+        m_stepping = -1;
+        m_stepCpu = -1;
+        if (a.kind == Action::Run) {
+            p.work_left += a.ns;
+        } else {
+            p.pending = a.kind;
+            p.pending_ns = a.ns;
+        }
+        if (c.need_resched) {  // preemption point: return to user space
+            schedule(cpu);
+            return;
+        }
+        if (p.work_left > 0) {
+            startSegment(cpu);
+            return;
+        }
+    }
+    throw std::logic_error(fmt::format("task {} ({}) makes no progress", p.t.pid, p.t.comm));
+}
+
+// ---------------------------------------------------------------------------
+// CFS runqueue
+
+void Engine::queueInsert(int cpu, int id) {
+    Cpu& c = m_cpus[cpu];
+    const std::int64_t v = m_tasks[id].t.vruntime;
+    // After equal keys: __enqueue_entity goes right on ties (entity_before is strict).
+    auto it = std::upper_bound(c.queue.begin(), c.queue.end(), v,
+                               [&](std::int64_t key, int other) { return key < m_tasks[other].t.vruntime; });
+    c.queue.insert(it, id);
+}
+
+void Engine::queueErase(int cpu, int id) {
+    Cpu& c = m_cpus[cpu];
+    auto it = std::find(c.queue.begin(), c.queue.end(), id);
+    if (it != c.queue.end()) c.queue.erase(it);
+}
+
+void Engine::updateMinVruntime(int cpu) {
+    Cpu& c = m_cpus[cpu];
+    Rq& rq = m_st.rq[cpu];
+    std::int64_t vr = rq.min_vruntime;
+    bool have = false;
+    std::int64_t cand = 0;
+    if (c.curr >= 0) {
+        cand = m_tasks[c.curr].t.vruntime;
+        have = true;
+    }
+    if (!c.queue.empty()) {
+        const std::int64_t l = m_tasks[c.queue.front()].t.vruntime;
+        cand = have ? std::min(cand, l) : l;
+        have = true;
+    }
+    if (have) vr = std::max(vr, cand);
+    rq.min_vruntime = vr;
+}
+
+// update_curr(): charge curr's runtime since exec_start to its vruntime.
+void Engine::update_curr(int cpu) {
+    Cpu& c = m_cpus[cpu];
+    if (c.curr < 0) return;
+    SimTask& p = m_tasks[c.curr];
+    const std::int64_t delta = m_now - c.exec_start;
+    if (delta <= 0) return;
+    c.exec_start = m_now;
+    p.sum_exec += delta;
+    p.t.vruntime += delta;  // nice 0: calc_delta_fair() is the identity
+    p.t.exec_start = m_now;
+    updateMinVruntime(cpu);
+    m_st.rq[cpu].curr_vruntime = p.t.vruntime;
+}
+
+void Engine::recordStateChange(int cpu) {
+    auto& mc = m_metrics;
+    const Cpu& c = m_cpus[cpu];
+    const unsigned len = m_st.rq[cpu].nr_running;
+    const std::uint8_t busy = c.curr >= 0 ? 1 : 0;
+    if (len == mc.cur_len[cpu] && busy == mc.cur_busy[cpu]) return;
+    const std::int64_t dt = m_now - mc.last_change[cpu];
+    mc.rqlen_area[cpu] += std::int64_t(mc.cur_len[cpu]) * dt;
+    if (mc.cur_busy[cpu]) mc.busy_ns[cpu] += dt;
+    mc.last_change[cpu] = m_now;
+    const bool wasIdle = mc.cur_len[cpu] == 0, wasOver = mc.cur_len[cpu] >= 2;
+    const bool isIdle = len == 0, isOver = len >= 2;
+    if (wasIdle != isIdle || wasOver != isOver) {
+        const int l = c.llc;
+        if (mc.llc_idle[l] > 0 && mc.llc_over[l] > 0) mc.idle_while_overloaded_ns[l] += m_now - mc.llc_last[l];
+        mc.llc_last[l] = m_now;
+        mc.llc_idle[l] += int(isIdle) - int(wasIdle);
+        mc.llc_over[l] += int(isOver) - int(wasOver);
+    }
+    mc.cur_len[cpu] = std::uint16_t(std::min<unsigned>(len, 65535));
+    mc.cur_busy[cpu] = busy;
+}
+
+// The MachineState view of this CPU, read by the wakeup path.
+void Engine::syncRq(int cpu) {
+    Cpu& c = m_cpus[cpu];
+    Rq& rq = m_st.rq[cpu];
+    const unsigned n = unsigned(c.queue.size()) + (c.curr >= 0 ? 1u : 0u);
+    rq.nr_running = n;
+    rq.h_nr_running = n;
+    rq.idle_h_nr_running = 0;
+    rq.curr = c.curr >= 0 ? CurrKind::Normal : CurrKind::Idle;
+    if (c.curr >= 0) rq.curr_vruntime = m_tasks[c.curr].t.vruntime;
+    rq.curr_need_resched = c.need_resched;
+    rq.ttwu_pending = !c.wakelist.empty();
+    rq.load_avg = std::int64_t(c.avg.load_avg);
+    rq.util_avg = std::int64_t(c.avg.util_avg);
+    rq.runnable_avg = std::int64_t(c.avg.runnable_avg);
+    rq.util_est = c.util_est;
+    recordStateChange(cpu);
+}
+
+std::int64_t Engine::tgUpdateCost() {
+    const double s = m_cfg.cost.s(CostTerm::tg_load_avg);
+    if (s == 0.0) return 0;
+    const CostModel& cm = m_cfg.cost;
+    int recent = 0;
+    for (auto t : m_tgRecent)
+        if (t > m_now - cm.tg_update_window) recent++;
+    m_tgRecent[m_tgPos] = m_now;
+    m_tgPos = (m_tgPos + 1) % m_tgRecent.size();
+    const std::int64_t cost = std::min(cm.tg_update_cap, cm.tg_update_base + cm.tg_update_per_cpu * recent);
+    return cm.c(CostTerm::tg_load_avg, cost);
+}
+
+// update_load_avg(cfs_rq, se, UPDATE_TG): the entity, removed load, the cfs_rq,
+// then update_tg_load_avg() (with the optional 1 ms ratelimit).
+void Engine::updateLoadAvg(int cpu, SimTask* se, bool /*runnable_changes*/) {
+    Cpu& c = m_cpus[cpu];
+    const std::uint64_t now = std::uint64_t(m_now);
+    if (se) {
+        const bool onrq = se->state == TaskState::Runnable || se->state == TaskState::Running;
+        pelt_update(now, se->avg, onrq ? 1024 : 0, onrq ? 1 : 0, c.curr >= 0 && &m_tasks[c.curr] == se ? 1 : 0);
+    }
+    bool decayed = false;
+    if (c.removed_load || c.removed_util || c.removed_runnable) {
+        const std::uint32_t divider = get_pelt_divider(c.avg);
+        auto sub = [](std::uint64_t& v, std::int64_t d) { v = std::uint64_t(d) > v ? 0 : v - std::uint64_t(d); };
+        sub(c.avg.load_avg, c.removed_load);
+        c.avg.load_sum = std::max<std::uint64_t>(c.avg.load_sum > std::uint64_t(c.removed_load) * divider
+                                                     ? c.avg.load_sum - std::uint64_t(c.removed_load) * divider
+                                                     : 0,
+                                                 c.avg.load_avg * 1);  // load_sum floor (kernel: load_avg * PELT_MIN_DIVIDER)
+        sub(c.avg.util_avg, c.removed_util);
+        c.avg.util_sum = std::uint32_t(std::max<std::int64_t>(std::int64_t(c.avg.util_sum) - c.removed_util * divider,
+                                                              std::int64_t(c.avg.util_avg) * (LOAD_AVG_MAX - 1024)));
+        sub(c.avg.runnable_avg, c.removed_runnable);
+        c.avg.runnable_sum = std::uint64_t(std::max<std::int64_t>(
+            std::int64_t(c.avg.runnable_sum) - c.removed_runnable * divider, std::int64_t(c.avg.runnable_avg) * (LOAD_AVG_MAX - 1024)));
+        c.removed_load = c.removed_util = c.removed_runnable = 0;
+        decayed = true;
+    }
+    const unsigned long nr = (unsigned long)(c.queue.size() + (c.curr >= 0 ? 1 : 0));
+    decayed |= pelt_update(now, c.avg, 1024 * nr, nr, c.curr >= 0 ? 1 : 0);
+    if (decayed) {
+        // update_tg_load_avg(): only when the contribution moved by more than 1/64.
+        const std::int64_t delta = std::int64_t(c.avg.load_avg) - c.tg_contrib;
+        if ((delta < 0 ? -delta : delta) > c.tg_contrib / 64 &&
+            (m_cfg.cost.tg_ratelimit_ns == 0 || m_now - c.last_tg_update >= m_cfg.cost.tg_ratelimit_ns)) {
+            c.tg_contrib = std::int64_t(c.avg.load_avg);
+            c.last_tg_update = m_now;
+            const std::int64_t cost = tgUpdateCost();
+            m_metrics.cost_tg += cost;
+            if (m_stepping >= 0 && m_stepCpu >= 0) m_tasks[m_stepping].work_left += cost;
+            else c.pending_charge += cost;
+        }
+    }
+}
+
+// enqueue_task_fair() + the engine's queue.
+void Engine::enqueueTask(int cpu, int id, bool wakeup, bool migrated, int from_cpu) {
+    Cpu& c = m_cpus[cpu];
+    SimTask& p = m_tasks[id];
+    Rq& rq = m_st.rq[cpu];
+    update_curr(cpu);
+    updateLoadAvg(cpu, &p, true);
+    if (wakeup) {
+        std::int64_t vr = p.t.vruntime;
+        if (migrated && from_cpu >= 0) vr = vr - m_st.rq[from_cpu].min_vruntime + rq.min_vruntime;
+        const bool longSleeper = p.t.exec_start != 0 && (m_now - p.t.exec_start) > (std::int64_t(1) << 53);
+        p.t.vruntime = place_entity_wakeup(m_tun, m_cfg.knobs, rq.min_vruntime, vr, longSleeper);
+    } else {
+        p.t.vruntime += rq.min_vruntime;  // attach: renormalise to this cfs_rq
+    }
+    p.state = TaskState::Runnable;
+    p.t.on_rq = true;
+    p.t.cpu = cpu;
+    c.util_est += std::int64_t(task_util_est(p.avg));
+    c.enq_seq++;
+    p.enq_seq = c.enq_seq;  // cfs_tasks order (list_move to the head)
+    queueInsert(cpu, id);
+    updateMinVruntime(cpu);
+    syncRq(cpu);
+}
+
+// dequeue_task_fair(); the task is either curr or queued.
+void Engine::dequeueTask(int cpu, int id, bool sleep) {
+    Cpu& c = m_cpus[cpu];
+    SimTask& p = m_tasks[id];
+    update_curr(cpu);
+    updateLoadAvg(cpu, &p, true);
+    c.util_est = std::max<std::int64_t>(0, c.util_est - std::int64_t(task_util_est(p.avg)));
+    if (sleep) util_est_update_task(p.avg);
+    if (c.curr == id) {
+        c.curr = -1;
+        c.gen++;
+    } else {
+        queueErase(cpu, id);
+    }
+    if (!sleep) p.t.vruntime -= m_st.rq[cpu].min_vruntime;  // detach: make relative
+    p.t.on_rq = false;
+    updateMinVruntime(cpu);
+    syncRq(cpu);
+}
+
+DistClass distClass(const Topology& t, int a, int b) {
+    if (a == b) return DistClass::same_cpu;
+    const CpuInfo& x = t.cpu(a);
+    const CpuInfo& y = t.cpu(b);
+    if (x.core == y.core && x.package == y.package) return DistClass::smt;
+    if (x.llc == y.llc) return DistClass::llc;
+    if (x.node == y.node) return DistClass::cross_llc;
+    if (x.package == y.package) return DistClass::cross_node;
+    return DistClass::cross_socket;
+}
+
+std::int64_t Engine::migrationCost(const SimTask& p, int from, int to) const {
+    const CostModel& cm = m_cfg.cost;
+    std::int64_t perLine = 0;
+    switch (distClass(*m_cfg.topo, from, to)) {
+    case DistClass::same_cpu: return 0;
+    case DistClass::smt: perLine = cm.refill_smt_line; break;
+    case DistClass::llc: perLine = cm.refill_llc_line; break;
+    case DistClass::cross_llc:
+    case DistClass::cross_node: perLine = cm.refill_cross_llc_line; break;
+    case DistClass::cross_socket: perLine = cm.refill_cross_socket_line; break;
+    case DistClass::count_: break;
+    }
+    const std::int64_t hot = p.hot_set > 0 ? p.hot_set : cm.hot_set_bytes;
+    return cm.c(CostTerm::cache_refill, hot / 64 * perLine);
+}
+
+// set_task_cpu() across CPUs: migrate_task_rq_fair (remove_entity_load_avg) and the
+// attach on the new cfs_rq; sched_migrate_task.
+void Engine::migrateTask(int id, int from, int to, MigrationCause cause) {
+    SimTask& p = m_tasks[id];
+    Cpu& src = m_cpus[from];
+    Cpu& dst = m_cpus[to];
+    src.removed_load += std::int64_t(p.avg.load_avg);
+    src.removed_util += std::int64_t(p.avg.util_avg);
+    src.removed_runnable += std::int64_t(p.avg.runnable_avg);
+    // attach_entity_load_avg(): align to the destination's clock and add.
+    p.avg.last_update_time = dst.avg.last_update_time;
+    p.avg.period_contrib = dst.avg.period_contrib;
+    dst.avg.load_avg += p.avg.load_avg;
+    dst.avg.load_sum += p.avg.load_avg * get_pelt_divider(dst.avg);
+    dst.avg.util_avg += p.avg.util_avg;
+    dst.avg.util_sum += std::uint32_t(p.avg.util_avg * get_pelt_divider(dst.avg));
+    dst.avg.runnable_avg += p.avg.runnable_avg;
+    dst.avg.runnable_sum += p.avg.runnable_avg * get_pelt_divider(dst.avg);
+    p.t.cpu = to;
+    p.last_migrate = m_now;
+    m_metrics.migrations[int(cause)]++;
+    m_metrics.migration_matrix[int(cause)][int(distClass(*m_cfg.topo, from, to))]++;
+}
+
+// ---------------------------------------------------------------------------
+// schedule()
+
+void Engine::schedule(int cpu) {
+    Cpu& c = m_cpus[cpu];
+    const int prev = c.curr;
+    c.need_resched = false;
+    m_st.rq[cpu].curr_need_resched = false;
+    bool involuntary = false;
+    if (prev >= 0) {
+        SimTask& p = m_tasks[prev];
+        accountSegment(cpu);
+        update_curr(cpu);
+        // put_prev_entity(): back into the tree (still runnable: a preemption).
+        updateLoadAvg(cpu, &p, false);
+        c.curr = -1;
+        c.gen++;
+        p.state = TaskState::Runnable;
+        queueInsert(cpu, prev);
+        involuntary = true;
+    }
+    // pick_next_task_fair(): newidle balance when nothing is queued.
+    if (c.queue.empty()) {
+        newidleBalance(cpu);
+        if (c.queue.empty()) {
+            enterIdle(cpu);
+            return;
+        }
+    }
+    const int next = c.queue.front();
+    c.queue.erase(c.queue.begin());
+    SimTask& n = m_tasks[next];
+    const bool fromIdle = c.in_idle;
+    c.curr = next;
+    n.state = TaskState::Running;
+    c.enq_seq++;
+    n.enq_seq = c.enq_seq;  // pick_next_task_fair: list_move to the head of cfs_tasks
+    updateLoadAvg(cpu, &n, false);  // set_next_entity: update_load_avg before it becomes curr
+    c.exec_start = m_now;
+    n.t.exec_start = m_now;
+    n.prev_sum_exec = n.sum_exec;
+    n.t.on_cpu = true;
+    if (next != prev) {
+        m_metrics.ctx_switches++;
+        if (involuntary) m_metrics.involuntary_switches++;
+        const CostModel& cm = m_cfg.cost;
+        const std::int64_t sw = cm.c(CostTerm::ctx_switch, c.last_mm == n.mm ? cm.ctx_switch_thread : cm.ctx_switch_process);
+        n.work_left += sw;
+        m_metrics.cost_ctx_switch += sw;
+        c.last_mm = n.mm;
+        if (n.last_ran_cpu >= 0 && n.last_ran_cpu != cpu) {
+            const std::int64_t r = migrationCost(n, n.last_ran_cpu, cpu);
+            n.work_left += r;
+            m_metrics.cost_refill += r;
+        }
+        n.last_ran_cpu = cpu;
+        if (n.wake_time >= 0) {
+            m_metrics.wakeup_latency.record(m_now - n.wake_time);
+            n.wake_time = -1;
+        }
+    }
+    if (prev >= 0 && prev != next) m_tasks[prev].t.on_cpu = false;
+    if (fromIdle) leaveIdle(cpu);
+    syncRq(cpu);
+    if (c.tick_next < 0) {
+        const std::int64_t j = m_cfg.knobs.jiffyNs();
+        c.tick_next = (m_now / j + 1) * j;
+        push(c.tick_next, EvTick, cpu);
+    }
+    if (fromIdle) reschedSpeed(cpu);
+    startSegment(cpu);
+}
+
+void Engine::enterIdle(int cpu) {
+    Cpu& c = m_cpus[cpu];
+    Rq& rq = m_st.rq[cpu];
+    c.curr = -1;
+    c.gen++;
+    syncRq(cpu);
+    // set_next_task_idle(): __update_idle_core, claim cleared, clock_idle.
+    set_next_task_idle(m_st, m_cfg.knobs, cpu);
+    // cpuidle governor: deepest state whose target residency fits the predicted idle time.
+    const auto& cs = m_cfg.cost.cstates;
+    int pick = 0;
+    for (int i = 0; i < int(cs.size()); ++i)
+        if (cs[i].residency_ns <= c.predicted_idle) pick = i;
+    c.cstate = pick;
+    rq.exit_latency_ns = cs[pick].exit_ns;
+    const bool wasIdle = c.in_idle;
+    c.in_idle = true;
+    c.idle_since = m_now;
+    c.tick_next = -1;  // nohz: the tick stops
+    m_metrics.bpf_len[cpu] = 0;  // the seed script's cpu_idle probe
+    if (!wasIdle) reschedSpeed(cpu);
+}
+
+void Engine::leaveIdle(int cpu) {
+    Cpu& c = m_cpus[cpu];
+    Rq& rq = m_st.rq[cpu];
+    const std::int64_t dur = m_now - c.idle_since;
+    c.predicted_idle = c.predicted_idle == 0 ? dur : (c.predicted_idle * 7 + dur) / 8;
+    c.in_idle = false;
+    rq.idle_end_time = m_now;  // idle-delay v1/v2: stamped when the idle loop is left
+    rq.exit_latency_ns = -1;
+}
+
+// resched_curr() from `from_cpu`: an IPI (or the polling flag) and, on an idle
+// CPU, the C-state exit before schedule() runs there.
+void Engine::reschedCpu(int cpu, int from_cpu) {
+    Cpu& c = m_cpus[cpu];
+    c.need_resched = true;
+    m_st.rq[cpu].curr_need_resched = c.curr >= 0;
+    if (c.curr >= 0 && cpu == m_stepCpu) return;  // preempted at the end of the current step
+    if (c.resched_pending) return;
+    std::int64_t delay = 0;
+    const CostModel& cm = m_cfg.cost;
+    if (cpu != from_cpu) {
+        delay += cm.c(CostTerm::ipi, m_cfg.topo->cpu(cpu).package == m_cfg.topo->cpu(from_cpu).package ? cm.ipi_same_socket
+                                                                                                  : cm.ipi_cross_socket);
+        m_metrics.ipis++;
+    }
+    if (c.curr < 0 && c.in_idle) {
+        const std::int64_t ex = cm.c(CostTerm::idle_exit, cm.cstates[c.cstate].exit_ns);
+        delay += ex;
+        m_metrics.idle_exit_latency += ex;
+    }
+    c.resched_pending = true;
+    push(m_now + delay, EvResched, cpu);
+}
+
+// ---------------------------------------------------------------------------
+// Wakeups
+
+bool Engine::wake(int id, bool sync) {
+    SimTask& p = m_tasks[id];
+    if (p.state == TaskState::Exited) return false;
+    if (p.state == TaskState::Blocked) {
+        doWake(id, m_stepCpu >= 0 ? m_stepCpu : 0, m_stepping >= 0, sync ? std::uint32_t(WF_SYNC) : 0u,
+               m_stepping >= 0 ? &m_tasks[m_stepping].t : nullptr);
+        return true;
+    }
+    // Running or queued with a block still pending: try_to_wake_up finds it on the rq.
+    if (p.pending == Action::Block) {
+        p.wake_pending = true;
+        m_metrics.stage0[std::size_t(Stage0::TTWU_RUNNABLE)]++;
+        return true;
+    }
+    return false;
+}
+
+void Engine::doWake(int id, int waker_cpu, bool in_task, std::uint32_t wf, Task* waker) {
+    SimTask& p = m_tasks[id];
+    const int from = p.t.cpu;
+    // sync_entity_load_avg(): the sleeping task's averages decayed to its old cfs_rq's clock.
+    {
+        SchedAvg a = p.avg;
+        pelt_update(m_cpus[from].avg.last_update_time, a, 0, 0, 0);
+        p.t.load_avg = std::int64_t(a.load_avg);
+        p.t.util_avg = std::int64_t(a.util_avg);
+        p.t.runnable_avg = std::int64_t(a.runnable_avg);
+        p.t.util_est = std::int64_t(task_util_est(a));
+        p.t.last_update_time = std::int64_t(a.last_update_time) | 1;
+    }
+    p.t.on_rq = false;
+    p.t.on_cpu = false;
+    Waker w;
+    w.cpu = waker_cpu;
+    w.in_task = in_task;
+    w.current_ptr = waker ? waker : (m_cpus[waker_cpu].curr >= 0 ? &m_tasks[m_cpus[waker_cpu].curr].t : &m_idleTasks[waker_cpu]);
+    if (waker_cpu >= 0 && m_cpus[waker_cpu].curr >= 0) update_curr(waker_cpu);
+    Decision d = try_to_wake_up(m_st, m_cfg.knobs, p.t, w, wf, false);
+    const int cpu = d.cpu;
+    m_metrics.ttwu_count++;
+    if (cpu == waker_cpu) m_metrics.ttwu_local++;
+    if (d.preempted_curr) m_metrics.wake_preempt++;
+    p.wake_time = m_now;
+    p.wake_pending = false;
+    // Costs on the waker (CPU time): the wakeup itself and the CPUs the path examined.
+    const CostModel& cm = m_cfg.cost;
+    std::int64_t cost = cm.c(CostTerm::sis_scan, cm.sis_scan_per_cpu * std::int64_t(d.examined.size()));
+    m_metrics.cost_scan += cost;
+    std::int64_t wcost = 0;
+    if (d.migrated) migrateTask(id, from, cpu, MigrationCause::wakeup);
+    if (d.wakelist) {
+        m_metrics.ttwu_wakelist++;
+        wcost = cm.c(CostTerm::wakeup, cm.wakeup_remote_queued);
+        Cpu& t = m_cpus[cpu];
+        t.wakelist.push_back(id);
+        p.state = TaskState::Runnable;
+        p.t.on_rq = false;
+        m_st.rq[cpu].ttwu_pending = true;
+        if (!t.ipi_pending) {
+            t.ipi_pending = true;
+            std::int64_t delay = cm.c(CostTerm::ipi, m_cfg.topo->cpu(cpu).package == m_cfg.topo->cpu(waker_cpu).package
+                                                         ? cm.ipi_same_socket
+                                                         : cm.ipi_cross_socket);
+            if (t.curr < 0 && t.in_idle) {
+                const std::int64_t ex = cm.c(CostTerm::idle_exit, cm.cstates[t.cstate].exit_ns);
+                delay += ex;
+                m_metrics.idle_exit_latency += ex;
+            }
+            m_metrics.ipis++;
+            push(m_now + delay, EvIpi, cpu);
+        }
+    } else {
+        if (cpu == waker_cpu) {
+            wcost = cm.c(CostTerm::wakeup, cm.wakeup_local);
+        } else {
+            m_metrics.ttwu_remote_direct++;
+            wcost = cm.c(CostTerm::wakeup, cm.wakeup_remote_direct);
+            // Remote rq lock: wait for the holder, then hold it for the enqueue.
+            Cpu& t = m_cpus[cpu];
+            if (m_cfg.cost.s(CostTerm::rq_lock) != 0.0) {
+                const std::int64_t wait = std::max<std::int64_t>(0, t.lock_free_at - m_now);
+                const std::int64_t w8 = cm.c(CostTerm::rq_lock, wait);
+                wcost += w8;
+                m_metrics.cost_lock_wait += w8;
+                t.lock_free_at = std::max(t.lock_free_at, m_now) + cm.c(CostTerm::rq_lock, cm.rq_lock_hold);
+            }
+        }
+        enqueueTask(cpu, id, true, d.migrated, from);
+        if (d.preempted_curr) reschedCpu(cpu, waker_cpu);
+    }
+    m_metrics.cost_wakeup += wcost;
+    cost += wcost;
+    if (in_task && m_stepping >= 0) m_tasks[m_stepping].work_left += cost;
+    else m_cpus[waker_cpu].pending_charge += cost;
+    m_metrics.recordDecision(m_now, p.t.pid, d);
+}
+
+// sched_ttwu_pending(): the target runs its wakelist.
+void Engine::onIpi(int cpu) {
+    Cpu& c = m_cpus[cpu];
+    c.ipi_pending = false;
+    if (c.wakelist.empty()) return;
+    std::vector<int> list;
+    list.swap(c.wakelist);
+    m_st.rq[cpu].ttwu_pending = false;
+    bool resched = false;
+    for (int id : list) {
+        SimTask& p = m_tasks[id];
+        // The task was placed and migrated at wakeup time; its vruntime was relative to the old rq then.
+        const int from = p.last_ran_cpu >= 0 ? p.last_ran_cpu : cpu;
+        enqueueTask(cpu, id, true, from != cpu, from);
+        c.pending_charge += m_cfg.cost.c(CostTerm::wakeup, m_cfg.cost.wakeup_local);
+        Decision dummy;
+        Waker w;
+        w.cpu = cpu;
+        w.in_task = false;
+        w.current_ptr = c.curr >= 0 ? &m_tasks[c.curr].t : &m_idleTasks[cpu];
+        WakeCtx ctx{m_st, m_cfg.knobs, w, dummy, false};
+        // enqueue has already counted p: check_preempt_curr sees the CPU as the kernel does after activate_task.
+        if (c.curr < 0 || check_preempt_curr(ctx, p.t, cpu, 0, false, cpu)) resched = true;
+    }
+    m_st.rq[cpu].ttwu_pending = false;
+    if (resched) {
+        if (c.curr < 0) {
+            if (!c.resched_pending) schedule(cpu);  // already out of the C-state: the IPI woke it
+        } else {
+            c.need_resched = true;
+            schedule(cpu);  // preemption on return from the interrupt
+        }
+    }
+}
+
+void Engine::onTimer(int id, std::uint32_t gen) {
+    SimTask& p = m_tasks[id];
+    if (p.timer_gen != gen || p.state != TaskState::Blocked) return;
+    // hrtimer_wakeup() in interrupt context on the CPU the timer was armed on.
+    const int cpu = p.last_ran_cpu >= 0 ? p.last_ran_cpu : 0;
+    Cpu& c = m_cpus[cpu];
+    doWake(id, cpu, false, 0, c.curr >= 0 ? &m_tasks[c.curr].t : &m_idleTasks[cpu]);
+}
+
+// ---------------------------------------------------------------------------
+// Tick
+
+void Engine::checkPreemptTick(int cpu) {
+    // check_preempt_tick() (6.1, nice 0).
+    Cpu& c = m_cpus[cpu];
+    SimTask& p = m_tasks[c.curr];
+    const std::int64_t nr = std::int64_t(c.queue.size()) + 1;
+    const std::int64_t period = nr > 8 ? nr * m_tun.min_granularity_ns : m_tun.latency_ns;  // __sched_period
+    std::int64_t ideal = period / nr;                                                       // sched_slice
+    if (m_cfg.knobs.BASE_SLICE) ideal = std::max(ideal, m_tun.min_granularity_ns);
+    const std::int64_t delta_exec = p.sum_exec - p.prev_sum_exec;
+    bool resched = false;
+    if (delta_exec > ideal) {
+        resched = true;
+    } else if (delta_exec >= m_tun.min_granularity_ns) {
+        const std::int64_t delta = p.t.vruntime - m_tasks[c.queue.front()].t.vruntime;
+        if (delta > ideal) resched = true;
+    }
+    if (resched) {
+        m_metrics.tick_preempt++;
+        c.need_resched = true;
+    }
+}
+
+void Engine::onTick(int cpu) {
+    Cpu& c = m_cpus[cpu];
+    if (c.tick_next != m_now) return;  // stale (the tick was stopped and restarted)
+    if (c.curr < 0) {
+        c.tick_next = -1;
+        return;
+    }
+    accountSegment(cpu);
+    update_curr(cpu);
+    updateLoadAvg(cpu, &m_tasks[c.curr], false);
+    syncRq(cpu);
+    m_metrics.bpf_len[cpu] = std::uint16_t(std::min<unsigned>(m_st.rq[cpu].nr_running, 65535));
+    if (!c.queue.empty()) checkPreemptTick(cpu);
+    // trigger_load_balance(): the SCHED_SOFTIRQ runs rebalance_domains when due.
+    if (m_st.jiffies >= c.next_balance) rebalanceDomains(cpu, IdleType::CPU_NOT_IDLE);
+    // nohz_balancer_kick(): this CPU is overloaded and idle CPUs exist.
+    if (m_st.rq[cpu].nr_running >= 2 && m_now >= m_nohzNextBalance) nohzKick(cpu);
+    c.tick_next = m_now + m_cfg.knobs.jiffyNs();
+    push(c.tick_next, EvTick, cpu);
+    if (c.need_resched && c.curr >= 0) {
+        schedule(cpu);
+    } else if (c.curr >= 0) {
+        startSegment(cpu);  // speed or pending charge may have changed
+    }
+}
+
+void Engine::onSample() {
+    for (int c = 0; c < m_nrCpus; ++c) m_rowBuf[c] = std::uint16_t(std::min<unsigned>(m_st.rq[c].nr_running, 65535));
+    m_metrics.timeline.push(m_now, m_rowBuf.data());
+    m_metrics.bpf_timeline.push(m_now, m_metrics.bpf_len.data());
+    push(m_now + m_cfg.sample_period_ns, EvSample, 0);
+}
+
+// ---------------------------------------------------------------------------
+// Load balancing (fair.c load_balance and friends, 6.1, without misfit/asym/NUMA-balancing)
+
+namespace {
+enum GroupType { group_has_spare = 0, group_fully_busy, group_overloaded };
+enum MigrationType { migrate_load, migrate_util, migrate_task };
+
+struct SgStats {
+    std::int64_t avg_load = 0, group_load = 0, group_capacity = 0, group_util = 0, group_runnable = 0;
+    unsigned sum_nr_running = 0, sum_h_nr_running = 0, idle_cpus = 0, group_weight = 0;
+    GroupType group_type = group_has_spare;
+};
+
+bool group_is_overloaded(int pct, const SgStats& s) {
+    if (s.sum_nr_running <= s.group_weight) return false;
+    if (s.group_capacity * 100 < s.group_util * pct) return true;
+    if (s.group_capacity * pct < s.group_runnable * 100) return true;
+    return false;
+}
+bool group_has_capacity(int pct, const SgStats& s) {
+    if (s.sum_nr_running < s.group_weight) return true;
+    if (s.group_capacity * pct < s.group_runnable * 100) return false;
+    if (s.group_capacity * 100 > s.group_util * pct) return true;
+    return false;
+}
+}  // namespace
+
+int Engine::loadBalance(int this_cpu, int level, IdleType idle, bool* continue_balancing) {
+    const SchedDomain& sd = m_st.sd->domains(this_cpu)[level];
+    Cpu& me = m_cpus[this_cpu];
+    m_metrics.lb_calls++;
+    auto out_balanced = [&]() {
+        m_metrics.lb_balanced++;
+        me.nr_balance_failed[level] = 0;
+        if (me.balance_interval[level] < sd.max_interval) me.balance_interval[level] *= 2;
+        return 0;
+    };
+    if (!should_we_balance(m_st, m_cfg.knobs, this_cpu, sd, idle)) {
+        *continue_balancing = false;
+        return out_balanced();
+    }
+    // update_sd_lb_stats()
+    const int pct = sd.imbalance_pct;
+    SgStats local, busiest;
+    int busiestGroup = -1;
+    std::int64_t total_load = 0, total_capacity = 0, sum_util = 0;
+    for (std::size_t g = 0; g < sd.groups.size(); ++g) {
+        SgStats s;
+        sd.groups[g].forEach([&](int c) {
+            const Rq& rq = m_st.rq[c];
+            if (!rq.active) return;
+            const std::int64_t util = m_cfg.knobs.UTIL_EST ? std::max(rq.util_avg, rq.util_est) : rq.util_avg;
+            s.group_load += rq.load_avg;
+            s.group_util += std::min(util, rq.cpu_capacity);
+            s.group_runnable += rq.runnable_avg;
+            s.sum_h_nr_running += rq.h_nr_running;
+            s.sum_nr_running += rq.nr_running;
+            if (sg_lb_counts_idle(m_st, m_cfg.knobs, c)) s.idle_cpus++;
+            s.group_capacity += rq.cpu_capacity;
+            s.group_weight++;
+        });
+        s.group_type = group_is_overloaded(pct, s) ? group_overloaded
+                       : group_has_capacity(pct, s) ? group_has_spare
+                                                     : group_fully_busy;
+        if (s.group_type != group_has_spare && s.group_capacity > 0) s.avg_load = s.group_load * 1024 / s.group_capacity;
+        total_load += s.group_load;
+        total_capacity += s.group_capacity;
+        sum_util += s.group_util;
+        if (g == 0) {  // the local group is listed first
+            local = s;
+            continue;
+        }
+        if (!s.sum_h_nr_running) continue;
+        // update_sd_pick_busiest()
+        bool pick = false;
+        if (busiestGroup < 0) pick = true;
+        else if (s.group_type > busiest.group_type) pick = true;
+        else if (s.group_type < busiest.group_type) pick = false;
+        else if (s.group_type == group_overloaded || s.group_type == group_fully_busy) pick = s.avg_load > busiest.avg_load;
+        else pick = s.idle_cpus < busiest.idle_cpus || (s.idle_cpus == busiest.idle_cpus && s.sum_nr_running > busiest.sum_nr_running);
+        if (pick) {
+            busiest = s;
+            busiestGroup = int(g);
+        }
+    }
+    if (balance_updates_nr_idle_scan(*m_st.sd, m_cfg.knobs, this_cpu, sd, idle)) {
+        if (SdShared* sh = m_st.llcShared(this_cpu)) sh->nr_idle_scan = update_idle_cpu_scan(sd.span_weight, sum_util, pct);
+    }
+    // find_busiest_group()
+    if (busiestGroup < 0 || !busiest.sum_h_nr_running) return out_balanced();
+    const bool prefer_sibling = level + 1 < int(m_st.sd->domains(this_cpu).size()) &&
+                                (m_st.sd->domains(this_cpu)[level + 1].flags & SD_PREFER_SIBLING);
+    const std::int64_t sds_avg_load = total_capacity > 0 ? total_load * 1024 / total_capacity : 0;
+    bool force = false;
+    if (local.group_type > busiest.group_type) return out_balanced();
+    if (local.group_type == group_overloaded) {
+        if (local.avg_load >= busiest.avg_load) return out_balanced();
+        if (local.avg_load >= sds_avg_load) return out_balanced();
+        if (100 * busiest.avg_load <= pct * local.avg_load) return out_balanced();
+    }
+    if (prefer_sibling && local.group_type == group_has_spare && busiest.sum_nr_running > local.sum_nr_running + 1) force = true;
+    if (!force && busiest.group_type != group_overloaded) {
+        if (idle == IdleType::CPU_NOT_IDLE) return out_balanced();
+        if (busiest.group_weight > 1 && local.idle_cpus <= busiest.idle_cpus + 1) return out_balanced();
+        if (busiest.sum_h_nr_running == 1) return out_balanced();
+    }
+    // calculate_imbalance()
+    MigrationType mt = migrate_task;
+    std::int64_t imbalance = 0;
+    if (local.group_type == group_has_spare) {
+        if (busiest.group_type > group_fully_busy) {
+            mt = migrate_util;
+            imbalance = std::max(local.group_capacity, local.group_util) - local.group_util;
+            if (idle != IdleType::CPU_NOT_IDLE && imbalance == 0) {
+                mt = migrate_task;
+                imbalance = 1;
+            }
+        } else if (busiest.group_weight == 1 || prefer_sibling) {
+            std::int64_t nr_diff = std::int64_t(busiest.sum_nr_running) - std::int64_t(local.sum_nr_running);
+            imbalance = std::max<std::int64_t>(0, nr_diff) >> 1;
+        } else {
+            imbalance = std::max<std::int64_t>(0, (std::int64_t(local.idle_cpus) - std::int64_t(busiest.idle_cpus)) >> 1);
+        }
+        if (sd.flags & SD_NUMA) {  // adjust_numa_imbalance()
+            if (std::int64_t(local.sum_nr_running) + 1 <= sd.imb_numa_nr && imbalance <= 2) imbalance = 0;
+        }
+    } else {
+        if (local.group_type < group_overloaded) {
+            local.avg_load = local.group_capacity > 0 ? local.group_load * 1024 / local.group_capacity : 0;
+            if (local.avg_load >= busiest.avg_load) return out_balanced();
+        }
+        mt = migrate_load;
+        imbalance = std::min((busiest.avg_load - sds_avg_load) * busiest.group_capacity,
+                             (sds_avg_load - local.avg_load) * local.group_capacity) / 1024;
+    }
+    if (imbalance <= 0) return out_balanced();
+    // find_busiest_queue()
+    int src = -1;
+    std::int64_t best = -1, bestCap = 1;
+    sd.groups[std::size_t(busiestGroup)].forEach([&](int c) {
+        const Rq& rq = m_st.rq[c];
+        if (!rq.active || !rq.h_nr_running) return;
+        switch (mt) {
+        case migrate_load:
+            if (rq.nr_running == 1 && rq.load_avg > imbalance) return;
+            if (best < 0 || rq.load_avg * bestCap > best * rq.cpu_capacity) {
+                best = rq.load_avg;
+                bestCap = rq.cpu_capacity;
+                src = c;
+            }
+            break;
+        case migrate_util: {
+            if (rq.nr_running <= 1) return;
+            const std::int64_t u = m_cfg.knobs.UTIL_EST ? std::max(rq.util_avg, rq.util_est) : rq.util_avg;
+            if (u > best) {
+                best = u;
+                src = c;
+            }
+            break;
+        }
+        case migrate_task:
+            if (std::int64_t(rq.nr_running) > best) {
+                best = rq.nr_running;
+                src = c;
+            }
+            break;
+        }
+    });
+    if (src < 0 || src == this_cpu) return out_balanced();
+    const MigrationCause cause = idle == IdleType::CPU_NEWLY_IDLE ? MigrationCause::newidle
+                                 : idle == IdleType::CPU_IDLE && this_cpu != m_stepCpu && m_cpus[this_cpu].curr < 0
+                                     ? (m_inNohz ? MigrationCause::nohz : MigrationCause::periodic)
+                                     : MigrationCause::periodic;
+    // detach_tasks(): oldest first (the tail of cfs_tasks), skipping curr.
+    int moved = 0;
+    Cpu& s = m_cpus[src];
+    if (m_st.rq[src].nr_running > 1 || (s.curr < 0 && !s.queue.empty())) {
+        m_tmp = s.queue;
+        std::sort(m_tmp.begin(), m_tmp.end(), [&](int a, int b) { return m_tasks[a].enq_seq < m_tasks[b].enq_seq; });
+        unsigned loops = 0;
+        const unsigned loop_max = std::min<unsigned>(sysctl_sched_nr_migrate, m_st.rq[src].nr_running);
+        for (int id : m_tmp) {
+            if (++loops > loop_max) break;
+            SimTask& p = m_tasks[id];
+            if (!canMigrate(p, src, this_cpu, level, idle, me.nr_balance_failed[level])) continue;
+            if (mt == migrate_load) {
+                const std::int64_t load = std::max<std::int64_t>(1, std::int64_t(p.avg.load_avg));
+                const int shift = std::min(me.nr_balance_failed[level], 62);
+                if ((load >> shift) > imbalance) continue;
+                imbalance -= load;
+            } else if (mt == migrate_util) {
+                const std::int64_t u = std::int64_t(task_util_est(p.avg));
+                if (u > imbalance) continue;
+                imbalance -= u;
+            } else {
+                imbalance -= 1;
+            }
+            // detach_task + attach_task
+            dequeueTask(src, id, false);
+            migrateTask(id, src, this_cpu, cause);
+            enqueueTask(this_cpu, id, false, true, src);
+            moved++;
+            m_metrics.lb_moved_tasks++;
+            if (idle == IdleType::CPU_NEWLY_IDLE) break;
+            if (imbalance <= 0) break;
+        }
+    }
+    if (moved) {
+        me.nr_balance_failed[level] = 0;
+        me.balance_interval[level] = sd.min_interval;
+        // attach_tasks(): check_preempt_curr on this CPU.
+        if (m_cpus[this_cpu].curr < 0 && idle != IdleType::CPU_NEWLY_IDLE) reschedCpu(this_cpu, this_cpu);
+        return moved;
+    }
+    m_metrics.lb_failed++;
+    if (idle != IdleType::CPU_NEWLY_IDLE) {
+        me.nr_balance_failed[level]++;
+        // need_active_balance(): nr_balance_failed > cache_nice_tries + 2.
+        if (me.nr_balance_failed[level] > sd.cache_nice_tries + 2 && s.curr >= 0 && m_tasks[s.curr].t.cpus_ptr.test(this_cpu) &&
+            m_st.rq[src].nr_running >= 1) {
+            activeBalance(src, this_cpu, level);
+            me.nr_balance_failed[level] = sd.cache_nice_tries + 1;
+        }
+    }
+    if (me.balance_interval[level] < sd.max_interval) me.balance_interval[level] *= 2;
+    return 0;
+}
+
+bool Engine::canMigrate(const SimTask& p, int src, int dst, int level, IdleType idle, int nr_balance_failed) const {
+    if (!p.t.cpus_ptr.test(dst)) return false;
+    if (m_cpus[src].curr >= 0 && &m_tasks[m_cpus[src].curr] == &p) return false;  // task_running
+    const SchedDomain& sd = m_st.sd->domains(dst)[level];
+    TaskHotInput in;
+    in.src_clock_task = m_now;
+    in.exec_start = p.t.exec_start;
+    in.dst_nr_running = m_st.rq[dst].nr_running;
+    in.sd_flags = sd.flags;
+    in.wakee_placed = p.t.wakee_placed;
+    (void)idle;
+    const bool hot = task_hot(m_st, m_cfg.knobs, in);
+    return can_migrate_hot(hot, nr_balance_failed, sd.cache_nice_tries);
+}
+
+// active_load_balance_cpu_stop(): the stopper on `busiest` preempts its running
+// task and pushes one task (the longest queued, usually that one) to `dst`.
+void Engine::activeBalance(int busiest, int dst, int level) {
+    Cpu& b = m_cpus[busiest];
+    if (b.curr < 0) return;
+    const int id = b.curr;
+    (void)level;
+    accountSegment(busiest);
+    update_curr(busiest);
+    dequeueTask(busiest, id, false);
+    migrateTask(id, busiest, dst, MigrationCause::active);
+    enqueueTask(dst, id, false, true, busiest);
+    m_metrics.lb_moved_tasks++;
+    // The stopper ran on `busiest`: it picks its next task.
+    schedule(busiest);
+    if (m_cpus[dst].curr < 0) reschedCpu(dst, busiest);
+    else reschedCpu(dst, dst);
+}
+
+void Engine::rebalanceDomains(int cpu, IdleType idle) {
+    Cpu& c = m_cpus[cpu];
+    bool continue_balancing = true;
+    bool busy = idle != IdleType::CPU_IDLE;
+    const std::int64_t hz = m_cfg.knobs.hz;
+    std::int64_t next_balance = m_st.jiffies + 60 * hz;
+    const auto& doms = m_st.sd->domains(cpu);
+    const std::int64_t max_lb_interval = std::max<std::int64_t>(1, hz * m_nrCpus / 10);
+    auto interval_of = [&](int l) {
+        std::int64_t ms = c.balance_interval[l];
+        if (busy) ms *= doms[l].busy_factor;
+        std::int64_t j = ms * hz / 1000;  // msecs_to_jiffies
+        return std::clamp<std::int64_t>(j, 1, max_lb_interval);
+    };
+    for (int l = 0; l < int(doms.size()); ++l) {
+        std::int64_t interval = interval_of(l);
+        if (m_st.jiffies >= c.last_balance[l] + interval) {
+            if (loadBalance(cpu, l, idle, &continue_balancing)) {
+                idle = idle_cpu(m_st, m_cfg.knobs, cpu) ? IdleType::CPU_IDLE : IdleType::CPU_NOT_IDLE;
+                busy = idle != IdleType::CPU_IDLE;
+            }
+            c.last_balance[l] = m_st.jiffies;
+            interval = interval_of(l);
+        }
+        next_balance = std::min(next_balance, c.last_balance[l] + interval);
+        if (!continue_balancing) break;
+    }
+    c.next_balance = next_balance;
+}
+
+bool Engine::newidleBalance(int cpu) {
+    Cpu& c = m_cpus[cpu];
+    Rq& rq = m_st.rq[cpu];
+    const auto& doms = m_st.sd->domains(cpu);
+    m_metrics.newidle_calls++;
+    const std::int64_t lowest = doms.empty() ? 0 : c.max_newidle_lb_cost[0];
+    // rd->overload: some CPU has more than one runnable task (kernel: set by add_nr_running,
+    // cleared by the root domain's balance; here the current truth).
+    bool overload = false;
+    for (int o = 0; o < m_nrCpus && !overload; ++o) overload = m_st.rq[o].nr_running >= 2;
+    if (!newidle_balance_begins(m_st, cpu, overload, std::max<std::int64_t>(lowest, m_cfg.knobs.migration_cost_ns))) return false;
+    std::int64_t curr_cost = 0;
+    int pulled = 0;
+    bool cont = true;
+    for (int l = 0; l < int(doms.size()); ++l) {
+        if (!(doms[l].flags & SD_BALANCE_NEWIDLE)) continue;
+        if (rq.avg_idle < curr_cost + c.max_newidle_lb_cost[l]) break;
+        int weight = 1;
+        if (newidle_dice(m_cfg.knobs, c.ni[l], m_rng.next32(), &weight)) {
+            pulled = loadBalance(cpu, l, IdleType::CPU_NEWLY_IDLE, &cont);
+            if (m_cfg.knobs.NI_RANDOM && m_cfg.knobs.kernel == KernelVersion::V6_1) update_newidle_stats(c.ni[l], pulled ? weight : 0);
+        }
+        curr_cost += c.max_newidle_lb_cost[l];
+        if (pulled || !c.queue.empty() || !c.wakelist.empty()) break;
+    }
+    if (pulled) rq.idle_stamp = 0;
+    return pulled > 0;
+}
+
+void Engine::nohzKick(int from_cpu) {
+    // find_new_ilb(): the first idle CPU of nohz.idle_cpus_mask.
+    int ilb = -1;
+    for (int o = 0; o < m_nrCpus; ++o)
+        if (o != from_cpu && m_cpus[o].curr < 0 && m_cpus[o].in_idle && m_st.rq[o].nr_running == 0 &&
+            idle_cpu(m_st, m_cfg.knobs, o)) {
+            ilb = o;
+            break;
+        }
+    m_nohzNextBalance = m_now + m_cfg.knobs.jiffyNs();
+    if (ilb < 0) return;
+    m_metrics.nohz_kicks++;
+    const CostModel& cm = m_cfg.cost;
+    std::int64_t delay = cm.c(CostTerm::ipi, m_cfg.topo->cpu(ilb).package == m_cfg.topo->cpu(from_cpu).package ? cm.ipi_same_socket
+                                                                                                       : cm.ipi_cross_socket);
+    delay += cm.c(CostTerm::idle_exit, cm.cstates[m_cpus[ilb].cstate].exit_ns);
+    push(m_now + delay, EvNohzKick, ilb);
+}
+
+// _nohz_idle_balance(): the kicked CPU balances for every idle CPU that is due, itself last.
+void Engine::onNohzKick(int ilb) {
+    m_inNohz = true;
+    auto balanceFor = [&](int o) {
+        Cpu& c = m_cpus[o];
+        if (c.curr >= 0 || !c.queue.empty() || !c.in_idle) return;
+        if (m_st.jiffies < c.next_balance) return;
+        rebalanceDomains(o, IdleType::CPU_IDLE);
+    };
+    for (int o = 0; o < m_nrCpus; ++o)
+        if (o != ilb) balanceFor(o);
+    balanceFor(ilb);
+    m_inNohz = false;
+}
+
+// ---------------------------------------------------------------------------
+// Tasks
+
+int Engine::spawn(std::uint16_t workload, const std::string& comm, int mm, int parent, std::uint8_t role, std::int32_t idx,
+                  std::int64_t hot_set) {
+    const int id = int(m_tasks.size());
+    m_tasks.emplace_back();
+    SimTask& p = m_tasks.back();
+    p.t.pid = 1000 + id;
+    p.t.comm = comm;
+    p.t.setAffinity(m_cfg.topo->allCpus());
+    p.workload = workload;
+    p.role = role;
+    p.idx = idx;
+    p.mm = mm;
+    p.hot_set = hot_set;
+    // init_entity_runnable_average(): a new task starts with full load; post_init_entity_util_avg.
+    p.avg.load_avg = 1024;
+    p.avg.load_sum = std::uint64_t(LOAD_AVG_MAX - 1024);
+    const int pcpu = parent >= 0 ? m_tasks[parent].t.cpu : 0;
+    {
+        const Cpu& pc = m_cpus[pcpu];
+        const std::int64_t cap = 1024;
+        std::int64_t util = std::int64_t(pc.avg.util_avg);
+        std::int64_t half = (cap - util) / 2;
+        std::int64_t u = util > 0 ? util * 1024 / (std::int64_t(pc.avg.load_avg) + 1) : half;
+        if (half > 0) u = std::min(u, half);
+        else u = 0;
+        p.avg.util_avg = std::uint64_t(std::max<std::int64_t>(0, u));
+        p.avg.util_sum = std::uint32_t(p.avg.util_avg * (LOAD_AVG_MAX - 1024));
+        p.avg.runnable_avg = p.avg.util_avg;
+        p.avg.runnable_sum = p.avg.runnable_avg * (LOAD_AVG_MAX - 1024);
+    }
+    p.t.cpu = pcpu;
+    p.t.wake_cpu = pcpu;
+    p.t.recent_used_cpu = pcpu;
+    p.state = TaskState::Blocked;
+    // task_fork_fair(): child vruntime from the parent, place_entity(initial) with START_DEBIT, made relative.
+    const Rq& prq = m_st.rq[pcpu];
+    std::int64_t vr = parent >= 0 ? m_tasks[parent].t.vruntime : prq.min_vruntime;
+    const std::int64_t nr = std::int64_t(prq.nr_running) + 1;
+    const std::int64_t period = nr > 8 ? nr * m_tun.min_granularity_ns : m_tun.latency_ns;
+    const std::int64_t vslice = std::max<std::int64_t>(period / nr, m_cfg.knobs.BASE_SLICE ? m_tun.min_granularity_ns : 0);
+    if (m_cfg.knobs.START_DEBIT) vr = std::max(vr, prq.min_vruntime + vslice);
+    p.t.vruntime = vr - prq.min_vruntime;
+    // wake_up_new_task(): select_task_rq(SD_BALANCE_FORK) through the slow path.
+    Waker w;
+    w.cpu = pcpu;
+    w.in_task = true;
+    w.current_ptr = parent >= 0 ? &m_tasks[parent].t : &m_idleTasks[pcpu];
+    if (m_cpus[pcpu].curr >= 0) update_curr(pcpu);
+    Decision d = wake_up_new_task(m_st, m_cfg.knobs, p.t, w, false);
+    const int cpu = d.cpu;
+    m_metrics.wakeup_new++;
+    m_metrics.recordDecision(m_now, p.t.pid, d);
+    if (cpu != pcpu) {
+        m_metrics.migrations[int(MigrationCause::fork)]++;
+        m_metrics.migration_matrix[int(MigrationCause::fork)][int(distClass(*m_cfg.topo, pcpu, cpu))]++;
+    }
+    p.t.cpu = cpu;
+    p.t.on_rq = false;
+    // The child's averages start on the new cfs_rq (attach on enqueue).
+    p.avg.last_update_time = m_cpus[cpu].avg.last_update_time;
+    m_cpus[cpu].avg.load_avg += p.avg.load_avg;
+    m_cpus[cpu].avg.util_avg += p.avg.util_avg;
+    m_cpus[cpu].avg.runnable_avg += p.avg.runnable_avg;
+    p.t.vruntime += 0;  // still relative; enqueueTask(wakeup=false) adds min_vruntime
+    enqueueTask(cpu, id, false, false, pcpu);
+    p.wake_time = m_now;
+    if (d.preempted_curr) reschedCpu(cpu, pcpu);
+    if (parent >= 0) {
+        const CostModel& cm = m_cfg.cost;
+        charge(m_tasks[parent].mm == mm ? cm.fork_thread : cm.fork_process);
+    }
+    return id;
+}
+
+// ---------------------------------------------------------------------------
+// Checks and digest
+
+std::string Engine::checkInvariants() const {
+    std::vector<int> where(m_tasks.size(), -1);
+    std::vector<int> count(m_tasks.size(), 0);
+    for (int c = 0; c < m_nrCpus; ++c) {
+        const Cpu& cpu = m_cpus[c];
+        const Rq& rq = m_st.rq[c];
+        const unsigned n = unsigned(cpu.queue.size()) + (cpu.curr >= 0 ? 1u : 0u);
+        if (rq.nr_running != n) return fmt::format("CPU {}: nr_running {} but {} tasks on the queue", c, rq.nr_running, n);
+        if (rq.ttwu_pending != !cpu.wakelist.empty()) return fmt::format("CPU {}: ttwu_pending {} with {} on the wakelist", c, rq.ttwu_pending, cpu.wakelist.size());
+        if ((rq.curr == CurrKind::Idle) != (cpu.curr < 0)) return fmt::format("CPU {}: rq->curr disagrees with the engine", c);
+        for (std::size_t i = 1; i < cpu.queue.size(); ++i)
+            if (m_tasks[cpu.queue[i - 1]].t.vruntime > m_tasks[cpu.queue[i]].t.vruntime)
+                return fmt::format("CPU {}: queue not in vruntime order", c);
+        auto mark = [&](int id, const char* what) -> std::string {
+            count[id]++;
+            where[id] = c;
+            const SimTask& p = m_tasks[id];
+            if (p.t.cpu != c) return fmt::format("task {} is {} on CPU {} but task_cpu is {}", p.t.pid, what, c, p.t.cpu);
+            return {};
+        };
+        if (cpu.curr >= 0) {
+            if (m_tasks[cpu.curr].state != TaskState::Running) return fmt::format("CPU {}: curr pid {} not Running", c, m_tasks[cpu.curr].t.pid);
+            if (auto e = mark(cpu.curr, "running"); !e.empty()) return e;
+        }
+        for (int id : cpu.queue) {
+            if (m_tasks[id].state != TaskState::Runnable) return fmt::format("CPU {}: queued pid {} not Runnable", c, m_tasks[id].t.pid);
+            if (auto e = mark(id, "queued"); !e.empty()) return e;
+        }
+        for (int id : cpu.wakelist) {
+            if (auto e = mark(id, "on the wakelist"); !e.empty()) return e;
+        }
+    }
+    for (std::size_t i = 0; i < m_tasks.size(); ++i) {
+        const SimTask& p = m_tasks[i];
+        const bool runnable = p.state == TaskState::Runnable || p.state == TaskState::Running;
+        if (runnable && count[i] != 1) return fmt::format("task {} ({}) runnable but on {} queues", p.t.pid, p.t.comm, count[i]);
+        if (!runnable && count[i] != 0) return fmt::format("task {} ({}) not runnable but queued on CPU {}", p.t.pid, p.t.comm, where[i]);
+    }
+    for (const auto& w : m_workloads)
+        if (auto e = w->checkInvariants(*this); !e.empty()) return e;
+    return {};
+}
+
+void Engine::check(const char* where) {
+    m_invariantChecks++;
+    if (auto e = checkInvariants(); !e.empty())
+        throw std::logic_error(fmt::format("invariant violated after {} at {} ns: {}", where, m_now, e));
+}
+
+std::string Engine::dump() const {
+    static const char* st[] = {"Runnable", "Running", "Blocked", "Exited"};
+    std::string o = fmt::format("t={} events={}\n", m_now, m_events);
+    for (const auto& p : m_tasks)
+        o += fmt::format("  pid {} {} {} cpu {} pending {} wake_pending {} work_left {} a={} b={} c={} vr={}\n", p.t.pid, p.t.comm,
+                         st[int(p.state)], p.t.cpu, int(p.pending), p.wake_pending, p.work_left, p.a, p.b, p.c, p.t.vruntime);
+    for (int c = 0; c < m_nrCpus; ++c) {
+        const Cpu& x = m_cpus[c];
+        o += fmt::format("  CPU {} curr {} queue {} wakelist {} nr_running {} need_resched {} resched_pending {} idle {}\n", c,
+                         x.curr >= 0 ? m_tasks[x.curr].t.pid : 0, x.queue.size(), x.wakelist.size(), m_st.rq[c].nr_running,
+                         x.need_resched, x.resched_pending, x.in_idle);
+    }
+    return o;
+}
+
+double Engine::progressFraction() const {
+    double f = -1;
+    for (const auto& w : m_workloads) {
+        if (w->background()) continue;
+        const double p = w->progress(*this);
+        if (p < 0) continue;
+        f = f < 0 ? p : std::min(f, p);
+    }
+    if (m_cfg.stop_ns > 0) f = std::max(f, double(m_now) / double(m_cfg.stop_ns));
+    return f;
+}
+
+std::uint64_t Engine::digest() const {
+    std::uint64_t h = 0xcbf29ce484222325ULL;
+    h = fnv(h, std::uint64_t(m_now));
+    h = fnv(h, m_events);
+    for (const auto& p : m_tasks) {
+        h = fnv(h, std::uint64_t(p.sum_exec));
+        h = fnv(h, std::uint64_t(p.t.cpu));
+        h = fnv(h, std::uint64_t(p.state));
+    }
+    const Metrics& m = m_metrics;
+    for (auto v : {m.ttwu_count, m.ttwu_local, m.ttwu_wakelist, m.ctx_switches, m.migrationsTotal(), m.lb_moved_tasks, m.ipis})
+        h = fnv(h, v);
+    for (auto v : m.stage2) h = fnv(h, v);
+    h = fnv(h, m.wakeup_latency.count());
+    h = fnv(h, std::uint64_t(m.wakeup_latency.max()));
+    return h;
+}
+
+}  // namespace sched

@@ -1,0 +1,255 @@
+// engine.h: the discrete-event simulation that drives the wakeup path.
+//
+// Integer nanosecond clock; events ordered by (time, sequence); one Rng per
+// simulation. Per-CPU CFS runqueues (vruntime order, slices, tick preemption,
+// wakeup preemption through check_preempt_curr), the idle task with C-states,
+// PELT for tasks and runqueues, the wakelist/IPI and direct enqueue of
+// ttwu_queue, periodic / newidle / nohz-kick / active load balancing, and a
+// cost model. Every wakeup goes through the core's try_to_wake_up().
+#pragma once
+
+#include "cost_model.h"
+#include "decision.h"
+#include "histogram.h"
+#include "knobs.h"
+#include "metrics.h"
+#include "pelt.h"
+#include "rng.h"
+#include "sched_balance.h"
+#include "sched_state.h"
+#include "wakeup_path.h"
+
+#include <cstdint>
+#include <deque>
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace sched {
+
+class Engine;
+
+/// Distance class between two CPUs (SMT sibling, same LLC, other LLC, other node, other socket).
+DistClass distClass(const Topology& t, int a, int b);
+
+/// What a task does next, returned by its workload when its current work is done.
+struct Action {
+    enum Kind : std::uint8_t { Run, Block, Sleep, Exit } kind = Run;
+    std::int64_t ns = 0;  ///< Run: CPU work (ns at full speed); Sleep: timer delay
+    static Action run(std::int64_t ns) { return {Run, ns}; }
+    static Action block() { return {Block, 0}; }
+    static Action sleep(std::int64_t ns) { return {Sleep, ns}; }
+    static Action exit() { return {Exit, 0}; }
+};
+
+enum class TaskState : std::uint8_t { Runnable, Running, Blocked, Exited };
+
+/// A simulated task: the wakeup path's Task plus what the engine needs.
+struct SimTask {
+    Task t;                  ///< what select_task_rq sees (pid, cpu, cpus_ptr, wakee_flips, averages)
+    SchedAvg avg;            ///< se.avg
+    TaskState state = TaskState::Runnable;
+    Action::Kind pending = Action::Run;  ///< Block/Sleep/Exit to apply when work_left is done
+    std::int64_t pending_ns = 0;
+    std::int64_t work_left = 0;     ///< ns of work at full speed before the next step()
+    std::int64_t sum_exec = 0;      ///< se.sum_exec_runtime
+    std::int64_t prev_sum_exec = 0; ///< se.prev_sum_exec_runtime
+    std::int64_t wake_time = -1;    ///< when it was woken (sched_waking), -1 none
+    std::int64_t hot_set = 0;       ///< bytes refilled after a migration
+    std::int64_t last_migrate = 0;  ///< time of its last migration
+    std::int32_t last_ran_cpu = -1;
+    std::int32_t mm = 0;            ///< address space (threads of one process share it)
+    std::uint32_t timer_gen = 0;
+    std::uint16_t workload = 0;     ///< index of its workload
+    std::uint8_t role = 0;          ///< workload-specific
+    bool wake_pending = false;      ///< woken while a Block was pending (ttwu_runnable)
+    std::int32_t idx = 0;           ///< workload-specific
+    std::uint64_t enq_seq = 0;      ///< cfs_tasks order (detach_tasks takes the oldest)
+    std::int64_t a = 0, b = 0, c = 0;  ///< workload-specific counters
+};
+
+/// A workload: creates its tasks and tells the engine what each does next.
+class Workload {
+public:
+    virtual ~Workload() = default;
+    virtual std::string name() const = 0;
+    /// Describe like the real tool's command line.
+    virtual std::string commandLine() const = 0;
+    /// Create the tasks (engine.spawn) at time 0.
+    virtual void start(Engine& e) = 0;
+    /// The task's current work is done: apply its effect and say what comes next.
+    virtual Action step(Engine& e, SimTask& t) = 0;
+    /// True when the workload has finished (all its tasks exited or its measured phase is over).
+    virtual bool finished() const = 0;
+    /// Fill the workload's headline results.
+    virtual void report(const Engine& e, WorkloadReport& r) const = 0;
+    /// Invariant check (conservation); returns an empty string when fine.
+    virtual std::string checkInvariants(const Engine&) const { return {}; }
+    /// Fraction done (0..1), or -1 when unknown (for the progress line's ETA).
+    virtual double progress(const Engine&) const { return -1; }
+    /// Background workloads do not hold the simulation open.
+    virtual bool background() const { return false; }
+};
+
+struct EngineConfig {
+    std::shared_ptr<const Topology> topo;
+    Knobs knobs;
+    CostModel cost;
+    std::uint64_t seed = 1;
+    std::int64_t stop_ns = 0;           ///< hard stop (simulated); 0 = none
+    std::int64_t max_events = 0;        ///< hard stop on events; 0 = none
+    bool check_invariants = false;
+    std::size_t decision_ring = 4096;   ///< decisions kept for the GUI
+    std::int64_t sample_period_ns = 20000000;  ///< rq-length timeline (50 Hz)
+    std::size_t timeline_rows = 4096;
+    bool trace_events = false;          ///< keep the kernel-style event stream
+};
+
+/// The engine.
+class Engine : private RqUpdateHook {
+public:
+    explicit Engine(EngineConfig cfg);
+    ~Engine() override;
+    Engine(const Engine&) = delete;
+    Engine& operator=(const Engine&) = delete;
+
+    void addWorkload(std::unique_ptr<Workload> w);
+    /// Runs until every foreground workload finished, or a stop condition.
+    /// `progress` (optional) is called now and then with the simulated time.
+    void run(const std::function<void(std::int64_t)>& progress = {});
+    /// Advances by at most `ns` of simulated time (for the GUI); false when done.
+    bool advance(std::int64_t ns);
+    bool done() const { return m_done; }
+
+    // --- for workloads -------------------------------------------------------
+    std::int64_t now() const { return m_now; }
+    Rng& rng() { return m_rng; }
+    const CostModel& cost() const { return m_cfg.cost; }
+    const Knobs& knobs() const { return m_cfg.knobs; }
+    const Topology& topo() const { return *m_cfg.topo; }
+    int nrCpus() const { return m_nrCpus; }
+    /// Creates a task; `parent` (-1 none) forks it from its CPU through wake_up_new_task.
+    int spawn(std::uint16_t workload, const std::string& comm, int mm, int parent, std::uint8_t role, std::int32_t idx,
+              std::int64_t hot_set);
+    SimTask& task(int id) { return m_tasks[id]; }
+    const SimTask& task(int id) const { return m_tasks[id]; }
+    int taskCount() const { return int(m_tasks.size()); }
+    /// The running task (the one whose step() is executing) wakes `id`.
+    /// Returns true when a blocked task was woken. `sync`: WF_SYNC.
+    bool wake(int id, bool sync);
+    /// Charge CPU work to the task currently executing step() (syscall costs etc.).
+    void charge(std::int64_t ns);
+    /// The id of the task executing step(), or -1.
+    int current() const { return m_stepping; }
+    /// CPU the task executing step() runs on.
+    int currentCpu() const { return m_stepCpu; }
+    /// Notify that a workload finished (checks the stop condition).
+    void workloadFinished() { m_checkDone = true; }
+
+    // --- results -----------------------------------------------------------
+    const Metrics& metrics() const { return m_metrics; }
+    Metrics& metrics() { return m_metrics; }
+    const MachineState& state() const { return m_st; }
+    const std::vector<std::unique_ptr<Workload>>& workloads() const { return m_workloads; }
+    std::uint64_t events() const { return m_events; }
+    /// A digest of everything observable (for determinism checks).
+    std::uint64_t digest() const;
+    /// Per-CPU queue lengths right now (nr_running).
+    unsigned nrRunning(int cpu) const { return m_st.rq[cpu].nr_running; }
+    /// Runs the invariant checker now; returns the first violation or "".
+    std::string checkInvariants() const;
+    /// One line per task and CPU (debugging and --check failures).
+    std::string dump() const;
+    std::uint64_t invariantChecks() const { return m_invariantChecks; }
+    /// Fraction of the run done (0..1; -1 unknown): the stop time or the slowest foreground workload.
+    double progressFraction() const;
+    std::int64_t workloadStart() const { return m_metrics.measure_start; }
+
+private:
+    struct Cpu;
+    struct Ev {
+        std::int64_t t;
+        std::uint64_t seq;
+        std::uint8_t type;
+        std::int32_t a;
+        std::uint32_t b;
+    };
+    struct EvCmp {
+        bool operator()(const Ev& x, const Ev& y) const { return x.t != y.t ? x.t > y.t : x.seq > y.seq; }
+    };
+    enum EvType : std::uint8_t { EvBurstEnd, EvResched, EvIpi, EvTick, EvTimer, EvSample, EvNohzKick };
+
+    void update_curr(int cpu) override;
+    void push(std::int64_t t, EvType type, std::int32_t a, std::uint32_t b = 0);
+    void dispatchEvent(const Ev& e);
+    void setNow(std::int64_t t);
+
+    void startRunning(int cpu);
+    void accountSegment(int cpu);
+    void startSegment(int cpu);
+    void reschedSpeed(int core_cpu);
+    int smtSpeed(int cpu) const;
+    void afterWork(int cpu);
+    void schedule(int cpu);
+    void enterIdle(int cpu);
+    void leaveIdle(int cpu);
+    void reschedCpu(int cpu, int from_cpu);
+    void enqueueTask(int cpu, int id, bool wakeup, bool migrated, int from_cpu);
+    void dequeueTask(int cpu, int id, bool sleep);
+    void queueInsert(int cpu, int id);
+    void queueErase(int cpu, int id);
+    void syncRq(int cpu);
+    void updateMinVruntime(int cpu);
+    void updateLoadAvg(int cpu, SimTask* se, bool runnable_changes);
+    void migrateTask(int id, int from, int to, MigrationCause cause);
+    std::int64_t migrationCost(const SimTask& p, int from, int to) const;
+    std::int64_t tgUpdateCost();
+    void onTick(int cpu);
+    void onIpi(int cpu);
+    void onTimer(int id, std::uint32_t gen);
+    void onSample();
+    void doWake(int id, int waker_cpu, bool in_task, std::uint32_t wf, Task* waker);
+    void checkPreemptTick(int cpu);
+
+    // Load balancing.
+    void rebalanceDomains(int cpu, IdleType idle);
+    int loadBalance(int cpu, int level, IdleType idle, bool* continue_balancing);
+    bool newidleBalance(int cpu);
+    void nohzKick(int from_cpu);
+    void onNohzKick(int ilb);
+    bool canMigrate(const SimTask& p, int src, int dst, int level, IdleType idle, int nr_balance_failed) const;
+    void activeBalance(int busiest, int dst, int level);
+
+    void recordStateChange(int cpu);
+    void check(const char* where);
+
+    EngineConfig m_cfg;
+    int m_nrCpus = 0;
+    MachineState m_st;
+    CfsTunables m_tun;
+    Rng m_rng;
+    std::deque<SimTask> m_tasks;  // stable references: spawn() during a step must not move the stepping task
+    std::vector<Cpu> m_cpus;
+    std::vector<Task> m_idleTasks;  ///< swapper/N as `current` for IRQ wakeups on idle CPUs
+    std::vector<Ev> m_heap;
+    std::uint64_t m_seq = 0;
+    std::int64_t m_now = 0;
+    std::uint64_t m_events = 0;
+    std::vector<std::unique_ptr<Workload>> m_workloads;
+    Metrics m_metrics;
+    int m_stepping = -1;
+    int m_stepCpu = -1;
+    bool m_done = false;
+    bool m_checkDone = false;
+    bool m_started = false;
+    std::int64_t m_nohzNextBalance = 0;
+    bool m_inNohz = false;
+    std::vector<std::int64_t> m_tgRecent;  ///< ring of recent tg->load_avg update times
+    std::size_t m_tgPos = 0;
+    std::uint64_t m_invariantChecks = 0;
+    std::vector<std::uint16_t> m_rowBuf;
+    std::vector<int> m_tmp;
+};
+
+}  // namespace sched

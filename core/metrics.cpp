@@ -1,0 +1,99 @@
+// metrics.cpp
+#include "metrics.h"
+
+#include <algorithm>
+
+namespace sched {
+
+const char* toString(MigrationCause c) {
+    switch (c) {
+    case MigrationCause::wakeup: return "wakeup";
+    case MigrationCause::periodic: return "periodic";
+    case MigrationCause::newidle: return "newidle";
+    case MigrationCause::nohz: return "nohz";
+    case MigrationCause::active: return "active";
+    case MigrationCause::fork: return "fork";
+    case MigrationCause::count_: break;
+    }
+    return "?";
+}
+
+const char* toString(DistClass d) {
+    switch (d) {
+    case DistClass::same_cpu: return "same_cpu";
+    case DistClass::smt: return "smt";
+    case DistClass::llc: return "llc";
+    case DistClass::cross_llc: return "cross_llc";
+    case DistClass::cross_node: return "cross_node";
+    case DistClass::cross_socket: return "cross_socket";
+    case DistClass::count_: break;
+    }
+    return "?";
+}
+
+Metrics::Metrics(int ncpus, int nllcs, std::int64_t sample_period, std::size_t rows, std::size_t ringCap)
+    : busy_ns(ncpus), rqlen_area(ncpus), last_change(ncpus), cur_len(ncpus), cur_busy(ncpus), bpf_len(ncpus),
+      idle_while_overloaded_ns(nllcs), llc_idle(nllcs), llc_over(nllcs), llc_last(nllcs),
+      timeline(ncpus > 0 ? ncpus : 1, sample_period, rows), bpf_timeline(ncpus > 0 ? ncpus : 1, sample_period, rows),
+      ring_cap(ringCap) {}
+
+void Metrics::recordDecision(std::int64_t t, std::int32_t pid, const Decision& d) {
+    stage0[std::size_t(d.stage0)]++;
+    stage1[std::size_t(d.stage1)]++;
+    idlest[std::size_t(d.idlest)]++;
+    stage2[std::size_t(d.stage2)]++;
+    if (d.idle_delay_hit) idle_delay_hits++;
+    if (d.claim_set) claims++;
+    if (ring_cap == 0 && !decision_sink) return;
+    if (decision_sink) decision_sink(DecisionRecord{t, pid, d});
+    if (ring_cap) {
+        if (ring.size() < ring_cap) ring.resize(ring_cap);
+        DecisionRecord& r = ring[ring_next];
+        r.time = t;
+        r.pid = pid;
+        r.d = d;  // copy-assignment reuses the examined vector's storage
+        ring_next = (ring_next + 1) % ring_cap;
+        if (ring_size < ring_cap) ring_size++;
+    }
+}
+
+void Metrics::resetCounters(std::int64_t t) {
+    // Keep state that describes "now" (current lengths, LLC counts) and the timelines.
+    ttwu_count = ttwu_local = ttwu_wakelist = ttwu_remote_direct = wakeup_new = wake_preempt = 0;
+    idle_delay_hits = claims = ctx_switches = involuntary_switches = ipis = 0;
+    lb_calls = lb_balanced = lb_failed = lb_moved_tasks = newidle_calls = nohz_kicks = tick_preempt = 0;
+    stage0 = {};
+    stage1 = {};
+    idlest = {};
+    stage2 = {};
+    migrations = {};
+    migration_matrix = {};
+    cost_ctx_switch = cost_wakeup = cost_refill = cost_tg = cost_lock_wait = cost_scan = idle_exit_latency = 0;
+    wakeup_latency.clear();
+    std::fill(busy_ns.begin(), busy_ns.end(), 0);
+    std::fill(rqlen_area.begin(), rqlen_area.end(), 0);
+    std::fill(last_change.begin(), last_change.end(), t);
+    std::fill(idle_while_overloaded_ns.begin(), idle_while_overloaded_ns.end(), 0);
+    std::fill(llc_last.begin(), llc_last.end(), t);
+    measure_start = t;
+}
+
+std::uint64_t Metrics::migrationsTotal() const {
+    std::uint64_t s = 0;
+    for (auto m : migrations) s += m;
+    return s;
+}
+
+double Metrics::busyFraction(std::int64_t t0, std::int64_t t1) const {
+    if (t1 <= t0 || busy_ns.empty()) return 0;
+    long double s = 0;
+    for (auto b : busy_ns) s += b;
+    return double(s / ((long double)(t1 - t0) * busy_ns.size()));
+}
+
+double Metrics::avgRqLen(int cpu, std::int64_t t0, std::int64_t t1) const {
+    if (t1 <= t0) return 0;
+    return double(rqlen_area[cpu]) / double(t1 - t0);
+}
+
+}  // namespace sched

@@ -1,0 +1,120 @@
+// metrics.h: what a simulation measures: schedstat-like counters, decisions by
+// reason code, migrations by cause and distance, wakeup latency, per-CPU
+// runqueue length (time-weighted and a bounded sampled timeline), busy time,
+// idle-while-overloaded time per LLC, and a bounded ring of decision records.
+#pragma once
+
+#include "decision.h"
+#include "histogram.h"
+#include "timeline.h"
+
+#include <array>
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <vector>
+
+namespace sched {
+
+enum class MigrationCause : std::uint8_t { wakeup, periodic, newidle, nohz, active, fork, count_ };
+inline constexpr int kMigrationCauses = int(MigrationCause::count_);
+const char* toString(MigrationCause c);
+
+/// Distance between two CPUs, as the cost model and the migration matrix see it.
+enum class DistClass : std::uint8_t { same_cpu, smt, llc, cross_llc, cross_node, cross_socket, count_ };
+inline constexpr int kDistClasses = int(DistClass::count_);
+const char* toString(DistClass d);
+
+/// One placement decision as kept for the GUI and written by `run --decisions`.
+struct DecisionRecord {
+    std::int64_t time = 0;
+    std::int32_t pid = 0;
+    Decision d;  ///< steps empty (no text trace in runs)
+};
+
+/// A headline number of a workload ("Time", "p99 wakeup latency", "RPS").
+struct HeadlineValue {
+    std::string key;     ///< stable id: "time_s", "wakeup_p99_us", ...
+    std::string label;   ///< as printed in tables
+    double value = 0;
+    bool lower_is_better = true;
+    int decimals = 3;
+};
+
+/// The results of one workload.
+struct WorkloadReport {
+    std::string name;
+    std::string command;
+    std::vector<std::string> output;           ///< lines as the real tool prints them
+    std::vector<HeadlineValue> headline;
+    std::vector<std::pair<std::string, LatencyHistogram>> histograms;  ///< name, values in ns
+};
+
+struct Metrics {
+    explicit Metrics(int ncpus = 0, int nllcs = 0, std::int64_t sample_period = 20000000, std::size_t rows = 4096,
+                     std::size_t ring = 4096);
+
+    std::int64_t measure_start = 0;  ///< when the measured phase began (e.g. hackbench GO)
+    std::int64_t end_time = 0;
+
+    // schedstat-like
+    std::uint64_t ttwu_count = 0;     ///< wakeups (try_to_wake_up calls that woke a task)
+    std::uint64_t ttwu_local = 0;     ///< woken on the waker's CPU
+    std::uint64_t ttwu_wakelist = 0;  ///< queued through the wakelist (IPI)
+    std::uint64_t ttwu_remote_direct = 0;
+    std::uint64_t wakeup_new = 0;     ///< fork placements
+    std::uint64_t wake_preempt = 0;   ///< wakeups that preempted curr
+    std::uint64_t idle_delay_hits = 0;
+    std::uint64_t claims = 0;
+    std::uint64_t ctx_switches = 0;
+    std::uint64_t involuntary_switches = 0;
+    std::uint64_t ipis = 0;
+    std::uint64_t lb_calls = 0, lb_balanced = 0, lb_failed = 0, lb_moved_tasks = 0;
+    std::uint64_t newidle_calls = 0;
+    std::uint64_t nohz_kicks = 0;
+    std::uint64_t tick_preempt = 0;
+    std::array<std::uint64_t, 16> stage0{};
+    std::array<std::uint64_t, 32> stage1{};
+    std::array<std::uint64_t, 16> idlest{};
+    std::array<std::uint64_t, 32> stage2{};
+    std::array<std::uint64_t, kMigrationCauses> migrations{};
+    std::array<std::array<std::uint64_t, kDistClasses>, kMigrationCauses> migration_matrix{};
+    // Time spent in cost terms (ns of CPU), to see what a variant saved.
+    std::int64_t cost_ctx_switch = 0, cost_wakeup = 0, cost_refill = 0, cost_tg = 0, cost_lock_wait = 0, cost_scan = 0;
+    std::int64_t idle_exit_latency = 0;  ///< summed C-state exit latency (ns of delay)
+
+    LatencyHistogram wakeup_latency;  ///< sched_waking -> sched_switch in (ns)
+
+    // per CPU
+    std::vector<std::int64_t> busy_ns;
+    std::vector<std::int64_t> rqlen_area;   ///< integral of nr_running dt (ns * tasks)
+    std::vector<std::int64_t> last_change;
+    std::vector<std::uint16_t> cur_len;
+    std::vector<std::uint8_t> cur_busy;
+    std::vector<std::uint16_t> bpf_len;     ///< the seed bpftrace script's view (tick / cpu_idle)
+    // per LLC (index = dense LLC number)
+    std::vector<std::int64_t> idle_while_overloaded_ns;
+    std::vector<std::int32_t> llc_idle, llc_over;
+    std::vector<std::int64_t> llc_last;
+
+    RqTimeline timeline;      ///< nr_running sampled
+    RqTimeline bpf_timeline;  ///< the bpftrace script's @runqlen sampled at 50 Hz
+
+    /// The last ring_cap decisions, oldest first via recent(i); storage reused (no allocation per wakeup).
+    std::vector<DecisionRecord> ring;
+    std::size_t ring_cap = 4096;
+    std::size_t ring_next = 0;
+    std::size_t ring_size = 0;
+    const DecisionRecord& recent(std::size_t i) const { return ring[(ring_next + ring_cap - ring_size + i) % ring_cap]; }
+    std::function<void(const DecisionRecord&)> decision_sink;  ///< every decision (run --decisions)
+
+    /// Zeroes counters, histograms and integrals: the measured phase starts at t.
+    void resetCounters(std::int64_t t);
+    void recordDecision(std::int64_t t, std::int32_t pid, const Decision& d);
+
+    std::uint64_t migrationsTotal() const;
+    double busyFraction(std::int64_t t0, std::int64_t t1) const;
+    double avgRqLen(int cpu, std::int64_t t0, std::int64_t t1) const;
+};
+
+}  // namespace sched

@@ -1,0 +1,415 @@
+// report.cpp: run reports, CSV, and the compare / sweep tables.
+#include "report.h"
+
+#include <fmt/format.h>
+
+#include <cmath>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <unistd.h>
+
+namespace sched {
+
+using nlohmann::json;
+
+namespace {
+
+constexpr double kPcts[] = {50, 75, 90, 95, 99, 99.5, 99.9};
+
+std::string knobsLine(const Knobs& k) {
+    auto diff = k.diffFromBaseline();
+    std::string s = k.presetName;
+    if (!diff.empty()) {
+        s += " (";
+        for (std::size_t i = 0; i < diff.size(); ++i) s += (i ? " " : "") + diff[i];
+        s += ")";
+    }
+    return s;
+}
+
+std::string costLine(const Scenario& s, const CostModel& c) {
+    auto diff = c.diffFrom(CostModel::forTopology(*s.topo));
+    std::string out = "defaults for " + c.machine;
+    for (const auto& d : diff) out += " " + d;
+    return out;
+}
+
+double pctOf(const LatencyHistogram& h, double p) { return double(h.percentile(p)) / 1000.0; }
+
+std::int64_t sum(const std::vector<std::int64_t>& v) {
+    std::int64_t s = 0;
+    for (auto x : v) s += x;
+    return s;
+}
+
+std::int64_t measured(const RunResult& r) { return r.engine->metrics().end_time - r.engine->metrics().measure_start; }
+
+}  // namespace
+
+std::string runReportText(const Scenario& s, const RunResult& r) {
+    const Engine& e = *r.engine;
+    const Metrics& m = e.metrics();
+    std::string o;
+    o += fmt::format("schedlab run: {}  (variant {}: {})\n", s.name, r.variant, knobsLine(r.knobs));
+    o += fmt::format("machine: {}: {}\n", s.topo->name(), s.topo->summary());
+    o += fmt::format("seed {}, cost model: {}\n", r.seed, costLine(s, r.cost));
+    o += fmt::format("simulated {:.6f} s ({:.6f} s measured), {} events, {:.2f} s wall, digest {:016x}\n\n", double(e.now()) / 1e9,
+                     double(measured(r)) / 1e9, e.events(), r.wall_s, r.digest);
+    for (const auto& rep : r.reports) {
+        o += fmt::format("$ {}\n", rep.command);
+        for (const auto& l : rep.output) o += l + "\n";
+        o += "\n";
+    }
+    const double span = double(std::max<std::int64_t>(1, measured(r)));
+    o += "schedstat (measured phase)\n";
+    o += fmt::format("  ttwu_count {:>12}   ttwu_local {:>12}   wakelist (IPI) {:>10}   remote direct {:>10}\n", m.ttwu_count, m.ttwu_local,
+                     m.ttwu_wakelist, m.ttwu_remote_direct);
+    o += fmt::format("  context switches {:>12} ({} involuntary)   wakeup preemptions {}   tick preemptions {}\n", m.ctx_switches,
+                     m.involuntary_switches, m.wake_preempt, m.tick_preempt);
+    o += fmt::format("  idle-delay hits {}   claims {}   IPIs {}   nohz kicks {}\n", m.idle_delay_hits, m.claims, m.ipis, m.nohz_kicks);
+    o += fmt::format("  load_balance: {} calls, {} balanced, {} failed, {} tasks moved; newidle entries {}\n", m.lb_calls, m.lb_balanced,
+                     m.lb_failed, m.lb_moved_tasks, m.newidle_calls);
+    o += "\nwakeups by reason (select_task_rq_fair -> select_idle_sibling)\n";
+    for (std::size_t i = 1; i < m.stage0.size(); ++i)
+        if (m.stage0[i]) o += fmt::format("  {:<28} {:>12}\n", toString(Stage0(i)), m.stage0[i]);
+    for (std::size_t i = 1; i < m.stage1.size(); ++i)
+        if (m.stage1[i]) o += fmt::format("  {:<28} {:>12}\n", toString(Stage1(i)), m.stage1[i]);
+    for (std::size_t i = 1; i < m.idlest.size(); ++i)
+        if (m.idlest[i]) o += fmt::format("  {:<28} {:>12}\n", toString(IdlestSub(i)), m.idlest[i]);
+    for (std::size_t i = 1; i < m.stage2.size(); ++i)
+        if (m.stage2[i]) o += fmt::format("  {:<28} {:>12}\n", toString(Stage2(i)), m.stage2[i]);
+    o += "\nmigrations by cause and distance\n";
+    o += fmt::format("  {:<10}", "cause");
+    for (int d = 1; d < kDistClasses; ++d) o += fmt::format(" {:>12}", toString(DistClass(d)));
+    o += fmt::format(" {:>12}\n", "total");
+    for (int c = 0; c < kMigrationCauses; ++c) {
+        o += fmt::format("  {:<10}", toString(MigrationCause(c)));
+        for (int d = 1; d < kDistClasses; ++d) o += fmt::format(" {:>12}", m.migration_matrix[c][d]);
+        o += fmt::format(" {:>12}\n", m.migrations[c]);
+    }
+    o += fmt::format("\nwakeup latency (sched_waking -> running), usec, {} samples\n ", m.wakeup_latency.count());
+    for (double p : kPcts) o += fmt::format(" p{}={:.1f}", p, pctOf(m.wakeup_latency, p));
+    o += fmt::format(" max={:.1f}\n", double(m.wakeup_latency.max()) / 1000.0);
+    // CPUs
+    double rq = 0, rqMax = 0;
+    int rqMaxCpu = 0;
+    for (int c = 0; c < e.nrCpus(); ++c) {
+        const double a = double(m.rqlen_area[c]) / span;
+        rq += a;
+        if (a > rqMax) {
+            rqMax = a;
+            rqMaxCpu = c;
+        }
+    }
+    const double busy = m.busyFraction(m.measure_start, m.end_time);
+    o += fmt::format("\nCPUs: {:.1f}% busy (htop: {:.0f}% of {}%), mean rq length {:.2f} (max {:.2f} on CPU {})\n", busy * 100,
+                     busy * 100 * e.nrCpus(), 100 * e.nrCpus(), rq / e.nrCpus(), rqMax, rqMaxCpu);
+    o += fmt::format("idle while overloaded (a CPU idle while another of its LLC has queued tasks): {:.3f} ms summed over {} LLCs\n",
+                     double(sum(m.idle_while_overloaded_ns)) / 1e6, m.idle_while_overloaded_ns.size());
+    o += fmt::format("CPU time in cost terms (ms): ctx_switch {:.3f}  wakeup {:.3f}  cache_refill {:.3f}  tg_load_avg {:.3f}  rq_lock {:.3f}  "
+                     "sis_scan {:.3f}; idle-exit latency {:.3f}\n",
+                     double(m.cost_ctx_switch) / 1e6, double(m.cost_wakeup) / 1e6, double(m.cost_refill) / 1e6, double(m.cost_tg) / 1e6,
+                     double(m.cost_lock_wait) / 1e6, double(m.cost_scan) / 1e6, double(m.idle_exit_latency) / 1e6);
+    return o;
+}
+
+json runReportJson(const Scenario& s, const RunResult& r) {
+    const Engine& e = *r.engine;
+    const Metrics& m = e.metrics();
+    json j;
+    j["schedlab"] = "run";
+    j["scenario"] = s.doc;
+    j["scenario_file"] = s.file;
+    j["topology"] = s.topo->name();
+    j["variant"] = r.variant;
+    json k;
+    for (const auto& n : Knobs::names()) k[n] = r.knobs.get(n);
+    j["knobs"] = {{"preset", r.knobs.presetName}, {"values", k}, {"diff_from_baseline", r.knobs.diffFromBaseline()}};
+    json c;
+    for (const auto& n : CostModel::names()) c[n] = std::stoll(r.cost.get(n));
+    json sc;
+    for (int i = 0; i < kCostTerms; ++i) sc[toString(CostTerm(i))] = r.cost.scale[i];
+    json cs = json::array();
+    for (const auto& st : r.cost.cstates) cs.push_back({{"name", st.name}, {"exit_ns", st.exit_ns}, {"residency_ns", st.residency_ns}});
+    j["cost"] = {{"machine", r.cost.machine}, {"values", c}, {"scale", sc}, {"cstates", cs}};
+    j["seed"] = r.seed;
+    j["digest"] = fmt::format("{:016x}", r.digest);
+    j["sim_time_ns"] = e.now();
+    j["measure_start_ns"] = m.measure_start;
+    j["events"] = e.events();
+    j["wall_s"] = r.wall_s;
+    json wl = json::array();
+    for (const auto& rep : r.reports) {
+        json h;
+        for (const auto& v : rep.headline) h[v.key] = v.value;
+        wl.push_back({{"name", rep.name}, {"command", rep.command}, {"output", rep.output}, {"headline", h}});
+    }
+    j["workloads"] = wl;
+    j["schedstat"] = {{"ttwu_count", m.ttwu_count}, {"ttwu_local", m.ttwu_local}, {"ttwu_wakelist", m.ttwu_wakelist},
+                      {"ttwu_remote_direct", m.ttwu_remote_direct}, {"wakeup_new", m.wakeup_new}, {"wake_preempt", m.wake_preempt},
+                      {"ctx_switches", m.ctx_switches}, {"involuntary_switches", m.involuntary_switches}, {"ipis", m.ipis},
+                      {"idle_delay_hits", m.idle_delay_hits}, {"claims", m.claims}, {"tick_preempt", m.tick_preempt},
+                      {"lb_calls", m.lb_calls}, {"lb_balanced", m.lb_balanced}, {"lb_failed", m.lb_failed},
+                      {"lb_moved_tasks", m.lb_moved_tasks}, {"newidle_calls", m.newidle_calls}, {"nohz_kicks", m.nohz_kicks}};
+    json reasons;
+    for (std::size_t i = 0; i < m.stage0.size(); ++i)
+        if (m.stage0[i]) reasons["stage0"][toString(Stage0(i))] = m.stage0[i];
+    for (std::size_t i = 0; i < m.stage1.size(); ++i)
+        if (m.stage1[i]) reasons["stage1"][toString(Stage1(i))] = m.stage1[i];
+    for (std::size_t i = 0; i < m.idlest.size(); ++i)
+        if (m.idlest[i]) reasons["idlest"][toString(IdlestSub(i))] = m.idlest[i];
+    for (std::size_t i = 0; i < m.stage2.size(); ++i)
+        if (m.stage2[i]) reasons["stage2"][toString(Stage2(i))] = m.stage2[i];
+    j["reasons"] = reasons;
+    json mig;
+    for (int ca = 0; ca < kMigrationCauses; ++ca) {
+        json row;
+        for (int d = 1; d < kDistClasses; ++d) row[toString(DistClass(d))] = m.migration_matrix[ca][d];
+        row["total"] = m.migrations[ca];
+        mig[toString(MigrationCause(ca))] = row;
+    }
+    j["migrations"] = mig;
+    json lat = {{"count", m.wakeup_latency.count()}, {"min", m.wakeup_latency.min()}, {"max", m.wakeup_latency.max()},
+                {"mean", m.wakeup_latency.mean()}};
+    for (double p : kPcts) lat[fmt::format("p{}", p)] = m.wakeup_latency.percentile(p);
+    j["wakeup_latency_ns"] = lat;
+    const double span = double(std::max<std::int64_t>(1, measured(r)));
+    json cpus = json::array();
+    for (int cpu = 0; cpu < e.nrCpus(); ++cpu)
+        cpus.push_back({{"cpu", cpu}, {"busy", double(m.busy_ns[cpu]) / span}, {"avg_rqlen", double(m.rqlen_area[cpu]) / span}});
+    j["cpus"] = cpus;
+    j["busy_fraction"] = m.busyFraction(m.measure_start, m.end_time);
+    j["idle_while_overloaded_ns"] = m.idle_while_overloaded_ns;
+    j["cost_ns"] = {{"ctx_switch", m.cost_ctx_switch}, {"wakeup", m.cost_wakeup}, {"cache_refill", m.cost_refill}, {"tg_load_avg", m.cost_tg},
+                    {"rq_lock", m.cost_lock_wait}, {"sis_scan", m.cost_scan}, {"idle_exit_latency", m.idle_exit_latency}};
+    return j;
+}
+
+std::string bpftraceRqlenCsv(const RunResult& r) {
+    const RqTimeline& t = r.engine->metrics().bpf_timeline;
+    std::string o = fmt::format("[{:>12}],", "Timestamp");
+    for (int c = 0; c < t.ncpus(); ++c) o += fmt::format("CPU{:3d},", c);
+    o += "\n";
+    for (std::size_t row = 0; row < t.rows(); ++row) {
+        o += fmt::format("[{:12d}],", t.time(row));
+        for (int c = 0; c < t.ncpus(); ++c) o += fmt::format("{:3d},", t.at(row, c));
+        o += "\n";
+    }
+    return o;
+}
+
+std::vector<std::pair<std::string, std::string>> runCsvFiles(const RunResult& r) {
+    const Engine& e = *r.engine;
+    const Metrics& m = e.metrics();
+    std::vector<std::pair<std::string, std::string>> files;
+    {
+        const RqTimeline& t = m.timeline;
+        std::string o = "time_ns";
+        for (int c = 0; c < t.ncpus(); ++c) o += fmt::format(",cpu{}", c);
+        o += "\n";
+        for (std::size_t row = 0; row < t.rows(); ++row) {
+            o += std::to_string(t.time(row));
+            for (int c = 0; c < t.ncpus(); ++c) o += fmt::format(",{}", t.at(row, c));
+            o += "\n";
+        }
+        files.push_back({"rqlen.csv", o});
+    }
+    files.push_back({"rqlen50-bpftrace.csv", bpftraceRqlenCsv(r)});
+    {
+        const double span = double(std::max<std::int64_t>(1, measured(r)));
+        std::string o = "cpu,busy_fraction,avg_rqlen\n";
+        for (int c = 0; c < e.nrCpus(); ++c) o += fmt::format("{},{:.6f},{:.6f}\n", c, double(m.busy_ns[c]) / span, double(m.rqlen_area[c]) / span);
+        files.push_back({"cpus.csv", o});
+    }
+    {
+        std::string o = "cause";
+        for (int d = 1; d < kDistClasses; ++d) o += fmt::format(",{}", toString(DistClass(d)));
+        o += ",total\n";
+        for (int c = 0; c < kMigrationCauses; ++c) {
+            o += toString(MigrationCause(c));
+            for (int d = 1; d < kDistClasses; ++d) o += fmt::format(",{}", m.migration_matrix[c][d]);
+            o += fmt::format(",{}\n", m.migrations[c]);
+        }
+        files.push_back({"migrations.csv", o});
+    }
+    {
+        std::string o = "lo_ns,hi_ns,count\n";
+        for (const auto& b : m.wakeup_latency.buckets()) o += fmt::format("{},{},{}\n", b.lo, b.hi, b.count);
+        files.push_back({"wakeup_latency.csv", o});
+    }
+    return files;
+}
+
+std::vector<CompareRow> compareRows(const std::vector<const RunResult*>& runs) {
+    std::vector<CompareRow> rows;
+    auto add = [&](const std::string& label, int dec, int dir, auto get) {
+        CompareRow r{label, {}, dec, dir, false};
+        for (const RunResult* x : runs) r.values.push_back(double(get(*x)));
+        rows.push_back(std::move(r));
+    };
+    auto section = [&](const std::string& label) { rows.push_back(CompareRow{label, {}, 0, 0, true}); };
+    // Workload headline numbers (same workloads in every run).
+    const RunResult& first = *runs.front();
+    for (std::size_t w = 0; w < first.reports.size(); ++w) {
+        if (first.reports[w].headline.empty()) continue;
+        section(first.reports[w].command);
+        for (std::size_t h = 0; h < first.reports[w].headline.size(); ++h) {
+            const HeadlineValue& hv = first.reports[w].headline[h];
+            add(hv.label, hv.decimals, hv.lower_is_better ? -1 : 1,
+                [&](const RunResult& x) { return x.reports[w].headline.size() > h ? x.reports[w].headline[h].value : 0.0; });
+        }
+    }
+    auto M = [](const RunResult& x) -> const Metrics& { return x.engine->metrics(); };
+    section("wakeups");
+    add("ttwu_count", 0, 0, [&](const RunResult& x) { return M(x).ttwu_count; });
+    add("  ttwu_local", 0, 0, [&](const RunResult& x) { return M(x).ttwu_local; });
+    add("  wakelist (IPI)", 0, 0, [&](const RunResult& x) { return M(x).ttwu_wakelist; });
+    add("  remote direct", 0, 0, [&](const RunResult& x) { return M(x).ttwu_remote_direct; });
+    add("  idle-delay hits", 0, 0, [&](const RunResult& x) { return M(x).idle_delay_hits; });
+    add("context switches", 0, 0, [&](const RunResult& x) { return M(x).ctx_switches; });
+    // Reason codes seen in any run.
+    auto reasonRows = [&](auto arr, auto name) {
+        for (std::size_t i = 1; i < (M(first).*arr).size(); ++i) {
+            bool any = false;
+            for (const RunResult* x : runs) any |= (M(*x).*arr)[i] != 0;
+            if (any) add(fmt::format("  {}", name(i)), 0, 0, [&, i](const RunResult& x) { return (M(x).*arr)[i]; });
+        }
+    };
+    section("wakeups by reason");
+    reasonRows(&Metrics::stage1, [](std::size_t i) { return toString(Stage1(i)); });
+    reasonRows(&Metrics::stage2, [](std::size_t i) { return toString(Stage2(i)); });
+    section("migrations");
+    add("total", 0, -1, [&](const RunResult& x) { return M(x).migrationsTotal(); });
+    for (int c = 0; c < kMigrationCauses; ++c)
+        add(fmt::format("  {}", toString(MigrationCause(c))), 0, 0, [&, c](const RunResult& x) { return M(x).migrations[c]; });
+    for (int d = 2; d < kDistClasses; ++d)
+        add(fmt::format("  at distance {}", toString(DistClass(d))), 0, 0, [&, d](const RunResult& x) {
+            std::uint64_t s = 0;
+            for (int c = 0; c < kMigrationCauses; ++c) s += M(x).migration_matrix[c][d];
+            return s;
+        });
+    section("wakeup latency (usec)");
+    for (double p : kPcts)
+        add(fmt::format("  p{}", p), 1, -1, [&, p](const RunResult& x) { return pctOf(M(x).wakeup_latency, p); });
+    add("  max", 1, -1, [&](const RunResult& x) { return double(M(x).wakeup_latency.max()) / 1000.0; });
+    section("CPUs");
+    add("busy (htop %)", 0, 0, [&](const RunResult& x) {
+        return M(x).busyFraction(M(x).measure_start, M(x).end_time) * 100.0 * x.engine->nrCpus();
+    });
+    add("idle while overloaded (ms)", 2, -1, [&](const RunResult& x) { return double(sum(M(x).idle_while_overloaded_ns)) / 1e6; });
+    return rows;
+}
+
+namespace {
+std::string fmtVal(double v, int dec) { return fmt::format("{:.{}f}", v, dec); }
+
+std::string header(const Scenario& s, const std::vector<const RunResult*>& runs) {
+    std::string o;
+    for (const auto& rep : runs.front()->reports) o += fmt::format("# {}\n", rep.command);
+    o += fmt::format("# machine: {}: {}\n", s.topo->name(), s.topo->summary());
+    o += fmt::format("# simulated by schedlab (Linux 6.1 wakeup path), scenario {}, seed {}\n", s.name, runs.front()->seed);
+    auto base = CostModel::forTopology(*s.topo);
+    auto diff = runs.front()->cost.diffFrom(base);
+    if (!diff.empty()) {
+        o += "# cost model overrides:";
+        for (const auto& d : diff) o += " " + d;
+        o += "\n";
+    }
+    return o;
+}
+}  // namespace
+
+std::string compareTable(const Scenario& s, const RunResult& a, const RunResult& b) {
+    std::vector<const RunResult*> runs{&a, &b};
+    std::string o = header(s, runs);
+    o += fmt::format("# base:  {}\n# patch: {}\n", knobsLine(a.knobs), knobsLine(b.knobs));
+    o += "# change: patch vs base; (+) marks a change for the better, (-) for the worse\n\n";
+    const std::string ha = a.knobs.presetName, hb = b.knobs.presetName == ha ? "patch" : b.knobs.presetName;
+    o += fmt::format("{:<34}{:>16}{:>16}{:>11}\n", "metric", ha.substr(0, 15), hb.substr(0, 15), "change");
+    for (const auto& r : compareRows(runs)) {
+        if (r.section) {
+            o += fmt::format("{:=^77}\n", " " + r.label.substr(0, 70) + " ");
+            continue;
+        }
+        const double x = r.values[0], y = r.values[1];
+        std::string ch;
+        if (x != 0) {
+            const double pct = (y - x) / std::fabs(x) * 100.0;
+            std::string mark;
+            if (r.direction != 0 && std::fabs(pct) >= 0.05) mark = (pct * r.direction > 0) ? " (+)" : " (-)";
+            ch = fmt::format("{:+.2f}%{}", pct, mark);
+        } else {
+            ch = y == 0 ? "0.00%" : "new";
+        }
+        o += fmt::format("{:<34}{:>16}{:>16}  {}\n", r.label, fmtVal(x, r.decimals), fmtVal(y, r.decimals), ch);
+    }
+    return o;
+}
+
+std::string sweepTable(const Scenario& s, const std::string& what, const std::vector<std::string>& values,
+                       const std::vector<const RunResult*>& runs) {
+    std::string o = header(s, runs);
+    o += fmt::format("# knobs: {}; sweeping {}\n\n", knobsLine(runs.front()->knobs), what);
+    // Columns: the workloads' headline values, then wakeups, migrations, wakeup p99, busy.
+    std::vector<CompareRow> rows = compareRows(runs);
+    std::vector<const CompareRow*> cols;
+    for (const auto& r : rows) {
+        if (r.section) continue;
+        if (r.direction != 0 || r.label == "ttwu_count" || r.label == "busy (htop %)") cols.push_back(&r);
+    }
+    // Keep the table to a mail's width: headline rows first, then a fixed few.
+    std::vector<const CompareRow*> pick;
+    for (const auto* c : cols) {
+        const std::string& l = c->label;
+        if (l.find("p50") != std::string::npos && l.rfind("  p", 0) == 0) continue;
+        if (l.rfind("  p", 0) == 0 && l != "  p99") continue;
+        if (l == "  max") continue;
+        pick.push_back(c);
+    }
+    if (pick.size() > 8) pick.resize(8);
+    o += fmt::format("{:>24}", what.substr(0, 23));
+    for (const auto* c : pick) {
+        std::string l = c->label;
+        while (!l.empty() && l.front() == ' ') l.erase(0, 1);
+        if (l == "p99") l = "wakeup p99 us";
+        o += fmt::format(" {:>16}", l.substr(0, 16));
+    }
+    o += "\n";
+    for (std::size_t i = 0; i < values.size(); ++i) {
+        o += fmt::format("{:>24}", values[i].substr(0, 23));
+        for (const auto* c : pick) {
+            std::string v = fmtVal(c->values[i], c->decimals);
+            if (i > 0 && c->values[0] != 0 && c->direction != 0)
+                v += fmt::format(" ({:+.1f}%)", (c->values[i] - c->values[0]) / std::fabs(c->values[0]) * 100.0);
+            o += fmt::format(" {:>16}", v);
+        }
+        o += "\n";
+    }
+    return o;
+}
+
+void writeFileAtomic(const std::string& path, const std::string& content) {
+    namespace fs = std::filesystem;
+    const fs::path p(path);
+    const fs::path tmp = p.parent_path() / (p.filename().string() + fmt::format(".tmp.{}", ::getpid()));
+    {
+        std::ofstream f(tmp, std::ios::binary | std::ios::trunc);
+        if (!f) throw InputError(path, "", "cannot write (directory missing or not writable)");
+        f.write(content.data(), std::streamsize(content.size()));
+        f.flush();
+        if (!f) {
+            std::error_code ec;
+            fs::remove(tmp, ec);
+            throw InputError(path, "", "write failed (disk full?)");
+        }
+    }
+    std::error_code ec;
+    fs::rename(tmp, p, ec);
+    if (ec) {
+        fs::remove(tmp, ec);
+        throw InputError(path, "", "cannot rename the temporary file into place: " + ec.message());
+    }
+}
+
+}  // namespace sched

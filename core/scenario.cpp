@@ -1,0 +1,219 @@
+// scenario.cpp: scenario parsing (strict) and running.
+#include "scenario.h"
+
+#include "json_obj.h"
+#include "state_json.h"
+#include "topology_json.h"
+
+#include <fmt/format.h>
+
+#include <chrono>
+#include <filesystem>
+
+namespace sched {
+
+namespace {
+
+int intIn(const Obj& o, const std::string& k, int lo, int hi, int def) { return int(o.i64(k, lo, hi).value_or(def)); }
+
+}  // namespace
+
+WorkloadParams workloadFromJson(const json& v, const std::string& file, const std::string& key) {
+    if (!v.is_object()) throw InputError(file, key, "must be an object with a \"type\"");
+    if (!v.contains("type") || !v["type"].is_string()) throw InputError(file, key + ".type", "missing (hackbench, perf-messaging, schbench, schbench-classic, stress)");
+    const std::string type = v["type"].get<std::string>();
+    if (type == "hackbench" || type == "perf-messaging") {
+        Obj o(v, file, key, {"type", "groups", "fds", "loops", "datasize", "threads", "pipe", "hot_set_bytes"});
+        HackbenchParams p;
+        p.perf = type == "perf-messaging";
+        p.groups = intIn(o, "groups", 1, 4096, p.groups);
+        p.fds = intIn(o, "fds", 1, 1024, p.fds);
+        p.loops = intIn(o, "loops", 1, 100000000, p.loops);
+        p.datasize = intIn(o, "datasize", 1, 65536, p.datasize);
+        p.threads = o.boolean("threads").value_or(false);
+        p.pipe = o.boolean("pipe").value_or(false);
+        p.hot_set = o.i64("hot_set_bytes", 0, std::int64_t(1) << 30).value_or(0);
+        if (std::int64_t(p.groups) * p.fds * 2 > 200000) throw InputError(file, key, "more than 200000 tasks");
+        return p;
+    }
+    if (type == "schbench" || type == "schbench-classic") {
+        Obj o(v, file, key, {"type", "message_threads", "workers", "runtime_s", "warmup_s", "sleep_us", "cputime_us", "ops", "op_ns",
+                             "footprint_kb"});
+        SchbenchParams p;
+        p.v2023 = type == "schbench";
+        if (p.v2023) {
+            p.message_threads = 1;
+            p.workers = 0;
+            p.sleep_us = 100;
+            p.warmup_s = 0;
+        }
+        p.message_threads = intIn(o, "message_threads", 1, 1024, p.message_threads);
+        p.workers = intIn(o, "workers", 0, 65536, p.workers);
+        p.runtime_s = o.number("runtime_s", 0.001, 3600).value_or(p.runtime_s);
+        p.warmup_s = o.number("warmup_s", 0, 3600).value_or(p.warmup_s);
+        p.sleep_us = o.i64("sleep_us", 0, 10000000).value_or(p.sleep_us);
+        p.cputime_us = o.i64("cputime_us", 0, 10000000).value_or(p.cputime_us);
+        p.ops = intIn(o, "ops", 0, 100000, p.ops);
+        p.op_ns = o.i64("op_ns", 0, 1000000000).value_or(p.op_ns);
+        p.footprint_kb = o.i64("footprint_kb", 0, 1 << 20).value_or(p.footprint_kb);
+        return p;
+    }
+    if (type == "stress") {
+        Obj o(v, file, key, {"type", "workers", "load", "slice_ms"});
+        StressParams p;
+        p.workers = intIn(o, "workers", 0, 65536, p.workers);
+        p.load = intIn(o, "load", 1, 100, p.load);
+        p.slice_ms = o.i64("slice_ms", 0, 100000).value_or(p.slice_ms);
+        return p;
+    }
+    throw InputError(file, key + ".type", fmt::format("'{}' is not one of hackbench, perf-messaging, schbench, schbench-classic, stress", type));
+}
+
+std::string workloadCommand(const WorkloadParams& w) {
+    return std::visit(
+        [](const auto& p) -> std::string {
+            using T = std::decay_t<decltype(p)>;
+            if constexpr (std::is_same_v<T, HackbenchParams>) return makeHackbench(p, 0)->commandLine();
+            else if constexpr (std::is_same_v<T, SchbenchParams>) return makeSchbench(p, 0)->commandLine();
+            else return makeStress(p, 0)->commandLine();
+        },
+        w);
+}
+
+Scenario parseScenario(const json& doc, const std::string& file, const std::string& baseDir) {
+    Obj top(doc, file, "", {"name", "description", "topology", "workloads", "variants", "cost", "seed", "stop", "comment"});
+    Scenario s;
+    s.file = file;
+    s.doc = doc;
+    s.name = top.str("name").value_or(std::filesystem::path(file).stem().string());
+    s.description = top.str("description").value_or("");
+    if (!top.has("topology")) throw InputError(file, "topology", "missing (a preset name, a file, or a parametric object)");
+    s.topo = std::make_shared<const Topology>(topologyFromJson(top.at("topology"), file, "topology", baseDir));
+    s.seed = std::uint64_t(top.i64("seed", 0).value_or(1));
+    // Workloads.
+    if (!top.has("workloads")) throw InputError(file, "workloads", "missing (a list of workloads)");
+    const json& wl = top.at("workloads");
+    if (!wl.is_array() || wl.empty()) throw InputError(file, "workloads", "must be a non-empty list");
+    for (std::size_t i = 0; i < wl.size(); ++i) s.workloads.push_back(workloadFromJson(wl[i], file, fmt::format("workloads[{}]", i)));
+    // Variants: {"A": knobs, "B": knobs} in file order, or a list of {"name":..., "knobs":...}.
+    if (top.has("variants")) {
+        const json& v = top.at("variants");
+        if (v.is_object()) {
+            if (v.empty()) throw InputError(file, "variants", "must name at least one variant");
+            for (auto it = v.begin(); it != v.end(); ++it)
+                s.variants.push_back({it.key(), knobsFromJson(it.value(), file, "variants." + it.key())});
+        } else if (v.is_array()) {
+            for (std::size_t i = 0; i < v.size(); ++i) {
+                const std::string key = fmt::format("variants[{}]", i);
+                Obj o(v[i], file, key, {"name", "knobs"});
+                Variant var;
+                var.name = o.str("name").value_or(std::string(1, char('A' + int(i % 26))));
+                var.knobs = o.has("knobs") ? knobsFromJson(o.at("knobs"), file, key + ".knobs") : Knobs{};
+                s.variants.push_back(var);
+            }
+            if (s.variants.empty()) throw InputError(file, "variants", "must name at least one variant");
+        } else {
+            throw InputError(file, "variants", "must be an object {\"A\": knobs, ...} or a list");
+        }
+    } else {
+        s.variants.push_back({"A", Knobs{}});
+    }
+    // Cost model.
+    s.cost = CostModel::forTopology(*s.topo);
+    if (top.has("cost")) {
+        const json& c = top.at("cost");
+        if (!c.is_object()) throw InputError(file, "cost", "must be an object of cost parameters");
+        for (auto it = c.begin(); it != c.end(); ++it) {
+            const std::string key = "cost." + it.key();
+            try {
+                if (it.key() == "scale") {
+                    if (!it->is_object()) throw InputError(file, key, "must be an object {\"term\": factor}");
+                    for (auto jt = it->begin(); jt != it->end(); ++jt) {
+                        if (!jt->is_number()) throw InputError(file, key + "." + jt.key(), "must be a number");
+                        s.cost.set("scale." + jt.key(), fmt::format("{}", jt->get<double>()));
+                    }
+                } else if (it.key() == "off") {
+                    if (!it->is_array()) throw InputError(file, key, "must be a list of cost terms");
+                    for (const auto& t : *it) {
+                        if (!t.is_string()) throw InputError(file, key, "must be a list of cost terms (strings)");
+                        s.cost.set("off", t.get<std::string>());
+                    }
+                } else if (it.key() == "cstates") {
+                    if (!it->is_array() || it->empty()) throw InputError(file, key, "must be a non-empty list of {name, exit_ns, residency_ns}");
+                    s.cost.cstates.clear();
+                    for (std::size_t i = 0; i < it->size(); ++i) {
+                        Obj o((*it)[i], file, fmt::format("{}[{}]", key, i), {"name", "exit_ns", "residency_ns"});
+                        s.cost.cstates.push_back({o.str("name").value_or(fmt::format("C{}", i)), o.i64("exit_ns", 0, 100000000).value_or(0),
+                                                  o.i64("residency_ns", 0, 1000000000).value_or(0)});
+                    }
+                } else if (it->is_number_integer()) {
+                    s.cost.set(it.key(), std::to_string(it->get<std::int64_t>()));
+                } else {
+                    throw InputError(file, key, "must be an integer (ns)");
+                }
+            } catch (const CostError& e) {
+                throw InputError(file, key, e.what());
+            }
+        }
+    }
+    if (top.has("stop")) {
+        Obj o(top.at("stop"), file, "stop", {"sim_time_s", "max_events"});
+        s.stop_s = o.number("sim_time_s", 0, 36000).value_or(0);
+        s.max_events = o.i64("max_events", 0).value_or(0);
+    }
+    return s;
+}
+
+Scenario loadScenario(const std::string& path) {
+    const std::string text = readFileOrThrow(path);
+    json doc = parseJsonOrThrow(text, path);
+    std::string base = std::filesystem::path(path).parent_path().string();
+    return parseScenario(doc, path, base.empty() ? "." : base);
+}
+
+std::unique_ptr<Engine> buildEngine(const Scenario& s, const Knobs& k, const CostModel& cost, const RunOptions& o) {
+    EngineConfig cfg;
+    cfg.topo = s.topo;
+    cfg.knobs = k;
+    cfg.cost = cost;
+    cfg.seed = o.seed;
+    cfg.stop_ns = std::int64_t(s.stop_s * 1e9);
+    cfg.max_events = s.max_events;
+    cfg.check_invariants = o.check_invariants;
+    cfg.decision_ring = o.decision_ring;
+    auto e = std::make_unique<Engine>(cfg);
+    if (o.decision_sink) e->metrics().decision_sink = o.decision_sink;
+    for (std::size_t i = 0; i < s.workloads.size(); ++i) {
+        const auto idx = std::uint16_t(i);
+        std::visit(
+            [&](const auto& p) {
+                using T = std::decay_t<decltype(p)>;
+                if constexpr (std::is_same_v<T, HackbenchParams>) e->addWorkload(makeHackbench(p, idx));
+                else if constexpr (std::is_same_v<T, SchbenchParams>) e->addWorkload(makeSchbench(p, idx));
+                else e->addWorkload(makeStress(p, idx));
+            },
+            s.workloads[i]);
+    }
+    return e;
+}
+
+RunResult runScenario(const Scenario& s, const Variant& v, const CostModel& cost, const RunOptions& o) {
+    RunResult r;
+    r.variant = v.name;
+    r.knobs = v.knobs;
+    r.cost = cost;
+    r.seed = o.seed;
+    r.engine = buildEngine(s, v.knobs, cost, o);
+    const auto t0 = std::chrono::steady_clock::now();
+    r.engine->run(o.progress);
+    r.wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    for (const auto& w : r.engine->workloads()) {
+        WorkloadReport rep;
+        w->report(*r.engine, rep);
+        r.reports.push_back(std::move(rep));
+    }
+    r.digest = r.engine->digest();
+    return r;
+}
+
+}  // namespace sched

@@ -1,0 +1,78 @@
+// scenario.h: a simulation scenario (JSON, documented in docs/scenario-format.md):
+// topology, workloads, knob variants (A, B, ...), cost-model overrides, seed and
+// stop condition; and running it. Every result carries the scenario and knobs
+// that produced it.
+#pragma once
+
+#include "cost_model.h"
+#include "engine.h"
+#include "input_error.h"
+#include "knobs.h"
+#include "workloads.h"
+
+#include <nlohmann/json.hpp>
+
+#include <functional>
+#include <memory>
+#include <string>
+#include <variant>
+#include <vector>
+
+namespace sched {
+
+using WorkloadParams = std::variant<HackbenchParams, SchbenchParams, StressParams>;
+
+struct Variant {
+    std::string name;  ///< "A", "B", ... or the name given
+    Knobs knobs;
+};
+
+struct Scenario {
+    std::string file;         ///< where it came from (messages)
+    std::string name;
+    std::string description;
+    std::shared_ptr<const Topology> topo;
+    std::vector<WorkloadParams> workloads;
+    std::vector<Variant> variants;  ///< at least one
+    CostModel cost;           ///< machine defaults plus the file's overrides
+    std::uint64_t seed = 1;
+    double stop_s = 0;        ///< simulated seconds; 0 = when the workloads finish
+    std::int64_t max_events = 0;
+    int hz = 250;
+    nlohmann::json doc;       ///< the document as read
+};
+
+/// Parses a scenario document; every problem is an InputError("FILE: KEY: problem").
+Scenario parseScenario(const nlohmann::json& doc, const std::string& file, const std::string& baseDir);
+Scenario loadScenario(const std::string& path);
+
+/// One workload's parameters from JSON (used by the scenario and the GUI).
+WorkloadParams workloadFromJson(const nlohmann::json& v, const std::string& file, const std::string& key);
+/// The workload's command line, e.g. "hackbench -g 32 -f 20 --threads --pipe -l 100 -s 100".
+std::string workloadCommand(const WorkloadParams& w);
+
+struct RunOptions {
+    std::uint64_t seed = 1;
+    bool check_invariants = false;
+    std::size_t decision_ring = 4096;
+    std::function<void(const DecisionRecord&)> decision_sink;
+    std::function<void(std::int64_t sim_ns)> progress;
+};
+
+struct RunResult {
+    std::string variant;
+    Knobs knobs;
+    CostModel cost;
+    std::uint64_t seed = 1;
+    std::unique_ptr<Engine> engine;
+    std::vector<WorkloadReport> reports;
+    double wall_s = 0;
+    std::uint64_t digest = 0;
+};
+
+/// A ready-to-run engine for the scenario (the GUI advances it itself).
+std::unique_ptr<Engine> buildEngine(const Scenario& s, const Knobs& k, const CostModel& cost, const RunOptions& o);
+/// Runs to completion and collects the reports.
+RunResult runScenario(const Scenario& s, const Variant& v, const CostModel& cost, const RunOptions& o);
+
+}  // namespace sched

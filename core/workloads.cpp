@@ -1,0 +1,626 @@
+// workloads.cpp: hackbench, schbench (classic, 2023) and stress-ng cpu-load as
+// engine task programs. Each step() applies the effect of the work just done
+// (a write, a read, a futex wake) and returns the next piece of work; blocking
+// follows the kernel's wait-queue semantics (register, block, re-check on wake).
+#include "workloads.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <array>
+#include <cmath>
+#include <cstdlib>
+
+namespace sched {
+namespace {
+
+// ---------------------------------------------------------------------------
+// hackbench
+
+// A pipe (16 slots of one page; 100-byte writes merge into the tail page) or an
+// AF_UNIX stream socket (sk_sndbuf shared by the group's senders).
+struct Channel {
+    int reader = -1;
+    std::int64_t count = 0;          ///< unread messages
+    int pages = 0;                   ///< pipe slots in use
+    int tail_written = 0;            ///< messages written into the tail page
+    int head = 0;                    ///< ring index of the head page
+    std::array<std::int16_t, 16> unread{};  ///< unread messages per page (ring of the 16 slots)
+    bool reader_waiting = false;
+    std::deque<int> writers;         ///< exclusive writer waiters (FIFO)
+    std::int64_t sent = 0, received = 0;
+};
+
+class Hackbench final : public Workload {
+public:
+    Hackbench(const HackbenchParams& p, std::uint16_t index) : m_p(p), m_index(index) {
+        m_perPage = std::max(1, 4096 / std::max(1, p.datasize));
+        // AF_UNIX: sk_sndbuf 212992 (wmem_default) over skb truesize ~ datasize + 704 (estimate).
+        m_sockCap = std::max<std::int64_t>(1, 212992 / (p.datasize + 704));
+    }
+    std::string name() const override { return m_p.perf ? "perf-bench-messaging" : "hackbench"; }
+    std::string commandLine() const override {
+        if (m_p.perf)
+            return fmt::format("perf bench sched messaging -g {} -l {}{}{}", m_p.groups, m_p.loops, m_p.threads ? " -t" : "",
+                               m_p.pipe ? " -p" : "");
+        return fmt::format("hackbench -g {} -f {} {} {} -l {} -s {}", m_p.groups, m_p.fds, m_p.threads ? "--threads" : "--process",
+                           m_p.pipe ? "--pipe" : "", m_p.loops, m_p.datasize);
+    }
+
+    void start(Engine& e) override {
+        const int total = 2 * m_p.fds * m_p.groups;
+        m_workers.reserve(std::size_t(total));
+        m_chan.resize(std::size_t(m_p.groups * m_p.fds));
+        m_main = e.spawn(m_index, "hackbench", mmBase(e), -1, kMain, 0, m_p.hot_set);
+        m_total = total;
+    }
+
+    Action step(Engine& e, SimTask& t) override {
+        switch (t.role) {
+        case kMain: return mainStep(e, t);
+        case kSender: return senderStep(e, t);
+        default: return receiverStep(e, t);
+        }
+    }
+
+    bool finished() const override { return m_finished; }
+    double progress(const Engine&) const override {
+        const double total = double(std::int64_t(m_p.groups) * m_p.fds * m_p.fds * m_p.loops);
+        double got = 0;
+        for (const auto& c : m_chan) got += double(c.received);
+        return m_finished ? 1.0 : got / total;
+    }
+
+    void report(const Engine& e, WorkloadReport& r) const override {
+        r.name = name();
+        r.command = commandLine();
+        const double secs = m_stop > 0 ? double(m_stop - m_go) / 1e9 : double(e.now() - m_go) / 1e9;
+        if (m_p.perf) {
+            r.output.push_back(fmt::format("# {} sender and receiver {} per group", m_p.fds, m_p.threads ? "threads" : "processes"));
+            r.output.push_back(fmt::format("# {} groups == {} {} run", m_p.groups, m_total, m_p.threads ? "threads" : "processes"));
+            r.output.push_back("");
+            r.output.push_back(fmt::format("     Total time: {:.3f} [sec]", secs));
+        } else {
+            r.output.push_back(fmt::format("Running in {} mode with {} groups using {} file descriptors each (== {} tasks)",
+                                           m_p.threads ? "threaded" : "process", m_p.groups, 2 * m_p.fds, m_total));
+            r.output.push_back(fmt::format("Each sender will pass {} messages of {} bytes", m_p.loops, m_p.datasize));
+            r.output.push_back(fmt::format("Time: {:.3f}", secs));
+        }
+        if (!m_finished) r.output.push_back("(stopped before the last worker exited)");
+        if (std::getenv("SCHEDLAB_DUMP"))
+            for (std::size_t i = 0; i < m_chan.size(); ++i)
+                r.output.push_back(fmt::format("  pipe {}: count {} pages {} tail {} head {} reader_waiting {} writers {}", i, m_chan[i].count,
+                                               m_chan[i].pages, m_chan[i].tail_written, m_chan[i].head, m_chan[i].reader_waiting,
+                                               m_chan[i].writers.size()));
+        r.headline.push_back({"time_s", m_p.perf ? "Total time (s)" : "Time (s)", secs, true, 3});
+        const double msgs = double(std::int64_t(m_p.groups) * m_p.fds * m_p.fds * m_p.loops);
+        r.headline.push_back({"messages", "Messages", msgs, false, 0});
+        (void)e;
+    }
+
+    std::string checkInvariants(const Engine& e) const override {
+        std::int64_t sent = 0, recv = 0;
+        for (int id : m_workers) {
+            const SimTask& t = e.task(id);
+            if (t.role == kSender) sent += t.a;
+            else recv += t.a;
+        }
+        std::int64_t inflight = 0, chSent = 0, chRecv = 0;
+        for (std::size_t i = 0; i < m_chan.size(); ++i) {
+            const Channel& c = m_chan[i];
+            if (c.count != c.sent - c.received) return fmt::format("hackbench channel {}: {} queued but {} sent - {} read", i, c.count, c.sent, c.received);
+            if (c.count < 0) return fmt::format("hackbench channel {}: negative count", i);
+            if (m_p.pipe) {
+                std::int64_t u = 0;
+                for (int k = 0; k < c.pages; ++k) u += c.unread[std::size_t((c.head + k) % 16)];
+                if (u != c.count || (c.count == 0) != (c.pages == 0))
+                    return fmt::format("hackbench pipe {}: {} pages hold {} unread but {} are queued", i, c.pages, u, c.count);
+            }
+            inflight += c.count;
+            chSent += c.sent;
+            chRecv += c.received;
+            if (c.reader >= 0 && e.task(c.reader).state == TaskState::Blocked && e.task(c.reader).b == kRun && c.count > 0)
+                return fmt::format("hackbench channel {}: reader pid {} asleep with {} messages queued (lost wakeup)", i,
+                                   e.task(c.reader).t.pid, c.count);
+        }
+        if (sent != chSent || recv != chRecv || sent - recv != inflight)
+            return fmt::format("hackbench: messages not conserved (sent {}, read {}, in flight {})", sent, recv, inflight);
+        for (int id : m_workers) {
+            const SimTask& t = e.task(id);
+            if (t.state == TaskState::Blocked && t.b == kRun && t.role == kSender) {
+                const Channel& c = m_chan[std::size_t(chanOf(t, t.a))];
+                if (std::find(c.writers.begin(), c.writers.end(), id) == c.writers.end())
+                    return fmt::format("hackbench: sender pid {} asleep but not on the pipe's wait queue", t.t.pid);
+                if (!full(c)) {
+                    // Someone must still be on the way to wake it: a runnable writer that waited on this pipe.
+                    bool waker = false;
+                    for (int o : m_workers) {
+                        const SimTask& w = e.task(o);
+                        if (w.role == kSender && w.b == kRun && w.state != TaskState::Blocked && w.c != 0 && chanOf(w, w.a) == chanOf(t, t.a)) waker = true;
+                    }
+                    if (!waker)
+                        return fmt::format("hackbench: sender pid {} asleep on pipe {} which has room ({} pages, {} queued) and nobody will wake it (lost wakeup)",
+                                           t.t.pid, chanOf(t, t.a), c.pages, c.count);
+                }
+            }
+        }
+        return {};
+    }
+
+private:
+    enum Role : std::uint8_t { kMain = 0, kSender = 1, kReceiver = 2 };
+    enum Phase : std::int64_t { kReady = 0, kWaitGo = 1, kRun = 2, kDone = 3 };
+
+    int mmBase(Engine& e) const { return 1000000 * (m_index + 1) + (e.taskCount() & 0); }
+    int chanOf(const SimTask& t, std::int64_t msg) const {
+        // Sender idx = group * F + i writes to its group's receivers in fd order.
+        const int group = t.idx / m_p.fds;
+        return group * m_p.fds + int(msg % m_p.fds);
+    }
+    bool full(const Channel& c) const {
+        if (m_p.pipe) return c.pages >= 16;
+        return c.count >= m_sockCap;
+    }
+
+    // pipe_write / unix_stream_sendmsg of one message; false when it must wait.
+    bool tryWrite(Channel& c, bool waited) {
+        if (m_p.pipe) {
+            // Merge into the tail page (only on the first attempt, before waiting).
+            if (!waited && c.count > 0 && c.pages > 0 && c.tail_written < m_perPage) {
+                c.tail_written++;
+                c.unread[std::size_t((c.head + c.pages - 1) % 16)]++;
+            } else if (c.pages < 16) {
+                c.pages++;
+                c.tail_written = 1;
+                c.unread[std::size_t((c.head + c.pages - 1) % 16)] = 1;
+            } else {
+                return false;
+            }
+        } else if (c.count >= m_sockCap) {
+            return false;
+        }
+        c.count++;
+        c.sent++;
+        return true;
+    }
+    // pipe_read of one message; returns whether a writer should be woken.
+    bool read(Channel& c) {
+        bool wakeWriter;
+        if (m_p.pipe) {
+            wakeWriter = c.pages >= 16;  // was_full: 6.1 wakes a writer on every read of a full pipe
+            // The head buffer is released (its slot freed) once fully read, even if it is the tail.
+            if (--c.unread[std::size_t(c.head)] == 0) {
+                c.head = (c.head + 1) % 16;
+                c.pages--;
+                if (c.pages == 0) c.tail_written = 0;
+            }
+        } else {
+            // unix_write_space(): writers wake when wmem drops to a quarter of sndbuf.
+            wakeWriter = (c.count - 1) * 4 <= m_sockCap && !c.writers.empty();
+        }
+        c.count--;
+        c.received++;
+        return wakeWriter;
+    }
+
+    std::int64_t writeCost(const Engine& e) const {
+        const CostModel& cm = e.cost();
+        return cm.c(CostTerm::syscall, (m_p.pipe ? cm.pipe_write : cm.socket_send) * std::max(1, m_p.datasize) / 100);
+    }
+    std::int64_t readCost(const Engine& e) const {
+        const CostModel& cm = e.cost();
+        return cm.c(CostTerm::syscall, (m_p.pipe ? cm.pipe_read : cm.socket_recv) * std::max(1, m_p.datasize) / 100);
+    }
+
+    Action mainStep(Engine& e, SimTask& t) {
+        // a: workers created; b: phase (0 create, 1 wait ready, 2 join, 3 done); c: join index.
+        if (t.b == 0) {
+            if (t.a < m_total) {
+                // Per group: F receivers, then F senders (hackbench's group()).
+                const int per = 2 * m_p.fds;
+                const int g = int(t.a) / per, k = int(t.a) % per;
+                const bool recv = k < m_p.fds;
+                const int i = recv ? k : k - m_p.fds;
+                const int mm = m_p.threads ? t.mm : t.mm + 1 + int(t.a);
+                const int id = e.spawn(m_index, recv ? "hackbench-recv" : "hackbench-send", mm, e.current(),
+                                       recv ? kReceiver : kSender, g * m_p.fds + i, m_p.hot_set);
+                m_workers.push_back(id);
+                if (recv) m_chan[std::size_t(g * m_p.fds + i)].reader = id;
+                t.a++;
+                return Action::run(1000);
+            }
+            t.b = 1;
+        }
+        if (t.b == 1) {
+            // read() one ready byte per worker; sleep while the ready pipe is empty.
+            if (m_ready < m_total) {
+                m_mainWaiting = true;
+                return Action::block();
+            }
+            m_mainWaiting = false;
+            // GO: gettimeofday(start); write one byte to the wake fd: every poller wakes (sync).
+            m_go = e.now();
+            e.metrics().resetCounters(e.now());
+            m_goFlag = true;
+            for (int id : m_workers) {
+                SimTask& w = e.task(id);
+                if (w.b == kWaitGo) {
+                    w.b = kRun;
+                    e.wake(id, true);
+                    e.charge(e.cost().c(CostTerm::syscall, 100));
+                }
+            }
+            t.b = 2;
+            return Action::run(writeCost(e));
+        }
+        if (t.b == 2) {
+            while (t.c < std::int64_t(m_workers.size()) && e.task(m_workers[std::size_t(t.c)]).b == kDone) t.c++;
+            if (t.c < std::int64_t(m_workers.size())) {
+                m_joinWait = m_workers[std::size_t(t.c)];
+                return Action::block();  // pthread_join / waitpid
+            }
+            m_joinWait = -1;
+            m_stop = e.now();
+            m_finished = true;
+            t.b = 3;
+            e.workloadFinished();
+            return Action::exit();
+        }
+        return Action::exit();
+    }
+
+    Action readyStep(Engine& e, SimTask& t) {
+        if (t.b == kReady) {
+            m_ready++;
+            if (m_mainWaiting) {
+                m_mainWaiting = false;
+                e.wake(m_main, true);
+            }
+            t.b = m_goFlag ? kRun : kWaitGo;
+            e.charge(writeCost(e));
+            return t.b == kWaitGo ? Action::block() : Action::run(1);
+        }
+        if (t.b == kWaitGo) return Action::block();  // poll() until GO
+        return Action::run(0);
+    }
+
+    Action exitStep(Engine& e, SimTask& t) {
+        t.b = kDone;  // do_exit() has begun: the joiner must not wait for this one
+        if (m_joinWait == e.current()) {
+            m_joinWait = -1;
+            e.wake(m_main, false);  // CLONE_CHILD_CLEARTID futex wake / SIGCHLD
+        }
+        (void)t;
+        e.charge(e.cost().exit_cost);
+        return Action::exit();
+    }
+
+    Action senderStep(Engine& e, SimTask& t) {
+        if (t.b == kDone) return Action::exit();
+        if (t.b != kRun) return readyStep(e, t);
+        const std::int64_t total = std::int64_t(m_p.loops) * m_p.fds;
+        if (t.a >= total) return exitStep(e, t);
+        Channel& c = m_chan[std::size_t(chanOf(t, t.a))];
+        const bool waited = t.c != 0;
+        const bool wasEmpty = c.count == 0;
+        if (!tryWrite(c, waited)) {
+            t.c = 1;
+            c.writers.push_back(e.current());
+            return Action::block();
+        }
+        t.a++;
+        t.c = 0;
+        if (wasEmpty && c.reader_waiting) {  // pipe_write: was_empty -> wake the reader (sync)
+            c.reader_waiting = false;
+            e.wake(c.reader, true);
+        }
+        if (waited && !full(c) && !c.writers.empty()) {  // wake_next_writer
+            const int w = c.writers.front();
+            c.writers.pop_front();
+            e.wake(w, true);
+        }
+        return Action::run(writeCost(e));
+    }
+
+    Action receiverStep(Engine& e, SimTask& t) {
+        if (t.b == kDone) return Action::exit();
+        if (t.b != kRun) return readyStep(e, t);
+        const std::int64_t total = std::int64_t(m_p.loops) * m_p.fds;
+        if (t.a >= total) return exitStep(e, t);
+        Channel& c = m_chan[std::size_t(t.idx)];
+        if (c.count == 0) {
+            c.reader_waiting = true;
+            return Action::block();
+        }
+        const bool wakeWriter = read(c);
+        t.a++;
+        if (wakeWriter && !c.writers.empty()) {
+            const int w = c.writers.front();
+            c.writers.pop_front();
+            e.wake(w, true);
+        }
+        return Action::run(readCost(e));
+    }
+
+    HackbenchParams m_p;
+    std::uint16_t m_index;
+    int m_perPage = 40;
+    std::int64_t m_sockCap = 1;
+    int m_main = -1;
+    int m_total = 0;
+    int m_ready = 0;
+    bool m_mainWaiting = false;
+    bool m_goFlag = false;
+    int m_joinWait = -1;
+    std::int64_t m_go = 0, m_stop = 0;
+    bool m_finished = false;
+    std::vector<int> m_workers;
+    std::vector<Channel> m_chan;
+};
+
+// ---------------------------------------------------------------------------
+// schbench
+
+class Schbench final : public Workload {
+public:
+    Schbench(const SchbenchParams& p, std::uint16_t index) : m_p(p), m_index(index) {}
+    std::string name() const override { return m_p.v2023 ? "schbench" : "schbench-classic"; }
+    std::string commandLine() const override {
+        if (m_p.v2023)
+            return fmt::format("schbench -m {} -t {} -r {} -w {} -F {} -n {} -s {}", m_p.message_threads, m_p.workers, m_p.runtime_s,
+                               m_p.warmup_s, m_p.footprint_kb, m_p.ops, m_p.sleep_us);
+        return fmt::format("schbench -m {} -t {} -r {} -s {} -c {}", m_p.message_threads, m_p.workers, m_p.runtime_s, m_p.sleep_us,
+                           m_p.cputime_us);
+    }
+
+    void start(Engine& e) override {
+        m_workersPer = m_p.workers > 0 ? m_p.workers : e.nrCpus();
+        m_mt.resize(std::size_t(m_p.message_threads));
+        const int mm = 2000000 * (m_index + 1);
+        m_mainId = e.spawn(m_index, "schbench", mm, -1, kMain, 0, 0);
+        m_warmEnd = std::int64_t(m_p.warmup_s * 1e9);
+        m_end = m_warmEnd + std::int64_t(m_p.runtime_s * 1e9);
+        m_rpsBucket.assign(std::size_t(std::max(1.0, std::ceil(m_p.runtime_s))), 0);
+    }
+
+    bool finished() const override { return m_finished; }
+    double progress(const Engine& e) const override {
+        if (m_finished) return 1.0;
+        if (!m_started) return 0.0;
+        return std::min(1.0, double(e.now() - m_startAt) / double(std::max<std::int64_t>(1, m_end)));
+    }
+
+    Action step(Engine& e, SimTask& t) override {
+        if (e.now() >= m_end + m_startAt && m_started && !m_finished) {
+            m_finished = true;
+            m_stopAt = e.now();
+            e.workloadFinished();
+        }
+        switch (t.role) {
+        case kMain: return mainStep(e, t);
+        case kMessage: return messageStep(e, t);
+        default: return workerStep(e, t);
+        }
+    }
+
+    void report(const Engine& e, WorkloadReport& r) const override {
+        r.name = name();
+        r.command = commandLine();
+        const double secs = double((m_stopAt ? m_stopAt : e.now()) - m_startAt - m_warmEnd) / 1e9;
+        if (!m_p.v2023) {
+            r.output.push_back("Latency percentiles (usec)");
+            for (double p : {50.0, 75.0, 90.0, 95.0, 99.0, 99.5, 99.9})
+                r.output.push_back(fmt::format("\t{}{:.4f}th: {}", p == 99.0 ? "*" : "", p, m_wake.percentile(p) / 1000));
+            r.output.push_back(fmt::format("\tmin={}, max={}", m_wake.min() / 1000, m_wake.max() / 1000));
+            addPct(r, "lat", "latency", m_wake, {50, 75, 90, 95, 99, 99.5, 99.9});
+            r.histograms.push_back({"wakeup latency", m_wake});
+        } else {
+            r.output.push_back(fmt::format("Wakeup Latencies percentiles (usec) runtime {:.0f} (s) ({} total samples)", secs, m_wake.count()));
+            for (double p : {50.0, 90.0, 99.0, 99.9}) r.output.push_back(fmt::format("\t{}{:.1f}th: {}", p == 99.0 ? "* " : "  ", p, m_wake.percentile(p) / 1000));
+            r.output.push_back(fmt::format("\t  min={}, max={}", m_wake.min() / 1000, m_wake.max() / 1000));
+            r.output.push_back(fmt::format("Request Latencies percentiles (usec) runtime {:.0f} (s) ({} total samples)", secs, m_req.count()));
+            for (double p : {50.0, 90.0, 99.0, 99.9}) r.output.push_back(fmt::format("\t{}{:.1f}th: {}", p == 99.0 ? "* " : "  ", p, m_req.percentile(p) / 1000));
+            r.output.push_back(fmt::format("\t  min={}, max={}", m_req.min() / 1000, m_req.max() / 1000));
+            LatencyHistogram rps;
+            for (auto v : m_rpsBucket) rps.record(v);
+            r.output.push_back(fmt::format("RPS percentiles (requests) runtime {:.0f} (s) ({} total samples)", secs, rps.count()));
+            for (double p : {20.0, 50.0, 90.0}) r.output.push_back(fmt::format("\t{}{:.1f}th: {}", p == 50.0 ? "* " : "  ", p, rps.percentile(p)));
+            const double avg = secs > 0 ? double(m_completed) / secs : 0;
+            r.output.push_back(fmt::format("average rps: {:.2f}", avg));
+            addPct(r, "wakeup", "wakeup lat", m_wake, {50, 90, 99, 99.9});
+            addPct(r, "request", "request lat", m_req, {50, 90, 99, 99.9});
+            r.headline.push_back({"rps_p50", "RPS p50", double(rps.percentile(50)), false, 0});
+            r.headline.push_back({"rps_avg", "average rps", avg, false, 2});
+            r.histograms.push_back({"wakeup latency", m_wake});
+            r.histograms.push_back({"request latency", m_req});
+        }
+    }
+
+    std::string checkInvariants(const Engine& e) const override {
+        for (std::size_t m = 0; m < m_mt.size(); ++m)
+            for (int id : m_mt[m].posted)
+                if (e.task(id).b != kPosted) return fmt::format("schbench: pid {} on message thread {}'s list but not posted", e.task(id).t.pid, m);
+        return {};
+    }
+
+private:
+    enum Role : std::uint8_t { kMain = 0, kMessage = 1, kWorker = 2 };
+    enum WorkerPhase : std::int64_t { kPost = 0, kPosted = 1, kThink = 2, kSleep1 = 3, kCompute = 4, kSleep2 = 5 };
+    struct MsgThread {
+        int id = -1;
+        std::vector<int> posted;
+        bool waiting = false;
+    };
+
+    static void addPct(WorkloadReport& r, const std::string& key, const std::string& label, const LatencyHistogram& h,
+                       std::initializer_list<double> ps) {
+        for (double p : ps)
+            r.headline.push_back({fmt::format("{}_p{}_us", key, p), fmt::format("{} p{} (us)", label, p), double(h.percentile(p)) / 1000.0, true, 1});
+    }
+
+    bool measuring(const Engine& e) const { return m_started && e.now() >= m_startAt + m_warmEnd; }
+
+    Action mainStep(Engine& e, SimTask& t) {
+        // Create the message threads and their workers, then wait forever.
+        if (t.a < m_p.message_threads) {
+            const int m = int(t.a);
+            m_mt[std::size_t(m)].id = e.spawn(m_index, "schbench-msg", t.mm, e.current(), kMessage, m, 0);
+            for (int w = 0; w < m_workersPer; ++w)
+                e.spawn(m_index, "schbench-worker", t.mm, e.current(), kWorker, m, m_p.v2023 ? m_p.footprint_kb * 1024 : 0);
+            t.a++;
+            return Action::run(1000);
+        }
+        if (!m_started) {
+            m_started = true;
+            m_startAt = e.now();
+        }
+        return Action::block();
+    }
+
+    Action messageStep(Engine& e, SimTask& t) {
+        MsgThread& m = m_mt[std::size_t(t.idx)];
+        const CostModel& cm = e.cost();
+        // b: 0 wake the posted list, 1 wait for posts, 2 sleep (classic).
+        if (t.b == 0) {
+            std::vector<int> list;
+            list.swap(m.posted);
+            const std::int64_t stamp = e.now();
+            for (int id : list) {
+                SimTask& w = e.task(id);
+                w.c = stamp;
+                w.b = m_p.v2023 ? kSleep1 : kThink;
+                e.wake(id, false);  // futex wake
+                e.charge(cm.c(CostTerm::syscall, cm.futex_wake));
+            }
+            t.b = 1;
+        }
+        if (t.b == 1) {
+            if (m.posted.empty()) {
+                m.waiting = true;
+                return Action::block();
+            }
+            m.waiting = false;
+            if (!m_p.v2023) {
+                t.b = 2;
+                const std::int64_t jitter = e.rng().uniform(0, m_p.sleep_us / 4);
+                return Action::sleep((m_p.sleep_us + jitter) * 1000 + cm.timer_slack);
+            }
+            t.b = 0;
+            return Action::run(100);
+        }
+        t.b = 0;  // after the usleep
+        return Action::run(100);
+    }
+
+    Action workerStep(Engine& e, SimTask& t) {
+        MsgThread& m = m_mt[std::size_t(t.idx)];
+        const CostModel& cm = e.cost();
+        switch (t.b) {
+        case kPost:
+            t.b = kPosted;
+            m.posted.push_back(e.current());
+            if (m.waiting) {
+                m.waiting = false;
+                e.wake(m.id, false);
+                e.charge(cm.c(CostTerm::syscall, cm.futex_wake));
+            }
+            return Action::block();
+        case kPosted: return Action::block();  // spurious: still on the list
+        case kThink:  // classic: woken, record the latency, spin cputime
+            if (measuring(e) && t.c >= m_startAt + m_warmEnd) m_wake.record(e.now() - t.c);
+            t.b = kPost;
+            return Action::run(m_p.cputime_us * 1000);
+        case kSleep1:  // 2023: woken; the request starts with a usleep
+            if (measuring(e) && t.c >= m_startAt + m_warmEnd) m_wake.record(e.now() - t.c);
+            t.a = e.now();  // request start
+            t.b = kCompute;
+            return Action::sleep(m_p.sleep_us * 1000 + cm.timer_slack);
+        case kCompute:
+            t.b = kSleep2;
+            return Action::run(std::int64_t(m_p.ops) * m_p.op_ns);
+        case kSleep2:
+            t.b = 6;
+            return Action::sleep(m_p.sleep_us * 1000 + cm.timer_slack);
+        default:  // request done
+            if (measuring(e) && t.a >= m_startAt + m_warmEnd) {
+                m_req.record(e.now() - t.a);
+                m_completed++;
+                const std::size_t sec = std::size_t((e.now() - m_startAt - m_warmEnd) / 1000000000);
+                if (sec < m_rpsBucket.size()) m_rpsBucket[sec]++;
+            }
+            t.b = kPost;
+            return Action::run(100);
+        }
+    }
+
+    SchbenchParams m_p;
+    std::uint16_t m_index;
+    int m_workersPer = 0;
+    int m_mainId = -1;
+    std::vector<MsgThread> m_mt;
+    bool m_started = false, m_finished = false;
+    std::int64_t m_startAt = 0, m_warmEnd = 0, m_end = 0, m_stopAt = 0;
+    LatencyHistogram m_wake, m_req;
+    std::int64_t m_completed = 0;
+    std::vector<std::int64_t> m_rpsBucket;
+};
+
+// ---------------------------------------------------------------------------
+// stress-ng --cpu N --cpu-load P
+
+class Stress final : public Workload {
+public:
+    Stress(const StressParams& p, std::uint16_t index) : m_p(p), m_index(index) {}
+    std::string name() const override { return "stress-ng"; }
+    std::string commandLine() const override {
+        return fmt::format("stress-ng --cpu {} --cpu-load {}{}", m_p.workers, m_p.load,
+                           m_p.slice_ms ? fmt::format(" --cpu-load-slice {}", m_p.slice_ms) : std::string());
+    }
+    bool background() const override { return true; }
+    bool finished() const override { return true; }
+    void start(Engine& e) override {
+        m_n = m_p.workers > 0 ? m_p.workers : e.nrCpus();
+        m_main = e.spawn(m_index, "stress-ng", 3000000 * (m_index + 1), -1, 0, 0, 0);
+    }
+    Action step(Engine& e, SimTask& t) override {
+        if (t.role == 0) {
+            if (t.a < m_n) {
+                e.spawn(m_index, "stress-ng-cpu", 3000000 * (m_index + 1) + 1 + int(t.a), e.current(), 1, int(t.a), 0);
+                t.a++;
+                return Action::run(1000);
+            }
+            return Action::block();
+        }
+        // Hog: busy R, then sleep R * (100 - P) / P.
+        if (t.b == 0) {
+            const std::int64_t r = m_p.slice_ms > 0 ? m_p.slice_ms * 1000000 : e.rng().uniform(1000000, 500000000);
+            t.c = r;
+            t.b = 1;
+            m_busyNs += r;
+            return Action::run(r);
+        }
+        t.b = 0;
+        if (m_p.load >= 100) return Action::run(0);
+        return Action::sleep(t.c * (100 - m_p.load) / std::max(1, m_p.load));
+    }
+    void report(const Engine&, WorkloadReport& r) const override {
+        r.name = name();
+        r.command = commandLine();
+        r.output.push_back(fmt::format("stress-ng: info: dispatching hogs: {} cpu ({}% load)", m_n, m_p.load));
+    }
+
+private:
+    StressParams m_p;
+    std::uint16_t m_index;
+    int m_n = 0;
+    int m_main = -1;
+    std::int64_t m_busyNs = 0;
+};
+
+}  // namespace
+
+std::unique_ptr<Workload> makeHackbench(const HackbenchParams& p, std::uint16_t index) { return std::make_unique<Hackbench>(p, index); }
+std::unique_ptr<Workload> makeSchbench(const SchbenchParams& p, std::uint16_t index) { return std::make_unique<Schbench>(p, index); }
+std::unique_ptr<Workload> makeStress(const StressParams& p, std::uint16_t index) { return std::make_unique<Stress>(p, index); }
+
+}  // namespace sched
