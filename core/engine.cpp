@@ -9,6 +9,8 @@
 
 #include <algorithm>
 #include <cassert>
+#include <cstdio>
+#include <cstdlib>
 #include <limits>
 
 namespace sched {
@@ -109,6 +111,7 @@ Engine::Engine(EngineConfig cfg)
     m_tgRecent.assign(64, std::numeric_limits<std::int64_t>::min() / 2);
     if (m_cfg.cost.cstates.empty()) m_cfg.cost.cstates = {{"POLL", 0, 0}};
     m_rowBuf.resize(std::size_t(m_nrCpus));
+    if (const char* t = std::getenv("SCHEDLAB_TRACE_PID")) m_tracePid = std::atoi(t);  // debugging: print one task's decisions
 }
 
 Engine::~Engine() = default;
@@ -458,7 +461,7 @@ void Engine::updateLoadAvg(int cpu, SimTask* se, bool /*runnable_changes*/) {
         decayed = true;
     }
     const unsigned long nr = (unsigned long)(c.queue.size() + (c.curr >= 0 ? 1 : 0));
-    decayed |= pelt_update(now, c.avg, 1024 * nr, nr, c.curr >= 0 ? 1 : 0);
+    decayed |= pelt_update_cfs(now, c.avg, 1024 * nr, nr, c.curr >= 0 ? 1 : 0);
     if (decayed) {
         // update_tg_load_avg(): only when the contribution moved by more than 1/64.
         const std::int64_t delta = std::int64_t(c.avg.load_avg) - c.tg_contrib;
@@ -547,6 +550,22 @@ std::int64_t Engine::migrationCost(const SimTask& p, int from, int to) const {
     return cm.c(CostTerm::cache_refill, hot / 64 * perLine);
 }
 
+// attach_entity_load_avg(): align the entity to the cfs_rq's clock and add its averages and sums.
+void Engine::attachLoadAvg(Cpu& dst, SimTask& p) {
+    p.avg.last_update_time = dst.avg.last_update_time;
+    p.avg.period_contrib = dst.avg.period_contrib;
+    const std::uint32_t divider = get_pelt_divider(dst.avg);
+    p.avg.load_sum = p.avg.load_avg * divider / 1024;  // se weight 1024: load_avg = load * load_sum / divider
+    p.avg.util_sum = std::uint32_t(p.avg.util_avg * divider);
+    p.avg.runnable_sum = p.avg.runnable_avg * divider;
+    dst.avg.load_avg += p.avg.load_avg;
+    dst.avg.load_sum += p.avg.load_sum * 1024;  // se_weight(se) * se->avg.load_sum
+    dst.avg.util_avg += p.avg.util_avg;
+    dst.avg.util_sum += p.avg.util_sum;
+    dst.avg.runnable_avg += p.avg.runnable_avg;
+    dst.avg.runnable_sum += p.avg.runnable_sum;
+}
+
 // set_task_cpu() across CPUs: migrate_task_rq_fair (remove_entity_load_avg) and the
 // attach on the new cfs_rq; sched_migrate_task.
 void Engine::migrateTask(int id, int from, int to, MigrationCause cause) {
@@ -556,15 +575,7 @@ void Engine::migrateTask(int id, int from, int to, MigrationCause cause) {
     src.removed_load += std::int64_t(p.avg.load_avg);
     src.removed_util += std::int64_t(p.avg.util_avg);
     src.removed_runnable += std::int64_t(p.avg.runnable_avg);
-    // attach_entity_load_avg(): align to the destination's clock and add.
-    p.avg.last_update_time = dst.avg.last_update_time;
-    p.avg.period_contrib = dst.avg.period_contrib;
-    dst.avg.load_avg += p.avg.load_avg;
-    dst.avg.load_sum += p.avg.load_avg * get_pelt_divider(dst.avg);
-    dst.avg.util_avg += p.avg.util_avg;
-    dst.avg.util_sum += std::uint32_t(p.avg.util_avg * get_pelt_divider(dst.avg));
-    dst.avg.runnable_avg += p.avg.runnable_avg;
-    dst.avg.runnable_sum += p.avg.runnable_avg * get_pelt_divider(dst.avg);
+    attachLoadAvg(dst, p);
     p.t.cpu = to;
     p.last_migrate = m_now;
     m_metrics.migrations[int(cause)]++;
@@ -741,7 +752,10 @@ void Engine::doWake(int id, int waker_cpu, bool in_task, std::uint32_t wf, Task*
     w.in_task = in_task;
     w.current_ptr = waker ? waker : (m_cpus[waker_cpu].curr >= 0 ? &m_tasks[m_cpus[waker_cpu].curr].t : &m_idleTasks[waker_cpu]);
     if (waker_cpu >= 0 && m_cpus[waker_cpu].curr >= 0) update_curr(waker_cpu);
-    Decision d = try_to_wake_up(m_st, m_cfg.knobs, p.t, w, wf, false);
+    const bool tr = m_tracePid == p.t.pid;
+    Decision d = try_to_wake_up(m_st, m_cfg.knobs, p.t, w, wf, tr);
+    if (tr)
+        for (const auto& st : d.steps) std::fprintf(stderr, "[%s] %s\n", toString(st.fn), st.text.c_str());
     const int cpu = d.cpu;
     m_metrics.ttwu_count++;
     if (cpu == waker_cpu) m_metrics.ttwu_local++;
@@ -1309,7 +1323,10 @@ int Engine::spawn(std::uint16_t workload, const std::string& comm, int mm, int p
     w.in_task = true;
     w.current_ptr = parent >= 0 ? &m_tasks[parent].t : &m_idleTasks[pcpu];
     if (m_cpus[pcpu].curr >= 0) update_curr(pcpu);
-    Decision d = wake_up_new_task(m_st, m_cfg.knobs, p.t, w, false);
+    const bool tr = m_tracePid == p.t.pid;
+    Decision d = wake_up_new_task(m_st, m_cfg.knobs, p.t, w, tr);
+    if (tr)
+        for (const auto& st : d.steps) std::fprintf(stderr, "[%s] %s\n", toString(st.fn), st.text.c_str());
     const int cpu = d.cpu;
     m_metrics.wakeup_new++;
     m_metrics.recordDecision(m_now, p.t.pid, d);
@@ -1319,12 +1336,8 @@ int Engine::spawn(std::uint16_t workload, const std::string& comm, int mm, int p
     }
     p.t.cpu = cpu;
     p.t.on_rq = false;
-    // The child's averages start on the new cfs_rq (attach on enqueue).
-    p.avg.last_update_time = m_cpus[cpu].avg.last_update_time;
-    m_cpus[cpu].avg.load_avg += p.avg.load_avg;
-    m_cpus[cpu].avg.util_avg += p.avg.util_avg;
-    m_cpus[cpu].avg.runnable_avg += p.avg.runnable_avg;
-    p.t.vruntime += 0;  // still relative; enqueueTask(wakeup=false) adds min_vruntime
+    // The child's averages start on the new cfs_rq (attach on the first enqueue).
+    attachLoadAvg(m_cpus[cpu], p);
     enqueueTask(cpu, id, false, false, pcpu);
     p.wake_time = m_now;
     if (d.preempted_curr) reschedCpu(cpu, pcpu);

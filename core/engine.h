@@ -203,6 +203,7 @@ private:
     void updateMinVruntime(int cpu);
     void updateLoadAvg(int cpu, SimTask* se, bool runnable_changes);
     void migrateTask(int id, int from, int to, MigrationCause cause);
+    void attachLoadAvg(Cpu& dst, SimTask& p);
     std::int64_t migrationCost(const SimTask& p, int from, int to) const;
     std::int64_t tgUpdateCost();
     void onTick(int cpu);
@@ -245,6 +246,7 @@ private:
     bool m_started = false;
     std::int64_t m_nohzNextBalance = 0;
     bool m_inNohz = false;
+    int m_tracePid = -1;
     std::vector<std::int64_t> m_tgRecent;  ///< ring of recent tg->load_avg update times
     std::size_t m_tgPos = 0;
     std::uint64_t m_invariantChecks = 0;

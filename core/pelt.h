@@ -45,6 +45,15 @@ inline bool pelt_update(std::uint64_t now, SchedAvg& sa, unsigned long weight, u
     return false;
 }
 
+/// __update_load_avg_cfs_rq(): a cfs_rq accrues its queued weight; its load_avg is load_sum / divider.
+inline bool pelt_update_cfs(std::uint64_t now, SchedAvg& sa, unsigned long weight, unsigned long runnable, int running) {
+    if (update_load_sum(now, sa, weight, runnable, running)) {
+        update_load_avg(sa, 1);
+        return true;
+    }
+    return false;
+}
+
 /// util_est_update() on dequeue of a sleeping task (UTIL_EST, no UTIL_EST_FASTUP).
 void util_est_update_task(SchedAvg& task);
 /// _task_util_est(p): max(ewma, enqueued) | UTIL_AVG_UNCHANGED dropped.
