@@ -111,6 +111,20 @@ Engine::Engine(EngineConfig cfg)
     m_tgRecent.assign(64, std::numeric_limits<std::int64_t>::min() / 2);
     if (m_cfg.cost.cstates.empty()) m_cfg.cost.cstates = {{"POLL", 0, 0}};
     m_rowBuf.resize(std::size_t(m_nrCpus));
+    m_btLeaves = 1;
+    while (m_btLeaves < std::size_t(m_nrCpus)) m_btLeaves *= 2;
+    if (m_btLeaves < 2) m_btLeaves = 2;
+    m_btT.assign(m_btLeaves, kNever);
+    m_btSeq.assign(m_btLeaves, 0);
+    m_bt.assign(2 * m_btLeaves, 0);
+    for (std::size_t i = 0; i < m_btLeaves; ++i) m_bt[m_btLeaves + i] = int(i);
+    for (std::size_t i = m_btLeaves - 1; i >= 1; --i) m_bt[i] = m_bt[2 * i];
+    // SMT siblings as plain lists (smtSpeed runs on every segment).
+    m_sibs.resize(std::size_t(m_nrCpus));
+    for (int c = 0; c < m_nrCpus; ++c)
+        m_st.sd->smtMask(c).forEach([&](int o) {
+            if (o != c) m_sibs[std::size_t(c)].push_back(o);
+        });
     if (const char* t = std::getenv("SCHEDLAB_TRACE_PID")) m_tracePid = std::atoi(t);  // debugging: print one task's decisions
 }
 
@@ -126,6 +140,31 @@ void Engine::push(std::int64_t t, EvType type, std::int32_t a, std::uint32_t b) 
     std::push_heap(m_heap.begin(), m_heap.end(), EvCmp{});
 }
 
+// Tournament tree over the CPUs' pending burst ends: node i holds the CPU with the
+// earliest (time, seq) below it; leaves are m_btT/m_btSeq (kNever = none).
+void Engine::btFix(int cpu) {
+    std::size_t i = (m_btLeaves + std::size_t(cpu)) / 2;
+    while (i >= 1) {
+        const int l = m_bt[2 * i], r = m_bt[2 * i + 1];
+        const auto tl = m_btT[std::size_t(l)], tr = m_btT[std::size_t(r)];
+        const int old = m_bt[i];
+        const int w = (tl < tr || (tl == tr && m_btSeq[std::size_t(l)] <= m_btSeq[std::size_t(r)])) ? l : r;
+        m_bt[i] = w;
+        if (w == old && w != cpu) break;  // nothing above can change
+        i /= 2;
+    }
+}
+void Engine::setBurst(int cpu, std::int64_t t) {
+    m_btT[std::size_t(cpu)] = t;
+    m_btSeq[std::size_t(cpu)] = m_seq++;
+    btFix(cpu);
+}
+void Engine::clearBurst(int cpu) {
+    if (m_btT[std::size_t(cpu)] == kNever) return;
+    m_btT[std::size_t(cpu)] = kNever;
+    btFix(cpu);
+}
+
 void Engine::setNow(std::int64_t t) {
     m_now = t;
     m_st.now_ns = t;
@@ -139,14 +178,26 @@ bool Engine::advance(std::int64_t ns) {
         push(m_cfg.sample_period_ns, EvSample, 0);
     }
     const std::int64_t until = ns == kNever ? kNever : m_now + ns;
-    while (!m_done && !m_heap.empty()) {
-        if (m_heap.front().t > until) {
+    while (!m_done && (!m_heap.empty() || m_btT[std::size_t(m_bt[1])] != kNever)) {
+        // The next event: the earliest CPU burst end (tournament tree) or the heap's top, by (time, seq).
+        const int bc = m_bt[1];
+        const std::int64_t bt = m_btT[std::size_t(bc)];
+        const bool burstFirst = bt != kNever && (m_heap.empty() || bt < m_heap.front().t ||
+                                                 (bt == m_heap.front().t && m_btSeq[std::size_t(bc)] < m_heap.front().seq));
+        const std::int64_t nextT = burstFirst ? bt : m_heap.front().t;
+        if (nextT > until) {
             setNow(until);
             return true;
         }
-        std::pop_heap(m_heap.begin(), m_heap.end(), EvCmp{});
-        Ev e = m_heap.back();
-        m_heap.pop_back();
+        Ev e;
+        if (burstFirst) {
+            e = Ev{bt, m_btSeq[std::size_t(bc)], std::uint8_t(EvBurstEnd), bc, 0};
+            clearBurst(bc);
+        } else {
+            std::pop_heap(m_heap.begin(), m_heap.end(), EvCmp{});
+            e = m_heap.back();
+            m_heap.pop_back();
+        }
         if (e.t < m_now) throw std::logic_error(fmt::format("time went back: event at {} < now {}", e.t, m_now));
         if (m_cfg.stop_ns > 0 && e.t > m_cfg.stop_ns) {
             setNow(m_cfg.stop_ns);
@@ -166,7 +217,7 @@ bool Engine::advance(std::int64_t ns) {
         }
         if (m_cfg.max_events > 0 && m_events >= std::uint64_t(m_cfg.max_events)) m_done = true;
     }
-    if (m_heap.empty()) m_done = true;
+    if (m_heap.empty() && m_btT[std::size_t(m_bt[1])] == kNever) m_done = true;
     if (m_done) {
         // Close the integrals at the end time.
         for (int c = 0; c < m_nrCpus; ++c) recordStateChange(c);
@@ -201,7 +252,7 @@ void Engine::dispatchEvent(const Ev& e) {
     switch (EvType(e.type)) {
     case EvBurstEnd: {
         Cpu& c = m_cpus[e.a];
-        if (e.b != c.gen || c.curr < 0) return;
+        if (c.curr < 0) return;
         m_tasks[c.curr].work_left = 0;
         c.seg_start = m_now;
         afterWork(e.a);
@@ -232,9 +283,8 @@ int Engine::smtSpeed(int cpu) const {
     const double s = m_cfg.cost.s(CostTerm::smt);
     if (s == 0.0) return 1024;
     bool siblingBusy = false;
-    m_st.sd->smtMask(cpu).forEach([&](int o) {
-        if (o != cpu && m_cpus[o].curr >= 0) siblingBusy = true;
-    });
+    for (int o : m_sibs[std::size_t(cpu)])
+        if (m_cpus[o].curr >= 0) siblingBusy = true;
     if (!siblingBusy) return 1024;
     const double slow = double(1024 - m_cfg.cost.smt_busy_speed) * s;
     return std::max(1, int(1024 - slow + 0.5));
@@ -256,23 +306,21 @@ void Engine::startSegment(int cpu) {
     c.pending_charge = 0;
     c.seg_start = m_now;
     c.speed = smtSpeed(cpu);
-    c.gen++;
     const std::int64_t dur = (p.work_left * 1024 + c.speed - 1) / c.speed;
-    push(m_now + dur, EvBurstEnd, cpu, c.gen);
+    setBurst(cpu, m_now + dur);
 }
 
 // A CPU changed between busy and idle: its SMT siblings' speeds change.
 void Engine::reschedSpeed(int cpu) {
     if (m_cfg.cost.s(CostTerm::smt) == 0.0 || !m_st.sd->smtActive()) return;
-    m_st.sd->smtMask(cpu).forEach([&](int o) {
-        if (o == cpu) return;
+    for (int o : m_sibs[std::size_t(cpu)]) {
         Cpu& c = m_cpus[o];
-        if (c.curr < 0 || o == m_stepCpu) return;
+        if (c.curr < 0 || o == m_stepCpu) continue;
         const int sp = smtSpeed(o);
-        if (sp == c.speed) return;
+        if (sp == c.speed) continue;
         accountSegment(o);
         startSegment(o);
-    });
+    }
 }
 
 void Engine::charge(std::int64_t ns) {
@@ -513,7 +561,7 @@ void Engine::dequeueTask(int cpu, int id, bool sleep) {
     if (sleep) util_est_update_task(p.avg);
     if (c.curr == id) {
         c.curr = -1;
-        c.gen++;
+        clearBurst(cpu);
     } else {
         queueErase(cpu, id);
     }
@@ -598,7 +646,7 @@ void Engine::schedule(int cpu) {
         // put_prev_entity(): back into the tree (still runnable: a preemption).
         updateLoadAvg(cpu, &p, false);
         c.curr = -1;
-        c.gen++;
+        clearBurst(cpu);
         p.state = TaskState::Runnable;
         queueInsert(cpu, prev);
         involuntary = true;
@@ -659,7 +707,7 @@ void Engine::enterIdle(int cpu) {
     Cpu& c = m_cpus[cpu];
     Rq& rq = m_st.rq[cpu];
     c.curr = -1;
-    c.gen++;
+    clearBurst(cpu);
     syncRq(cpu);
     // set_next_task_idle(): __update_idle_core, claim cleared, clock_idle.
     set_next_task_idle(m_st, m_cfg.knobs, cpu);

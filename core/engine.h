@@ -184,6 +184,9 @@ private:
     void push(std::int64_t t, EvType type, std::int32_t a, std::uint32_t b = 0);
     void dispatchEvent(const Ev& e);
     void setNow(std::int64_t t);
+    void btFix(int cpu);
+    void setBurst(int cpu, std::int64_t t);
+    void clearBurst(int cpu);
 
     void startRunning(int cpu);
     void accountSegment(int cpu);
@@ -234,6 +237,11 @@ private:
     std::vector<Cpu> m_cpus;
     std::vector<Task> m_idleTasks;  ///< swapper/N as `current` for IRQ wakeups on idle CPUs
     std::vector<Ev> m_heap;
+    std::size_t m_btLeaves = 2;
+    std::vector<std::int64_t> m_btT;
+    std::vector<std::uint64_t> m_btSeq;
+    std::vector<int> m_bt;
+    std::vector<std::vector<int>> m_sibs;
     std::uint64_t m_seq = 0;
     std::int64_t m_now = 0;
     std::uint64_t m_events = 0;
