@@ -344,6 +344,13 @@ void Engine::afterWork(int cpu) {
                     p.timer_gen++;
                     push(m_now + p.pending_ns, EvTimer, id, p.timer_gen);
                 }
+                if (k == Action::Exit) {  // do_exit(): wake a joiner (CLONE_CHILD_CLEARTID futex) from this task
+                    m_stepping = id;
+                    m_stepCpu = cpu;
+                    m_workloads[p.workload]->onExit(*this, p);
+                    m_stepping = -1;
+                    m_stepCpu = -1;
+                }
                 update_curr(cpu);
                 dequeueTask(cpu, id, true);
                 p.state = k == Action::Exit ? TaskState::Exited : TaskState::Blocked;

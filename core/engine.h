@@ -80,6 +80,8 @@ public:
     virtual void start(Engine& e) = 0;
     /// The task's current work is done: apply its effect and say what comes next.
     virtual Action step(Engine& e, SimTask& t) = 0;
+    /// The task finished exiting (its Exit action took effect); it is still current on its CPU.
+    virtual void onExit(Engine&, SimTask&) {}
     /// True when the workload has finished (all its tasks exited or its measured phase is over).
     virtual bool finished() const = 0;
     /// Fill the workload's headline results.

@@ -35,6 +35,13 @@ std::string costLine(const Scenario& s, const CostModel& c) {
     return out;
 }
 
+// "epyc-9654-2s (384 CPUs: 2 packages, 24 LLCs, SMT2, 2 nodes)": fits a mail line.
+std::string shortMachine(const Topology& t) {
+    return fmt::format("{} ({} CPUs: {} package{}, {} LLC{}, SMT{}, {} node{})", t.name(), t.nrCpus(), t.nrPackages(),
+                       t.nrPackages() == 1 ? "" : "s", t.nrLlcs(), t.nrLlcs() == 1 ? "" : "s", t.threadsPerCoreMax(), t.nrNodes(),
+                       t.nrNodes() == 1 ? "" : "s");
+}
+
 double pctOf(const LatencyHistogram& h, double p) { return double(h.percentile(p)) / 1000.0; }
 
 std::int64_t sum(const std::vector<std::int64_t>& v) {
@@ -52,7 +59,7 @@ std::string runReportText(const Scenario& s, const RunResult& r) {
     const Metrics& m = e.metrics();
     std::string o;
     o += fmt::format("schedlab run: {}  (variant {}: {})\n", s.name, r.variant, knobsLine(r.knobs));
-    o += fmt::format("machine: {}: {}\n", s.topo->name(), s.topo->summary());
+    o += fmt::format("machine: {}\n", s.topo->summary());
     o += fmt::format("seed {}, cost model: {}\n", r.seed, costLine(s, r.cost));
     o += fmt::format("simulated {:.6f} s ({:.6f} s measured), {} events, {:.2f} s wall, digest {:016x}\n\n", double(e.now()) / 1e9,
                      double(measured(r)) / 1e9, e.events(), r.wall_s, r.digest);
@@ -307,7 +314,7 @@ std::string fmtVal(double v, int dec) { return fmt::format("{:.{}f}", v, dec); }
 std::string header(const Scenario& s, const std::vector<const RunResult*>& runs) {
     std::string o;
     for (const auto& rep : runs.front()->reports) o += fmt::format("# {}\n", rep.command);
-    o += fmt::format("# machine: {}: {}\n", s.topo->name(), s.topo->summary());
+    o += fmt::format("# machine: {}\n", shortMachine(*s.topo));
     o += fmt::format("# simulated by schedlab (Linux 6.1 wakeup path), scenario {}, seed {}\n", s.name, runs.front()->seed);
     auto base = CostModel::forTopology(*s.topo);
     auto diff = runs.front()->cost.diffFrom(base);
@@ -326,10 +333,10 @@ std::string compareTable(const Scenario& s, const RunResult& a, const RunResult&
     o += fmt::format("# base:  {}\n# patch: {}\n", knobsLine(a.knobs), knobsLine(b.knobs));
     o += "# change: patch vs base; (+) marks a change for the better, (-) for the worse\n\n";
     const std::string ha = a.knobs.presetName, hb = b.knobs.presetName == ha ? "patch" : b.knobs.presetName;
-    o += fmt::format("{:<34}{:>16}{:>16}{:>11}\n", "metric", ha.substr(0, 15), hb.substr(0, 15), "change");
+    o += fmt::format("{:<30}{:>15}{:>15}  {}\n", "metric", ha.substr(0, 14), hb.substr(0, 14), "change");
     for (const auto& r : compareRows(runs)) {
         if (r.section) {
-            o += fmt::format("{:=^77}\n", " " + r.label.substr(0, 70) + " ");
+            o += fmt::format("{:=^75}\n", " " + r.label.substr(0, 70) + " ");
             continue;
         }
         const double x = r.values[0], y = r.values[1];
@@ -342,7 +349,7 @@ std::string compareTable(const Scenario& s, const RunResult& a, const RunResult&
         } else {
             ch = y == 0 ? "0.00%" : "new";
         }
-        o += fmt::format("{:<34}{:>16}{:>16}  {}\n", r.label, fmtVal(x, r.decimals), fmtVal(y, r.decimals), ch);
+        o += fmt::format("{:<30}{:>15}{:>15}  {}\n", r.label.substr(0, 29), fmtVal(x, r.decimals), fmtVal(y, r.decimals), ch);
     }
     return o;
 }

@@ -161,6 +161,10 @@ Scenario parseScenario(const json& doc, const std::string& file, const std::stri
         s.stop_s = o.number("sim_time_s", 0, 36000).value_or(0);
         s.max_events = o.i64("max_events", 0).value_or(0);
     }
+    bool foreground = false;
+    for (const auto& w : s.workloads) foreground |= !std::holds_alternative<StressParams>(w);
+    if (!foreground && s.stop_s <= 0 && s.max_events <= 0)
+        throw InputError(file, "stop", "missing: with only background load, give stop.sim_time_s");
     return s;
 }
 

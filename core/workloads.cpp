@@ -149,7 +149,7 @@ public:
 
 private:
     enum Role : std::uint8_t { kMain = 0, kSender = 1, kReceiver = 2 };
-    enum Phase : std::int64_t { kReady = 0, kWaitGo = 1, kRun = 2, kDone = 3 };
+    enum Phase : std::int64_t { kReady = 0, kWaitGo = 1, kRun = 2, kDone = 3, kExited = 4 };
 
     int mmBase(Engine& e) const { return 1000000 * (m_index + 1) + (e.taskCount() & 0); }
     int chanOf(const SimTask& t, std::int64_t msg) const {
@@ -254,7 +254,7 @@ private:
             return Action::run(writeCost(e));
         }
         if (t.b == 2) {
-            while (t.c < std::int64_t(m_workers.size()) && e.task(m_workers[std::size_t(t.c)]).b == kDone) t.c++;
+            while (t.c < std::int64_t(m_workers.size()) && e.task(m_workers[std::size_t(t.c)]).b == kExited) t.c++;
             if (t.c < std::int64_t(m_workers.size())) {
                 m_joinWait = m_workers[std::size_t(t.c)];
                 return Action::block();  // pthread_join / waitpid
@@ -285,18 +285,22 @@ private:
     }
 
     Action exitStep(Engine& e, SimTask& t) {
-        t.b = kDone;  // do_exit() has begun: the joiner must not wait for this one
-        if (m_joinWait == e.current()) {
-            m_joinWait = -1;
-            e.wake(m_main, false);  // CLONE_CHILD_CLEARTID futex wake / SIGCHLD
-        }
-        (void)t;
+        t.b = kDone;  // leaving its loop; do_exit() costs exit_cost, then onExit()
         e.charge(e.cost().exit_cost);
         return Action::exit();
     }
 
+    void onExit(Engine& e, SimTask& t) override {
+        if (t.role == kMain) return;
+        t.b = kExited;
+        if (m_joinWait == e.current()) {
+            m_joinWait = -1;
+            e.wake(m_main, false);  // pthread_join's futex (CLONE_CHILD_CLEARTID) / waitpid
+        }
+    }
+
     Action senderStep(Engine& e, SimTask& t) {
-        if (t.b == kDone) return Action::exit();
+        if (t.b >= kDone) return Action::exit();
         if (t.b != kRun) return readyStep(e, t);
         const std::int64_t total = std::int64_t(m_p.loops) * m_p.fds;
         if (t.a >= total) return exitStep(e, t);
@@ -323,7 +327,7 @@ private:
     }
 
     Action receiverStep(Engine& e, SimTask& t) {
-        if (t.b == kDone) return Action::exit();
+        if (t.b >= kDone) return Action::exit();
         if (t.b != kRun) return readyStep(e, t);
         const std::int64_t total = std::int64_t(m_p.loops) * m_p.fds;
         if (t.a >= total) return exitStep(e, t);

@@ -1,0 +1,298 @@
+// core_engine_test.cpp: the simulation engine, PELT, the cost model, workloads,
+// scenarios and reports: determinism, invariants over every workload x three
+// topologies x every knob preset, conservation, bad input.
+#include "cost_model.h"
+#include "engine.h"
+#include "pelt.h"
+#include "report.h"
+#include "scenario.h"
+
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include <filesystem>
+#include <fstream>
+
+using namespace sched;
+using nlohmann::json;
+
+namespace {
+
+Scenario scenario(const std::string& text) { return parseScenario(json::parse(text), "test.json", "."); }
+
+RunResult run(const Scenario& s, const Knobs& k = Knobs{}, std::uint64_t seed = 1, bool check = false) {
+    RunOptions o;
+    o.seed = seed;
+    o.check_invariants = check;
+    return runScenario(s, Variant{k.presetName, k}, s.cost, o);
+}
+
+std::string hb(const std::string& topo, int g, int f, int loops, bool threads = true, bool pipe = true) {
+    return json({{"topology", topo},
+                 {"workloads", json::array({{{"type", "hackbench"}, {"groups", g}, {"fds", f}, {"loops", loops}, {"threads", threads}, {"pipe", pipe}}})}})
+        .dump();
+}
+
+}  // namespace
+
+// --- PELT -------------------------------------------------------------------
+
+TEST(Pelt, DecayHalvesEvery32Periods) {
+    EXPECT_EQ(decay_load(1024, 0), 1023u);  // y^0 * 2^32 - 1 rounding, as the kernel's table
+    EXPECT_NEAR(double(decay_load(1 << 20, 32)), double(1 << 19), 2.0);
+    EXPECT_NEAR(double(decay_load(1 << 20, 64)), double(1 << 18), 2.0);
+    EXPECT_EQ(decay_load(12345, 32 * 63 + 1), 0u);
+}
+
+TEST(Pelt, AlwaysRunningConvergesToFullUtil) {
+    SchedAvg a;
+    for (std::uint64_t t = 1000000; t <= 1000000000; t += 1000000) pelt_update(t, a, 1024, 1, 1);
+    EXPECT_GE(a.util_avg, 1000u);
+    EXPECT_LE(a.util_avg, 1024u);
+    EXPECT_GE(a.load_avg, 1000u);
+    // Then sleeping for 32 ms halves it (within a period of rounding).
+    const auto before = a.util_avg;
+    pelt_update(1000000000 + 32 * 1024 * 1024, a, 0, 0, 0);
+    EXPECT_NEAR(double(a.util_avg), double(before) / 2, double(before) * 0.05);
+}
+
+TEST(Pelt, CfsRqLoadIsTheQueuedWeight) {
+    SchedAvg a;
+    for (std::uint64_t t = 1000000; t <= 1000000000; t += 1000000) pelt_update_cfs(t, a, 2048, 2, 1);
+    EXPECT_NEAR(double(a.load_avg), 2048.0, 60.0);  // two nice-0 tasks queued all the time
+    EXPECT_NEAR(double(a.runnable_avg), 2048.0, 60.0);
+}
+
+// --- Cost model ---------------------------------------------------------------
+
+TEST(CostModel, MachineDefaultsAndOverrides) {
+    auto epyc = CostModel::forTopology(Topology::preset("epyc-9654-2s"));
+    auto spr = CostModel::forTopology(Topology::preset("spr-2s"));
+    EXPECT_EQ(epyc.machine, "amd-zen");
+    EXPECT_EQ(epyc.refill_cross_llc_line, 90);
+    EXPECT_EQ(spr.refill_cross_llc_line, 60);
+    EXPECT_EQ(spr.cstates.back().exit_ns, 190000);
+    epyc.set("ctx_switch_thread=1500");
+    EXPECT_EQ(epyc.ctx_switch_thread, 1500);
+    epyc.set("scale.cache_refill=0.5");
+    EXPECT_EQ(epyc.c(CostTerm::cache_refill, 1000), 500);
+    epyc.set("off=smt,ipi");
+    EXPECT_EQ(epyc.c(CostTerm::ipi, 1500), 0);
+    EXPECT_EQ(epyc.s(CostTerm::smt), 0.0);
+    auto diff = epyc.diffFrom(CostModel::forTopology(Topology::preset("epyc-9654-2s")));
+    EXPECT_EQ(diff.size(), 4u);
+    EXPECT_THROW(epyc.set("nonsense=1"), CostError);
+    EXPECT_THROW(epyc.set("scale.nonsense=1"), CostError);
+    EXPECT_THROW(epyc.set("ctx_switch_thread=-3"), CostError);
+    EXPECT_THROW(epyc.set("ctx_switch_thread"), CostError);
+    EXPECT_THROW(epyc.set("off=bogus"), CostError);
+}
+
+// --- Engine basics -------------------------------------------------------------
+
+TEST(Engine, TaskStateIsSmall) { EXPECT_LT(sizeof(SimTask), 1024u); }
+
+TEST(Engine, HackbenchConservesMessagesAndFinishes) {
+    const Scenario s = scenario(hb("i7-4790", 2, 5, 30));
+    RunResult r = run(s, Knobs{}, 1, true);
+    const Engine& e = *r.engine;
+    ASSERT_TRUE(e.done());
+    // Every worker exited, every message was read: senders wrote loops*F each.
+    int exited = 0;
+    std::int64_t sent = 0, recv = 0;
+    for (int i = 0; i < e.taskCount(); ++i) {
+        const SimTask& t = e.task(i);
+        if (t.state == TaskState::Exited) exited++;
+        if (t.t.comm == "hackbench-send") sent += t.a;
+        if (t.t.comm == "hackbench-recv") recv += t.a;
+    }
+    EXPECT_EQ(exited, e.taskCount());
+    EXPECT_EQ(sent, 2 * 5 * 5 * 30);
+    EXPECT_EQ(recv, sent);
+    ASSERT_EQ(r.reports.size(), 1u);
+    EXPECT_GT(r.reports[0].headline[0].value, 0.0);
+    EXPECT_NE(r.reports[0].output.back().find("Time: "), std::string::npos);
+    // Every wakeup went through try_to_wake_up: the decision ring holds them.
+    EXPECT_GT(e.metrics().ttwu_count, 0u);
+    EXPECT_GT(e.metrics().ctx_switches, e.metrics().ttwu_count / 2);
+    EXPECT_GT(e.metrics().ring_size, 0u);
+    EXPECT_GT(e.invariantChecks(), 1000u);
+}
+
+TEST(Engine, SocketModeAndProcessesToo) {
+    const Scenario s = scenario(hb("qemu-2s2c2t", 1, 4, 40, false, false));
+    RunResult r = run(s, Knobs{}, 3, true);
+    EXPECT_TRUE(r.engine->done());
+    EXPECT_NE(r.reports[0].command.find("--process"), std::string::npos);
+    // Processes switch mm: the dearer switch cost shows in the CPU time of the term.
+    EXPECT_GT(r.engine->metrics().cost_ctx_switch, 0);
+}
+
+TEST(Engine, SameSeedSameDigestDifferentSeedDiffers) {
+    const Scenario s = scenario(R"({"topology":"qemu-2s2c2t","workloads":[
+        {"type":"schbench-classic","message_threads":2,"workers":3,"runtime_s":0.2,"sleep_us":3000,"cputime_us":2000}]})");
+    const auto a = run(s, Knobs{}, 7).digest;
+    const auto b = run(s, Knobs{}, 7).digest;
+    const auto c = run(s, Knobs{}, 8).digest;
+    EXPECT_EQ(a, b);
+    EXPECT_NE(a, c);
+}
+
+TEST(Engine, IdleDelayKnobIsSeenByTheWakeupPath) {
+    const Scenario s = scenario(hb("x86-20c40t", 2, 10, 40));
+    const auto base = run(s, Knobs::preset("baseline"));
+    const auto v2 = run(s, Knobs::preset("idle-delay-v2"));
+    EXPECT_EQ(base.engine->metrics().idle_delay_hits, 0u);
+    EXPECT_GT(v2.engine->metrics().idle_delay_hits, 0u);
+    EXPECT_NE(base.digest, v2.digest);
+}
+
+TEST(Engine, LoadBalancingSpreadsHogs) {
+    // Eight always-running hogs forked on a 4-core/8-thread box: after a while every CPU runs one.
+    const Scenario s = scenario(R"({"topology":"i7-4790","workloads":[{"type":"stress","workers":8,"load":100,"slice_ms":5}],
+        "stop":{"sim_time_s":0.3}})");
+    RunResult r = run(s, Knobs{}, 1, true);
+    const Engine& e = *r.engine;
+    for (int c = 0; c < e.nrCpus(); ++c) EXPECT_LE(e.nrRunning(c), 2u) << "CPU " << c;
+    EXPECT_GT(e.metrics().busyFraction(e.metrics().measure_start, e.metrics().end_time), 0.9);
+}
+
+TEST(Engine, SchbenchReportsPercentilesLikeTheTool) {
+    const Scenario s = scenario(R"({"topology":"i7-4790","workloads":[
+        {"type":"schbench","message_threads":1,"workers":4,"runtime_s":0.5,"op_ns":100000}]})");
+    RunResult r = run(s, Knobs{}, 1, true);
+    const auto& out = r.reports[0].output;
+    ASSERT_FALSE(out.empty());
+    EXPECT_NE(out[0].find("Wakeup Latencies percentiles (usec)"), std::string::npos);
+    bool rps = false;
+    for (const auto& l : out) rps |= l.find("average rps:") != std::string::npos;
+    EXPECT_TRUE(rps);
+    double avg = 0;
+    for (const auto& h : r.reports[0].headline)
+        if (h.key == "rps_avg") avg = h.value;
+    // 4 workers, each request ~ 2 x (100 us + 50 us slack) + 5 x 100 us of work: ~1250 requests/s each.
+    EXPECT_GT(avg, 2000);
+    EXPECT_LT(avg, 8000);
+}
+
+// Every workload x three topologies x every knob preset, with the invariant checker on.
+class EngineMatrix : public ::testing::TestWithParam<std::tuple<std::string, std::string, std::string>> {};
+
+TEST_P(EngineMatrix, InvariantsHold) {
+    const auto& [topo, workload, preset] = GetParam();
+    json w;
+    if (workload == "hackbench") w = {{"type", "hackbench"}, {"groups", 2}, {"fds", 4}, {"loops", 15}, {"threads", true}, {"pipe", true}};
+    else if (workload == "hackbench-socket") w = {{"type", "hackbench"}, {"groups", 1}, {"fds", 4}, {"loops", 15}};
+    else if (workload == "schbench-classic")
+        w = {{"type", "schbench-classic"}, {"message_threads", 2}, {"workers", 2}, {"runtime_s", 0.02}, {"sleep_us", 2000}, {"cputime_us", 1000}};
+    else if (workload == "schbench") w = {{"type", "schbench"}, {"workers", 3}, {"runtime_s", 0.02}, {"op_ns", 50000}};
+    json doc = {{"topology", topo}, {"workloads", json::array({w, {{"type", "stress"}, {"workers", 4}, {"load", 50}, {"slice_ms", 2}}})},
+                {"stop", {{"sim_time_s", 0.2}}}};
+    const Scenario s = parseScenario(doc, "matrix.json", ".");
+    RunResult r;
+    ASSERT_NO_THROW(r = run(s, Knobs::preset(preset), 5, true));
+    EXPECT_GT(r.engine->invariantChecks(), 100u);
+    EXPECT_GT(r.engine->metrics().ttwu_count, 0u);
+}
+
+INSTANTIATE_TEST_SUITE_P(AllPresets, EngineMatrix,
+                         ::testing::Combine(::testing::Values("i7-4790", "epyc-9654-2s", "power10-smt8"),
+                                            ::testing::Values("hackbench", "hackbench-socket", "schbench-classic", "schbench"),
+                                            ::testing::ValuesIn(Knobs::presetNames())),
+                         [](const auto& info) {
+                             std::string n = std::get<0>(info.param) + "_" + std::get<1>(info.param) + "_" + std::get<2>(info.param);
+                             for (auto& ch : n)
+                                 if (!isalnum(static_cast<unsigned char>(ch))) ch = '_';
+                             return n;
+                         });
+
+// --- Scenario input -------------------------------------------------------------
+
+TEST(Scenario, BadInputNamesFileKeyAndProblem) {
+    auto msg = [](const std::string& text) -> std::string {
+        try {
+            scenario(text);
+        } catch (const InputError& e) {
+            return e.what();
+        }
+        return "no error";
+    };
+    EXPECT_EQ(msg(R"({"topology":"i7-4790"})"), "test.json: workloads: missing (a list of workloads)");
+    EXPECT_EQ(msg(R"({"topology":"i7-4790","workloads":[{"type":"hackbench","grups":2}]})"), "test.json: workloads[0].grups: unknown key");
+    EXPECT_EQ(msg(R"({"topology":"i7-4790","workloads":[{"type":"hackbench","groups":0}]})"),
+              "test.json: workloads[0].groups: 0 is negative or too small (minimum 1)");
+    EXPECT_NE(msg(R"({"topology":"i7-4790","workloads":[{"type":"fio"}]})").find("workloads[0].type: 'fio' is not one of"), std::string::npos);
+    EXPECT_NE(msg(R"({"topology":"nope","workloads":[{"type":"hackbench"}]})").find("test.json: topology"), std::string::npos);
+    EXPECT_NE(msg(R"({"topology":"i7-4790","workloads":[{"type":"hackbench"}],"variants":{"B":"nopatch"}})").find("test.json: variants.B"),
+              std::string::npos);
+    EXPECT_NE(msg(R"({"topology":"i7-4790","workloads":[{"type":"hackbench"}],"cost":{"ctx_switch":5}})").find("test.json: cost.ctx_switch"),
+              std::string::npos);
+    EXPECT_NE(msg(R"({"topology":"i7-4790","workloads":[{"type":"hackbench"}],"cost":{"scale":{"smt":"x"}}})").find("cost.scale.smt"),
+              std::string::npos);
+    EXPECT_EQ(msg(R"({"topology":"i7-4790","workloads":[{"type":"hackbench"}],"stop":{"sim_time_s":-1}})"),
+              "test.json: stop.sim_time_s: -1 is outside 0..36000");
+    EXPECT_EQ(msg(R"({"topology":"i7-4790","workloads":[],"seed":1})"), "test.json: workloads: must be a non-empty list");
+}
+
+TEST(Scenario, VariantsInFileOrder) {
+    const Scenario s = scenario(R"({"topology":"i7-4790","workloads":[{"type":"hackbench"}],
+        "variants":{"base":"baseline","patch":{"preset":"idle-delay-v2","idle_delay_max_running":8}}})");
+    ASSERT_EQ(s.variants.size(), 2u);
+    EXPECT_EQ(s.variants[0].name, "base");
+    EXPECT_EQ(s.variants[1].knobs.idle_delay_max_running, 8);
+}
+
+TEST(Scenario, EveryShippedScenarioParses) {
+    int n = 0;
+    for (const auto& f : std::filesystem::directory_iterator(std::string(SCHEDLAB_SOURCE_DIR) + "/resources/scenarios")) {
+        if (f.path().extension() != ".json") continue;
+        EXPECT_NO_THROW(loadScenario(f.path().string())) << f.path();
+        n++;
+    }
+    EXPECT_GE(n, 1);
+}
+
+// --- Reports ---------------------------------------------------------------------
+
+TEST(Report, CompareTableAndCsv) {
+    const Scenario s = scenario(hb("i7-4790", 1, 4, 20));
+    const auto a = run(s, Knobs::preset("baseline"));
+    const auto b = run(s, Knobs::preset("idle-delay-v2"));
+    const std::string t = compareTable(s, a, b);
+    EXPECT_NE(t.find("# hackbench -g 1 -f 4 --threads --pipe -l 20 -s 100"), std::string::npos);
+    EXPECT_NE(t.find("baseline"), std::string::npos);
+    EXPECT_NE(t.find("idle-delay-v2"), std::string::npos);
+    EXPECT_NE(t.find("Time (s)"), std::string::npos);
+    EXPECT_NE(t.find("ttwu_count"), std::string::npos);
+    EXPECT_NE(t.find("p99.9"), std::string::npos);
+    // Lines fit a mail (no line over 80 columns).
+    std::size_t start = 0;
+    while (start < t.size()) {
+        auto end = t.find('\n', start);
+        if (end == std::string::npos) end = t.size();
+        EXPECT_LE(end - start, 80u) << t.substr(start, end - start);
+        start = end + 1;
+    }
+    const std::string csv = bpftraceRqlenCsv(a);
+    EXPECT_EQ(csv.rfind("[   Timestamp],CPU  0,CPU  1,", 0), 0u);
+    const json j = runReportJson(s, a);
+    EXPECT_EQ(j["knobs"]["preset"], "baseline");
+    EXPECT_EQ(j["scenario"]["topology"], "i7-4790");
+    EXPECT_TRUE(j["schedstat"].contains("ttwu_count"));
+}
+
+TEST(Report, WriteFileAtomicNeverLeavesAHalfFile) {
+    const auto dir = std::filesystem::temp_directory_path() / "schedlab-atomic-test";
+    std::filesystem::remove_all(dir);
+    EXPECT_THROW(writeFileAtomic((dir / "x.json").string(), "{}"), InputError);
+    EXPECT_FALSE(std::filesystem::exists(dir / "x.json"));
+    std::filesystem::create_directories(dir);
+    writeFileAtomic((dir / "x.json").string(), "{\"a\":1}\n");
+    std::ifstream f(dir / "x.json");
+    std::string content((std::istreambuf_iterator<char>(f)), {});
+    EXPECT_EQ(content, "{\"a\":1}\n");
+    int files = 0;
+    for ([[maybe_unused]] const auto& e : std::filesystem::directory_iterator(dir)) files++;
+    EXPECT_EQ(files, 1);  // no temporary left behind
+    std::filesystem::remove_all(dir);
+}
