@@ -118,6 +118,16 @@ RunResult runOne(const Scenario& s, const Variant& v, const CostModel& cost, con
     return r;
 }
 
+// Output paths are checked before a run starts, so a long run never ends in "cannot write".
+void checkOutputPath(const std::string& path, const char* flag) {
+    if (path.empty()) return;
+    namespace fs = std::filesystem;
+    fs::path parent = fs::path(path).parent_path();
+    if (parent.empty()) parent = ".";
+    if (!fs::is_directory(parent)) throw InputError(path, "", fmt::format("{}: cannot write (directory {} does not exist)", flag, parent.string()));
+    if (::access(parent.c_str(), W_OK) != 0) throw InputError(path, "", fmt::format("{}: cannot write (directory {} is not writable)", flag, parent.string()));
+}
+
 const Variant& variantByName(const Scenario& s, const std::string& name) {
     for (const auto& v : s.variants)
         if (v.name == name) return v;
@@ -165,6 +175,8 @@ struct DecisionWriter {
 
 int cliRun(const SimArgs& a) {
     Scenario s = loadScenario(a.scenario);
+    checkOutputPath(a.jsonOut, "--json");
+    checkOutputPath(a.decisions, "--decisions");
     Variant v = a.variant.empty() ? s.variants.front() : variantByName(s, a.variant);
     v.knobs = resolveKnobs(v.knobs, a.knobs, a.sets, "--knobs");
     if (!a.knobs.empty() || !a.sets.empty()) v.name = v.knobs.presetName;
@@ -177,19 +189,17 @@ int cliRun(const SimArgs& a) {
     if (dw) sink = [&](const DecisionRecord& r) { dw->write(r); };
     RunResult r = runOne(s, v, cost, a, fmt::format("{} [{}]", s.name, v.knobs.presetName), sink);
     if (dw) dw->commit();
-    if (a.digestOnly) {
-        fmt::print("{:016x}\n", r.digest);
-    } else {
-        fmt::print("{}", runReportText(s, r));
-    }
     if (!a.jsonOut.empty()) writeFileAtomic(a.jsonOut, runReportJson(s, r).dump(1) + "\n");
     if (!a.csvDir.empty())
         for (const auto& [name, content] : runCsvFiles(r)) writeFileAtomic((std::filesystem::path(a.csvDir) / name).string(), content);
+    if (a.digestOnly) fmt::print("{:016x}\n", r.digest);
+    else fmt::print("{}", runReportText(s, r));
     return 0;
 }
 
 int cliCompare(const SimArgs& a) {
     Scenario s = loadScenario(a.scenario);
+    checkOutputPath(a.jsonOut, "--json");
     auto pick = [&](const std::string& name, const std::vector<std::string>& sets, std::size_t idx, const char* flag) {
         Variant v;
         if (name.empty()) {
@@ -228,6 +238,7 @@ int cliCompare(const SimArgs& a) {
 
 int cliSweep(const SimArgs& a) {
     Scenario s = loadScenario(a.scenario);
+    checkOutputPath(a.jsonOut, "--json");
     auto eq = a.vary.find('=');
     if (eq == std::string::npos || eq == 0 || eq + 1 >= a.vary.size())
         throw InputError("--vary", a.vary, "expected NAME=v1,v2,... (a knob or a cost parameter)");
