@@ -461,6 +461,7 @@ void Engine::syncRq(int cpu) {
     Cpu& c = m_cpus[cpu];
     Rq& rq = m_st.rq[cpu];
     const unsigned n = unsigned(c.queue.size()) + (c.curr >= 0 ? 1u : 0u);
+    m_overloadedRqs += int(n >= 2) - int(rq.nr_running >= 2);
     rq.nr_running = n;
     rq.h_nr_running = n;
     rq.idle_h_nr_running = 0;
@@ -1272,8 +1273,7 @@ bool Engine::newidleBalance(int cpu) {
     const std::int64_t lowest = doms.empty() ? 0 : c.max_newidle_lb_cost[0];
     // rd->overload: some CPU has more than one runnable task (kernel: set by add_nr_running,
     // cleared by the root domain's balance; here the current truth).
-    bool overload = false;
-    for (int o = 0; o < m_nrCpus && !overload; ++o) overload = m_st.rq[o].nr_running >= 2;
+    const bool overload = m_overloadedRqs > 0;
     if (!newidle_balance_begins(m_st, cpu, overload, std::max<std::int64_t>(lowest, m_cfg.knobs.migration_cost_ns))) return false;
     std::int64_t curr_cost = 0;
     int pulled = 0;

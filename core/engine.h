@@ -256,6 +256,7 @@ private:
     bool m_started = false;
     std::int64_t m_nohzNextBalance = 0;
     bool m_inNohz = false;
+    int m_overloadedRqs = 0;  ///< runqueues with nr_running >= 2 (rd->overload)
     int m_tracePid = -1;
     std::vector<std::int64_t> m_tgRecent;  ///< ring of recent tg->load_avg update times
     std::size_t m_tgPos = 0;

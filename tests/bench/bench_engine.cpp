@@ -1,0 +1,73 @@
+// bench_engine.cpp: simulation speed. Simulated context switches per wall-clock
+// second for hackbench -g 32 -f 20 --threads --pipe on epyc-9654-2s, and the
+// wall-clock cost per wakeup as the machine grows from 8 to 512 CPUs.
+#include "scenario.h"
+
+#include <benchmark/benchmark.h>
+#include <nlohmann/json.hpp>
+
+using namespace sched;
+
+namespace {
+
+Scenario hackbench(const std::string& topo, int groups, int loops) {
+    nlohmann::json doc = {{"topology", topo},
+                          {"workloads", nlohmann::json::array({{{"type", "hackbench"}, {"groups", groups}, {"fds", 20}, {"loops", loops},
+                                                                {"threads", true}, {"pipe", true}}})}};
+    return parseScenario(doc, "bench.json", ".");
+}
+
+// The figure: simulated context switches per wall-clock second.
+void BM_HackbenchEpyc(benchmark::State& state) {
+    const Scenario s = hackbench("epyc-9654-2s", 32, int(state.range(0)));
+    std::uint64_t switches = 0, events = 0, wakeups = 0, messages = 0;
+    for (auto _ : state) {
+        RunOptions o;
+        o.decision_ring = 0;
+        RunResult r = runScenario(s, s.variants.front(), s.cost, o);
+        switches += r.engine->metrics().ctx_switches;
+        wakeups += r.engine->metrics().ttwu_count;
+        events += r.engine->events();
+        messages += std::uint64_t(32) * 20 * 20 * std::uint64_t(state.range(0));
+    }
+    state.counters["ctx_switches/s"] = benchmark::Counter(double(switches), benchmark::Counter::kIsRate);
+    state.counters["wakeups/s"] = benchmark::Counter(double(wakeups), benchmark::Counter::kIsRate);
+    state.counters["events/s"] = benchmark::Counter(double(events), benchmark::Counter::kIsRate);
+    state.counters["messages/s"] = benchmark::Counter(double(messages), benchmark::Counter::kIsRate);
+}
+BENCHMARK(BM_HackbenchEpyc)->Arg(100)->Unit(benchmark::kMillisecond)->Iterations(2);
+
+// Wall-clock ns per wakeup as the machine grows from 8 to 512 CPUs, with the same
+// work per wakeup and the same load per CPU: schbench (2023) with one message thread
+// and 4 workers per 8 CPUs (each request: a futex wakeup and two timer wakeups).
+// Start-up (forks) and the first 2/N simulated seconds are not timed.
+void BM_WakeupCostVsCpus(benchmark::State& state) {
+    static const char* topos[] = {"i7-4790", "x86-20c40t", "milan-2s", "epyc-9654-2s", "bergamo-9754-2s"};
+    const std::string topo = topos[state.range(0)];
+    const Topology t = Topology::preset(topo);
+    nlohmann::json doc = {{"topology", topo},
+                          {"workloads", nlohmann::json::array({{{"type", "schbench"}, {"message_threads", t.nrCpus() / 8}, {"workers", 4},
+                                                                {"runtime_s", 16.0 / t.nrCpus()}, {"op_ns", 10000}, {"sleep_us", 50}}})}};
+    const Scenario s = parseScenario(doc, "bench.json", ".");
+    std::uint64_t wakeups = 0;
+    for (auto _ : state) {
+        state.PauseTiming();  // building the machine (sched domains) is not the wakeup cost
+        RunOptions o;
+        o.decision_ring = 0;
+        auto e = buildEngine(s, s.variants.front().knobs, s.cost, o);
+        e->advance(std::int64_t(2e9 / t.nrCpus()));  // start-up (forks) and warm-up, untimed
+        const std::uint64_t before = e->metrics().ttwu_count;
+        state.ResumeTiming();
+        e->run();
+        wakeups += e->metrics().ttwu_count - before;
+    }
+    state.SetLabel(topo);
+    state.counters["ns/wakeup"] = benchmark::Counter(double(wakeups), benchmark::Counter::kIsRate | benchmark::Counter::kInvert);
+    state.counters["cpus"] = t.nrCpus();
+    state.counters["wakeups"] = double(wakeups) / double(state.iterations());
+}
+BENCHMARK(BM_WakeupCostVsCpus)->DenseRange(0, 4)->Unit(benchmark::kMillisecond)->Iterations(1);
+
+}  // namespace
+
+BENCHMARK_MAIN();
