@@ -272,7 +272,7 @@ void Engine::dispatchEvent(const Ev& e) {
     case EvTick: onTick(e.a); return;
     case EvTimer: onTimer(e.a, e.b); return;
     case EvSample: onSample(); return;
-    case EvNohzKick: onNohzKick(e.a); return;
+    case EvNohzKick: onNohzKick(e.a, e.b != 0); return;
     }
 }
 
@@ -956,7 +956,10 @@ void Engine::onTick(int cpu) {
     // trigger_load_balance(): the SCHED_SOFTIRQ runs rebalance_domains when due.
     if (m_st.jiffies >= c.next_balance) rebalanceDomains(cpu, IdleType::CPU_NOT_IDLE);
     // nohz_balancer_kick(): this CPU is overloaded and idle CPUs exist.
-    if (m_st.rq[cpu].nr_running >= 2 && m_now >= m_nohzNextBalance) nohzKick(cpu);
+    // nohz_balancer_kick(): NOHZ_BALANCE_KICK when this CPU is overloaded, NOHZ_STATS_KICK
+    // when the idle CPUs' blocked load is due for an update (every 32 ms).
+    if (m_st.rq[cpu].nr_running >= 2 && m_now >= m_nohzNextBalance) nohzKick(cpu, true);
+    else if (m_now >= m_nohzNextBlocked) nohzKick(cpu, false);
     c.tick_next = m_now + m_cfg.knobs.jiffyNs();
     push(c.tick_next, EvTick, cpu);
     if (c.need_resched && c.curr >= 0) {
@@ -1293,7 +1296,7 @@ bool Engine::newidleBalance(int cpu) {
     return pulled > 0;
 }
 
-void Engine::nohzKick(int from_cpu) {
+void Engine::nohzKick(int from_cpu, bool balance) {
     // find_new_ilb(): the first idle CPU of nohz.idle_cpus_mask.
     int ilb = -1;
     for (int o = 0; o < m_nrCpus; ++o)
@@ -1302,23 +1305,27 @@ void Engine::nohzKick(int from_cpu) {
             ilb = o;
             break;
         }
-    m_nohzNextBalance = m_now + m_cfg.knobs.jiffyNs();
+    if (balance) m_nohzNextBalance = m_now + m_cfg.knobs.jiffyNs();
+    m_nohzNextBlocked = m_now + 32000000;  // nohz.next_blocked: LOAD_AVG_PERIOD ms
     if (ilb < 0) return;
     m_metrics.nohz_kicks++;
     const CostModel& cm = m_cfg.cost;
     std::int64_t delay = cm.c(CostTerm::ipi, m_cfg.topo->cpu(ilb).package == m_cfg.topo->cpu(from_cpu).package ? cm.ipi_same_socket
                                                                                                        : cm.ipi_cross_socket);
     delay += cm.c(CostTerm::idle_exit, cm.cstates[m_cpus[ilb].cstate].exit_ns);
-    push(m_now + delay, EvNohzKick, ilb);
+    push(m_now + delay, EvNohzKick, ilb, balance ? 1u : 0u);
 }
 
 // _nohz_idle_balance(): the kicked CPU balances for every idle CPU that is due, itself last.
-void Engine::onNohzKick(int ilb) {
+void Engine::onNohzKick(int ilb, bool balance) {
     m_inNohz = true;
     auto balanceFor = [&](int o) {
         Cpu& c = m_cpus[o];
         if (c.curr >= 0 || !c.queue.empty() || !c.in_idle) return;
-        if (m_st.jiffies < c.next_balance) return;
+        // update_nohz_stats(): decay the idle CPU's blocked load and apply removed load.
+        updateLoadAvg(o, nullptr, false);
+        syncRq(o);
+        if (!balance || m_st.jiffies < c.next_balance) return;
         rebalanceDomains(o, IdleType::CPU_IDLE);
     };
     for (int o = 0; o < m_nrCpus; ++o)
@@ -1416,6 +1423,9 @@ std::string Engine::checkInvariants() const {
         if (rq.nr_running != n) return fmt::format("CPU {}: nr_running {} but {} tasks on the queue", c, rq.nr_running, n);
         if (rq.ttwu_pending != !cpu.wakelist.empty()) return fmt::format("CPU {}: ttwu_pending {} with {} on the wakelist", c, rq.ttwu_pending, cpu.wakelist.size());
         if ((rq.curr == CurrKind::Idle) != (cpu.curr < 0)) return fmt::format("CPU {}: rq->curr disagrees with the engine", c);
+        if (cpu.curr < 0 && !cpu.queue.empty() && !cpu.resched_pending)
+            return fmt::format("CPU {}: idle with {} queued tasks and no reschedule on the way (lost resched)", c, cpu.queue.size());
+        if (!cpu.wakelist.empty() && !cpu.ipi_pending) return fmt::format("CPU {}: wakelist without a pending IPI", c);
         for (std::size_t i = 1; i < cpu.queue.size(); ++i)
             if (m_tasks[cpu.queue[i - 1]].t.vruntime > m_tasks[cpu.queue[i]].t.vruntime)
                 return fmt::format("CPU {}: queue not in vruntime order", c);
@@ -1459,8 +1469,8 @@ std::string Engine::dump() const {
     static const char* st[] = {"Runnable", "Running", "Blocked", "Exited"};
     std::string o = fmt::format("t={} events={}\n", m_now, m_events);
     for (const auto& p : m_tasks)
-        o += fmt::format("  pid {} {} {} cpu {} pending {} wake_pending {} work_left {} a={} b={} c={} vr={}\n", p.t.pid, p.t.comm,
-                         st[int(p.state)], p.t.cpu, int(p.pending), p.wake_pending, p.work_left, p.a, p.b, p.c, p.t.vruntime);
+        o += fmt::format("  pid {} {} {} cpu {} pending {} wake_pending {} work_left {} a={} b={} c={} vr={} sum_exec={}\n", p.t.pid, p.t.comm,
+                         st[int(p.state)], p.t.cpu, int(p.pending), p.wake_pending, p.work_left, p.a, p.b, p.c, p.t.vruntime, p.sum_exec);
     for (int c = 0; c < m_nrCpus; ++c) {
         const Cpu& x = m_cpus[c];
         o += fmt::format("  CPU {} curr {} queue {} wakelist {} nr_running {} need_resched {} resched_pending {} idle {}\n", c,

@@ -222,8 +222,8 @@ private:
     void rebalanceDomains(int cpu, IdleType idle);
     int loadBalance(int cpu, int level, IdleType idle, bool* continue_balancing);
     bool newidleBalance(int cpu);
-    void nohzKick(int from_cpu);
-    void onNohzKick(int ilb);
+    void nohzKick(int from_cpu, bool balance);
+    void onNohzKick(int ilb, bool balance);
     bool canMigrate(const SimTask& p, int src, int dst, int level, IdleType idle, int nr_balance_failed) const;
     void activeBalance(int busiest, int dst, int level);
 
@@ -255,6 +255,7 @@ private:
     bool m_checkDone = false;
     bool m_started = false;
     std::int64_t m_nohzNextBalance = 0;
+    std::int64_t m_nohzNextBlocked = 0;
     bool m_inNohz = false;
     int m_overloadedRqs = 0;  ///< runqueues with nr_running >= 2 (rd->overload)
     int m_tracePid = -1;
