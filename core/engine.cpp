@@ -829,6 +829,7 @@ void Engine::doWake(int id, int waker_cpu, bool in_task, std::uint32_t wf, Task*
         wcost = cm.c(CostTerm::wakeup, cm.wakeup_remote_queued);
         Cpu& t = m_cpus[cpu];
         t.wakelist.push_back(id);
+        p.wake_from = from;
         p.state = TaskState::Runnable;
         p.t.on_rq = false;
         m_st.rq[cpu].ttwu_pending = true;
@@ -883,7 +884,8 @@ void Engine::onIpi(int cpu) {
     for (int id : list) {
         SimTask& p = m_tasks[id];
         // The task was placed and migrated at wakeup time; its vruntime was relative to the old rq then.
-        const int from = p.last_ran_cpu >= 0 ? p.last_ran_cpu : cpu;
+        const int from = p.wake_from >= 0 ? p.wake_from : cpu;
+        p.wake_from = -1;
         enqueueTask(cpu, id, true, from != cpu, from);
         c.pending_charge += m_cfg.cost.c(CostTerm::wakeup, m_cfg.cost.wakeup_local);
         Decision dummy;
@@ -1473,9 +1475,9 @@ std::string Engine::dump() const {
                          st[int(p.state)], p.t.cpu, int(p.pending), p.wake_pending, p.work_left, p.a, p.b, p.c, p.t.vruntime, p.sum_exec);
     for (int c = 0; c < m_nrCpus; ++c) {
         const Cpu& x = m_cpus[c];
-        o += fmt::format("  CPU {} curr {} queue {} wakelist {} nr_running {} need_resched {} resched_pending {} idle {}\n", c,
+        o += fmt::format("  CPU {} curr {} queue {} wakelist {} nr_running {} need_resched {} resched_pending {} idle {} load {} util {} util_est {}\n", c,
                          x.curr >= 0 ? m_tasks[x.curr].t.pid : 0, x.queue.size(), x.wakelist.size(), m_st.rq[c].nr_running,
-                         x.need_resched, x.resched_pending, x.in_idle);
+                         x.need_resched, x.resched_pending, x.in_idle, m_st.rq[c].load_avg, m_st.rq[c].util_avg, m_st.rq[c].util_est);
     }
     return o;
 }

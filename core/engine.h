@@ -59,6 +59,7 @@ struct SimTask {
     std::int64_t hot_set = 0;       ///< bytes refilled after a migration
     std::int64_t last_migrate = 0;  ///< time of its last migration
     std::int32_t last_ran_cpu = -1;
+    std::int32_t wake_from = -1;    ///< task_cpu before a wakelist wakeup (vruntime renormalisation at the IPI)
     std::int32_t mm = 0;            ///< address space (threads of one process share it)
     std::uint32_t timer_gen = 0;
     std::uint16_t workload = 0;     ///< index of its workload
