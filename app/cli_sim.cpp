@@ -253,10 +253,14 @@ int cliSweep(const SimArgs& a) {
     Variant base = a.variant.empty() ? s.variants.front() : variantByName(s, a.variant);
     base.knobs = resolveKnobs(base.knobs, a.knobs, a.sets, "--knobs");
     const CostModel baseCost = resolveCost(s, a.cost);
+    // A knob if the knob table knows the name (any case, as --set), else a cost parameter.
     const bool isKnob = [&] {
-        for (const auto& n : Knobs::names())
-            if (n == name) return true;
-        return false;
+        try {
+            (void)Knobs{}.get(name);
+            return true;
+        } catch (const KnobError&) {
+            return false;
+        }
     }();
     // Validate every value before running anything.
     std::vector<std::pair<Variant, CostModel>> runs;

@@ -191,6 +191,15 @@ std::vector<std::string> CostModel::diffFrom(const CostModel& base) const {
         if (this->*(f.member) != base.*(f.member)) out.push_back(fmt::format("{}={}", f.name, this->*(f.member)));
     for (int i = 0; i < kCostTerms; ++i)
         if (scale[i] != base.scale[i]) out.push_back(fmt::format("scale.{}={}", toString(CostTerm(i)), scale[i]));
+    bool sameC = cstates.size() == base.cstates.size();
+    for (std::size_t i = 0; sameC && i < cstates.size(); ++i)
+        sameC = cstates[i].exit_ns == base.cstates[i].exit_ns && cstates[i].residency_ns == base.cstates[i].residency_ns;
+    if (!sameC) {
+        std::string c = "cstates=";
+        for (std::size_t i = 0; i < cstates.size(); ++i)
+            c += fmt::format("{}{}:{}/{}", i ? "," : "", cstates[i].name, cstates[i].exit_ns, cstates[i].residency_ns);
+        out.push_back(c);
+    }
     return out;
 }
 

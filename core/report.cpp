@@ -311,18 +311,17 @@ std::vector<CompareRow> compareRows(const std::vector<const RunResult*>& runs) {
 namespace {
 std::string fmtVal(double v, int dec) { return fmt::format("{:.{}f}", v, dec); }
 
-std::string header(const Scenario& s, const std::vector<const RunResult*>& runs) {
+std::string header(const Scenario& s, const std::vector<const RunResult*>& runs, const std::string& varied = {}) {
     std::string o;
     for (const auto& rep : runs.front()->reports) o += fmt::format("# {}\n", rep.command);
     o += fmt::format("# machine: {}\n", shortMachine(*s.topo));
     o += fmt::format("# simulated by schedlab (Linux 6.1 wakeup path), scenario {}, seed {}\n", s.name, runs.front()->seed);
     auto base = CostModel::forTopology(*s.topo);
     auto diff = runs.front()->cost.diffFrom(base);
-    if (!diff.empty()) {
-        o += "# cost model overrides:";
-        for (const auto& d : diff) o += " " + d;
-        o += "\n";
-    }
+    std::string line;
+    for (const auto& d : diff)
+        if (varied.empty() || d.rfind(varied + "=", 0) != 0) line += " " + d;
+    if (!line.empty()) o += "# cost model overrides:" + line + "\n";
     return o;
 }
 }  // namespace
@@ -356,7 +355,7 @@ std::string compareTable(const Scenario& s, const RunResult& a, const RunResult&
 
 std::string sweepTable(const Scenario& s, const std::string& what, const std::vector<std::string>& values,
                        const std::vector<const RunResult*>& runs) {
-    std::string o = header(s, runs);
+    std::string o = header(s, runs, what);
     o += fmt::format("# knobs: {}; sweeping {}\n\n", knobsLine(runs.front()->knobs), what);
     // Columns: the workloads' headline values, then wakeups, migrations, wakeup p99, busy.
     std::vector<CompareRow> rows = compareRows(runs);

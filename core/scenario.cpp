@@ -172,7 +172,17 @@ Scenario loadScenario(const std::string& path) {
     const std::string text = readFileOrThrow(path);
     json doc = parseJsonOrThrow(text, path);
     std::string base = std::filesystem::path(path).parent_path().string();
-    return parseScenario(doc, path, base.empty() ? "." : base);
+    Scenario s = parseScenario(doc, path, base.empty() ? "." : base);
+    // nlohmann::json sorts object keys: restore the file's order of "variants" (A before B as written).
+    if (doc.contains("variants") && doc["variants"].is_object()) {
+        const auto ordered = nlohmann::ordered_json::parse(text);
+        std::vector<Variant> inOrder;
+        for (auto it = ordered["variants"].begin(); it != ordered["variants"].end(); ++it)
+            for (const auto& v : s.variants)
+                if (v.name == it.key()) inOrder.push_back(v);
+        if (inOrder.size() == s.variants.size()) s.variants = std::move(inOrder);
+    }
+    return s;
 }
 
 std::unique_ptr<Engine> buildEngine(const Scenario& s, const Knobs& k, const CostModel& cost, const RunOptions& o) {

@@ -43,8 +43,8 @@ public:
         if (m_p.perf)
             return fmt::format("perf bench sched messaging -g {} -l {}{}{}", m_p.groups, m_p.loops, m_p.threads ? " -t" : "",
                                m_p.pipe ? " -p" : "");
-        return fmt::format("hackbench -g {} -f {} {} {} -l {} -s {}", m_p.groups, m_p.fds, m_p.threads ? "--threads" : "--process",
-                           m_p.pipe ? "--pipe" : "", m_p.loops, m_p.datasize);
+        return fmt::format("hackbench -g {} -f {} {}{} -l {} -s {}", m_p.groups, m_p.fds, m_p.threads ? "--threads" : "--process",
+                           m_p.pipe ? " --pipe" : "", m_p.loops, m_p.datasize);
     }
 
     void start(Engine& e) override {
