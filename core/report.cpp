@@ -287,7 +287,7 @@ std::vector<CompareRow> compareRows(const std::vector<const RunResult*>& runs) {
     reasonRows(&Metrics::stage1, [](std::size_t i) { return toString(Stage1(i)); });
     reasonRows(&Metrics::stage2, [](std::size_t i) { return toString(Stage2(i)); });
     section("migrations");
-    add("total", 0, -1, [&](const RunResult& x) { return M(x).migrationsTotal(); });
+    add("migrations", 0, -1, [&](const RunResult& x) { return M(x).migrationsTotal(); });
     for (int c = 0; c < kMigrationCauses; ++c)
         add(fmt::format("  {}", toString(MigrationCause(c))), 0, 0, [&, c](const RunResult& x) { return M(x).migrations[c]; });
     for (int d = 2; d < kDistClasses; ++d)
@@ -356,7 +356,12 @@ std::string compareTable(const Scenario& s, const RunResult& a, const RunResult&
 std::string sweepTable(const Scenario& s, const std::string& what, const std::vector<std::string>& values,
                        const std::vector<const RunResult*>& runs) {
     std::string o = header(s, runs, what);
-    o += fmt::format("# knobs: {}; sweeping {}\n\n", knobsLine(runs.front()->knobs), what);
+    Knobs shown = runs.front()->knobs;
+    try {
+        shown.set(what, Knobs::preset(shown.presetName).get(what));  // the swept knob is in the table, not here
+    } catch (const KnobError&) {
+    }
+    o += fmt::format("# knobs: {}; sweeping {}\n\n", knobsLine(shown), what);
     // Columns: the workloads' headline values, then wakeups, migrations, wakeup p99, busy.
     std::vector<CompareRow> rows = compareRows(runs);
     std::vector<const CompareRow*> cols;
@@ -364,31 +369,32 @@ std::string sweepTable(const Scenario& s, const std::string& what, const std::ve
         if (r.section) continue;
         if (r.direction != 0 || r.label == "ttwu_count" || r.label == "busy (htop %)") cols.push_back(&r);
     }
-    // Keep the table to a mail's width: headline rows first, then a fixed few.
+    // Keep the table to a mail's width (80 columns): the workloads' headline values first,
+    // then wakeup p99, migrations and busy CPUs, at most four columns.
     std::vector<const CompareRow*> pick;
     for (const auto* c : cols) {
         const std::string& l = c->label;
-        if (l.find("p50") != std::string::npos && l.rfind("  p", 0) == 0) continue;
         if (l.rfind("  p", 0) == 0 && l != "  p99") continue;
-        if (l == "  max") continue;
+        if (l == "  max" || l == "ttwu_count" || l.rfind("idle while", 0) == 0) continue;
         pick.push_back(c);
     }
-    if (pick.size() > 8) pick.resize(8);
-    o += fmt::format("{:>24}", what.substr(0, 23));
+    if (pick.size() > 4) pick.erase(pick.begin() + 3, pick.end() - 1);  // keep the last (busy)
+    if (pick.size() > 4) pick.resize(4);
+    o += fmt::format("{:>16}", what.size() <= 15 ? what : std::string("value"));
     for (const auto* c : pick) {
         std::string l = c->label;
         while (!l.empty() && l.front() == ' ') l.erase(0, 1);
         if (l == "p99") l = "wakeup p99 us";
-        o += fmt::format(" {:>16}", l.substr(0, 16));
+        o += fmt::format(" {:>14}", l.substr(0, 14));
     }
     o += "\n";
     for (std::size_t i = 0; i < values.size(); ++i) {
-        o += fmt::format("{:>24}", values[i].substr(0, 23));
+        o += fmt::format("{:>16}", values[i].substr(0, 15));
         for (const auto* c : pick) {
             std::string v = fmtVal(c->values[i], c->decimals);
             if (i > 0 && c->values[0] != 0 && c->direction != 0)
-                v += fmt::format(" ({:+.1f}%)", (c->values[i] - c->values[0]) / std::fabs(c->values[0]) * 100.0);
-            o += fmt::format(" {:>16}", v);
+                v += fmt::format(" ({:+.0f}%)", (c->values[i] - c->values[0]) / std::fabs(c->values[0]) * 100.0);
+            o += fmt::format(" {:>14}", v);
         }
         o += "\n";
     }

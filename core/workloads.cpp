@@ -93,8 +93,6 @@ public:
                                                m_chan[i].pages, m_chan[i].tail_written, m_chan[i].head, m_chan[i].reader_waiting,
                                                m_chan[i].writers.size()));
         r.headline.push_back({"time_s", m_p.perf ? "Total time (s)" : "Time (s)", secs, true, 3});
-        const double msgs = double(std::int64_t(m_p.groups) * m_p.fds * m_p.fds * m_p.loops);
-        r.headline.push_back({"messages", "Messages", msgs, false, 0});
         (void)e;
     }
 
