@@ -191,8 +191,9 @@ bool Engine::advance(std::int64_t ns) {
         }
         Ev e;
         if (burstFirst) {
+            // The leaf stays until dispatch is done: most burst ends start the next burst on
+            // the same CPU, and one tree update (setBurst) then replaces two.
             e = Ev{bt, m_btSeq[std::size_t(bc)], std::uint8_t(EvBurstEnd), bc, 0};
-            clearBurst(bc);
         } else {
             std::pop_heap(m_heap.begin(), m_heap.end(), EvCmp{});
             e = m_heap.back();
@@ -207,6 +208,7 @@ bool Engine::advance(std::int64_t ns) {
         setNow(e.t);
         m_events++;
         dispatchEvent(e);
+        if (burstFirst && m_btSeq[std::size_t(bc)] == e.seq && m_btT[std::size_t(bc)] == e.t) clearBurst(bc);
         if (m_cfg.check_invariants) check("event");
         if (m_checkDone) {
             m_checkDone = false;

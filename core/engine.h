@@ -106,7 +106,6 @@ struct EngineConfig {
     std::size_t decision_ring = 4096;   ///< decisions kept for the GUI
     std::int64_t sample_period_ns = 20000000;  ///< rq-length timeline (50 Hz)
     std::size_t timeline_rows = 4096;
-    bool trace_events = false;          ///< keep the kernel-style event stream
 };
 
 /// The engine.
