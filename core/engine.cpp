@@ -59,6 +59,8 @@ struct Engine::Cpu {
     std::vector<NewidleStats> ni;             ///< per domain (NI_RANDOM)
     std::vector<std::int64_t> max_newidle_lb_cost;  ///< per domain (ns)
     int llc = 0;                      ///< dense LLC index
+    int switch_from = -1;             ///< task that just slept/exited here (sched_switch prev)
+    char switch_state = 'S';
     std::uint64_t enq_seq = 0;
 };
 
@@ -70,6 +72,7 @@ Engine::Engine(EngineConfig cfg)
       m_rng(m_cfg.seed),
       m_metrics(m_nrCpus, m_cfg.topo->nrLlcs(), m_cfg.sample_period_ns, m_cfg.timeline_rows, m_cfg.decision_ring) {
     m_st.hook = this;
+    m_metrics.event_ring_cap = m_cfg.event_ring;
     m_st.now_ns = 0;
     m_st.jiffies = 0;
     m_cpus.resize(std::size_t(m_nrCpus));
@@ -278,6 +281,22 @@ void Engine::dispatchEvent(const Ev& e) {
     }
 }
 
+void Engine::emit(EvKind kind, int cpu, int pid, int pid2, int target, int orig, char prev_state, std::uint8_t cause,
+                  std::uint32_t state) {
+    SchedEvent e;
+    e.time = m_now;
+    e.kind = kind;
+    e.cpu = std::int16_t(cpu);
+    e.pid = pid;
+    e.pid2 = pid2;
+    e.target_cpu = std::int16_t(target);
+    e.orig_cpu = std::int16_t(orig);
+    e.prev_state = prev_state;
+    e.cause = cause;
+    e.state = state;
+    m_metrics.recordEvent(e);
+}
+
 // ---------------------------------------------------------------------------
 // Running tasks: segments of work at the CPU's current speed
 
@@ -352,7 +371,10 @@ void Engine::afterWork(int cpu) {
                     m_workloads[p.workload]->onExit(*this, p);
                     m_stepping = -1;
                     m_stepCpu = -1;
+                    if (m_metrics.wantEvents()) emit(EvKind::sched_process_exit, cpu, p.t.pid);
                 }
+                c.switch_from = id;
+                c.switch_state = k == Action::Exit ? 'X' : 'S';
                 update_curr(cpu);
                 dequeueTask(cpu, id, true);
                 p.state = k == Action::Exit ? TaskState::Exited : TaskState::Blocked;
@@ -626,7 +648,7 @@ void Engine::attachLoadAvg(Cpu& dst, SimTask& p) {
 
 // set_task_cpu() across CPUs: migrate_task_rq_fair (remove_entity_load_avg) and the
 // attach on the new cfs_rq; sched_migrate_task.
-void Engine::migrateTask(int id, int from, int to, MigrationCause cause) {
+void Engine::migrateTask(int id, int from, int to, MigrationCause cause, int on_cpu) {
     SimTask& p = m_tasks[id];
     Cpu& src = m_cpus[from];
     Cpu& dst = m_cpus[to];
@@ -636,6 +658,7 @@ void Engine::migrateTask(int id, int from, int to, MigrationCause cause) {
     attachLoadAvg(dst, p);
     p.t.cpu = to;
     p.last_migrate = m_now;
+    if (m_metrics.wantEvents()) emit(EvKind::sched_migrate_task, on_cpu, p.t.pid, 0, to, from, 'R', std::uint8_t(cause));
     m_metrics.migrations[int(cause)]++;
     m_metrics.migration_matrix[int(cause)][int(distClass(*m_cfg.topo, from, to))]++;
 }
@@ -661,10 +684,21 @@ void Engine::schedule(int cpu) {
         queueInsert(cpu, prev);
         involuntary = true;
     }
+    // Who is switched out (for sched_switch): a preempted curr, a task that just slept or exited, or swapper.
+    int prevPid = 0;
+    char prevState = 'R';
+    if (prev >= 0) {
+        prevPid = m_tasks[prev].t.pid;
+    } else if (c.switch_from >= 0) {
+        prevPid = m_tasks[c.switch_from].t.pid;
+        prevState = c.switch_state;
+    }
+    c.switch_from = -1;
     // pick_next_task_fair(): newidle balance when nothing is queued.
     if (c.queue.empty()) {
         newidleBalance(cpu);
         if (c.queue.empty()) {
+            if (prevPid != 0 && m_metrics.wantEvents()) emit(EvKind::sched_switch, cpu, prevPid, 0, -1, -1, prevState);
             enterIdle(cpu);
             return;
         }
@@ -703,6 +737,7 @@ void Engine::schedule(int cpu) {
     }
     if (prev >= 0 && prev != next) m_tasks[prev].t.on_cpu = false;
     if (fromIdle) leaveIdle(cpu);
+    if (next != prev && m_metrics.wantEvents()) emit(EvKind::sched_switch, cpu, prevPid, n.t.pid, -1, -1, prevState);
     syncRq(cpu);
     if (c.tick_next < 0) {
         const std::int64_t j = m_cfg.knobs.jiffyNs();
@@ -728,6 +763,7 @@ void Engine::enterIdle(int cpu) {
         if (cs[i].residency_ns <= c.predicted_idle) pick = i;
     c.cstate = pick;
     rq.exit_latency_ns = cs[pick].exit_ns;
+    if (m_metrics.wantEvents()) emit(EvKind::cpu_idle, cpu, 0, 0, -1, -1, 'R', 0, std::uint32_t(pick));
     const bool wasIdle = c.in_idle;
     c.in_idle = true;
     c.idle_since = m_now;
@@ -742,6 +778,7 @@ void Engine::leaveIdle(int cpu) {
     const std::int64_t dur = m_now - c.idle_since;
     c.predicted_idle = c.predicted_idle == 0 ? dur : (c.predicted_idle * 7 + dur) / 8;
     c.in_idle = false;
+    if (m_metrics.wantEvents()) emit(EvKind::cpu_idle, cpu, 0, 0, -1, -1, 'R', 0, PWR_EVENT_EXIT);
     rq.idle_end_time = m_now;  // idle-delay v1/v2: stamped when the idle loop is left
     rq.exit_latency_ns = -1;
 }
@@ -793,6 +830,7 @@ bool Engine::wake(int id, bool sync) {
 void Engine::doWake(int id, int waker_cpu, bool in_task, std::uint32_t wf, Task* waker) {
     SimTask& p = m_tasks[id];
     const int from = p.t.cpu;
+    if (m_metrics.wantEvents()) emit(EvKind::sched_waking, waker_cpu, p.t.pid, 0, from);
     // sync_entity_load_avg(): the sleeping task's averages decayed to its old cfs_rq's clock.
     {
         SchedAvg a = p.avg;
@@ -825,7 +863,7 @@ void Engine::doWake(int id, int waker_cpu, bool in_task, std::uint32_t wf, Task*
     std::int64_t cost = cm.c(CostTerm::sis_scan, cm.sis_scan_per_cpu * std::int64_t(d.examined.size()));
     m_metrics.cost_scan += cost;
     std::int64_t wcost = 0;
-    if (d.migrated) migrateTask(id, from, cpu, MigrationCause::wakeup);
+    if (d.migrated) migrateTask(id, from, cpu, MigrationCause::wakeup, waker_cpu);
     if (d.wakelist) {
         m_metrics.ttwu_wakelist++;
         wcost = cm.c(CostTerm::wakeup, cm.wakeup_remote_queued);
@@ -865,6 +903,7 @@ void Engine::doWake(int id, int waker_cpu, bool in_task, std::uint32_t wf, Task*
             }
         }
         enqueueTask(cpu, id, true, d.migrated, from);
+        if (m_metrics.wantEvents()) emit(EvKind::sched_wakeup, waker_cpu, p.t.pid, 0, cpu);
         if (d.preempted_curr) reschedCpu(cpu, waker_cpu);
     }
     m_metrics.cost_wakeup += wcost;
@@ -890,6 +929,7 @@ void Engine::onIpi(int cpu) {
         p.wake_from = -1;
         enqueueTask(cpu, id, true, from != cpu, from);
         ttwu_do_wakeup_idle_update(m_st, cpu);  // ttwu_do_activate on the target: avg_idle, idle_stamp := 0
+        if (m_metrics.wantEvents()) emit(EvKind::sched_wakeup, cpu, p.t.pid, 0, cpu);
         c.pending_charge += m_cfg.cost.c(CostTerm::wakeup, m_cfg.cost.wakeup_local);
         Decision dummy;
         Waker w;
@@ -1180,7 +1220,7 @@ int Engine::loadBalance(int this_cpu, int level, IdleType idle, bool* continue_b
             }
             // detach_task + attach_task
             dequeueTask(src, id, false);
-            migrateTask(id, src, this_cpu, cause);
+            migrateTask(id, src, this_cpu, cause, this_cpu);
             enqueueTask(this_cpu, id, false, true, src);
             moved++;
             m_metrics.lb_moved_tasks++;
@@ -1234,10 +1274,12 @@ void Engine::activeBalance(int busiest, int dst, int level) {
     accountSegment(busiest);
     update_curr(busiest);
     dequeueTask(busiest, id, false);
-    migrateTask(id, busiest, dst, MigrationCause::active);
+    migrateTask(id, busiest, dst, MigrationCause::active, busiest);
     enqueueTask(dst, id, false, true, busiest);
     m_metrics.lb_moved_tasks++;
-    // The stopper ran on `busiest`: it picks its next task.
+    // The stopper ran on `busiest`: it picks its next task (sched_switch from the pushed one).
+    b.switch_from = id;
+    b.switch_state = 'R';
     schedule(busiest);
     if (m_cpus[dst].curr < 0) reschedCpu(dst, busiest);
     else reschedCpu(dst, dst);
@@ -1400,6 +1442,10 @@ int Engine::spawn(std::uint16_t workload, const std::string& comm, int mm, int p
     if (cpu != pcpu) {
         m_metrics.migrations[int(MigrationCause::fork)]++;
         m_metrics.migration_matrix[int(MigrationCause::fork)][int(distClass(*m_cfg.topo, pcpu, cpu))]++;
+    }
+    if (m_metrics.wantEvents()) {
+        emit(EvKind::sched_process_fork, pcpu, parent >= 0 ? m_tasks[parent].t.pid : 0, p.t.pid);
+        emit(EvKind::sched_wakeup_new, pcpu, p.t.pid, 0, cpu);
     }
     p.t.cpu = cpu;
     p.t.on_rq = false;

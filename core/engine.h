@@ -104,6 +104,7 @@ struct EngineConfig {
     std::int64_t max_events = 0;        ///< hard stop on events; 0 = none
     bool check_invariants = false;
     std::size_t decision_ring = 4096;   ///< decisions kept for the GUI
+    std::size_t event_ring = 0;         ///< kernel-style events kept (0 = none; the GUI keeps some)
     std::int64_t sample_period_ns = 20000000;  ///< rq-length timeline (50 Hz)
     std::size_t timeline_rows = 4096;
 };
@@ -207,7 +208,7 @@ private:
     void syncRq(int cpu);
     void updateMinVruntime(int cpu);
     void updateLoadAvg(int cpu, SimTask* se, bool runnable_changes);
-    void migrateTask(int id, int from, int to, MigrationCause cause);
+    void migrateTask(int id, int from, int to, MigrationCause cause, int on_cpu);
     void attachLoadAvg(Cpu& dst, SimTask& p);
     std::int64_t migrationCost(const SimTask& p, int from, int to) const;
     std::int64_t tgUpdateCost();
@@ -228,6 +229,8 @@ private:
     void activeBalance(int busiest, int dst, int level);
 
     void recordStateChange(int cpu);
+    void emit(EvKind kind, int cpu, int pid, int pid2 = 0, int target = -1, int orig = -1, char prev_state = 'R',
+              std::uint8_t cause = 0, std::uint32_t state = 0);
     void check(const char* where);
 
     EngineConfig m_cfg;

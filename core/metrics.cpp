@@ -57,6 +57,31 @@ void Metrics::recordDecision(std::int64_t t, std::int32_t pid, const Decision& d
     }
 }
 
+void Metrics::recordEvent(const SchedEvent& e) {
+    events_emitted++;
+    if (event_sink) event_sink(e);
+    if (event_ring_cap) {
+        if (event_ring.size() < event_ring_cap) event_ring.resize(event_ring_cap);
+        event_ring[event_next] = e;
+        event_next = (event_next + 1) % event_ring_cap;
+        if (event_size < event_ring_cap) event_size++;
+    }
+}
+
+const char* toString(EvKind k) {
+    switch (k) {
+    case EvKind::sched_waking: return "sched_waking";
+    case EvKind::sched_wakeup: return "sched_wakeup";
+    case EvKind::sched_wakeup_new: return "sched_wakeup_new";
+    case EvKind::sched_switch: return "sched_switch";
+    case EvKind::sched_migrate_task: return "sched_migrate_task";
+    case EvKind::cpu_idle: return "cpu_idle";
+    case EvKind::sched_process_fork: return "sched_process_fork";
+    case EvKind::sched_process_exit: return "sched_process_exit";
+    }
+    return "?";
+}
+
 void Metrics::resetCounters(std::int64_t t) {
     // Keep state that describes "now" (current lengths, LLC counts) and the timelines.
     ttwu_count = ttwu_local = ttwu_wakelist = ttwu_remote_direct = wakeup_new = wake_preempt = 0;

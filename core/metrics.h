@@ -6,6 +6,7 @@
 
 #include "decision.h"
 #include "histogram.h"
+#include "sched_event.h"
 #include "timeline.h"
 
 #include <array>
@@ -111,6 +112,18 @@ struct Metrics {
     /// Zeroes counters, histograms and integrals: the measured phase starts at t.
     void resetCounters(std::int64_t t);
     void recordDecision(std::int64_t t, std::int32_t pid, const Decision& d);
+
+    /// The kernel-style event stream: the last event_ring_cap events (for the GUI's
+    /// migration arrows and timelines) and a sink that sees every event (exporters).
+    std::vector<SchedEvent> event_ring;
+    std::size_t event_ring_cap = 0;
+    std::size_t event_next = 0;
+    std::size_t event_size = 0;
+    std::uint64_t events_emitted = 0;
+    std::function<void(const SchedEvent&)> event_sink;
+    bool wantEvents() const { return event_ring_cap != 0 || bool(event_sink); }
+    void recordEvent(const SchedEvent& e);
+    const SchedEvent& recentEvent(std::size_t i) const { return event_ring[(event_next + event_ring_cap - event_size + i) % event_ring_cap]; }
 
     std::uint64_t migrationsTotal() const;
     double busyFraction(std::int64_t t0, std::int64_t t1) const;

@@ -195,8 +195,10 @@ std::unique_ptr<Engine> buildEngine(const Scenario& s, const Knobs& k, const Cos
     cfg.max_events = s.max_events;
     cfg.check_invariants = o.check_invariants;
     cfg.decision_ring = o.decision_ring;
+    cfg.event_ring = o.event_ring;
     auto e = std::make_unique<Engine>(cfg);
     if (o.decision_sink) e->metrics().decision_sink = o.decision_sink;
+    if (o.event_sink) e->metrics().event_sink = o.event_sink;
     for (std::size_t i = 0; i < s.workloads.size(); ++i) {
         const auto idx = std::uint16_t(i);
         std::visit(

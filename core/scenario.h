@@ -56,6 +56,8 @@ struct RunOptions {
     bool check_invariants = false;
     std::size_t decision_ring = 4096;
     std::function<void(const DecisionRecord&)> decision_sink;
+    std::size_t event_ring = 0;                              ///< kernel-style events kept in the ring
+    std::function<void(const SchedEvent&)> event_sink;      ///< every kernel-style event
     std::function<void(std::int64_t sim_ns)> progress;
 };
 

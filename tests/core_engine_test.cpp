@@ -12,6 +12,7 @@
 
 #include <filesystem>
 #include <fstream>
+#include <map>
 
 using namespace sched;
 using nlohmann::json;
@@ -117,6 +118,58 @@ TEST(Engine, HackbenchConservesMessagesAndFinishes) {
     EXPECT_GT(e.metrics().ctx_switches, e.metrics().ttwu_count / 2);
     EXPECT_GT(e.metrics().ring_size, 0u);
     EXPECT_GT(e.invariantChecks(), 1000u);
+}
+
+// The kernel-style event stream is consistent with itself and with the counters: per CPU,
+// every sched_switch switches out whatever the previous one switched in; every wakeup was
+// preceded by a waking; migrations and exits match the metrics.
+TEST(Engine, EventStreamIsConsistent) {
+    const Scenario s = scenario(hb("qemu-2s2c2t", 2, 4, 30));
+    std::vector<SchedEvent> ev;
+    RunOptions o;
+    o.event_sink = [&](const SchedEvent& e) { ev.push_back(e); };
+    o.event_ring = 64;
+    o.check_invariants = true;
+    RunResult r = runScenario(s, s.variants.front(), s.cost, o);
+    const Engine& e = *r.engine;
+    ASSERT_GT(ev.size(), 100u);
+    std::map<int, int> onCpu;  // cpu -> pid running (0 = swapper)
+    std::map<int, int> waking;
+    std::uint64_t switches = 0, migrations = 0, exits = 0, forks = 0;
+    std::int64_t last = 0;
+    for (const auto& x : ev) {
+        EXPECT_GE(x.time, last);
+        last = x.time;
+        switch (x.kind) {
+        case EvKind::sched_switch:
+            if (onCpu.count(x.cpu)) {
+                EXPECT_EQ(onCpu[x.cpu], x.pid) << "CPU " << x.cpu << " at " << x.time;
+            }
+            onCpu[x.cpu] = x.pid2;
+            EXPECT_NE(x.pid, x.pid2);
+            if (x.pid != 0 && x.pid2 != 0) switches++;
+            break;
+        case EvKind::sched_waking: waking[x.pid]++; break;
+        case EvKind::sched_wakeup:
+            EXPECT_GT(waking[x.pid], 0) << "wakeup of pid " << x.pid << " without waking";
+            waking[x.pid]--;
+            break;
+        case EvKind::sched_migrate_task:
+            migrations++;
+            EXPECT_NE(x.orig_cpu, x.target_cpu);
+            break;
+        case EvKind::sched_process_exit: exits++; break;
+        case EvKind::sched_process_fork: forks++; break;
+        default: break;
+        }
+    }
+    std::uint64_t fork = e.metrics().migrations[int(MigrationCause::fork)];
+    EXPECT_EQ(migrations, e.metrics().migrationsTotal() - fork);
+    EXPECT_EQ(exits, std::uint64_t(e.taskCount()));
+    EXPECT_EQ(forks, std::uint64_t(e.taskCount()));
+    EXPECT_GT(switches, 0u);
+    EXPECT_EQ(e.metrics().event_size, 64u);  // the ring is bounded
+    EXPECT_EQ(e.metrics().recentEvent(63).time, ev.back().time);
 }
 
 TEST(Engine, SocketModeAndProcessesToo) {
