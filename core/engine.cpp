@@ -590,7 +590,7 @@ void Engine::dequeueTask(int cpu, int id, bool sleep) {
     update_curr(cpu);
     updateLoadAvg(cpu, &p, true);
     c.util_est = std::max<std::int64_t>(0, c.util_est - std::int64_t(task_util_est(p.avg)));
-    if (sleep) util_est_update_task(p.avg);
+    if (sleep && m_cfg.knobs.UTIL_EST) util_est_update_task(p.avg, m_cfg.knobs.UTIL_EST_FASTUP);
     if (c.curr == id) {
         c.curr = -1;
         clearBurst(cpu);

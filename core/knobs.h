@@ -40,6 +40,7 @@ struct Knobs {
     bool WA_WEIGHT = true;
     bool WA_BIAS = true;
     bool UTIL_EST = true;
+    bool UTIL_EST_FASTUP = true;  ///< util_est's ewma jumps up to a larger enqueued value (6.1)
     bool NI_RANDOM = true;  ///< 6.1.y newidle dice
     bool ALT_PERIOD = true;
     bool BASE_SLICE = true;

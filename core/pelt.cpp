@@ -72,11 +72,16 @@ void update_load_avg(SchedAvg& sa, unsigned long load) {
     sa.util_avg = sa.util_sum / divider;
 }
 
-void util_est_update_task(SchedAvg& t) {
-    // util_est_update(): enqueued := task_util(p); ewma += (enqueued - ewma) / 4 unless within 1%.
+void util_est_update_task(SchedAvg& t, bool fastup) {
+    // util_est_update(): enqueued := task_util(p); with UTIL_EST_FASTUP a rising value
+    // sets the ewma at once; else ewma += (enqueued - ewma) / 4 unless within 1%.
     const std::uint32_t ue_enqueued = std::uint32_t(t.util_avg);
     const std::uint32_t ewma = t.util_est_ewma;
     t.util_est_enqueued = ue_enqueued;
+    if (fastup && ewma < ue_enqueued) {
+        t.util_est_ewma = ue_enqueued;
+        return;
+    }
     const std::int64_t last_ewma_diff = std::int64_t(ue_enqueued) - std::int64_t(ewma);
     if ((last_ewma_diff < 0 ? -last_ewma_diff : last_ewma_diff) < 1024 / 100) return;  // within_margin(.., SCHED_CAPACITY_SCALE/100)
     // ewma = (ewma * 4 + enqueued - ewma) / 4  (UTIL_EST_WEIGHT_SHIFT = 2)

@@ -55,7 +55,7 @@ inline bool pelt_update_cfs(std::uint64_t now, SchedAvg& sa, unsigned long weigh
 }
 
 /// util_est_update() on dequeue of a sleeping task (UTIL_EST, no UTIL_EST_FASTUP).
-void util_est_update_task(SchedAvg& task);
+void util_est_update_task(SchedAvg& task, bool fastup = true);
 /// _task_util_est(p): max(ewma, enqueued) | UTIL_AVG_UNCHANGED dropped.
 inline std::uint64_t task_util_est(const SchedAvg& t) {
     return t.util_est_ewma > t.util_est_enqueued ? t.util_est_ewma : t.util_est_enqueued;
