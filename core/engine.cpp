@@ -119,8 +119,8 @@ Engine::Engine(EngineConfig cfg)
     if (m_btLeaves < 2) m_btLeaves = 2;
     m_btT.assign(m_btLeaves, kNever);
     m_btSeq.assign(m_btLeaves, 0);
-    m_bt.assign(2 * m_btLeaves, 0);
-    for (std::size_t i = 0; i < m_btLeaves; ++i) m_bt[m_btLeaves + i] = int(i);
+    m_bt.assign(2 * m_btLeaves, BtNode{kNever, 0, 0});
+    for (std::size_t i = 0; i < m_btLeaves; ++i) m_bt[m_btLeaves + i].cpu = int(i);
     for (std::size_t i = m_btLeaves - 1; i >= 1; --i) m_bt[i] = m_bt[2 * i];
     // SMT siblings as plain lists (smtSpeed runs on every segment).
     m_sibs.resize(std::size_t(m_nrCpus));
@@ -146,15 +146,19 @@ void Engine::push(std::int64_t t, EvType type, std::int32_t a, std::uint32_t b) 
 // Tournament tree over the CPUs' pending burst ends: node i holds the CPU with the
 // earliest (time, seq) below it; leaves are m_btT/m_btSeq (kNever = none).
 void Engine::btFix(int cpu) {
-    std::size_t i = (m_btLeaves + std::size_t(cpu)) / 2;
-    while (i >= 1) {
-        const int l = m_bt[2 * i], r = m_bt[2 * i + 1];
-        const auto tl = m_btT[std::size_t(l)], tr = m_btT[std::size_t(r)];
-        const int old = m_bt[i];
-        const int w = (tl < tr || (tl == tr && m_btSeq[std::size_t(l)] <= m_btSeq[std::size_t(r)])) ? l : r;
-        m_bt[i] = w;
-        if (w == old && w != cpu) break;  // nothing above can change
+    // Internal nodes hold a copy of their winner's key, so a level costs one sibling read.
+    std::size_t i = m_btLeaves + std::size_t(cpu);
+    BtNode cur{m_btT[std::size_t(cpu)], m_btSeq[std::size_t(cpu)], cpu};
+    m_bt[i] = cur;
+    while (i > 1) {
+        const BtNode& sib = m_bt[i ^ 1];
+        const bool sibWins = sib.t < cur.t || (sib.t == cur.t && sib.seq < cur.seq);
+        const BtNode w = sibWins ? sib : cur;
         i /= 2;
+        BtNode& parent = m_bt[i];
+        if (parent.cpu == w.cpu && parent.t == w.t && parent.seq == w.seq && w.cpu != cpu) break;  // nothing above changes
+        parent = w;
+        cur = w;
     }
 }
 void Engine::setBurst(int cpu, std::int64_t t) {
@@ -181,9 +185,9 @@ bool Engine::advance(std::int64_t ns) {
         push(m_cfg.sample_period_ns, EvSample, 0);
     }
     const std::int64_t until = ns == kNever ? kNever : m_now + ns;
-    while (!m_done && (!m_heap.empty() || m_btT[std::size_t(m_bt[1])] != kNever)) {
+    while (!m_done && (!m_heap.empty() || m_bt[1].t != kNever)) {
         // The next event: the earliest CPU burst end (tournament tree) or the heap's top, by (time, seq).
-        const int bc = m_bt[1];
+        const int bc = m_bt[1].cpu;
         const std::int64_t bt = m_btT[std::size_t(bc)];
         const bool burstFirst = bt != kNever && (m_heap.empty() || bt < m_heap.front().t ||
                                                  (bt == m_heap.front().t && m_btSeq[std::size_t(bc)] < m_heap.front().seq));
@@ -222,7 +226,7 @@ bool Engine::advance(std::int64_t ns) {
         }
         if (m_cfg.max_events > 0 && m_events >= std::uint64_t(m_cfg.max_events)) m_done = true;
     }
-    if (m_heap.empty() && m_btT[std::size_t(m_bt[1])] == kNever) m_done = true;
+    if (m_heap.empty() && m_bt[1].t == kNever) m_done = true;
     if (m_done) {
         // Close the integrals at the end time.
         for (int c = 0; c < m_nrCpus; ++c) recordStateChange(c);

@@ -245,7 +245,12 @@ private:
     std::size_t m_btLeaves = 2;
     std::vector<std::int64_t> m_btT;
     std::vector<std::uint64_t> m_btSeq;
-    std::vector<int> m_bt;
+    struct BtNode {
+        std::int64_t t;
+        std::uint64_t seq;
+        int cpu;
+    };
+    std::vector<BtNode> m_bt;
     std::vector<std::vector<int>> m_sibs;
     std::uint64_t m_seq = 0;
     std::int64_t m_now = 0;

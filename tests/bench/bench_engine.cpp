@@ -66,7 +66,7 @@ void BM_WakeupCostVsCpus(benchmark::State& state) {
     state.counters["cpus"] = t.nrCpus();
     state.counters["wakeups"] = double(wakeups) / double(state.iterations());
 }
-BENCHMARK(BM_WakeupCostVsCpus)->DenseRange(0, 4)->Unit(benchmark::kMillisecond)->Iterations(1);
+BENCHMARK(BM_WakeupCostVsCpus)->DenseRange(0, 4)->Unit(benchmark::kMillisecond)->Iterations(3)->Repetitions(3)->ReportAggregatesOnly(true);
 
 }  // namespace
 
