@@ -188,6 +188,26 @@ json runReportJson(const Scenario& s, const RunResult& r) {
     j["cpus"] = cpus;
     j["busy_fraction"] = m.busyFraction(m.measure_start, m.end_time);
     j["idle_while_overloaded_ns"] = m.idle_while_overloaded_ns;
+    auto buckets = [](const LatencyHistogram& h) {
+        json b = json::array();
+        for (const auto& x : h.buckets()) b.push_back({x.lo, x.hi, x.count});
+        return b;
+    };
+    j["wakeup_latency_buckets_ns"] = buckets(m.wakeup_latency);
+    for (std::size_t w = 0; w < r.reports.size(); ++w)
+        for (const auto& [name, h] : r.reports[w].histograms)
+            j["workloads"][w]["histograms_ns"][name] = {{"count", h.count()}, {"buckets", buckets(h)}};
+    auto timeline = [](const RqTimeline& t) {
+        json rows = json::array(), times = json::array();
+        for (std::size_t i = 0; i < t.rows(); ++i) {
+            times.push_back(t.time(i));
+            const auto row = t.row(i);
+            rows.push_back(std::vector<std::uint16_t>(row.begin(), row.end()));
+        }
+        return json{{"period_ns", t.period()}, {"time_ns", times}, {"nr_running", rows}};
+    };
+    j["rqlen_timeline"] = timeline(m.timeline);
+    j["rqlen_timeline_bpftrace"] = timeline(m.bpf_timeline);
     j["cost_ns"] = {{"ctx_switch", m.cost_ctx_switch}, {"wakeup", m.cost_wakeup}, {"cache_refill", m.cost_refill}, {"tg_load_avg", m.cost_tg},
                     {"rq_lock", m.cost_lock_wait}, {"sis_scan", m.cost_scan}, {"idle_exit_latency", m.idle_exit_latency}};
     return j;

@@ -332,6 +332,12 @@ TEST(Report, CompareTableAndCsv) {
     EXPECT_EQ(j["knobs"]["preset"], "baseline");
     EXPECT_EQ(j["scenario"]["topology"], "i7-4790");
     EXPECT_TRUE(j["schedstat"].contains("ttwu_count"));
+    // Every metric: the timelines and histograms too.
+    ASSERT_TRUE(j.contains("rqlen_timeline"));
+    EXPECT_EQ(j["rqlen_timeline"]["nr_running"].size(), a.engine->metrics().timeline.rows());
+    std::uint64_t n = 0;
+    for (const auto& b : j["wakeup_latency_buckets_ns"]) n += b[2].get<std::uint64_t>();
+    EXPECT_EQ(n, a.engine->metrics().wakeup_latency.count());
 }
 
 TEST(Report, WriteFileAtomicNeverLeavesAHalfFile) {
