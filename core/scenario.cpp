@@ -20,7 +20,8 @@ int intIn(const Obj& o, const std::string& k, int lo, int hi, int def) { return 
 
 WorkloadParams workloadFromJson(const json& v, const std::string& file, const std::string& key) {
     if (!v.is_object()) throw InputError(file, key, "must be an object with a \"type\"");
-    if (!v.contains("type") || !v["type"].is_string()) throw InputError(file, key + ".type", "missing (hackbench, perf-messaging, schbench, schbench-classic, stress)");
+    if (!v.contains("type") || !v["type"].is_string())
+        throw InputError(file, key + ".type", "missing (hackbench, perf-messaging, schbench, schbench-classic, stress, tbench, netperf-rr)");
     const std::string type = v["type"].get<std::string>();
     if (type == "hackbench" || type == "perf-messaging") {
         Obj o(v, file, key, {"type", "groups", "fds", "loops", "datasize", "threads", "pipe", "hot_set_bytes"});
@@ -66,7 +67,20 @@ WorkloadParams workloadFromJson(const json& v, const std::string& file, const st
         p.slice_ms = o.i64("slice_ms", 0, 100000).value_or(p.slice_ms);
         return p;
     }
-    throw InputError(file, key + ".type", fmt::format("'{}' is not one of hackbench, perf-messaging, schbench, schbench-classic, stress", type));
+    if (type == "tbench" || type == "netperf-rr") {
+        Obj o(v, file, key, {"type", "pairs", "runtime_s", "warmup_s", "client_ns", "server_ns", "bytes"});
+        PingPongParams p;
+        p.netperf = type == "netperf-rr";
+        p.pairs = intIn(o, "pairs", 1, 65536, p.pairs);
+        p.runtime_s = o.number("runtime_s", 0.001, 3600).value_or(p.runtime_s);
+        p.warmup_s = o.number("warmup_s", 0, 3600).value_or(p.warmup_s);
+        p.client_ns = o.i64("client_ns", 0, 1000000000).value_or(p.client_ns);
+        p.server_ns = o.i64("server_ns", 0, 1000000000).value_or(p.server_ns);
+        p.bytes = o.i64("bytes", 0, std::int64_t(1) << 30).value_or(p.bytes);
+        return p;
+    }
+    throw InputError(file, key + ".type",
+                     fmt::format("'{}' is not one of hackbench, perf-messaging, schbench, schbench-classic, stress, tbench, netperf-rr", type));
 }
 
 std::string workloadCommand(const WorkloadParams& w) {
@@ -75,6 +89,7 @@ std::string workloadCommand(const WorkloadParams& w) {
             using T = std::decay_t<decltype(p)>;
             if constexpr (std::is_same_v<T, HackbenchParams>) return makeHackbench(p, 0)->commandLine();
             else if constexpr (std::is_same_v<T, SchbenchParams>) return makeSchbench(p, 0)->commandLine();
+            else if constexpr (std::is_same_v<T, PingPongParams>) return makePingPong(p, 0)->commandLine();
             else return makeStress(p, 0)->commandLine();
         },
         w);
@@ -206,6 +221,7 @@ std::unique_ptr<Engine> buildEngine(const Scenario& s, const Knobs& k, const Cos
                 using T = std::decay_t<decltype(p)>;
                 if constexpr (std::is_same_v<T, HackbenchParams>) e->addWorkload(makeHackbench(p, idx));
                 else if constexpr (std::is_same_v<T, SchbenchParams>) e->addWorkload(makeSchbench(p, idx));
+                else if constexpr (std::is_same_v<T, PingPongParams>) e->addWorkload(makePingPong(p, idx));
                 else e->addWorkload(makeStress(p, idx));
             },
             s.workloads[i]);

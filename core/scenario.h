@@ -20,7 +20,7 @@
 
 namespace sched {
 
-using WorkloadParams = std::variant<HackbenchParams, SchbenchParams, StressParams>;
+using WorkloadParams = std::variant<HackbenchParams, SchbenchParams, StressParams, PingPongParams>;
 
 struct Variant {
     std::string name;  ///< "A", "B", ... or the name given

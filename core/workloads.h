@@ -43,8 +43,21 @@ struct StressParams {
     std::int64_t slice_ms = 0;  ///< --cpu-load-slice; 0 = random busy period up to 500 ms
 };
 
+/// tbench/netperf-RR-like buddy pairs (spec §1.3): each client sends a request to its
+/// own server over loopback (a sync wakeup) and blocks for the reply; pairs never interact.
+struct PingPongParams {
+    int pairs = 1;                 ///< tbench clients / netperf instances
+    double runtime_s = 5;          ///< measured, after warmup
+    double warmup_s = 0.1;
+    std::int64_t client_ns = 4000;  ///< client CPU per transaction (syscalls, protocol), estimate
+    std::int64_t server_ns = 4000;  ///< server CPU per transaction, estimate
+    std::int64_t bytes = 4096;      ///< payload per transaction (for MB/sec)
+    bool netperf = false;           ///< print as netperf TCP_RR (transactions/s) instead of tbench (MB/sec)
+};
+
 std::unique_ptr<Workload> makeHackbench(const HackbenchParams& p, std::uint16_t index);
 std::unique_ptr<Workload> makeSchbench(const SchbenchParams& p, std::uint16_t index);
 std::unique_ptr<Workload> makeStress(const StressParams& p, std::uint16_t index);
+std::unique_ptr<Workload> makePingPong(const PingPongParams& p, std::uint16_t index);
 
 }  // namespace sched

@@ -228,6 +228,24 @@ TEST(Engine, SchbenchReportsPercentilesLikeTheTool) {
     EXPECT_LT(avg, 8000);
 }
 
+TEST(Engine, TbenchPairsPingPong) {
+    const Scenario s = scenario(R"({"topology":"i7-4790","workloads":[{"type":"tbench","pairs":2,"runtime_s":0.05,"warmup_s":0.01}]})");
+    RunResult r = run(s, Knobs{}, 1, true);
+    double mbs = 0, p50 = 0;
+    for (const auto& h : r.reports[0].headline) {
+        if (h.key == "mb_per_s") mbs = h.value;
+        if (h.key == "rtt_p50_us") p50 = h.value;
+    }
+    // A round trip is at least the two sides' CPU (4 + 4 us) plus two switches: 8-40 us on an idle desktop.
+    EXPECT_GT(p50, 8.0);
+    EXPECT_LT(p50, 40.0);
+    EXPECT_GT(mbs, 100.0);
+    EXPECT_NE(r.reports[0].output[0].find("Throughput "), std::string::npos);
+    EXPECT_GT(r.engine->metrics().stage1[std::size_t(Stage1::AFFINE_SYNC)] + r.engine->metrics().stage1[std::size_t(Stage1::AFFINE_IDLE_THIS)] +
+                  r.engine->metrics().stage1[std::size_t(Stage1::AFFINE_PREV_IDLE)],
+              0u);
+}
+
 // Every workload x three topologies x every knob preset, with the invariant checker on.
 class EngineMatrix : public ::testing::TestWithParam<std::tuple<std::string, std::string, std::string>> {};
 
@@ -239,6 +257,7 @@ TEST_P(EngineMatrix, InvariantsHold) {
     else if (workload == "schbench-classic")
         w = {{"type", "schbench-classic"}, {"message_threads", 2}, {"workers", 2}, {"runtime_s", 0.02}, {"sleep_us", 2000}, {"cputime_us", 1000}};
     else if (workload == "schbench") w = {{"type", "schbench"}, {"workers", 3}, {"runtime_s", 0.02}, {"op_ns", 50000}};
+    else if (workload == "tbench") w = {{"type", "tbench"}, {"pairs", 4}, {"runtime_s", 0.004}, {"warmup_s", 0.0}};
     json doc = {{"topology", topo}, {"workloads", json::array({w, {{"type", "stress"}, {"workers", 4}, {"load", 50}, {"slice_ms", 2}}})},
                 {"stop", {{"sim_time_s", 0.2}}}};
     const Scenario s = parseScenario(doc, "matrix.json", ".");
@@ -250,7 +269,7 @@ TEST_P(EngineMatrix, InvariantsHold) {
 
 INSTANTIATE_TEST_SUITE_P(AllPresets, EngineMatrix,
                          ::testing::Combine(::testing::Values("i7-4790", "epyc-9654-2s", "power10-smt8"),
-                                            ::testing::Values("hackbench", "hackbench-socket", "schbench-classic", "schbench"),
+                                            ::testing::Values("hackbench", "hackbench-socket", "schbench-classic", "schbench", "tbench"),
                                             ::testing::ValuesIn(Knobs::presetNames())),
                          [](const auto& info) {
                              std::string n = std::get<0>(info.param) + "_" + std::get<1>(info.param) + "_" + std::get<2>(info.param);
