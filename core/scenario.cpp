@@ -39,7 +39,7 @@ WorkloadParams workloadFromJson(const json& v, const std::string& file, const st
     }
     if (type == "schbench" || type == "schbench-classic") {
         Obj o(v, file, key, {"type", "message_threads", "workers", "runtime_s", "warmup_s", "sleep_us", "cputime_us", "ops", "op_ns",
-                             "footprint_kb"});
+                             "footprint_kb", "cpu_lock"});
         SchbenchParams p;
         p.v2023 = type == "schbench";
         if (p.v2023) {
@@ -57,6 +57,7 @@ WorkloadParams workloadFromJson(const json& v, const std::string& file, const st
         p.ops = intIn(o, "ops", 0, 100000, p.ops);
         p.op_ns = o.i64("op_ns", 0, 1000000000).value_or(p.op_ns);
         p.footprint_kb = o.i64("footprint_kb", 0, 1 << 20).value_or(p.footprint_kb);
+        p.cpu_lock = o.boolean("cpu_lock").value_or(p.v2023);
         return p;
     }
     if (type == "stress") {

@@ -369,8 +369,8 @@ public:
     std::string name() const override { return m_p.v2023 ? "schbench" : "schbench-classic"; }
     std::string commandLine() const override {
         if (m_p.v2023)
-            return fmt::format("schbench -m {} -t {} -r {} -w {} -F {} -n {} -s {}", m_p.message_threads, m_p.workers, m_p.runtime_s,
-                               m_p.warmup_s, m_p.footprint_kb, m_p.ops, m_p.sleep_us);
+            return fmt::format("schbench -m {} -t {} -r {} -w {} -F {} -n {} -s {}{}", m_p.message_threads, m_p.workers, m_p.runtime_s,
+                               m_p.warmup_s, m_p.footprint_kb, m_p.ops, m_p.sleep_us, m_p.cpu_lock ? "" : " -L");
         return fmt::format("schbench -m {} -t {} -r {} -s {} -c {}", m_p.message_threads, m_p.workers, m_p.runtime_s, m_p.sleep_us,
                            m_p.cputime_us);
     }
@@ -383,6 +383,7 @@ public:
         m_warmEnd = std::int64_t(m_p.warmup_s * 1e9);
         m_end = m_warmEnd + std::int64_t(m_p.runtime_s * 1e9);
         m_rpsBucket.assign(std::size_t(std::max(1.0, std::ceil(m_p.runtime_s))), 0);
+        m_lockOwner.assign(std::size_t(e.nrCpus()), -1);
     }
 
     bool finished() const override { return m_finished; }
@@ -429,6 +430,7 @@ public:
             for (double p : {20.0, 50.0, 90.0}) r.output.push_back(fmt::format("\t{}{:.1f}th: {}", p == 50.0 ? "* " : "  ", p, rps.percentile(p)));
             const double avg = secs > 0 ? double(m_completed) / secs : 0;
             r.output.push_back(fmt::format("average rps: {:.2f}", avg));
+            if (m_p.cpu_lock) r.output.push_back(fmt::format("(schedlab: {:.3f} ms of CPU spent spinning on the per-CPU locks)", double(m_spinNs) / 1e6));
             addPct(r, "wakeup", "wakeup lat", m_wake, {50, 90, 99, 99.9});
             addPct(r, "request", "request lat", m_req, {50, 90, 99, 99.9});
             r.headline.push_back({"rps_p50", "RPS p50", double(rps.percentile(50)), false, 0});
@@ -439,6 +441,11 @@ public:
     }
 
     std::string checkInvariants(const Engine& e) const override {
+        for (std::size_t c = 0; c < m_lockOwner.size(); ++c) {
+            const int o = m_lockOwner[c];
+            if (o >= 0 && (e.task(o).b != kSleep2 || e.task(o).c != std::int64_t(c)))
+                return fmt::format("schbench: CPU {}'s lock held by pid {} which is not in its matrix work", c, e.task(o).t.pid);
+        }
         for (std::size_t m = 0; m < m_mt.size(); ++m)
             for (int id : m_mt[m].posted)
                 if (e.task(id).b != kPosted) return fmt::format("schbench: pid {} on message thread {}'s list but not posted", e.task(id).t.pid, m);
@@ -537,10 +544,25 @@ private:
             t.a = e.now();  // request start
             t.b = kCompute;
             return Action::sleep(m_p.sleep_us * 1000 + cm.timer_slack);
-        case kCompute:
+        case kCompute: {
+            // The matrix work runs under the per-CPU lock of the CPU it starts on (schbench's
+            // per-cpu spinlock, unless -L): a holder that is preempted or migrated makes the
+            // next request on that CPU spin. Spinning is modelled as 1 us polls of burned CPU.
+            if (m_p.cpu_lock) {
+                const int cpu = e.currentCpu();
+                int& owner = m_lockOwner[std::size_t(cpu)];
+                if (owner >= 0 && owner != e.current()) {
+                    m_spinNs += 1000;
+                    return Action::run(1000);
+                }
+                owner = e.current();
+                t.c = cpu;  // the lock it holds
+            }
             t.b = kSleep2;
             return Action::run(std::int64_t(m_p.ops) * m_p.op_ns);
+        }
         case kSleep2:
+            if (m_p.cpu_lock) m_lockOwner[std::size_t(t.c)] = -1;  // spin_unlock
             t.b = 6;
             return Action::sleep(m_p.sleep_us * 1000 + cm.timer_slack);
         default:  // request done
@@ -564,6 +586,8 @@ private:
     std::int64_t m_startAt = 0, m_warmEnd = 0, m_end = 0, m_stopAt = 0;
     LatencyHistogram m_wake, m_req;
     std::int64_t m_completed = 0;
+    std::vector<int> m_lockOwner;  ///< per-CPU lock holder (task id), -1 free
+    std::int64_t m_spinNs = 0;     ///< CPU burned spinning on the per-CPU locks
     std::vector<std::int64_t> m_rpsBucket;
 };
 

@@ -35,6 +35,7 @@ struct SchbenchParams {
     int ops = 5;                      ///< 2023: -n
     std::int64_t op_ns = 600000;      ///< 2023: one matrix op over -F KB (calibrated: RPS ~305 per worker)
     std::int64_t footprint_kb = 256;  ///< 2023: -F (the hot set)
+    bool cpu_lock = true;             ///< 2023: the per-CPU lock around the matrix work (false = -L)
 };
 
 struct StressParams {

@@ -246,6 +246,24 @@ TEST(Engine, TbenchPairsPingPong) {
               0u);
 }
 
+// schbench 2023's per-CPU lock: oversubscribed, preempted holders make others spin; -L removes it.
+TEST(Engine, SchbenchPerCpuLockMakesPreemptionCost) {
+    auto spin = [](const RunResult& r) -> double {
+        for (const auto& l : r.reports[0].output)
+            if (l.find("spinning on the per-CPU locks") != std::string::npos) return std::stod(l.substr(l.find(':') + 2));
+        return -1;
+    };
+    const Scenario locked = scenario(R"({"topology":"i7-4790","workloads":[
+        {"type":"schbench","message_threads":1,"workers":24,"runtime_s":0.1,"op_ns":400000}]})");
+    const Scenario unlocked = scenario(R"({"topology":"i7-4790","workloads":[
+        {"type":"schbench","message_threads":1,"workers":24,"runtime_s":0.1,"op_ns":400000,"cpu_lock":false}]})");
+    const auto a = run(locked, Knobs{}, 1, true);
+    const auto b = run(unlocked, Knobs{}, 1, true);
+    EXPECT_GT(spin(a), 0.0);
+    EXPECT_EQ(spin(b), -1.0);
+    EXPECT_NE(b.reports[0].command.find(" -L"), std::string::npos);
+}
+
 // Every workload x three topologies x every knob preset, with the invariant checker on.
 class EngineMatrix : public ::testing::TestWithParam<std::tuple<std::string, std::string, std::string>> {};
 
