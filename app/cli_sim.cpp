@@ -62,9 +62,9 @@ class Progress {
 public:
     explicit Progress(std::string label) : m_label(std::move(label)), m_tty(::isatty(2) != 0), m_t0(clock::now()) {}
     ~Progress() { done(); }
-    std::function<void(std::int64_t)> callback(const Engine* const* e) {
+    std::function<void(const Engine&)> callback() {
         if (!m_tty) return {};
-        return [this, e](std::int64_t sim) { update(sim, *e); };
+        return [this](const Engine& e) { update(e); };
     }
     void done() {
         if (m_shown) std::fprintf(stderr, "\r\033[K");
@@ -73,13 +73,14 @@ public:
 
 private:
     using clock = std::chrono::steady_clock;
-    void update(std::int64_t sim, const Engine* e) {
+    void update(const Engine& e) {
         const double wall = std::chrono::duration<double>(clock::now() - m_t0).count();
         if (wall < 1.0 || wall - m_last < 0.2) return;
         m_last = wall;
-        const double f = e ? e->progressFraction() : -1;
+        const double sim = double(e.now());
+        const double f = e.progressFraction();
         std::string eta = f > 0.001 ? fmt::format("{:3.0f}%  ETA {:.0f} s", f * 100, wall * (1 - f) / f) : "";
-        std::fprintf(stderr, "\r\033[K%s: simulated %.3f s, %.1f s wall  %s", m_label.c_str(), double(sim) / 1e9, wall, eta.c_str());
+        std::fprintf(stderr, "\r\033[K%s: simulated %.3f s, %.1f s wall  %s", m_label.c_str(), sim / 1e9, wall, eta.c_str());
         m_shown = true;
     }
     std::string m_label;
@@ -96,25 +97,10 @@ RunResult runOne(const Scenario& s, const Variant& v, const CostModel& cost, con
     o.check_invariants = a.check;
     o.decision_sink = std::move(sink);
     Progress p(label);
-    auto engine = buildEngine(s, v.knobs, cost, o);
-    const Engine* current = engine.get();
-    const auto t0 = std::chrono::steady_clock::now();
-    engine->run(p.callback(&current));
+    o.progress = p.callback();
+    RunResult r = runScenario(s, v, cost, o);
     p.done();
-    if (std::getenv("SCHEDLAB_DUMP")) std::fprintf(stderr, "%s", engine->dump().c_str());
-    RunResult r;
-    r.variant = v.name;
-    r.knobs = v.knobs;
-    r.cost = cost;
-    r.seed = o.seed;
-    r.wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-    for (const auto& w : engine->workloads()) {
-        WorkloadReport rep;
-        w->report(*engine, rep);
-        r.reports.push_back(std::move(rep));
-    }
-    r.digest = engine->digest();
-    r.engine = std::move(engine);
+    if (std::getenv("SCHEDLAB_DUMP")) std::fprintf(stderr, "%s", r.engine->dump().c_str());
     return r;
 }
 

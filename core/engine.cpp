@@ -32,7 +32,6 @@ struct Engine::Cpu {
     int curr = -1;                 ///< running task, -1 = the idle task
     std::vector<int> queue;        ///< queued (not running) tasks, ascending vruntime (the rb-tree)
     std::vector<int> wakelist;     ///< rq->wake_list (llist), in arrival order
-    std::uint32_t gen = 0;         ///< invalidates a pending BurstEnd
     std::int64_t seg_start = 0;
     int speed = 1024;
     bool need_resched = false;
@@ -117,8 +116,6 @@ Engine::Engine(EngineConfig cfg)
     m_btLeaves = 1;
     while (m_btLeaves < std::size_t(m_nrCpus)) m_btLeaves *= 2;
     if (m_btLeaves < 2) m_btLeaves = 2;
-    m_btT.assign(m_btLeaves, kNever);
-    m_btSeq.assign(m_btLeaves, 0);
     m_bt.assign(2 * m_btLeaves, BtNode{kNever, 0, 0});
     for (std::size_t i = 0; i < m_btLeaves; ++i) m_bt[m_btLeaves + i].cpu = int(i);
     for (std::size_t i = m_btLeaves - 1; i >= 1; --i) m_bt[i] = m_bt[2 * i];
@@ -143,13 +140,12 @@ void Engine::push(std::int64_t t, EvType type, std::int32_t a, std::uint32_t b) 
     std::push_heap(m_heap.begin(), m_heap.end(), EvCmp{});
 }
 
-// Tournament tree over the CPUs' pending burst ends: node i holds the CPU with the
-// earliest (time, seq) below it; leaves are m_btT/m_btSeq (kNever = none).
+// Tournament tree over the CPUs' pending burst ends: leaf m_btLeaves + cpu holds the CPU's
+// (time, seq) (kNever = none); every internal node holds a copy of its winner's key, so a
+// level costs one sibling read.
 void Engine::btFix(int cpu) {
-    // Internal nodes hold a copy of their winner's key, so a level costs one sibling read.
     std::size_t i = m_btLeaves + std::size_t(cpu);
-    BtNode cur{m_btT[std::size_t(cpu)], m_btSeq[std::size_t(cpu)], cpu};
-    m_bt[i] = cur;
+    BtNode cur = m_bt[i];
     while (i > 1) {
         const BtNode& sib = m_bt[i ^ 1];
         const bool sibWins = sib.t < cur.t || (sib.t == cur.t && sib.seq < cur.seq);
@@ -162,13 +158,13 @@ void Engine::btFix(int cpu) {
     }
 }
 void Engine::setBurst(int cpu, std::int64_t t) {
-    m_btT[std::size_t(cpu)] = t;
-    m_btSeq[std::size_t(cpu)] = m_seq++;
+    m_bt[m_btLeaves + std::size_t(cpu)] = BtNode{t, m_seq++, cpu};
     btFix(cpu);
 }
 void Engine::clearBurst(int cpu) {
-    if (m_btT[std::size_t(cpu)] == kNever) return;
-    m_btT[std::size_t(cpu)] = kNever;
+    BtNode& leaf = m_bt[m_btLeaves + std::size_t(cpu)];
+    if (leaf.t == kNever) return;
+    leaf.t = kNever;
     btFix(cpu);
 }
 
@@ -187,10 +183,11 @@ bool Engine::advance(std::int64_t ns) {
     const std::int64_t until = ns == kNever ? kNever : m_now + ns;
     while (!m_done && (!m_heap.empty() || m_bt[1].t != kNever)) {
         // The next event: the earliest CPU burst end (tournament tree) or the heap's top, by (time, seq).
-        const int bc = m_bt[1].cpu;
-        const std::int64_t bt = m_btT[std::size_t(bc)];
+        const BtNode top = m_bt[1];
+        const int bc = top.cpu;
+        const std::int64_t bt = top.t;
         const bool burstFirst = bt != kNever && (m_heap.empty() || bt < m_heap.front().t ||
-                                                 (bt == m_heap.front().t && m_btSeq[std::size_t(bc)] < m_heap.front().seq));
+                                                 (bt == m_heap.front().t && top.seq < m_heap.front().seq));
         const std::int64_t nextT = burstFirst ? bt : m_heap.front().t;
         if (nextT > until) {
             setNow(until);
@@ -200,7 +197,7 @@ bool Engine::advance(std::int64_t ns) {
         if (burstFirst) {
             // The leaf stays until dispatch is done: most burst ends start the next burst on
             // the same CPU, and one tree update (setBurst) then replaces two.
-            e = Ev{bt, m_btSeq[std::size_t(bc)], std::uint8_t(EvBurstEnd), bc, 0};
+            e = Ev{bt, top.seq, std::uint8_t(EvBurstEnd), bc, 0};
         } else {
             std::pop_heap(m_heap.begin(), m_heap.end(), EvCmp{});
             e = m_heap.back();
@@ -215,7 +212,10 @@ bool Engine::advance(std::int64_t ns) {
         setNow(e.t);
         m_events++;
         dispatchEvent(e);
-        if (burstFirst && m_btSeq[std::size_t(bc)] == e.seq && m_btT[std::size_t(bc)] == e.t) clearBurst(bc);
+        if (burstFirst) {
+            const BtNode& leaf = m_bt[m_btLeaves + std::size_t(bc)];
+            if (leaf.seq == e.seq && leaf.t == e.t) clearBurst(bc);  // no new burst was started
+        }
         if (m_cfg.check_invariants) check("event");
         if (m_checkDone) {
             m_checkDone = false;
@@ -287,6 +287,7 @@ void Engine::dispatchEvent(const Ev& e) {
 
 void Engine::emit(EvKind kind, int cpu, int pid, int pid2, int target, int orig, char prev_state, std::uint8_t cause,
                   std::uint32_t state) {
+    if (!m_metrics.wantEvents()) return;
     SchedEvent e;
     e.time = m_now;
     e.kind = kind;
@@ -375,7 +376,7 @@ void Engine::afterWork(int cpu) {
                     m_workloads[p.workload]->onExit(*this, p);
                     m_stepping = -1;
                     m_stepCpu = -1;
-                    if (m_metrics.wantEvents()) emit(EvKind::sched_process_exit, cpu, p.t.pid);
+                    emit(EvKind::sched_process_exit, cpu, p.t.pid);
                 }
                 c.switch_from = id;
                 c.switch_state = k == Action::Exit ? 'X' : 'S';
@@ -519,7 +520,7 @@ std::int64_t Engine::tgUpdateCost() {
 
 // update_load_avg(cfs_rq, se, UPDATE_TG): the entity, removed load, the cfs_rq,
 // then update_tg_load_avg() (with the optional 1 ms ratelimit).
-void Engine::updateLoadAvg(int cpu, SimTask* se, bool /*runnable_changes*/) {
+void Engine::updateLoadAvg(int cpu, SimTask* se) {
     Cpu& c = m_cpus[cpu];
     const std::uint64_t now = std::uint64_t(m_now);
     if (se) {
@@ -567,7 +568,7 @@ void Engine::enqueueTask(int cpu, int id, bool wakeup, bool migrated, int from_c
     SimTask& p = m_tasks[id];
     Rq& rq = m_st.rq[cpu];
     update_curr(cpu);
-    updateLoadAvg(cpu, &p, true);
+    updateLoadAvg(cpu, &p);
     if (wakeup) {
         std::int64_t vr = p.t.vruntime;
         if (migrated && from_cpu >= 0) vr = vr - m_st.rq[from_cpu].min_vruntime + rq.min_vruntime;
@@ -592,7 +593,7 @@ void Engine::dequeueTask(int cpu, int id, bool sleep) {
     Cpu& c = m_cpus[cpu];
     SimTask& p = m_tasks[id];
     update_curr(cpu);
-    updateLoadAvg(cpu, &p, true);
+    updateLoadAvg(cpu, &p);
     c.util_est = std::max<std::int64_t>(0, c.util_est - std::int64_t(task_util_est(p.avg)));
     if (sleep && m_cfg.knobs.UTIL_EST) util_est_update_task(p.avg, m_cfg.knobs.UTIL_EST_FASTUP);
     if (c.curr == id) {
@@ -662,7 +663,7 @@ void Engine::migrateTask(int id, int from, int to, MigrationCause cause, int on_
     attachLoadAvg(dst, p);
     p.t.cpu = to;
     p.last_migrate = m_now;
-    if (m_metrics.wantEvents()) emit(EvKind::sched_migrate_task, on_cpu, p.t.pid, 0, to, from, 'R', std::uint8_t(cause));
+    emit(EvKind::sched_migrate_task, on_cpu, p.t.pid, 0, to, from, 'R', std::uint8_t(cause));
     m_metrics.migrations[int(cause)]++;
     m_metrics.migration_matrix[int(cause)][int(distClass(*m_cfg.topo, from, to))]++;
 }
@@ -681,7 +682,7 @@ void Engine::schedule(int cpu) {
         accountSegment(cpu);
         update_curr(cpu);
         // put_prev_entity(): back into the tree (still runnable: a preemption).
-        updateLoadAvg(cpu, &p, false);
+        updateLoadAvg(cpu, &p);
         c.curr = -1;
         clearBurst(cpu);
         p.state = TaskState::Runnable;
@@ -702,7 +703,7 @@ void Engine::schedule(int cpu) {
     if (c.queue.empty()) {
         newidleBalance(cpu);
         if (c.queue.empty()) {
-            if (prevPid != 0 && m_metrics.wantEvents()) emit(EvKind::sched_switch, cpu, prevPid, 0, -1, -1, prevState);
+            if (prevPid != 0) emit(EvKind::sched_switch, cpu, prevPid, 0, -1, -1, prevState);
             enterIdle(cpu);
             return;
         }
@@ -715,7 +716,7 @@ void Engine::schedule(int cpu) {
     n.state = TaskState::Running;
     c.enq_seq++;
     n.enq_seq = c.enq_seq;  // pick_next_task_fair: list_move to the head of cfs_tasks
-    updateLoadAvg(cpu, &n, false);  // set_next_entity: update_load_avg before it becomes curr
+    updateLoadAvg(cpu, &n);  // set_next_entity: update_load_avg before it becomes curr
     c.exec_start = m_now;
     n.t.exec_start = m_now;
     n.prev_sum_exec = n.sum_exec;
@@ -741,7 +742,7 @@ void Engine::schedule(int cpu) {
     }
     if (prev >= 0 && prev != next) m_tasks[prev].t.on_cpu = false;
     if (fromIdle) leaveIdle(cpu);
-    if (next != prev && m_metrics.wantEvents()) emit(EvKind::sched_switch, cpu, prevPid, n.t.pid, -1, -1, prevState);
+    if (next != prev) emit(EvKind::sched_switch, cpu, prevPid, n.t.pid, -1, -1, prevState);
     syncRq(cpu);
     if (c.tick_next < 0) {
         const std::int64_t j = m_cfg.knobs.jiffyNs();
@@ -767,7 +768,7 @@ void Engine::enterIdle(int cpu) {
         if (cs[i].residency_ns <= c.predicted_idle) pick = i;
     c.cstate = pick;
     rq.exit_latency_ns = cs[pick].exit_ns;
-    if (m_metrics.wantEvents()) emit(EvKind::cpu_idle, cpu, 0, 0, -1, -1, 'R', 0, std::uint32_t(pick));
+    emit(EvKind::cpu_idle, cpu, 0, 0, -1, -1, 'R', 0, std::uint32_t(pick));
     const bool wasIdle = c.in_idle;
     c.in_idle = true;
     c.idle_since = m_now;
@@ -782,7 +783,7 @@ void Engine::leaveIdle(int cpu) {
     const std::int64_t dur = m_now - c.idle_since;
     c.predicted_idle = c.predicted_idle == 0 ? dur : (c.predicted_idle * 7 + dur) / 8;
     c.in_idle = false;
-    if (m_metrics.wantEvents()) emit(EvKind::cpu_idle, cpu, 0, 0, -1, -1, 'R', 0, PWR_EVENT_EXIT);
+    emit(EvKind::cpu_idle, cpu, 0, 0, -1, -1, 'R', 0, PWR_EVENT_EXIT);
     rq.idle_end_time = m_now;  // idle-delay v1/v2: stamped when the idle loop is left
     rq.exit_latency_ns = -1;
 }
@@ -834,7 +835,7 @@ bool Engine::wake(int id, bool sync) {
 void Engine::doWake(int id, int waker_cpu, bool in_task, std::uint32_t wf, Task* waker) {
     SimTask& p = m_tasks[id];
     const int from = p.t.cpu;
-    if (m_metrics.wantEvents()) emit(EvKind::sched_waking, waker_cpu, p.t.pid, 0, from);
+    emit(EvKind::sched_waking, waker_cpu, p.t.pid, 0, from);
     // sync_entity_load_avg(): the sleeping task's averages decayed to its old cfs_rq's clock.
     {
         SchedAvg a = p.avg;
@@ -907,7 +908,7 @@ void Engine::doWake(int id, int waker_cpu, bool in_task, std::uint32_t wf, Task*
             }
         }
         enqueueTask(cpu, id, true, d.migrated, from);
-        if (m_metrics.wantEvents()) emit(EvKind::sched_wakeup, waker_cpu, p.t.pid, 0, cpu);
+        emit(EvKind::sched_wakeup, waker_cpu, p.t.pid, 0, cpu);
         if (d.preempted_curr) reschedCpu(cpu, waker_cpu);
     }
     m_metrics.cost_wakeup += wcost;
@@ -933,7 +934,7 @@ void Engine::onIpi(int cpu) {
         p.wake_from = -1;
         enqueueTask(cpu, id, true, from != cpu, from);
         ttwu_do_wakeup_idle_update(m_st, cpu);  // ttwu_do_activate on the target: avg_idle, idle_stamp := 0
-        if (m_metrics.wantEvents()) emit(EvKind::sched_wakeup, cpu, p.t.pid, 0, cpu);
+        emit(EvKind::sched_wakeup, cpu, p.t.pid, 0, cpu);
         c.pending_charge += m_cfg.cost.c(CostTerm::wakeup, m_cfg.cost.wakeup_local);
         Decision dummy;
         Waker w;
@@ -998,7 +999,7 @@ void Engine::onTick(int cpu) {
     }
     accountSegment(cpu);
     update_curr(cpu);
-    updateLoadAvg(cpu, &m_tasks[c.curr], false);
+    updateLoadAvg(cpu, &m_tasks[c.curr]);
     syncRq(cpu);
     m_metrics.bpf_len[cpu] = std::uint16_t(std::min<unsigned>(m_st.rq[cpu].nr_running, 65535));
     if (!c.queue.empty()) checkPreemptTick(cpu);
@@ -1374,7 +1375,7 @@ void Engine::onNohzKick(int ilb, bool balance) {
         Cpu& c = m_cpus[o];
         if (c.curr >= 0 || !c.queue.empty() || !c.in_idle) return;
         // update_nohz_stats(): decay the idle CPU's blocked load and apply removed load.
-        updateLoadAvg(o, nullptr, false);
+        updateLoadAvg(o, nullptr);
         syncRq(o);
         if (!balance || m_st.jiffies < c.next_balance) return;
         rebalanceDomains(o, IdleType::CPU_IDLE);
@@ -1447,10 +1448,8 @@ int Engine::spawn(std::uint16_t workload, const std::string& comm, int mm, int p
         m_metrics.migrations[int(MigrationCause::fork)]++;
         m_metrics.migration_matrix[int(MigrationCause::fork)][int(distClass(*m_cfg.topo, pcpu, cpu))]++;
     }
-    if (m_metrics.wantEvents()) {
-        emit(EvKind::sched_process_fork, pcpu, parent >= 0 ? m_tasks[parent].t.pid : 0, p.t.pid);
-        emit(EvKind::sched_wakeup_new, pcpu, p.t.pid, 0, cpu);
-    }
+    emit(EvKind::sched_process_fork, pcpu, parent >= 0 ? m_tasks[parent].t.pid : 0, p.t.pid);
+    emit(EvKind::sched_wakeup_new, pcpu, p.t.pid, 0, cpu);
     p.t.cpu = cpu;
     p.t.on_rq = false;
     // The child's averages start on the new cfs_rq (attach on the first enqueue).

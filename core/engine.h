@@ -167,7 +167,6 @@ public:
     std::uint64_t invariantChecks() const { return m_invariantChecks; }
     /// Fraction of the run done (0..1; -1 unknown): the stop time or the slowest foreground workload.
     double progressFraction() const;
-    std::int64_t workloadStart() const { return m_metrics.measure_start; }
 
 private:
     struct Cpu;
@@ -207,7 +206,7 @@ private:
     void queueErase(int cpu, int id);
     void syncRq(int cpu);
     void updateMinVruntime(int cpu);
-    void updateLoadAvg(int cpu, SimTask* se, bool runnable_changes);
+    void updateLoadAvg(int cpu, SimTask* se);
     void migrateTask(int id, int from, int to, MigrationCause cause, int on_cpu);
     void attachLoadAvg(Cpu& dst, SimTask& p);
     std::int64_t migrationCost(const SimTask& p, int from, int to) const;
@@ -243,8 +242,6 @@ private:
     std::vector<Task> m_idleTasks;  ///< swapper/N as `current` for IRQ wakeups on idle CPUs
     std::vector<Ev> m_heap;
     std::size_t m_btLeaves = 2;
-    std::vector<std::int64_t> m_btT;
-    std::vector<std::uint64_t> m_btSeq;
     struct BtNode {
         std::int64_t t;
         std::uint64_t seq;

@@ -238,7 +238,8 @@ RunResult runScenario(const Scenario& s, const Variant& v, const CostModel& cost
     r.seed = o.seed;
     r.engine = buildEngine(s, v.knobs, cost, o);
     const auto t0 = std::chrono::steady_clock::now();
-    r.engine->run(o.progress);
+    if (o.progress) r.engine->run([&](std::int64_t) { o.progress(*r.engine); });
+    else r.engine->run();
     r.wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     for (const auto& w : r.engine->workloads()) {
         WorkloadReport rep;

@@ -58,7 +58,7 @@ struct RunOptions {
     std::function<void(const DecisionRecord&)> decision_sink;
     std::size_t event_ring = 0;                              ///< kernel-style events kept in the ring
     std::function<void(const SchedEvent&)> event_sink;      ///< every kernel-style event
-    std::function<void(std::int64_t sim_ns)> progress;
+    std::function<void(const Engine&)> progress;  ///< called every 10 ms of simulated time
 };
 
 struct RunResult {

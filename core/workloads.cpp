@@ -51,7 +51,7 @@ public:
         const int total = 2 * m_p.fds * m_p.groups;
         m_workers.reserve(std::size_t(total));
         m_chan.resize(std::size_t(m_p.groups * m_p.fds));
-        m_main = e.spawn(m_index, "hackbench", mmBase(e), -1, kMain, 0, m_p.hot_set);
+        m_main = e.spawn(m_index, "hackbench", 1000000 * (m_index + 1), -1, kMain, 0, m_p.hot_set);
         m_total = total;
     }
 
@@ -149,7 +149,6 @@ private:
     enum Role : std::uint8_t { kMain = 0, kSender = 1, kReceiver = 2 };
     enum Phase : std::int64_t { kReady = 0, kWaitGo = 1, kRun = 2, kDone = 3, kExited = 4 };
 
-    int mmBase(Engine& e) const { return 1000000 * (m_index + 1) + (e.taskCount() & 0); }
     int chanOf(const SimTask& t, std::int64_t msg) const {
         // Sender idx = group * F + i writes to its group's receivers in fd order.
         const int group = t.idx / m_p.fds;
