@@ -12,6 +12,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <limits>
+#include <type_traits>
 
 namespace sched {
 
@@ -529,19 +530,20 @@ void Engine::updateLoadAvg(int cpu, SimTask* se) {
     }
     bool decayed = false;
     if (c.removed_load || c.removed_util || c.removed_runnable) {
-        const std::uint32_t divider = get_pelt_divider(c.avg);
-        auto sub = [](std::uint64_t& v, std::int64_t d) { v = std::uint64_t(d) > v ? 0 : v - std::uint64_t(d); };
-        sub(c.avg.load_avg, c.removed_load);
-        c.avg.load_sum = std::max<std::uint64_t>(c.avg.load_sum > std::uint64_t(c.removed_load) * divider
-                                                     ? c.avg.load_sum - std::uint64_t(c.removed_load) * divider
-                                                     : 0,
-                                                 c.avg.load_avg * 1);  // load_sum floor (kernel: load_avg * PELT_MIN_DIVIDER)
-        sub(c.avg.util_avg, c.removed_util);
-        c.avg.util_sum = std::uint32_t(std::max<std::int64_t>(std::int64_t(c.avg.util_sum) - c.removed_util * divider,
-                                                              std::int64_t(c.avg.util_avg) * (LOAD_AVG_MAX - 1024)));
-        sub(c.avg.runnable_avg, c.removed_runnable);
-        c.avg.runnable_sum = std::uint64_t(std::max<std::int64_t>(
-            std::int64_t(c.avg.runnable_sum) - c.removed_runnable * divider, std::int64_t(c.avg.runnable_avg) * (LOAD_AVG_MAX - 1024)));
+        // update_cfs_rq_load_avg(): sub_positive() the removed averages and sums, and keep
+        // each sum at least avg * PELT_MIN_DIVIDER.
+        const std::uint64_t divider = get_pelt_divider(c.avg);
+        constexpr std::uint64_t PELT_MIN_DIVIDER = LOAD_AVG_MAX - 1024;
+        auto remove = [&](auto& avg, auto& sum, std::int64_t r) {
+            using S = std::remove_reference_t<decltype(sum)>;
+            const std::uint64_t ru = std::uint64_t(r);
+            avg = ru > avg ? 0 : avg - ru;
+            const std::uint64_t s0 = std::uint64_t(sum), d = ru * divider;
+            sum = S(std::max<std::uint64_t>(d > s0 ? 0 : s0 - d, avg * PELT_MIN_DIVIDER));
+        };
+        remove(c.avg.load_avg, c.avg.load_sum, c.removed_load);
+        remove(c.avg.util_avg, c.avg.util_sum, c.removed_util);
+        remove(c.avg.runnable_avg, c.avg.runnable_sum, c.removed_runnable);
         c.removed_load = c.removed_util = c.removed_runnable = 0;
         decayed = true;
     }
