@@ -50,6 +50,19 @@ std::int64_t sum(const std::vector<std::int64_t>& v) {
     return s;
 }
 
+// Every non-zero reason counter, stage by stage: f(stage, index, code name, count).
+template <class F>
+void forEachReason(const Metrics& m, F f) {
+    auto each = [&](const char* stage, const auto& arr, auto name) {
+        for (std::size_t i = 0; i < arr.size(); ++i)
+            if (arr[i]) f(stage, i, name(i), arr[i]);
+    };
+    each("stage0", m.stage0, [](std::size_t i) { return toString(Stage0(i)); });
+    each("stage1", m.stage1, [](std::size_t i) { return toString(Stage1(i)); });
+    each("idlest", m.idlest, [](std::size_t i) { return toString(IdlestSub(i)); });
+    each("stage2", m.stage2, [](std::size_t i) { return toString(Stage2(i)); });
+}
+
 std::int64_t measured(const RunResult& r) { return r.engine->metrics().end_time - r.engine->metrics().measure_start; }
 
 }  // namespace
@@ -78,14 +91,9 @@ std::string runReportText(const Scenario& s, const RunResult& r) {
     o += fmt::format("  load_balance: {} calls, {} balanced, {} failed, {} tasks moved; newidle entries {}\n", m.lb_calls, m.lb_balanced,
                      m.lb_failed, m.lb_moved_tasks, m.newidle_calls);
     o += "\nwakeups by reason (select_task_rq_fair -> select_idle_sibling)\n";
-    for (std::size_t i = 1; i < m.stage0.size(); ++i)
-        if (m.stage0[i]) o += fmt::format("  {:<28} {:>12}\n", toString(Stage0(i)), m.stage0[i]);
-    for (std::size_t i = 1; i < m.stage1.size(); ++i)
-        if (m.stage1[i]) o += fmt::format("  {:<28} {:>12}\n", toString(Stage1(i)), m.stage1[i]);
-    for (std::size_t i = 1; i < m.idlest.size(); ++i)
-        if (m.idlest[i]) o += fmt::format("  {:<28} {:>12}\n", toString(IdlestSub(i)), m.idlest[i]);
-    for (std::size_t i = 1; i < m.stage2.size(); ++i)
-        if (m.stage2[i]) o += fmt::format("  {:<28} {:>12}\n", toString(Stage2(i)), m.stage2[i]);
+    forEachReason(m, [&](const char*, std::size_t i, const char* name, std::uint64_t n) {
+        if (i > 0) o += fmt::format("  {:<28} {:>12}\n", name, n);
+    });
     o += "\nmigrations by cause and distance\n";
     o += fmt::format("  {:<10}", "cause");
     for (int d = 1; d < kDistClasses; ++d) o += fmt::format(" {:>12}", toString(DistClass(d)));
@@ -160,14 +168,7 @@ json runReportJson(const Scenario& s, const RunResult& r) {
                       {"lb_calls", m.lb_calls}, {"lb_balanced", m.lb_balanced}, {"lb_failed", m.lb_failed},
                       {"lb_moved_tasks", m.lb_moved_tasks}, {"newidle_calls", m.newidle_calls}, {"nohz_kicks", m.nohz_kicks}};
     json reasons;
-    for (std::size_t i = 0; i < m.stage0.size(); ++i)
-        if (m.stage0[i]) reasons["stage0"][toString(Stage0(i))] = m.stage0[i];
-    for (std::size_t i = 0; i < m.stage1.size(); ++i)
-        if (m.stage1[i]) reasons["stage1"][toString(Stage1(i))] = m.stage1[i];
-    for (std::size_t i = 0; i < m.idlest.size(); ++i)
-        if (m.idlest[i]) reasons["idlest"][toString(IdlestSub(i))] = m.idlest[i];
-    for (std::size_t i = 0; i < m.stage2.size(); ++i)
-        if (m.stage2[i]) reasons["stage2"][toString(Stage2(i))] = m.stage2[i];
+    forEachReason(m, [&](const char* stage, std::size_t, const char* name, std::uint64_t n) { reasons[stage][name] = n; });
     j["reasons"] = reasons;
     json mig;
     for (int ca = 0; ca < kMigrationCauses; ++ca) {

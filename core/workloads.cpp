@@ -417,16 +417,18 @@ public:
             addPct(r, "lat", "latency", m_wake, {50, 75, 90, 95, 99, 99.5, 99.9});
             r.histograms.push_back({"wakeup latency", m_wake});
         } else {
-            r.output.push_back(fmt::format("Wakeup Latencies percentiles (usec) runtime {:.0f} (s) ({} total samples)", secs, m_wake.count()));
-            for (double p : {50.0, 90.0, 99.0, 99.9}) r.output.push_back(fmt::format("\t{}{:.1f}th: {}", p == 99.0 ? "* " : "  ", p, m_wake.percentile(p) / 1000));
-            r.output.push_back(fmt::format("\t  min={}, max={}", m_wake.min() / 1000, m_wake.max() / 1000));
-            r.output.push_back(fmt::format("Request Latencies percentiles (usec) runtime {:.0f} (s) ({} total samples)", secs, m_req.count()));
-            for (double p : {50.0, 90.0, 99.0, 99.9}) r.output.push_back(fmt::format("\t{}{:.1f}th: {}", p == 99.0 ? "* " : "  ", p, m_req.percentile(p) / 1000));
-            r.output.push_back(fmt::format("\t  min={}, max={}", m_req.min() / 1000, m_req.max() / 1000));
+            // schbench's percentile block: title, one line per percentile (the starred one marked), min/max.
+            auto block = [&](const char* title, const LatencyHistogram& h, std::initializer_list<double> ps, double star,
+                             std::int64_t unit, bool minmax) {
+                r.output.push_back(fmt::format("{} runtime {:.0f} (s) ({} total samples)", title, secs, h.count()));
+                for (double p : ps) r.output.push_back(fmt::format("\t{}{:.1f}th: {}", p == star ? "* " : "  ", p, h.percentile(p) / unit));
+                if (minmax) r.output.push_back(fmt::format("\t  min={}, max={}", h.min() / unit, h.max() / unit));
+            };
+            block("Wakeup Latencies percentiles (usec)", m_wake, {50.0, 90.0, 99.0, 99.9}, 99.0, 1000, true);
+            block("Request Latencies percentiles (usec)", m_req, {50.0, 90.0, 99.0, 99.9}, 99.0, 1000, true);
             LatencyHistogram rps;
             for (auto v : m_rpsBucket) rps.record(v);
-            r.output.push_back(fmt::format("RPS percentiles (requests) runtime {:.0f} (s) ({} total samples)", secs, rps.count()));
-            for (double p : {20.0, 50.0, 90.0}) r.output.push_back(fmt::format("\t{}{:.1f}th: {}", p == 50.0 ? "* " : "  ", p, rps.percentile(p)));
+            block("RPS percentiles (requests)", rps, {20.0, 50.0, 90.0}, 50.0, 1, false);
             const double avg = secs > 0 ? double(m_completed) / secs : 0;
             r.output.push_back(fmt::format("average rps: {:.2f}", avg));
             if (m_p.cpu_lock) r.output.push_back(fmt::format("(schedlab: {:.3f} ms of CPU spent spinning on the per-CPU locks)", double(m_spinNs) / 1e6));
