@@ -970,14 +970,19 @@ void Engine::onTimer(int id, std::uint32_t gen) {
 // ---------------------------------------------------------------------------
 // Tick
 
+// sched_slice() for nice-0 entities on a cfs_rq of nr: __sched_period(nr) / nr, at least
+// min_granularity with BASE_SLICE.
+std::int64_t Engine::sched_slice(std::int64_t nr) const {
+    const std::int64_t period = nr > 8 ? nr * m_tun.min_granularity_ns : m_tun.latency_ns;  // sched_nr_latency = 8
+    const std::int64_t slice = period / nr;
+    return m_cfg.knobs.BASE_SLICE ? std::max(slice, m_tun.min_granularity_ns) : slice;
+}
+
 void Engine::checkPreemptTick(int cpu) {
     // check_preempt_tick() (6.1, nice 0).
     Cpu& c = m_cpus[cpu];
     SimTask& p = m_tasks[c.curr];
-    const std::int64_t nr = std::int64_t(c.queue.size()) + 1;
-    const std::int64_t period = nr > 8 ? nr * m_tun.min_granularity_ns : m_tun.latency_ns;  // __sched_period
-    std::int64_t ideal = period / nr;                                                       // sched_slice
-    if (m_cfg.knobs.BASE_SLICE) ideal = std::max(ideal, m_tun.min_granularity_ns);
+    const std::int64_t ideal = sched_slice(std::int64_t(c.queue.size()) + 1);
     const std::int64_t delta_exec = p.sum_exec - p.prev_sum_exec;
     bool resched = false;
     if (delta_exec > ideal) {
@@ -1428,9 +1433,7 @@ int Engine::spawn(std::uint16_t workload, const std::string& comm, int mm, int p
     // task_fork_fair(): child vruntime from the parent, place_entity(initial) with START_DEBIT, made relative.
     const Rq& prq = m_st.rq[pcpu];
     std::int64_t vr = parent >= 0 ? m_tasks[parent].t.vruntime : prq.min_vruntime;
-    const std::int64_t nr = std::int64_t(prq.nr_running) + 1;
-    const std::int64_t period = nr > 8 ? nr * m_tun.min_granularity_ns : m_tun.latency_ns;
-    const std::int64_t vslice = std::max<std::int64_t>(period / nr, m_cfg.knobs.BASE_SLICE ? m_tun.min_granularity_ns : 0);
+    const std::int64_t vslice = sched_slice(std::int64_t(prq.nr_running) + 1);  // sched_vslice (nice 0)
     if (m_cfg.knobs.START_DEBIT) vr = std::max(vr, prq.min_vruntime + vslice);
     p.t.vruntime = vr - prq.min_vruntime;
     // wake_up_new_task(): select_task_rq(SD_BALANCE_FORK) through the slow path.

@@ -217,6 +217,7 @@ private:
     void onSample();
     void doWake(int id, int waker_cpu, bool in_task, std::uint32_t wf, Task* waker);
     void checkPreemptTick(int cpu);
+    std::int64_t sched_slice(std::int64_t nr) const;
 
     // Load balancing.
     void rebalanceDomains(int cpu, IdleType idle);
