@@ -381,8 +381,7 @@ void Engine::afterWork(int cpu) {
                 }
                 c.switch_from = id;
                 c.switch_state = k == Action::Exit ? 'X' : 'S';
-                update_curr(cpu);
-                dequeueTask(cpu, id, true);
+                dequeueTask(cpu, id, true);  // update_curr() first, as dequeue_entity does
                 p.state = k == Action::Exit ? TaskState::Exited : TaskState::Blocked;
                 schedule(cpu);
                 return;
@@ -1284,7 +1283,6 @@ void Engine::activeBalance(int busiest, int dst, int level) {
     const int id = b.curr;
     (void)level;
     accountSegment(busiest);
-    update_curr(busiest);
     dequeueTask(busiest, id, false);
     migrateTask(id, busiest, dst, MigrationCause::active, busiest);
     enqueueTask(dst, id, false, true, busiest);
