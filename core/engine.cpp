@@ -169,13 +169,37 @@ void Engine::clearBurst(int cpu) {
     btFix(cpu);
 }
 
+void Engine::traced(int pid, const Decision& d) {
+    if (m_tracePid == pid)
+        for (const auto& st : d.steps) std::fprintf(stderr, "[%s] %s\n", toString(st.fn), st.text.c_str());
+    if (m_traceNext) {
+        m_traceNext = false;
+        m_lastTraced = DecisionRecord{m_now, pid, d};
+    }
+}
+
+int Engine::currTask(int cpu) const { return m_cpus[std::size_t(cpu)].curr; }
+int Engine::cstate(int cpu) const {
+    const Cpu& c = m_cpus[std::size_t(cpu)];
+    return c.in_idle && c.curr < 0 ? c.cstate : -1;
+}
+std::int64_t Engine::idleSince(int cpu) const {
+    const Cpu& c = m_cpus[std::size_t(cpu)];
+    return c.curr < 0 ? c.idle_since : -1;
+}
+void Engine::setKnobs(Knobs k) {
+    k.hz = m_cfg.knobs.hz;  // the tick's period is built into queued events
+    m_cfg.knobs = std::move(k);
+}
+
 void Engine::setNow(std::int64_t t) {
     m_now = t;
     m_st.now_ns = t;
     m_st.jiffies = t / m_cfg.knobs.jiffyNs();
 }
 
-bool Engine::advance(std::int64_t ns) {
+bool Engine::advance(std::int64_t ns, std::uint64_t max_events) {
+    std::uint64_t ran = 0;
     if (!m_started) {
         m_started = true;
         for (std::size_t i = 0; i < m_workloads.size(); ++i) m_workloads[i]->start(*this);
@@ -194,6 +218,7 @@ bool Engine::advance(std::int64_t ns) {
             setNow(until);
             return true;
         }
+        if (ran++ == max_events) return true;
         Ev e;
         if (burstFirst) {
             // The leaf stays until dispatch is done: most burst ends start the next burst on
@@ -666,6 +691,7 @@ void Engine::migrateTask(int id, int from, int to, MigrationCause cause, int on_
     p.last_migrate = m_now;
     emit(EvKind::sched_migrate_task, on_cpu, p.t.pid, 0, to, from, 'R', std::uint8_t(cause));
     m_metrics.migrations[int(cause)]++;
+    if (migration_sink) migration_sink(m_now, p.t.pid, from, to, cause);
     m_metrics.migration_matrix[int(cause)][int(distClass(*m_cfg.topo, from, to))]++;
 }
 
@@ -854,10 +880,9 @@ void Engine::doWake(int id, int waker_cpu, bool in_task, std::uint32_t wf, Task*
     w.in_task = in_task;
     w.current_ptr = waker ? waker : (m_cpus[waker_cpu].curr >= 0 ? &m_tasks[m_cpus[waker_cpu].curr].t : &m_idleTasks[waker_cpu]);
     if (waker_cpu >= 0 && m_cpus[waker_cpu].curr >= 0) update_curr(waker_cpu);
-    const bool tr = m_tracePid == p.t.pid;
+    const bool tr = m_tracePid == p.t.pid || m_traceNext;
     Decision d = try_to_wake_up(m_st, m_cfg.knobs, p.t, w, wf, tr);
-    if (tr)
-        for (const auto& st : d.steps) std::fprintf(stderr, "[%s] %s\n", toString(st.fn), st.text.c_str());
+    if (tr) traced(p.t.pid, d);
     const int cpu = d.cpu;
     m_metrics.ttwu_count++;
     if (cpu == waker_cpu) m_metrics.ttwu_local++;
@@ -1440,10 +1465,9 @@ int Engine::spawn(std::uint16_t workload, const std::string& comm, int mm, int p
     w.in_task = true;
     w.current_ptr = parent >= 0 ? &m_tasks[parent].t : &m_idleTasks[pcpu];
     if (m_cpus[pcpu].curr >= 0) update_curr(pcpu);
-    const bool tr = m_tracePid == p.t.pid;
+    const bool tr = m_tracePid == p.t.pid || m_traceNext;
     Decision d = wake_up_new_task(m_st, m_cfg.knobs, p.t, w, tr);
-    if (tr)
-        for (const auto& st : d.steps) std::fprintf(stderr, "[%s] %s\n", toString(st.fn), st.text.c_str());
+    if (tr) traced(p.t.pid, d);
     const int cpu = d.cpu;
     m_metrics.wakeup_new++;
     m_metrics.recordDecision(m_now, p.t.pid, d);

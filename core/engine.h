@@ -121,8 +121,9 @@ public:
     /// Runs until every foreground workload finished, or a stop condition.
     /// `progress` (optional) is called now and then with the simulated time.
     void run(const std::function<void(std::int64_t)>& progress = {});
-    /// Advances by at most `ns` of simulated time (for the GUI); false when done.
-    bool advance(std::int64_t ns);
+    /// Advances by at most `ns` of simulated time (for the GUI), or until `max_events` events
+    /// have run in this call; false when done. Chunked advances give the same run as run().
+    bool advance(std::int64_t ns, std::uint64_t max_events = ~std::uint64_t(0));
     bool done() const { return m_done; }
 
     // --- for workloads -------------------------------------------------------
@@ -167,6 +168,21 @@ public:
     std::uint64_t invariantChecks() const { return m_invariantChecks; }
     /// Fraction of the run done (0..1; -1 unknown): the stop time or the slowest foreground workload.
     double progressFraction() const;
+
+    // --- for the GUI ---------------------------------------------------------
+    /// The task running on `cpu` (engine task id), -1 for the idle task.
+    int currTask(int cpu) const;
+    /// Idle-loop state of `cpu`: C-state index while idle (-1 when not in the idle loop) and when it went idle.
+    int cstate(int cpu) const;
+    std::int64_t idleSince(int cpu) const;
+    /// New knobs from now on; CONFIG_HZ cannot change in a running machine (kept).
+    void setKnobs(Knobs k);
+    /// The next wakeup decision (try_to_wake_up or fork) is traced step by step; see lastTraced().
+    void traceNextWakeup() { m_traceNext = true; }
+    /// The last traced decision (with steps), or nullptr.
+    const DecisionRecord* lastTraced() const { return m_lastTraced.pid ? &m_lastTraced : nullptr; }
+    /// Called for every migration (time, pid, from, to, cause); cheaper than the full event stream.
+    std::function<void(std::int64_t, int, int, int, MigrationCause)> migration_sink;
 
 private:
     struct Cpu;
@@ -232,6 +248,7 @@ private:
     void emit(EvKind kind, int cpu, int pid, int pid2 = 0, int target = -1, int orig = -1, char prev_state = 'R',
               std::uint8_t cause = 0, std::uint32_t state = 0);
     void check(const char* where);
+    void traced(int pid, const Decision& d);
 
     EngineConfig m_cfg;
     int m_nrCpus = 0;
@@ -265,6 +282,8 @@ private:
     bool m_inNohz = false;
     int m_overloadedRqs = 0;  ///< runqueues with nr_running >= 2 (rd->overload)
     int m_tracePid = -1;
+    bool m_traceNext = false;
+    DecisionRecord m_lastTraced;
     std::vector<std::int64_t> m_tgRecent;  ///< ring of recent tg->load_avg update times
     std::size_t m_tgPos = 0;
     std::uint64_t m_invariantChecks = 0;

@@ -1,0 +1,119 @@
+// core_simulation_test.cpp: the GUI's side of the core (Simulation): chunked advancing gives the
+// CLI's run bit for bit, single steps, traced wakeups, live knob changes, bounded snapshots.
+#include "scenario.h"
+#include "simulation.h"
+
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+using namespace sched;
+using nlohmann::json;
+
+namespace {
+
+Scenario hackbench(const std::string& topo, int g, int f, int loops) {
+    return parseScenario(json({{"topology", topo},
+                               {"seed", 11},
+                               {"workloads", json::array({{{"type", "hackbench"}, {"groups", g}, {"fds", f}, {"loops", loops}}})}}),
+                         "t.json", ".");
+}
+
+std::uint64_t cliDigest(const Scenario& s, const Knobs& k) {
+    RunOptions o;
+    o.seed = s.seed;
+    return runScenario(s, Variant{k.presetName, k}, s.cost, o).digest;
+}
+
+}  // namespace
+
+TEST(Simulation, ChunkedAdvanceGivesTheCliRunBitForBit) {
+    const Scenario s = hackbench("i7-4790", 2, 5, 30);
+    for (const char* preset : {"baseline", "idle-delay-v2"}) {
+        const Knobs k = Knobs::preset(preset);
+        Simulation sim(s, k, "A");
+        std::int64_t chunk = 37000;  // odd sizes, so chunk ends fall between events
+        while (sim.advance(chunk)) chunk = chunk * 3 / 2 % 5000000 + 1000;
+        EXPECT_TRUE(sim.done());
+        EXPECT_EQ(sim.snapshot().digest, cliDigest(s, k)) << preset;
+    }
+}
+
+TEST(Simulation, StepEventRunsExactlyOneEvent) {
+    const Scenario s = hackbench("i7-4790", 1, 4, 10);
+    Simulation sim(s, Knobs{}, "A");
+    sim.advance(200000);
+    for (int i = 0; i < 50; ++i) {
+        const auto before = sim.engine().events();
+        ASSERT_TRUE(sim.stepEvent());
+        EXPECT_EQ(sim.engine().events(), before + 1);
+    }
+}
+
+TEST(Simulation, StepWakeupTracesTheDecisionStepByStep) {
+    const Scenario s = hackbench("epyc-9654-2s", 1, 4, 10);
+    Simulation sim(s, Knobs{}, "A");
+    sim.advance(500000);
+    const auto n0 = sim.engine().metrics().ttwu_count + sim.engine().metrics().wakeup_new;
+    ASSERT_TRUE(sim.stepWakeup());
+    EXPECT_EQ(sim.engine().metrics().ttwu_count + sim.engine().metrics().wakeup_new, n0 + 1);
+    const DecisionRecord* d = sim.lastTraced();
+    ASSERT_NE(d, nullptr);
+    EXPECT_FALSE(d->d.steps.empty());
+    EXPECT_GE(d->d.cpu, 0);
+    EXPECT_EQ(d->time, sim.now());
+    // The same wakeup is in the decision ring (without steps) as the newest record.
+    const Snapshot snap = sim.snapshot();
+    ASSERT_FALSE(snap.decisions.empty());
+    EXPECT_EQ(snap.decisions.back().pid, d->pid);
+    EXPECT_EQ(snap.decisions.back().d.cpu, d->d.cpu);
+}
+
+TEST(Simulation, KnobChangeAppliesLive) {
+    const Scenario s = hackbench("x86-20c40t", 2, 10, 3000);
+    Simulation sim(s, Knobs::preset("baseline"), "A");
+    sim.advance(5000000);
+    ASSERT_FALSE(sim.done());
+    EXPECT_EQ(sim.snapshot().idle_delay_hits, 0u);
+    Knobs k = Knobs::preset("idle-delay-v2");
+    k.hz = 1000;  // CONFIG_HZ is fixed in a running machine
+    sim.setKnobs(k);
+    EXPECT_EQ(sim.knobs().hz, 250);
+    EXPECT_EQ(sim.knobs().idle_delay_ns, 1000000);
+    sim.advance(5000000);
+    EXPECT_GT(sim.snapshot().idle_delay_hits, 0u);
+}
+
+TEST(Simulation, SnapshotIsBoundedAndSamplesTheRunqueues) {
+    const Scenario s = hackbench("i7-4790", 2, 5, 3000);
+    SimOptions o;
+    o.sample_period_ns = 50000;
+    o.sample_rows = 50;
+    o.arrow_span_ns = 2000000;
+    Simulation sim(s, Knobs{}, "B", o);
+    sim.advance(3456789);
+    ASSERT_FALSE(sim.done());
+    const Snapshot a = sim.snapshot();
+    EXPECT_EQ(a.label, "B");
+    ASSERT_EQ(a.sample_t.size(), 50u);
+    ASSERT_EQ(a.sample_len.size(), 50u * 8u);
+    EXPECT_EQ(a.sample_t.back(), 3450000);
+    for (std::size_t i = 1; i < a.sample_t.size(); ++i) EXPECT_EQ(a.sample_t[i] - a.sample_t[i - 1], 50000);
+    for (const auto& m : a.migrations) {
+        EXPECT_GE(m.time, a.now - 2000000);
+        EXPECT_LE(m.time, a.now);
+        EXPECT_NE(m.from, m.to);
+    }
+    // Per-CPU state agrees with the engine.
+    int running = 0;
+    for (int c = 0; c < 8; ++c) {
+        EXPECT_EQ(a.cpus[c].nr_running, sim.engine().nrRunning(c));
+        EXPECT_EQ(a.cpus[c].curr_pid == 0, sim.engine().currTask(c) < 0);
+        EXPECT_EQ(a.cpus[c].kind == CpuKind::idle, a.cpus[c].curr_pid == 0);
+        running += a.cpus[c].curr_pid != 0;
+    }
+    EXPECT_GT(running, 0);
+    std::uint64_t causes = 0;
+    for (auto v : a.migrations_by_cause) causes += v;
+    EXPECT_EQ(causes, sim.engine().metrics().migrationsTotal());
+    ASSERT_EQ(a.reports.size(), 1u);
+}
