@@ -1,14 +1,18 @@
-// gui_main.cpp: entry point of the `schedlab` GUI. `--screenshot FILE.png` renders the main
-// window once it is shown and laid out, saves it and exits, so tests and CI can check it headless.
+// gui_main.cpp: entry point of the `schedlab` GUI. With --screenshot it runs headless: loads the
+// scenario, simulates --run-for of simulated time as fast as possible, exports the window (or one
+// view) with its caption, and exits, so tests, CI and the README's images use the real window.
 #include "main_window.h"
+
+#include "knobs.h"
 
 #include <QApplication>
 #include <QCommandLineParser>
-#include <QPixmap>
+#include <QFileInfo>
 #include <QTimer>
 
 #include <cstdio>
 #include <cstring>
+#include <optional>
 
 namespace {
 
@@ -23,6 +27,28 @@ bool noDisplay(int argc, char** argv) {
     }
     return qEnvironmentVariableIsEmpty("DISPLAY") && qEnvironmentVariableIsEmpty("WAYLAND_DISPLAY") &&
            qEnvironmentVariableIsEmpty("QT_QPA_PLATFORM");
+}
+
+/// "2s", "150ms", "500us", "1000ns", "0.5s" -> ns; nullopt when malformed.
+std::optional<qint64> parseDuration(const QString& text) {
+    static const std::pair<const char*, double> units[] = {{"ns", 1}, {"us", 1e3}, {"µs", 1e3}, {"ms", 1e6}, {"s", 1e9}};
+    for (const auto& [u, k] : units) {
+        const QString unit = QString::fromUtf8(u);
+        if (!text.endsWith(unit)) continue;
+        const QString num = text.left(text.size() - unit.size());
+        if (unit == QLatin1String("s") && (num.endsWith(QLatin1Char('m')) || num.endsWith(QLatin1Char('u')) || num.endsWith(QLatin1Char('n'))))
+            continue;
+        bool ok = false;
+        const double v = num.toDouble(&ok);
+        if (!ok || v < 0 || v * k > 1e15) return std::nullopt;
+        return qint64(v * k);
+    }
+    return std::nullopt;
+}
+
+int usage(const QString& msg) {
+    std::fprintf(stderr, "schedlab: %s (try --help)\n", qPrintable(msg));
+    return kExitUsage;
 }
 
 }  // namespace
@@ -40,49 +66,114 @@ int main(int argc, char** argv) {
     QApplication::setOrganizationName(QStringLiteral("schedlab"));
 
     QCommandLineParser parser;
-    parser.setApplicationDescription(QStringLiteral("schedlab: a laboratory for the Linux CFS wakeup path"));
+    parser.setApplicationDescription(QStringLiteral(
+        "schedlab: a laboratory for the Linux CFS wakeup path.\n"
+        "Without options: the default scenario (hackbench on 2 x EPYC 9654, baseline vs idle-delay-v2)."));
     parser.addHelpOption();
-    const QCommandLineOption screenshotOption(
-        QStringLiteral("screenshot"), QStringLiteral("Render the main window to <file> (PNG) and exit."),
-        QStringLiteral("file"));
-    parser.addOption(screenshotOption);
+    const QCommandLineOption scenarioOpt(QStringLiteral("scenario"), QStringLiteral("Scenario JSON file to open."),
+                                         QStringLiteral("file"));
+    const QCommandLineOption runForOpt(QStringLiteral("run-for"),
+                                       QStringLiteral("With --screenshot: simulated time to run first (2s, 50ms, 500us)."),
+                                       QStringLiteral("time"));
+    const QCommandLineOption shotOpt(QStringLiteral("screenshot"),
+                                     QStringLiteral("Render offscreen to <file> (.png, .svg or .pdf) with its caption, and exit."),
+                                     QStringLiteral("file"));
+    const QCommandLineOption viewOpt(QStringLiteral("view"),
+                                     QStringLiteral("With --screenshot: window (default), heatmapA, heatmapB, rq, latency, counters."),
+                                     QStringLiteral("name"), QStringLiteral("window"));
+    const QCommandLineOption aOpt(QStringLiteral("a"), QStringLiteral("Knob preset of side A."), QStringLiteral("preset"));
+    const QCommandLineOption bOpt(QStringLiteral("b"), QStringLiteral("Knob preset of side B."), QStringLiteral("preset"));
+    const QCommandLineOption setAOpt(QStringLiteral("set-a"), QStringLiteral("Knob override for A (repeatable)."),
+                                     QStringLiteral("knob=value"));
+    const QCommandLineOption setBOpt(QStringLiteral("set-b"), QStringLiteral("Knob override for B (repeatable)."),
+                                     QStringLiteral("knob=value"));
+    const QCommandLineOption noAbOpt(QStringLiteral("no-ab"), QStringLiteral("Side A only."));
+    const QCommandLineOption seedOpt(QStringLiteral("seed"), QStringLiteral("RNG seed (default: the scenario's)."),
+                                     QStringLiteral("n"));
+    const QCommandLineOption pausedOpt(QStringLiteral("paused"), QStringLiteral("Start paused."));
+    for (const auto* o : {&scenarioOpt, &runForOpt, &shotOpt, &viewOpt, &aOpt, &bOpt, &setAOpt, &setBOpt, &noAbOpt,
+                          &seedOpt, &pausedOpt})
+        parser.addOption(*o);
 
-    if (!parser.parse(QApplication::arguments())) {
-        std::fprintf(stderr, "schedlab: %s (try --help)\n", qPrintable(parser.errorText()));
-        return kExitUsage;
-    }
+    if (!parser.parse(QApplication::arguments())) return usage(parser.errorText());
     if (parser.isSet(QStringLiteral("help")))
         parser.showHelp(0);  // exits
-    if (!parser.positionalArguments().isEmpty()) {
-        std::fprintf(stderr, "schedlab: unexpected argument '%s' (try --help)\n",
-                     qPrintable(parser.positionalArguments().front()));
-        return kExitUsage;
-    }
-    const QString screenshotPath = parser.value(screenshotOption);
-    if (parser.isSet(screenshotOption) && screenshotPath.isEmpty()) {
-        std::fprintf(stderr, "schedlab: --screenshot needs a file name\n");
-        return kExitUsage;
-    }
+    if (!parser.positionalArguments().isEmpty())
+        return usage(QStringLiteral("unexpected argument '%1'").arg(parser.positionalArguments().front()));
 
-    if (forcedOffscreen && screenshotPath.isEmpty()) {
+    const QString shot = parser.value(shotOpt);
+    if (parser.isSet(shotOpt) && shot.isEmpty()) return usage(QStringLiteral("--screenshot needs a file name"));
+    if (!shot.isEmpty()) {
+        const QString suf = QFileInfo(shot).suffix().toLower();
+        if (suf != QLatin1String("png") && suf != QLatin1String("svg") && suf != QLatin1String("pdf"))
+            return usage(QStringLiteral("--screenshot %1: use a .png, .svg or .pdf file name").arg(shot));
+    }
+    qint64 runFor = 0;
+    if (parser.isSet(runForOpt)) {
+        const auto d = parseDuration(parser.value(runForOpt));
+        if (!d) return usage(QStringLiteral("--run-for '%1': not a duration (e.g. 2s, 50ms, 500us)").arg(parser.value(runForOpt)));
+        runFor = *d;
+    }
+    schedlab::StartOptions so;
+    so.ab = !parser.isSet(noAbOpt);
+    if (parser.isSet(seedOpt)) {
+        bool ok = false;
+        so.seed = parser.value(seedOpt).toULongLong(&ok);
+        if (!ok) return usage(QStringLiteral("--seed '%1': not a non-negative integer").arg(parser.value(seedOpt)));
+    }
+    auto knobs = [&](const QCommandLineOption& preset, const QCommandLineOption& sets,
+                     std::optional<sched::Knobs>& out) -> QString {
+        if (!parser.isSet(preset) && !parser.isSet(sets)) return {};
+        try {
+            sched::Knobs k = sched::Knobs::preset(parser.isSet(preset) ? parser.value(preset).toStdString() : "baseline");
+            for (const QString& kv : parser.values(sets)) {
+                const int eq = kv.indexOf(QLatin1Char('='));
+                if (eq <= 0) return QStringLiteral("--%1 '%2': expected knob=value").arg(sets.names().front(), kv);
+                k.set(kv.left(eq).toStdString(), kv.mid(eq + 1).toStdString());
+            }
+            out = k;
+        } catch (const std::exception& e) {
+            return QStringLiteral("--%1: %2").arg(preset.names().front(), QString::fromUtf8(e.what()));
+        }
+        return {};
+    };
+    if (const QString e = knobs(aOpt, setAOpt, so.a); !e.isEmpty()) return usage(e);
+    if (const QString e = knobs(bOpt, setBOpt, so.b); !e.isEmpty()) return usage(e);
+    const QString viewName = parser.value(viewOpt);
+
+    if (forcedOffscreen && shot.isEmpty()) {
         std::fprintf(stderr,
                      "schedlab: no display (set DISPLAY, run under xvfb-run -a, or use --screenshot FILE.png)\n");
         return 1;
     }
 
     schedlab::MainWindow window;
+    if (!window.view(viewName)) return usage(QStringLiteral("--view '%1': unknown view").arg(viewName));
+    so.autoplay = shot.isEmpty() && !parser.isSet(pausedOpt);
+    if (parser.isSet(scenarioOpt)) {
+        const QString err = window.openScenario(parser.value(scenarioOpt), so);
+        if (!err.isEmpty()) {
+            std::fprintf(stderr, "schedlab: %s\n", qPrintable(err));
+            return kExitUsage;
+        }
+    } else {
+        window.openDefault(so);
+    }
     window.show();
 
-    if (!screenshotPath.isEmpty()) {
-        // Queued so that it runs after the show and layout events have been processed.
-        QTimer::singleShot(0, &window, [&window, &screenshotPath] {
-            const QPixmap pixmap = window.grab();
-            if (pixmap.isNull() || !pixmap.save(screenshotPath, "PNG")) {
-                std::fprintf(stderr, "schedlab: cannot write screenshot to '%s'\n", qPrintable(screenshotPath));
-                QApplication::exit(1);
-                return;
-            }
-            QApplication::exit(0);
+    if (!shot.isEmpty()) {
+        window.runUntil(runFor, [&window, shot, viewName] {
+            // Let the views take the last frame and lay out before painting.
+            QTimer::singleShot(50, &window, [&window, shot, viewName] {
+                const QString err = window.exportView(window.view(viewName), shot);
+                if (!err.isEmpty()) {
+                    std::fprintf(stderr, "schedlab: %s\n", qPrintable(err));
+                    QApplication::exit(1);
+                    return;
+                }
+                std::printf("%s\n", qPrintable(window.caption()));
+                QApplication::exit(0);
+            });
         });
     }
     return QApplication::exec();

@@ -311,7 +311,7 @@ void Engine::dispatchEvent(const Ev& e) {
     }
 }
 
-void Engine::emit(EvKind kind, int cpu, int pid, int pid2, int target, int orig, char prev_state, std::uint8_t cause,
+void Engine::emitEvent(EvKind kind, int cpu, int pid, int pid2, int target, int orig, char prev_state, std::uint8_t cause,
                   std::uint32_t state) {
     if (!m_metrics.wantEvents()) return;
     SchedEvent e;
@@ -402,7 +402,7 @@ void Engine::afterWork(int cpu) {
                     m_workloads[p.workload]->onExit(*this, p);
                     m_stepping = -1;
                     m_stepCpu = -1;
-                    emit(EvKind::sched_process_exit, cpu, p.t.pid);
+                    emitEvent(EvKind::sched_process_exit, cpu, p.t.pid);
                 }
                 c.switch_from = id;
                 c.switch_state = k == Action::Exit ? 'X' : 'S';
@@ -689,7 +689,7 @@ void Engine::migrateTask(int id, int from, int to, MigrationCause cause, int on_
     attachLoadAvg(dst, p);
     p.t.cpu = to;
     p.last_migrate = m_now;
-    emit(EvKind::sched_migrate_task, on_cpu, p.t.pid, 0, to, from, 'R', std::uint8_t(cause));
+    emitEvent(EvKind::sched_migrate_task, on_cpu, p.t.pid, 0, to, from, 'R', std::uint8_t(cause));
     m_metrics.migrations[int(cause)]++;
     if (migration_sink) migration_sink(m_now, p.t.pid, from, to, cause);
     m_metrics.migration_matrix[int(cause)][int(distClass(*m_cfg.topo, from, to))]++;
@@ -730,7 +730,7 @@ void Engine::schedule(int cpu) {
     if (c.queue.empty()) {
         newidleBalance(cpu);
         if (c.queue.empty()) {
-            if (prevPid != 0) emit(EvKind::sched_switch, cpu, prevPid, 0, -1, -1, prevState);
+            if (prevPid != 0) emitEvent(EvKind::sched_switch, cpu, prevPid, 0, -1, -1, prevState);
             enterIdle(cpu);
             return;
         }
@@ -769,7 +769,7 @@ void Engine::schedule(int cpu) {
     }
     if (prev >= 0 && prev != next) m_tasks[prev].t.on_cpu = false;
     if (fromIdle) leaveIdle(cpu);
-    if (next != prev) emit(EvKind::sched_switch, cpu, prevPid, n.t.pid, -1, -1, prevState);
+    if (next != prev) emitEvent(EvKind::sched_switch, cpu, prevPid, n.t.pid, -1, -1, prevState);
     syncRq(cpu);
     if (c.tick_next < 0) {
         const std::int64_t j = m_cfg.knobs.jiffyNs();
@@ -795,7 +795,7 @@ void Engine::enterIdle(int cpu) {
         if (cs[i].residency_ns <= c.predicted_idle) pick = i;
     c.cstate = pick;
     rq.exit_latency_ns = cs[pick].exit_ns;
-    emit(EvKind::cpu_idle, cpu, 0, 0, -1, -1, 'R', 0, std::uint32_t(pick));
+    emitEvent(EvKind::cpu_idle, cpu, 0, 0, -1, -1, 'R', 0, std::uint32_t(pick));
     const bool wasIdle = c.in_idle;
     c.in_idle = true;
     c.idle_since = m_now;
@@ -810,7 +810,7 @@ void Engine::leaveIdle(int cpu) {
     const std::int64_t dur = m_now - c.idle_since;
     c.predicted_idle = c.predicted_idle == 0 ? dur : (c.predicted_idle * 7 + dur) / 8;
     c.in_idle = false;
-    emit(EvKind::cpu_idle, cpu, 0, 0, -1, -1, 'R', 0, PWR_EVENT_EXIT);
+    emitEvent(EvKind::cpu_idle, cpu, 0, 0, -1, -1, 'R', 0, PWR_EVENT_EXIT);
     rq.idle_end_time = m_now;  // idle-delay v1/v2: stamped when the idle loop is left
     rq.exit_latency_ns = -1;
 }
@@ -862,7 +862,7 @@ bool Engine::wake(int id, bool sync) {
 void Engine::doWake(int id, int waker_cpu, bool in_task, std::uint32_t wf, Task* waker) {
     SimTask& p = m_tasks[id];
     const int from = p.t.cpu;
-    emit(EvKind::sched_waking, waker_cpu, p.t.pid, 0, from);
+    emitEvent(EvKind::sched_waking, waker_cpu, p.t.pid, 0, from);
     // sync_entity_load_avg(): the sleeping task's averages decayed to its old cfs_rq's clock.
     {
         SchedAvg a = p.avg;
@@ -934,7 +934,7 @@ void Engine::doWake(int id, int waker_cpu, bool in_task, std::uint32_t wf, Task*
             }
         }
         enqueueTask(cpu, id, true, d.migrated, from);
-        emit(EvKind::sched_wakeup, waker_cpu, p.t.pid, 0, cpu);
+        emitEvent(EvKind::sched_wakeup, waker_cpu, p.t.pid, 0, cpu);
         if (d.preempted_curr) reschedCpu(cpu, waker_cpu);
     }
     m_metrics.cost_wakeup += wcost;
@@ -960,7 +960,7 @@ void Engine::onIpi(int cpu) {
         p.wake_from = -1;
         enqueueTask(cpu, id, true, from != cpu, from);
         ttwu_do_wakeup_idle_update(m_st, cpu);  // ttwu_do_activate on the target: avg_idle, idle_stamp := 0
-        emit(EvKind::sched_wakeup, cpu, p.t.pid, 0, cpu);
+        emitEvent(EvKind::sched_wakeup, cpu, p.t.pid, 0, cpu);
         c.pending_charge += m_cfg.cost.c(CostTerm::wakeup, m_cfg.cost.wakeup_local);
         Decision dummy;
         Waker w;
@@ -1475,8 +1475,8 @@ int Engine::spawn(std::uint16_t workload, const std::string& comm, int mm, int p
         m_metrics.migrations[int(MigrationCause::fork)]++;
         m_metrics.migration_matrix[int(MigrationCause::fork)][int(distClass(*m_cfg.topo, pcpu, cpu))]++;
     }
-    emit(EvKind::sched_process_fork, pcpu, parent >= 0 ? m_tasks[parent].t.pid : 0, p.t.pid);
-    emit(EvKind::sched_wakeup_new, pcpu, p.t.pid, 0, cpu);
+    emitEvent(EvKind::sched_process_fork, pcpu, parent >= 0 ? m_tasks[parent].t.pid : 0, p.t.pid);
+    emitEvent(EvKind::sched_wakeup_new, pcpu, p.t.pid, 0, cpu);
     p.t.cpu = cpu;
     p.t.on_rq = false;
     // The child's averages start on the new cfs_rq (attach on the first enqueue).

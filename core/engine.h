@@ -245,7 +245,7 @@ private:
     void activeBalance(int busiest, int dst, int level);
 
     void recordStateChange(int cpu);
-    void emit(EvKind kind, int cpu, int pid, int pid2 = 0, int target = -1, int orig = -1, char prev_state = 'R',
+    void emitEvent(EvKind kind, int cpu, int pid, int pid2 = 0, int target = -1, int orig = -1, char prev_state = 'R',
               std::uint8_t cause = 0, std::uint32_t state = 0);
     void check(const char* where);
     void traced(int pid, const Decision& d);

@@ -21,7 +21,12 @@ Simulation::Simulation(const Scenario& s, Knobs knobs, std::string label, SimOpt
     RunOptions ro;
     ro.seed = seed ? seed : s.seed;
     ro.decision_ring = std::max<std::size_t>(m_opt.decisions, 1);
-    m_engine = buildEngine(m_scenario, knobs, m_scenario.cost, ro);
+    m_run.variant = m_label;
+    m_run.knobs = knobs;
+    m_run.cost = m_scenario.cost;
+    m_run.seed = ro.seed;
+    m_run.engine = buildEngine(m_scenario, knobs, m_scenario.cost, ro);
+    m_engine = m_run.engine.get();
     m_engine->migration_sink = [this](std::int64_t t, int pid, int from, int to, MigrationCause cause) {
         MigrationView v;
         v.time = t;
@@ -87,6 +92,20 @@ bool Simulation::stepWakeup(std::int64_t limit_ns) {
 }
 
 void Simulation::setKnobs(const Knobs& k) { m_engine->setKnobs(k); }
+
+const RunResult& Simulation::result() const {
+    m_run.knobs = m_engine->knobs();
+    m_run.variant = m_engine->knobs().presetName;
+    if (!m_engine->done()) m_engine->metrics().end_time = m_engine->now();  // reports measure up to now; the engine never reads it
+    m_run.reports.clear();
+    for (const auto& w : m_engine->workloads()) {
+        WorkloadReport r;
+        w->report(*m_engine, r);
+        m_run.reports.push_back(std::move(r));
+    }
+    m_run.digest = m_engine->digest();
+    return m_run;
+}
 
 Snapshot Simulation::snapshot() const {
     const Engine& e = *m_engine;

@@ -106,6 +106,9 @@ public:
     const Engine& engine() const { return *m_engine; }
     std::int64_t now() const { return m_engine->now(); }
     bool done() const { return m_engine->done(); }
+    /// The run so far as the CLI's reports take it (reports and digest brought up to date).
+    const RunResult& result() const;
+    const Scenario& scenario() const { return m_scenario; }
     /// The last wakeup traced by stepWakeup (with its steps), or nullptr.
     const DecisionRecord* lastTraced() const { return m_engine->lastTraced(); }
 
@@ -115,7 +118,8 @@ private:
     Scenario m_scenario;
     std::string m_label;
     SimOptions m_opt;
-    std::unique_ptr<Engine> m_engine;
+    mutable RunResult m_run;  ///< owns the engine
+    Engine* m_engine = nullptr;
     std::int64_t m_nextSample = 0;
     std::deque<std::int64_t> m_sampleT;
     std::deque<std::uint16_t> m_sampleLen;

@@ -1,154 +1,608 @@
-// main_window.cpp: placeholder main window; see main_window.h.
+// main_window.cpp: see main_window.h. The window only paints frames the worker publishes and
+// sends it commands; it never touches a simulation directly.
 #include "main_window.h"
 
-#include "sched_domain.h"
-#include "topology.h"
-#include "topology_report.h"
+#include "counters_plot.h"
+#include "decision_inspector.h"
+#include "knob_panel.h"
+#include "latency_plot.h"
+#include "rq_plot.h"
+#include "topology_heatmap.h"
 
+#include "input_error.h"
+#include "report.h"
+
+#include <QAction>
 #include <QApplication>
+#include <QClipboard>
+#include <QCloseEvent>
+#include <QComboBox>
+#include <QDir>
 #include <QDockWidget>
+#include <QFile>
+#include <QFileDialog>
+#include <QFileInfo>
 #include <QFontDatabase>
-#include <QPlainTextEdit>
-#include <QVBoxLayout>
-#include <QHeaderView>
-#include <QKeySequence>
+#include <QHBoxLayout>
+#include <QImage>
 #include <QLabel>
 #include <QMenuBar>
 #include <QMessageBox>
+#include <QPainter>
+#include <QPdfWriter>
+#include <QSaveFile>
+#include <QScrollArea>
+#include <QSettings>
+#include <QSplitter>
 #include <QStatusBar>
-#include <QTreeWidget>
+#include <QSvgGenerator>
+#include <QTimer>
+#include <QToolBar>
+#include <QVBoxLayout>
 
-#include <exception>
-#include <string>
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include <cmath>
+#include <cstdlib>
 
 namespace schedlab {
-
 namespace {
 
-constexpr int kNameColumn = 0;
-constexpr int kDescriptionColumn = 1;
+QString q(const std::string& s) { return QString::fromStdString(s); }
 
-QString toQString(const std::string& s) { return QString::fromStdString(s); }
+/// Simulated time as the clock shows it.
+QString simTime(std::int64_t ns) { return QStringLiteral("%1 ms").arg(double(ns) / 1e6, 0, 'f', 3); }
+
+struct SpeedChoice {
+    const char* label;
+    double simPerWall;  ///< simulated s per wall s; <= 0: as fast as possible
+};
+constexpr SpeedChoice kSpeeds[] = {
+    {"1 µs/s", 1e-6}, {"10 µs/s", 1e-5}, {"100 µs/s", 1e-4}, {"1 ms/s", 1e-3},
+    {"10 ms/s", 1e-2}, {"100 ms/s", 1e-1}, {"real time", 1.0}, {"as fast as possible", 0},
+};
+constexpr int kDefaultSpeed = 7;
+
+constexpr int kMaxRecent = 8;
 
 }  // namespace
 
 MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent) {
     setWindowTitle(QStringLiteral("schedlab"));
     setObjectName(QStringLiteral("MainWindow"));
-    resize(1100, 680);
+    resize(1500, 940);
+    m_sim = new SimController(this);
+    connect(m_sim, &SimController::frameReady, this, &MainWindow::onFrame);
+    connect(m_sim->worker(), &SimWorker::error, this, [this](const QString& m) { statusBar()->showMessage(m, 8000); });
+    createViews();
+    createActions();
+    createMenus();
+    QSettings st;
+    restoreGeometry(st.value(QStringLiteral("window/geometry")).toByteArray());
+    restoreState(st.value(QStringLiteral("window/state")).toByteArray());
+    updateRecentMenu();
+}
 
-    m_placeholder = new QLabel(this);
-    m_placeholder->setObjectName(QStringLiteral("placeholder"));
-    m_placeholder->setAlignment(Qt::AlignCenter);
-    m_placeholder->setWordWrap(true);
-    m_placeholder->setMargin(24);
-    m_placeholder->setText(tr("<h2>schedlab</h2>"
-                              "<p>A laboratory for the Linux CFS wakeup path.</p>"
-                              "<p>The simulation views (topology heatmap, runqueue plots, latency histograms, "
-                              "decision inspector) arrive with the engine.</p>"
-                              "<p>Pick a machine on the right to see its sched domains as Linux 6.1 builds them.</p>"));
-    m_domains = new QPlainTextEdit(this);
-    m_domains->setObjectName(QStringLiteral("domainView"));
-    m_domains->setReadOnly(true);
-    m_domains->setLineWrapMode(QPlainTextEdit::NoWrap);
-    m_domains->setFont(QFontDatabase::systemFont(QFontDatabase::FixedFont));
+MainWindow::~MainWindow() { m_sim->shutdown(); }
+
+void MainWindow::closeEvent(QCloseEvent* e) {
+    QSettings st;
+    st.setValue(QStringLiteral("window/geometry"), saveGeometry());
+    st.setValue(QStringLiteral("window/state"), saveState());
+    m_sim->shutdown();  // stops mid-run cleanly: abort flag, quit, wait
+    e->accept();
+}
+
+void MainWindow::createViews() {
+    m_heatA = new TopologyHeatmap(this);
+    m_heatA->setObjectName(QStringLiteral("heatmapA"));
+    m_heatB = new TopologyHeatmap(this);
+    m_heatB->setObjectName(QStringLiteral("heatmapB"));
+    m_heatSplit = new QSplitter(Qt::Horizontal, this);
+    m_heatSplit->addWidget(m_heatA);
+    m_heatSplit->addWidget(m_heatB);
     auto* central = new QWidget(this);
-    auto* layout = new QVBoxLayout(central);
-    layout->addWidget(m_placeholder, 0);
-    layout->addWidget(m_domains, 1);
+    auto* cl = new QVBoxLayout(central);
+    cl->setContentsMargins(2, 2, 2, 2);
+    cl->addWidget(m_heatSplit, 1);
+    m_delta = new QLabel(central);
+    m_delta->setObjectName(QStringLiteral("deltaLine"));
+    m_delta->setFont(QFontDatabase::systemFont(QFontDatabase::FixedFont));
+    m_delta->setTextInteractionFlags(Qt::TextSelectableByMouse);
+    cl->addWidget(m_delta);
     setCentralWidget(central);
 
-    createMenus();
-    createPresetDock();
+    auto dock = [this](const QString& title, const QString& name, QWidget* w, Qt::DockWidgetArea area) {
+        auto* d = new QDockWidget(title, this);
+        d->setObjectName(name);
+        d->setWidget(w);
+        addDockWidget(area, d);
+        return d;
+    };
+    m_rq = new RqPlot(this);
+    m_rq->setObjectName(QStringLiteral("rq"));
+    m_latency = new LatencyPlot(this);
+    m_latency->setObjectName(QStringLiteral("latency"));
+    m_counters = new CountersPlot(this);
+    m_counters->setObjectName(QStringLiteral("counters"));
+    m_knobs = new KnobPanel(this);
+    m_inspector = new DecisionInspector(this);
+    m_inspector->setObjectName(QStringLiteral("inspector"));
+    auto* dRq = dock(tr("Runqueue lengths (A)"), QStringLiteral("dockRq"), m_rq, Qt::BottomDockWidgetArea);
+    auto* dLat = dock(tr("Wakeup latency"), QStringLiteral("dockLatency"), m_latency, Qt::BottomDockWidgetArea);
+    auto* dCnt = dock(tr("Counters"), QStringLiteral("dockCounters"), m_counters, Qt::BottomDockWidgetArea);
+    auto* knobScroll = new QScrollArea(this);
+    knobScroll->setWidget(m_knobs);
+    knobScroll->setWidgetResizable(true);
+    knobScroll->setFrameShape(QFrame::NoFrame);
+    auto* dKnob = dock(tr("Knobs"), QStringLiteral("dockKnobs"), knobScroll, Qt::RightDockWidgetArea);
+    auto* dIns = dock(tr("Decision inspector (A)"), QStringLiteral("dockInspector"), m_inspector, Qt::RightDockWidgetArea);
+    splitDockWidget(dRq, dLat, Qt::Horizontal);
+    tabifyDockWidget(dLat, dCnt);
+    dLat->raise();
+    splitDockWidget(dKnob, dIns, Qt::Vertical);
+    // Default proportions, once the window has its size (a saved layout replaces them).
+    QTimer::singleShot(20, this, [this, dRq, dLat, dKnob] {
+        if (QSettings().contains(QStringLiteral("window/state"))) return;
+        resizeDocks({dRq}, {height() * 36 / 100}, Qt::Vertical);
+        resizeDocks({dKnob}, {340}, Qt::Horizontal);
+        resizeDocks({dKnob}, {height() * 55 / 100}, Qt::Vertical);
+        resizeDocks({dRq, dLat}, {width() * 45 / 100, width() * 55 / 100}, Qt::Horizontal);
+        if (qEnvironmentVariableIsSet("SCHEDLAB_DEBUG_LAYOUT")) qInfo("docks: rq %dx%d in %dx%d", dRq->width(), dRq->height(), width(), height());
+    });
+    m_viewMenu = new QMenu(tr("&View"), this);
+    for (QDockWidget* d : {dRq, dLat, dCnt, dKnob, dIns}) m_viewMenu->addAction(d->toggleViewAction());
+
+    auto syncSelection = [this](const QList<int>& cpus) {
+        m_selection = cpus;
+        m_heatA->setSelection(cpus);
+        m_heatB->setSelection(cpus);
+        m_rq->setSelectedCpus(cpus);
+    };
+    connect(m_heatA, &TopologyHeatmap::selectionChanged, this, syncSelection);
+    connect(m_heatB, &TopologyHeatmap::selectionChanged, this, syncSelection);
+    connect(m_inspector, &DecisionInspector::highlight, this, [this](const std::vector<int>& cpus, int chosen) {
+        m_heatA->setHighlight(cpus);
+        m_heatA->setHighlightTarget(chosen);
+    });
+    connect(m_inspector, &DecisionInspector::stepWakeupRequested, this, [this] {
+        setRunning(false);
+        m_sim->post([](SimWorker& w) { w.stepWakeup(); });
+    });
+    connect(m_knobs, &KnobPanel::knobsChanged, this, [this](int side, const sched::Knobs& k) {
+        m_sim->post([side, k](SimWorker& w) { w.setKnobs(side, k); });
+    });
+    connect(m_knobs, &KnobPanel::abToggled, this, [this](bool) { restart(); });
 }
 
-MainWindow::~MainWindow() = default;
+void MainWindow::createActions() {
+    auto* tb = addToolBar(tr("Run"));
+    tb->setObjectName(QStringLiteral("runToolbar"));
+    m_playAct = tb->addAction(tr("▶ Play"), this, [this] { setRunning(!m_running); });
+    m_playAct->setShortcut(Qt::Key_Space);
+    m_playAct->setToolTip(tr("Play / pause (Space)"));
+    auto* ev = tb->addAction(tr("Step event"), this, [this] {
+        setRunning(false);
+        m_sim->post([](SimWorker& w) { w.stepEvent(); });
+    });
+    ev->setShortcut(Qt::Key_Period);
+    ev->setToolTip(tr("Run one event (.)"));
+    auto* wk = tb->addAction(tr("Step wakeup"), this, [this] {
+        setRunning(false);
+        m_sim->post([](SimWorker& w) { w.stepWakeup(); });
+    });
+    wk->setShortcut(Qt::Key_W);
+    wk->setToolTip(tr("Run to the next wakeup and trace it in the decision inspector (W)"));
+    auto* ms = tb->addAction(tr("Step 1 ms"), this, [this] {
+        setRunning(false);
+        m_sim->post([](SimWorker& w) { w.stepTime(1000000); });
+    });
+    ms->setShortcut(Qt::Key_M);
+    ms->setToolTip(tr("Advance 1 ms of simulated time (M)"));
+    auto* rs = tb->addAction(tr("⟲ Restart"), this, [this] { restart(); });
+    rs->setShortcut(QKeySequence(Qt::CTRL | Qt::Key_R));
+    rs->setToolTip(tr("Rerun both sides from t = 0 with the same seed (Ctrl+R)"));
+    tb->addSeparator();
+    tb->addWidget(new QLabel(tr(" speed "), tb));
+    m_speed = new QComboBox(tb);
+    for (const auto& s : kSpeeds) m_speed->addItem(QString::fromUtf8(s.label), s.simPerWall);
+    m_speed->setCurrentIndex(kDefaultSpeed);
+    connect(m_speed, &QComboBox::currentIndexChanged, this, [this] {
+        const double v = m_speed->currentData().toDouble() * 1e9;  // ns per s
+        m_sim->post([v](SimWorker& w) { w.setSpeed(v / 1e9); });
+    });
+    tb->addWidget(m_speed);
+    tb->addSeparator();
+    tb->addWidget(new QLabel(tr(" colour "), tb));
+    m_metric = new QComboBox(tb);
+    m_metric->addItem(tr("runqueue length"));
+    m_metric->addItem(tr("utilisation"));
+    m_metric->addItem(tr("idle / busy / idle-delay"));
+    connect(m_metric, &QComboBox::currentIndexChanged, this, [this](int i) {
+        m_heatA->setMetric(TopologyHeatmap::Metric(i));
+        m_heatB->setMetric(TopologyHeatmap::Metric(i));
+    });
+    tb->addWidget(m_metric);
+    tb->addSeparator();
+    m_clock = new QLabel(tb);
+    m_clock->setObjectName(QStringLiteral("simClock"));
+    m_clock->setFont(QFontDatabase::systemFont(QFontDatabase::FixedFont));
+    m_clock->setMinimumWidth(160);
+    tb->addWidget(m_clock);
+    m_status = new QLabel(this);
+    statusBar()->addPermanentWidget(m_status, 1);
+}
 
 void MainWindow::createMenus() {
-    QMenu* fileMenu = menuBar()->addMenu(tr("&File"));
-    QAction* quitAction = fileMenu->addAction(tr("&Quit"), this, &QWidget::close);
-    quitAction->setShortcut(QKeySequence(Qt::CTRL | Qt::Key_Q));
-    quitAction->setMenuRole(QAction::QuitRole);
-
-    QMenu* helpMenu = menuBar()->addMenu(tr("&Help"));
-    QAction* aboutAction = helpMenu->addAction(tr("&About schedlab"), this, &MainWindow::showAbout);
-    aboutAction->setMenuRole(QAction::AboutRole);
-}
-
-void MainWindow::createPresetDock() {
-    auto* dock = new QDockWidget(tr("Topology presets"), this);
-    dock->setObjectName(QStringLiteral("topologyPresetsDock"));  // saveState() keys docks by object name
-    dock->setAllowedAreas(Qt::LeftDockWidgetArea | Qt::RightDockWidgetArea);
-
-    m_presetList = new QTreeWidget(dock);
-    m_presetList->setObjectName(QStringLiteral("topologyPresetList"));
-    m_presetList->setColumnCount(2);
-    m_presetList->setHeaderLabels({tr("Preset"), tr("Machine")});
-    m_presetList->setRootIsDecorated(false);
-    m_presetList->setUniformRowHeights(true);
-    m_presetList->setAlternatingRowColors(true);
-    m_presetList->setSelectionMode(QAbstractItemView::SingleSelection);
-    m_presetList->setWordWrap(false);
-
-    // The core reports problems by exception; a broken preset table must not keep the window from opening.
-    int count = 0;
-    try {
-        for (const std::string& name : sched::Topology::presetNames()) {
-            QString description;
-            try {
-                description = toQString(sched::Topology::presetDescription(name));
-            } catch (const std::exception& e) {
-                description = tr("(no description: %1)").arg(QString::fromLocal8Bit(e.what()));
-            }
-            auto* item = new QTreeWidgetItem(m_presetList);
-            item->setText(kNameColumn, toQString(name));
-            item->setText(kDescriptionColumn, description);
-            item->setToolTip(kNameColumn, description);
-            item->setToolTip(kDescriptionColumn, description);
-            ++count;
+    QMenu* file = menuBar()->addMenu(tr("&File"));
+    file->addAction(tr("&Open scenario…"), QKeySequence::Open, this, [this] {
+        const QString p = QFileDialog::getOpenFileName(this, tr("Open scenario"), QString(), tr("Scenarios (*.json)"));
+        if (p.isEmpty()) return;
+        const QString err = openScenario(p);
+        if (!err.isEmpty()) QMessageBox::warning(this, tr("Cannot open scenario"), err);
+    });
+    file->addAction(tr("Open &default scenario"), this, [this] { openDefault(); });
+    m_recentMenu = file->addMenu(tr("Open &recent"));
+    file->addAction(tr("&Save scenario as…"), QKeySequence::Save, this, [this] { saveScenario(); });
+    file->addSeparator();
+    file->addAction(tr("&Export window…"), QKeySequence(Qt::CTRL | Qt::Key_E), this, [this] { exportDialog(nullptr); });
+    QMenu* ev = file->addMenu(tr("Export &view"));
+    for (const auto& [name, label] : std::vector<std::pair<QString, QString>>{{QStringLiteral("heatmapA"), tr("Heatmap A")},
+                                                                            {QStringLiteral("heatmapB"), tr("Heatmap B")},
+                                                                            {QStringLiteral("rq"), tr("Runqueue lengths")},
+                                                                            {QStringLiteral("latency"), tr("Wakeup latency")},
+                                                                            {QStringLiteral("counters"), tr("Counters")}})
+        ev->addAction(label, this, [this, n = name] { exportDialog(view(n)); });
+    file->addAction(tr("&Copy A/B table as text"), QKeySequence(Qt::CTRL | Qt::SHIFT | Qt::Key_C), this, [this] {
+        const QString t = compareText();
+        if (t.isEmpty()) {
+            statusBar()->showMessage(tr("Pause first, with A/B on: the table is made from a paused or finished run."), 6000);
+            return;
         }
-    } catch (const std::exception& e) {
-        statusBar()->showMessage(tr("Could not list topology presets: %1").arg(QString::fromLocal8Bit(e.what())));
-    }
-    m_presetList->resizeColumnToContents(kNameColumn);
-    m_presetList->setColumnWidth(kNameColumn, m_presetList->columnWidth(kNameColumn) + 16);  // breathing room
-    m_presetList->header()->setStretchLastSection(true);
-    connect(m_presetList, &QTreeWidget::itemSelectionChanged, this, &MainWindow::onPresetSelectionChanged);
-
-    dock->setWidget(m_presetList);
-    addDockWidget(Qt::RightDockWidgetArea, dock);
-    resizeDocks({dock}, {360}, Qt::Horizontal);
-
-    if (statusBar()->currentMessage().isEmpty())
-        statusBar()->showMessage(tr("No simulation loaded · %1 topology presets available").arg(count));
-    // Start on the machine of the seed thread (Mathieu's 2-socket EPYC).
-    const auto found = m_presetList->findItems(QStringLiteral("epyc-9654-2s"), Qt::MatchExactly, kNameColumn);
-    if (!found.isEmpty()) found.front()->setSelected(true);
+        QApplication::clipboard()->setText(t);
+        statusBar()->showMessage(tr("A/B table copied (%1 lines)").arg(t.count(QLatin1Char('\n'))), 4000);
+    });
+    file->addSeparator();
+    file->addAction(tr("&Quit"), QKeySequence::Quit, this, &QWidget::close);
+    menuBar()->addMenu(m_viewMenu);
+    QMenu* help = menuBar()->addMenu(tr("&Help"));
+    help->addAction(tr("&About schedlab"), this, [this] {
+        QMessageBox::about(this, tr("About schedlab"),
+                           tr("<h3>schedlab</h3><p>A laboratory for the Linux CFS wakeup path "
+                              "(<tt>select_task_rq_fair()</tt> and everything it calls, as in Linux 6.1).</p>"
+                              "<p>Space play/pause · . one event · W next wakeup (traced) · M 1 ms · Ctrl+R restart · "
+                              "Ctrl+E export · Ctrl+Shift+C copy the A/B table</p>"));
+    });
 }
 
-void MainWindow::onPresetSelectionChanged() {
-    const QList<QTreeWidgetItem*> selected = m_presetList->selectedItems();
-    if (selected.isEmpty())
-        return;
-    const QTreeWidgetItem* item = selected.front();
-    statusBar()->showMessage(item->text(kNameColumn) + QStringLiteral(": ") + item->text(kDescriptionColumn));
+QWidget* MainWindow::view(const QString& name) const {
+    if (name == QLatin1String("heatmapA")) return m_heatA;
+    if (name == QLatin1String("heatmapB")) return m_heatB;
+    if (name == QLatin1String("rq")) return m_rq;
+    if (name == QLatin1String("latency")) return m_latency;
+    if (name == QLatin1String("counters")) return m_counters;
+    if (name == QLatin1String("inspector")) return m_inspector;
+    if (name == QLatin1String("window")) return const_cast<MainWindow*>(this);
+    return nullptr;
+}
+
+QString MainWindow::openScenario(const QString& path, const StartOptions& o) {
     try {
-        const sched::Topology topo = sched::Topology::preset(item->text(kNameColumn).toStdString());
-        const sched::SchedDomains sd(topo);
-        m_domains->setPlainText(QString::fromStdString(sched::topologyReport(topo, sd, 0)));
+        sched::Scenario s = sched::loadScenario(path.toStdString());
+        m_scenarioPath = path;
+        addRecent(QFileInfo(path).absoluteFilePath());
+        start(s, o);
+        return {};
     } catch (const std::exception& e) {
-        m_domains->setPlainText(tr("Cannot build this machine: %1").arg(QString::fromLocal8Bit(e.what())));
+        return QString::fromUtf8(e.what());
     }
 }
 
-void MainWindow::showAbout() {
-    QMessageBox::about(this, tr("About schedlab"),
-                       tr("<h3>schedlab %1</h3>"
-                          "<p>A desktop laboratory for the Linux scheduler wakeup path: a deterministic "
-                          "simulation of <code>select_task_rq_fair()</code> on real machine topologies, "
-                          "and views of what the scheduler did and why.</p>"
-                          "<p>Built with Qt %2.</p>")
-                           .arg(QStringLiteral(SCHEDLAB_VERSION), QString::fromLatin1(qVersion())));
+void MainWindow::openDefault(const StartOptions& o) {
+    QFile f(QStringLiteral(":/scenarios/default.json"));
+    if (!f.open(QIODevice::ReadOnly)) return;
+    const QByteArray text = f.readAll();
+    sched::Scenario s = sched::parseScenario(nlohmann::json::parse(text.toStdString()), "default.json", ".");
+    m_scenarioPath.clear();
+    start(s, o);
+}
+
+void MainWindow::start(const sched::Scenario& s, const StartOptions& o) {
+    m_scenario = s;
+    m_seed = o.seed ? o.seed : s.seed;
+    sched::Knobs a = o.a ? *o.a : s.variants.front().knobs;
+    sched::Knobs b = o.b ? *o.b : (s.variants.size() > 1 ? s.variants[1].knobs : sched::Knobs::preset("idle-delay-v2"));
+    m_knobs->blockSignals(true);
+    m_knobs->setAbEnabled(o.ab);
+    m_knobs->blockSignals(false);
+    m_knobs->setKnobs(a, b);
+    m_knobs->setEditedSide(o.ab ? 1 : 0);
+    if (o.speed >= 0) {
+        int best = kDefaultSpeed;
+        for (int i = 0; i < int(std::size(kSpeeds)); ++i)
+            if (std::abs(kSpeeds[i].simPerWall - o.speed) < 1e-12) best = i;
+        m_speed->setCurrentIndex(best);
+    }
+    setWindowTitle(QStringLiteral("schedlab — %1").arg(q(s.name.empty() ? s.file : s.name)));
+    restart();
+    if (o.autoplay) setRunning(true);
+}
+
+void MainWindow::restart() {
+    if (!m_scenario) return;
+    const bool ab = m_knobs->abEnabled();
+    m_heatB->setVisible(ab);
+    const sched::Scenario s = *m_scenario;
+    const sched::Knobs a = m_knobs->knobs(0), b = m_knobs->knobs(1);
+    const quint64 seed = m_seed;
+    const double speed = m_speed->currentData().toDouble();
+    const bool wasRunning = m_running;
+    m_frame.reset();
+    m_sim->post([s, a, b, ab, seed, speed, wasRunning](SimWorker& w) {
+        w.setSpeed(speed);
+        w.restart(s, a, b, ab, seed);
+        if (wasRunning) w.play();
+    });
+}
+
+void MainWindow::setRunning(bool on) {
+    m_running = on;
+    m_playAct->setText(on ? tr("❚❚ Pause") : tr("▶ Play"));
+    if (on) m_sim->post([](SimWorker& w) { w.play(); });
+    else m_sim->post([](SimWorker& w) { w.pause(); });
+}
+
+void MainWindow::runUntil(qint64 ns, std::function<void()> done) {
+    m_runUntil = ns;
+    m_whenDone = std::move(done);
+    if (ns <= 0) {
+        m_sim->post([](SimWorker& w) { w.publishNow(); });
+        return;
+    }
+    m_sim->post([ns](SimWorker& w) {
+        w.setSpeed(0);
+        w.setStopAt(ns);
+        w.play();
+    });
+    m_running = true;
+}
+
+void MainWindow::onFrame() {
+    auto f = m_sim->take();
+    if (!f) return;
+    m_frame = f;
+    const auto& a = f->a;
+    const auto& b = f->b;
+    double scale = 4;
+    for (const auto* s : {a.get(), b.get()}) {
+        if (!s) continue;
+        for (const auto& c : s->cpus) scale = std::max(scale, double(c.nr_running));
+    }
+    scale = std::min(scale, 16.0);
+    m_heatA->setScaleMax(scale);
+    m_heatB->setScaleMax(scale);
+    m_heatA->setTitle(QStringLiteral("A: %1").arg(q(a->knobs)));
+    m_heatA->setSnapshot(a);
+    if (b) {
+        m_heatB->setTitle(QStringLiteral("B: %1").arg(q(b->knobs)));
+        m_heatB->setSnapshot(b);
+    }
+    m_rq->setSnapshot(a);
+    m_latency->setSnapshots(a, b);
+    m_counters->setSnapshots(a, b);
+    m_inspector->setDecisions(a->decisions, f->traced);
+    if (f->traced) {
+        m_heatA->setHighlightTarget(f->traced->d.cpu);
+    }
+    m_clock->setText(QStringLiteral("t = %1").arg(simTime(a->now)));
+    // Headline delta line (like the CLI's table, one line).
+    QString delta;
+    if (b && !a->reports.empty() && !b->reports.empty()) {
+        const auto& ha = a->reports.front().headline;
+        const auto& hb = b->reports.front().headline;
+        QStringList parts;
+        for (std::size_t i = 0; i < ha.size() && i < hb.size() && parts.size() < 4; ++i) {
+            const double va = ha[i].value, vb = hb[i].value;
+            const QString pct = va != 0 ? QStringLiteral("%1%2%").arg(vb >= va ? "+" : "").arg((vb - va) / va * 100, 0, 'f', 1)
+                                        : QStringLiteral("n/a");
+            parts << QStringLiteral("%1: A %2  B %3  (%4)")
+                         .arg(q(ha[i].label))
+                         .arg(va, 0, 'f', ha[i].decimals)
+                         .arg(vb, 0, 'f', hb[i].decimals)
+                         .arg(pct);
+        }
+        auto mig = [](const sched::Snapshot& s) {
+            std::uint64_t n = 0;
+            for (auto v : s.migrations_by_cause) n += v;
+            return n;
+        };
+        parts << QStringLiteral("migrations: A %1  B %2").arg(mig(*a)).arg(mig(*b));
+        delta = parts.join(QStringLiteral("   │   "));
+    }
+    m_delta->setText(delta);
+    m_delta->setVisible(!delta.isEmpty());
+    if (m_scenario) {
+        const QString wl = a->reports.empty() ? QString() : q(a->reports.front().command);
+        m_status->setText(QStringLiteral("%1 · %2 (%3 CPUs) · %4 · seed %5 · %6 events · %7")
+                              .arg(m_scenarioPath.isEmpty() ? QStringLiteral("default scenario") : QFileInfo(m_scenarioPath).fileName())
+                              .arg(q(m_scenario->topo->name()))
+                              .arg(m_scenario->topo->nrCpus())
+                              .arg(wl)
+                              .arg(m_seed)
+                              .arg(a->events + (b ? b->events : 0))
+                              .arg(f->running ? QStringLiteral("%1 M events/s, %2 simulated ms/s")
+                                                    .arg(f->eventsPerWallS / 1e6, 0, 'f', 2)
+                                                    .arg(f->simNsPerWallS / 1e6, 0, 'f', 1)
+                                              : (f->done ? tr("finished") : tr("paused"))));
+    }
+    if (!f->running && m_running && (f->done || (m_runUntil > 0 && a->now >= m_runUntil))) {
+        m_running = false;
+        m_playAct->setText(tr("▶ Play"));
+    }
+    if (m_whenDone && !f->running && (f->done || a->now >= m_runUntil)) {
+        auto cb = std::move(m_whenDone);
+        m_whenDone = nullptr;
+        cb();
+    }
+}
+
+QString MainWindow::caption() const {
+    if (!m_frame || !m_scenario) return QStringLiteral("schedlab");
+    const auto& a = m_frame->a;
+    const auto& b = m_frame->b;
+    QString wl;
+    for (const auto& r : a->reports) wl += (wl.isEmpty() ? QString() : QStringLiteral(" + ")) + q(r.command);
+    QString c = QStringLiteral("schedlab %1 · %2 (%3 CPUs) · %4 · A: %5")
+                    .arg(QStringLiteral(SCHEDLAB_VERSION), q(m_scenario->topo->name()))
+                    .arg(m_scenario->topo->nrCpus())
+                    .arg(wl, q(a->knobs));
+    if (b) c += QStringLiteral(" · B: %1").arg(q(b->knobs));
+    const auto diff = m_scenario->cost.diffFrom(sched::CostModel::forTopology(*m_scenario->topo));
+    QString cost = diff.empty() ? QStringLiteral("defaults") : QString();
+    for (const auto& d : diff) cost += (cost.isEmpty() ? QString() : QStringLiteral(", ")) + q(d);
+    c += QStringLiteral(" · seed %1 · t = %2 simulated · cost: %3 (%4)")
+             .arg(m_seed)
+             .arg(simTime(a->now), cost, q(m_scenario->cost.machine));
+    if (!m_scenarioPath.isEmpty()) c += QStringLiteral(" · %1").arg(QFileInfo(m_scenarioPath).fileName());
+    return c;
+}
+
+QString MainWindow::compareText() const {
+    return m_frame ? q(m_frame->compareText) : QString();
+}
+
+QString MainWindow::exportView(QWidget* w, const QString& path) {
+    if (!w) w = this;
+    const QString suffix = QFileInfo(path).suffix().toLower();
+    const QString cap = caption();
+    const QSize sz = w->size();
+    QFont capFont = font();
+    capFont.setPointSizeF(std::max(7.0, capFont.pointSizeF() * 0.9));
+    const QFontMetrics fm(capFont);
+    // Wrap the caption to the view's width.
+    const QRect capRect = fm.boundingRect(QRect(0, 0, sz.width() - 16, 10000), Qt::TextWordWrap, cap);
+    const int capH = capRect.height() + 12;
+    auto paint = [&](QPainter& p) {
+        p.fillRect(QRect(0, 0, sz.width(), sz.height() + capH), Qt::white);
+        w->render(&p, QPoint(0, 0), QRegion(), QWidget::DrawChildren);
+        p.setFont(capFont);
+        p.setPen(Qt::black);
+        p.drawText(QRect(8, sz.height() + 6, sz.width() - 16, capH - 6), Qt::TextWordWrap, cap);
+    };
+    const QString tmp = path + QStringLiteral(".part");
+    QFile::remove(tmp);
+    bool ok = false;
+    if (suffix == QLatin1String("png")) {
+        QImage img(sz.width(), sz.height() + capH, QImage::Format_ARGB32);
+        img.fill(Qt::white);
+        {
+            QPainter p(&img);
+            paint(p);
+        }
+        ok = img.save(tmp, "PNG");
+    } else if (suffix == QLatin1String("svg")) {
+        QSvgGenerator gen;
+        gen.setFileName(tmp);
+        gen.setSize(QSize(sz.width(), sz.height() + capH));
+        gen.setViewBox(QRect(0, 0, sz.width(), sz.height() + capH));
+        gen.setTitle(QStringLiteral("schedlab"));
+        gen.setDescription(cap);
+        {
+            QPainter p(&gen);
+            paint(p);
+        }
+        ok = QFileInfo(tmp).size() > 0;
+    } else if (suffix == QLatin1String("pdf")) {
+        QPdfWriter pdf(tmp);
+        pdf.setTitle(cap);
+        pdf.setResolution(96);
+        pdf.setPageSize(QPageSize(QSizeF(sz.width(), sz.height() + capH), QPageSize::Point));
+        pdf.setPageMargins(QMarginsF(0, 0, 0, 0));
+        {
+            QPainter p(&pdf);
+            const double k = double(pdf.width()) / double(sz.width());
+            p.scale(k, k);
+            paint(p);
+        }
+        ok = QFileInfo(tmp).size() > 0;
+    } else {
+        return tr("%1: unknown export format '%2' (use .png, .svg or .pdf)").arg(path, suffix);
+    }
+    if (!ok) {
+        QFile::remove(tmp);
+        return tr("%1: cannot write the file").arg(path);
+    }
+    QFile::remove(path);
+    if (!QFile::rename(tmp, path)) {
+        QFile::remove(tmp);
+        return tr("%1: cannot rename the temporary file into place").arg(path);
+    }
+    return {};
+}
+
+void MainWindow::exportDialog(QWidget* w) {
+    const QString p = QFileDialog::getSaveFileName(this, tr("Export"), QStringLiteral("schedlab.png"),
+                                                   tr("PNG (*.png);;SVG (*.svg);;PDF (*.pdf)"));
+    if (p.isEmpty()) return;
+    const QString err = exportView(w, p);
+    if (!err.isEmpty()) QMessageBox::warning(this, tr("Export failed"), err);
+    else statusBar()->showMessage(tr("Exported %1").arg(p), 4000);
+}
+
+void MainWindow::saveScenario() {
+    if (!m_scenario) return;
+    const QString p = QFileDialog::getSaveFileName(this, tr("Save scenario"), QStringLiteral("scenario.json"),
+                                                   tr("Scenarios (*.json)"));
+    if (p.isEmpty()) return;
+    nlohmann::ordered_json doc = nlohmann::ordered_json::parse(m_scenario->doc.dump());
+    nlohmann::ordered_json v;
+    const auto side = [](const sched::Knobs& k) {
+        nlohmann::ordered_json j;
+        j["preset"] = k.presetName;
+        for (const auto& d : k.diffFromBaseline()) {
+            const auto eq = d.find('=');
+            const std::string key = d.substr(0, eq), val = d.substr(eq + 1);
+            char* end = nullptr;
+            const long long n = std::strtoll(val.c_str(), &end, 10);
+            if (!val.empty() && end && *end == 0) j[key] = n;
+            else j[key] = val;
+        }
+        return j;
+    };
+    v["A"] = side(m_knobs->knobs(0));
+    if (m_knobs->abEnabled()) v["B"] = side(m_knobs->knobs(1));
+    doc["variants"] = v;
+    doc["seed"] = m_seed;
+    QSaveFile f(p);  // temp file + rename
+    if (!f.open(QIODevice::WriteOnly) || f.write(QByteArray::fromStdString(doc.dump(2) + "\n")) < 0 || !f.commit()) {
+        QMessageBox::warning(this, tr("Save failed"), tr("%1: cannot write the file").arg(p));
+        return;
+    }
+    m_scenarioPath = p;
+    addRecent(p);
+}
+
+void MainWindow::addRecent(const QString& path) {
+    QSettings st;
+    QStringList r = st.value(QStringLiteral("recentFiles")).toStringList();
+    r.removeAll(path);
+    r.prepend(path);
+    while (r.size() > kMaxRecent) r.removeLast();
+    st.setValue(QStringLiteral("recentFiles"), r);
+    updateRecentMenu();
+}
+
+void MainWindow::updateRecentMenu() {
+    if (!m_recentMenu) return;
+    m_recentMenu->clear();
+    const QStringList r = QSettings().value(QStringLiteral("recentFiles")).toStringList();
+    for (const QString& p : r)
+        m_recentMenu->addAction(QFileInfo(p).fileName(), this, [this, p] {
+            const QString err = openScenario(p);
+            if (!err.isEmpty()) QMessageBox::warning(this, tr("Cannot open scenario"), err);
+        });
+    m_recentMenu->setEnabled(!r.isEmpty());
 }
 
 }  // namespace schedlab

@@ -1,19 +1,44 @@
-// main_window.h: the schedlab main window. For now a placeholder shell (menus, status bar,
-// topology preset list) that the simulation views will replace once the engine exists.
+// main_window.h: the schedlab main window: A and B topology heatmaps side by side, runqueue
+// plots, latency histograms, counters, the knob panel and the decision inspector, run controls,
+// export with a reproducible caption, and the headless screenshot mode.
 #pragma once
+
+#include "knobs.h"
+#include "scenario.h"
+#include "sim_worker.h"
 
 #include <QMainWindow>
 
+#include <memory>
+#include <optional>
+
+class QAction;
+class QComboBox;
 class QLabel;
-class QPlainTextEdit;
-class QTreeWidget;
+class QMenu;
+class QSplitter;
+class QDockWidget;
 
 namespace schedlab {
 
+class CountersPlot;
+class DecisionInspector;
+class KnobPanel;
+class LatencyPlot;
+class RqPlot;
+class TopologyHeatmap;
+
+/// Options from the command line.
+struct StartOptions {
+    QString scenarioPath;        ///< empty: the default scenario
+    std::optional<sched::Knobs> a, b;  ///< override the scenario's variants
+    bool ab = true;
+    quint64 seed = 0;            ///< 0: the scenario's
+    double speed = -1;           ///< simulated s per wall s; <= 0 as fast as possible; -1: default
+    bool autoplay = true;
+};
+
 /// Top-level window of the `schedlab` GUI.
-///
-/// Central area: a placeholder label until the simulation views arrive. Right dock:
-/// the machine topology presets known to the core (`sched::Topology::presetNames()`).
 class MainWindow : public QMainWindow {
     Q_OBJECT
 
@@ -21,18 +46,70 @@ public:
     explicit MainWindow(QWidget* parent = nullptr);
     ~MainWindow() override;
 
-private slots:
-    void showAbout();
-    /// Shows the selected preset's sched domains (CPU 0) and its description in the status bar.
-    void onPresetSelectionChanged();
+    /// Loads a scenario file; on error returns the one-line message (and keeps the current run).
+    QString openScenario(const QString& path, const StartOptions& o = {});
+    /// Starts the built-in default scenario.
+    void openDefault(const StartOptions& o = {});
+
+    /// Caption naming topology, workload, knobs of A and B, seed and simulated time.
+    QString caption() const;
+    /// Exports `w` (nullptr: the whole window) to PNG, SVG or PDF (by suffix) with the caption
+    /// below it; writes a temporary file and renames it. Returns an error message or "".
+    QString exportView(QWidget* w, const QString& path);
+    /// The A/B table in `schedlab-cli compare` layout ("" when A/B is off or no frame yet).
+    QString compareText() const;
+
+    /// Runs until the simulated time reaches `ns`, then calls `done` on the GUI thread (headless mode).
+    void runUntil(qint64 ns, std::function<void()> done);
+
+    /// Widgets by name for tests and exports: "heatmapA", "heatmapB", "rq", "latency", "counters", "inspector".
+    QWidget* view(const QString& name) const;
+    SimController* controller() const { return m_sim; }
+    KnobPanel* knobPanel() const { return m_knobs; }
+    std::shared_ptr<const Frame> frame() const { return m_frame; }
+
+protected:
+    void closeEvent(QCloseEvent* e) override;
 
 private:
+    void createViews();
+    void createActions();
     void createMenus();
-    void createPresetDock();
+    void restart();
+    void start(const sched::Scenario& s, const StartOptions& o);
+    void onFrame();
+    void setRunning(bool on);
+    void addRecent(const QString& path);
+    void updateRecentMenu();
+    void exportDialog(QWidget* w);
+    void saveScenario();
 
-    QLabel* m_placeholder = nullptr;
-    QPlainTextEdit* m_domains = nullptr;  ///< the selected preset's sched domains (CPU 0)
-    QTreeWidget* m_presetList = nullptr;
+    SimController* m_sim = nullptr;
+    std::optional<sched::Scenario> m_scenario;
+    QString m_scenarioPath;
+    quint64 m_seed = 0;
+    std::shared_ptr<const Frame> m_frame;
+    std::function<void()> m_whenDone;
+    qint64 m_runUntil = 0;
+    bool m_running = false;
+
+    QSplitter* m_heatSplit = nullptr;
+    TopologyHeatmap* m_heatA = nullptr;
+    TopologyHeatmap* m_heatB = nullptr;
+    RqPlot* m_rq = nullptr;
+    LatencyPlot* m_latency = nullptr;
+    CountersPlot* m_counters = nullptr;
+    DecisionInspector* m_inspector = nullptr;
+    KnobPanel* m_knobs = nullptr;
+    QComboBox* m_metric = nullptr;
+    QComboBox* m_speed = nullptr;
+    QLabel* m_clock = nullptr;
+    QLabel* m_status = nullptr;
+    QLabel* m_delta = nullptr;
+    QAction* m_playAct = nullptr;
+    QMenu* m_recentMenu = nullptr;
+    QMenu* m_viewMenu = nullptr;
+    QList<int> m_selection;
 };
 
 }  // namespace schedlab

@@ -1,0 +1,198 @@
+// counters_plot.cpp: grouped A/B bar charts of wakeup reasons and migration causes.
+// Core headers before any Qt header: engine.h has a member named emit, which Qt defines as a macro.
+#include "metrics.h"
+#include "simulation.h"
+
+#include "counters_plot.h"
+#include "latency_plot.h"
+
+#include <QHBoxLayout>
+#include <QLabel>
+#include <QShowEvent>
+#include <QVBoxLayout>
+#include <qcustomplot.h>
+
+#include <algorithm>
+#include <cmath>
+#include <array>
+#include <map>
+#include <string>
+
+namespace schedlab {
+
+namespace {
+
+/// One category: its label and the A and B counts.
+struct Category {
+    QString name;
+    std::array<double, 2> count{};
+};
+
+/// Counts with SI suffixes ("250k", "1.5M"): exponents like 2.5·10^5 are hard to compare at a glance.
+class CountTicker : public QCPAxisTicker {
+protected:
+    QString getTickLabel(double tick, const QLocale& locale, QChar, int) override {
+        const double a = std::abs(tick);
+        if (a >= 1e9) return locale.toString(tick / 1e9, 'g', 3) + QLatin1Char('G');
+        if (a >= 1e6) return locale.toString(tick / 1e6, 'g', 3) + QLatin1Char('M');
+        if (a >= 1e3) return locale.toString(tick / 1e3, 'g', 3) + QLatin1Char('k');
+        return locale.toString(tick, 'g', 3);
+    }
+};
+
+void setUp(QCustomPlot* plot, const QString& title, const QString& valueLabel, const QFont& base) {
+    QFont tickFont = base;
+    tickFont.setPointSizeF(std::max(base.pointSizeF(), 9.0));
+    QFont labelFont = tickFont;
+    labelFont.setPointSizeF(tickFont.pointSizeF() + 1);
+    plot->setBackground(Qt::white);
+    for (QCPAxis* a : {plot->xAxis, plot->yAxis}) {
+        a->setTickLabelFont(tickFont);
+        a->setLabelFont(labelFont);
+        a->setTickLabelColor(Qt::black);
+        a->setLabelColor(Qt::black);
+        a->grid()->setPen(QPen(QColor(0xD0, 0xD0, 0xD0), 0, Qt::DotLine));
+    }
+    // Horizontal bars: category names (long reason codes) read left to right on the key axis
+    // (yAxis, first category at the top), counts on the bottom axis.
+    plot->yAxis->grid()->setVisible(false);
+    plot->yAxis->setTickLength(0, 3);
+    plot->yAxis->setSubTicks(false);
+    plot->yAxis->setRangeReversed(true);
+    plot->yAxis->setTicker(QSharedPointer<QCPAxisTickerText>::create());
+    plot->xAxis->setLabel(valueLabel);
+    plot->xAxis->setTicker(QSharedPointer<CountTicker>::create());
+    plot->legend->setVisible(false);  // one legend for both plots, above them
+    // Room on the right for the last count label (no right axis reserves it).
+    plot->axisRect()->setAutoMargins(QCP::msLeft | QCP::msTop | QCP::msBottom);
+    plot->axisRect()->setMargins(QMargins(0, 0, 18, 0));
+    auto* group = new QCPBarsGroup(plot);  // reused by every update
+    group->setSpacingType(QCPBarsGroup::stAbsolute);
+    group->setSpacing(1);
+    plot->plotLayout()->insertRow(0);
+    QFont titleFont = labelFont;
+    titleFont.setBold(true);
+    auto* t = new QCPTextElement(plot, title, titleFont);
+    t->setTextColor(Qt::black);
+    plot->plotLayout()->addElement(0, 0, t);
+}
+
+/// Draws `cats` as grouped horizontal bars of the present sides.
+void showCategories(QCustomPlot* plot, const std::vector<Category>& cats,
+                    const std::array<const sched::Snapshot*, 2>& sides) {
+    plot->clearPlottables();
+    auto ticker = qSharedPointerCast<QCPAxisTickerText>(plot->yAxis->ticker());
+    ticker->clear();
+    for (std::size_t i = 0; i < cats.size(); ++i) ticker->addTick(double(i + 1), cats[i].name);
+    const int nsides = (sides[0] ? 1 : 0) + (sides[1] ? 1 : 0);
+    auto* group = plot->findChild<QCPBarsGroup*>();
+    double top = 1;
+    for (int s = 0; s < 2; ++s) {
+        const sched::Snapshot* snap = sides[std::size_t(s)];
+        if (!snap) continue;
+        auto* bars = new QCPBars(plot->yAxis, plot->xAxis);
+        bars->setWidth(nsides == 2 ? 0.4 : 0.65);
+        bars->setBarsGroup(group);
+        const QColor c = LatencyPlot::sideColor(s);
+        bars->setPen(QPen(c.darker(130), 1));
+        bars->setBrush(c);
+        QVector<double> keys, values;
+        for (std::size_t i = 0; i < cats.size(); ++i) {
+            keys << double(i + 1);
+            values << cats[i].count[std::size_t(s)];
+            top = std::max(top, cats[i].count[std::size_t(s)]);
+        }
+        bars->setData(keys, values, true);
+        bars->setName(QString::fromStdString(snap->label.empty() ? (s == 0 ? "A" : "B") : snap->label));
+    }
+    plot->yAxis->setRange(0.45, double(std::max<std::size_t>(cats.size(), 1)) + 0.55);
+    plot->xAxis->setRange(0, top * 1.05);
+}
+
+QString legendHtml(const std::array<const sched::Snapshot*, 2>& sides) {
+    QStringList parts;
+    for (int s = 0; s < 2; ++s) {
+        const sched::Snapshot* snap = sides[std::size_t(s)];
+        if (!snap) continue;
+        const QString name = QString::fromStdString(snap->label.empty() ? (s == 0 ? "A" : "B") : snap->label);
+        const QString knobs = QString::fromStdString(snap->knobs);
+        parts << QStringLiteral("<span style=\"color:%1\">&#9632;</span>&nbsp;%2")
+                     .arg(LatencyPlot::sideColor(s).name(),
+                          (knobs.isEmpty() ? name : name + QStringLiteral(": ") + knobs).toHtmlEscaped());
+    }
+    return parts.join(QStringLiteral("&nbsp;&nbsp;&nbsp;&nbsp;"));
+}
+
+}  // namespace
+
+CountersPlot::CountersPlot(QWidget* parent) : QWidget(parent) {
+    auto* layout = new QVBoxLayout(this);
+    layout->setContentsMargins(0, 0, 0, 0);
+    layout->setSpacing(2);
+    m_legend = new QLabel(this);
+    QFont f = font();
+    f.setPointSizeF(std::max(f.pointSizeF(), 9.0));
+    m_legend->setFont(f);
+    m_legend->setTextFormat(Qt::RichText);
+    m_legend->setAlignment(Qt::AlignCenter);
+    m_legend->setWordWrap(true);
+    layout->addWidget(m_legend, 0);
+    auto* plots = new QHBoxLayout;
+    plots->setSpacing(4);
+    m_reasons = new QCustomPlot(this);
+    m_causes = new QCustomPlot(this);
+    plots->addWidget(m_reasons, 3);
+    plots->addWidget(m_causes, 2);
+    layout->addLayout(plots, 1);
+    setUp(m_reasons, QStringLiteral("wakeups by final reason"), QStringLiteral("wakeups"), font());
+    setUp(m_causes, QStringLiteral("migrations by cause"), QStringLiteral("migrations"), font());
+    setSnapshots(nullptr, nullptr);
+}
+
+CountersPlot::~CountersPlot() = default;
+
+void CountersPlot::setSnapshots(std::shared_ptr<const sched::Snapshot> a, std::shared_ptr<const sched::Snapshot> b) {
+    const std::array<const sched::Snapshot*, 2> sides = {a.get(), b.get()};
+
+    // Reasons: union of both sides' codes, largest A + B first (ties by name, so the order is stable).
+    std::map<std::string, std::array<double, 2>> byName;
+    for (int s = 0; s < 2; ++s)
+        if (sides[std::size_t(s)])
+            for (const auto& [name, n] : sides[std::size_t(s)]->reasons) byName[name][std::size_t(s)] += double(n);
+    std::vector<Category> reasons;
+    for (const auto& [name, n] : byName) reasons.push_back({QString::fromStdString(name), n});
+    std::stable_sort(reasons.begin(), reasons.end(), [](const Category& x, const Category& y) {
+        return x.count[0] + x.count[1] > y.count[0] + y.count[1];
+    });
+    if (reasons.size() > std::size_t(kMaxReasons)) {
+        Category other{QStringLiteral("other"), {}};
+        for (std::size_t i = kMaxReasons; i < reasons.size(); ++i)
+            for (std::size_t s = 0; s < 2; ++s) other.count[s] += reasons[i].count[s];
+        reasons.resize(kMaxReasons);
+        reasons.push_back(other);
+    }
+
+    std::vector<Category> causes;
+    for (int c = 0; c < sched::kMigrationCauses; ++c) {
+        Category cat{QString::fromLatin1(sched::toString(sched::MigrationCause(c))), {}};
+        for (std::size_t s = 0; s < 2; ++s)
+            if (sides[s]) cat.count[s] = double(sides[s]->migrations_by_cause[std::size_t(c)]);
+        causes.push_back(cat);
+    }
+
+    showCategories(m_reasons, reasons, sides);
+    showCategories(m_causes, causes, sides);
+    m_legend->setText(legendHtml(sides));
+    if (isVisible()) {
+        m_reasons->replot(QCustomPlot::rpQueuedRefresh);
+        m_causes->replot(QCustomPlot::rpQueuedRefresh);
+    }
+}
+
+void CountersPlot::showEvent(QShowEvent* event) {
+    QWidget::showEvent(event);
+    m_reasons->replot(QCustomPlot::rpQueuedRefresh);
+    m_causes->replot(QCustomPlot::rpQueuedRefresh);
+}
+
+}  // namespace schedlab

@@ -1,0 +1,193 @@
+// knob_panel.cpp: see knob_panel.h. Every control maps to one named knob (Knobs::set), so
+// what the panel shows is what the wakeup path reads.
+#include "knob_panel.h"
+
+#include <QButtonGroup>
+#include <QCheckBox>
+#include <QComboBox>
+#include <QFormLayout>
+#include <QGridLayout>
+#include <QGroupBox>
+#include <QHBoxLayout>
+#include <QLabel>
+#include <QRadioButton>
+#include <QSlider>
+#include <QVBoxLayout>
+
+namespace schedlab {
+namespace {
+
+/// The sched_features worth toggling while watching the wakeup path.
+const char* const kFeatureToggles[] = {"SIS_UTIL", "SIS_PROP", "SIS_DEBOUNCE", "WA_IDLE", "WA_WEIGHT", "WA_BIAS",
+                                       "TTWU_QUEUE", "WAKEUP_PREEMPTION", "UTIL_EST", "NI_RANDOM"};
+constexpr int kDelayStepUs = 100;  ///< slider unit: 0.1 ms, 0..5 ms
+
+QString q(const std::string& s) { return QString::fromStdString(s); }
+
+}  // namespace
+
+KnobPanel::KnobPanel(QWidget* parent) : QWidget(parent) {
+    setObjectName(QStringLiteral("knobPanel"));
+    auto* top = new QVBoxLayout(this);
+
+    auto* sides = new QGroupBox(tr("Variants"), this);
+    auto* sf = new QFormLayout(sides);
+    m_presetA = new QComboBox(sides);
+    m_presetB = new QComboBox(sides);
+    for (const auto& n : sched::Knobs::presetNames()) {
+        m_presetA->addItem(q(n));
+        m_presetB->addItem(q(n));
+        m_presetA->setItemData(m_presetA->count() - 1, q(sched::Knobs::presetDescription(n)), Qt::ToolTipRole);
+        m_presetB->setItemData(m_presetB->count() - 1, q(sched::Knobs::presetDescription(n)), Qt::ToolTipRole);
+    }
+    m_ab = new QCheckBox(tr("A/B side by side"), sides);
+    m_ab->setChecked(true);
+    sf->addRow(tr("A preset:"), m_presetA);
+    sf->addRow(tr("B preset:"), m_presetB);
+    sf->addRow(m_ab);
+    auto* editRow = new QHBoxLayout;
+    m_editA = new QRadioButton(tr("A"), sides);
+    m_editB = new QRadioButton(tr("B"), sides);
+    m_editB->setChecked(true);
+    auto* group = new QButtonGroup(this);
+    group->addButton(m_editA, 0);
+    group->addButton(m_editB, 1);
+    editRow->addWidget(m_editA);
+    editRow->addWidget(m_editB);
+    editRow->addStretch();
+    sf->addRow(tr("Controls below edit:"), editRow);
+    top->addWidget(sides);
+
+    auto* delay = new QGroupBox(tr("Idle delay (treat a CPU as idle after it left idle)"), this);
+    auto* dg = new QGridLayout(delay);
+    m_delay = new QSlider(Qt::Horizontal, delay);
+    m_delay->setObjectName(QStringLiteral("idleDelaySlider"));
+    m_delay->setRange(0, 5000 / kDelayStepUs);
+    m_delay->setPageStep(5);
+    m_delay->setTickPosition(QSlider::TicksBelow);
+    m_delay->setTickInterval(10);
+    m_delayLabel = new QLabel(delay);
+    m_delayLabel->setMinimumWidth(110);
+    m_maxRun = new QSlider(Qt::Horizontal, delay);
+    m_maxRun->setObjectName(QStringLiteral("maxRunningSlider"));
+    m_maxRun->setRange(0, kNoLimit);
+    m_maxRun->setPageStep(1);
+    m_maxRun->setTickPosition(QSlider::TicksBelow);
+    m_maxRun->setTickInterval(4);
+    m_maxRunLabel = new QLabel(delay);
+    m_clock = new QComboBox(delay);
+    m_clock->addItem(QStringLiteral("idle_end_time (v1/v2)"), QStringLiteral("idle_end_time"));
+    m_clock->addItem(QStringLiteral("clock_idle (v3)"), QStringLiteral("clock_idle"));
+    dg->addWidget(new QLabel(tr("delay"), delay), 0, 0);
+    dg->addWidget(m_delay, 0, 1);
+    dg->addWidget(m_delayLabel, 0, 2);
+    dg->addWidget(new QLabel(tr("while nr_running ≤"), delay), 1, 0);
+    dg->addWidget(m_maxRun, 1, 1);
+    dg->addWidget(m_maxRunLabel, 1, 2);
+    dg->addWidget(new QLabel(tr("clock"), delay), 2, 0);
+    dg->addWidget(m_clock, 2, 1, 1, 2);
+    top->addWidget(delay);
+
+    auto* other = new QGroupBox(tr("Other variants and sched_features"), this);
+    auto* og = new QGridLayout(other);
+    m_claim = new QComboBox(other);
+    m_claim->addItem(QStringLiteral("off"), QStringLiteral("off"));
+    m_claim->addItem(QStringLiteral("in select_idle_sibling"), QStringLiteral("sis"));
+    m_claim->addItem(QStringLiteral("in select_task_rq"), QStringLiteral("select_task_rq"));
+    og->addWidget(new QLabel(tr("claim idle CPU"), other), 0, 0);
+    og->addWidget(m_claim, 0, 1);
+    int i = 0;
+    for (const char* name : kFeatureToggles) {
+        auto* cb = new QCheckBox(QString::fromLatin1(name), other);
+        cb->setObjectName(QString::fromLatin1(name));
+        m_features[name] = cb;
+        og->addWidget(cb, 1 + i / 2, i % 2);
+        ++i;
+        connect(cb, &QCheckBox::toggled, this, [this] { edited(); });
+    }
+    top->addWidget(other);
+    m_summary = new QLabel(this);
+    m_summary->setWordWrap(true);
+    m_summary->setTextInteractionFlags(Qt::TextSelectableByMouse);
+    top->addWidget(m_summary);
+    top->addStretch();
+
+    connect(m_presetA, &QComboBox::textActivated, this, [this](const QString& n) { presetPicked(0, n); });
+    connect(m_presetB, &QComboBox::textActivated, this, [this](const QString& n) { presetPicked(1, n); });
+    connect(group, &QButtonGroup::idClicked, this, [this](int id) { setEditedSide(id); });
+    connect(m_ab, &QCheckBox::toggled, this, [this](bool on) {
+        if (!on && m_side == 1) setEditedSide(0);
+        m_editB->setEnabled(on);
+        emit abToggled(on);
+    });
+    connect(m_delay, &QSlider::valueChanged, this, [this] { edited(); });
+    connect(m_maxRun, &QSlider::valueChanged, this, [this] { edited(); });
+    connect(m_clock, &QComboBox::currentIndexChanged, this, [this] { edited(); });
+    connect(m_claim, &QComboBox::currentIndexChanged, this, [this] { edited(); });
+    refresh();
+}
+
+void KnobPanel::setKnobs(const sched::Knobs& a, const sched::Knobs& b) {
+    m_a = a;
+    m_b = b;
+    m_updating = true;
+    m_presetA->setCurrentText(q(a.presetName));
+    m_presetB->setCurrentText(q(b.presetName));
+    m_updating = false;
+    refresh();
+}
+
+void KnobPanel::setEditedSide(int side) {
+    m_side = side == 1 && abEnabled() ? 1 : 0;
+    (m_side ? m_editB : m_editA)->setChecked(true);
+    refresh();
+}
+
+bool KnobPanel::abEnabled() const { return m_ab->isChecked(); }
+void KnobPanel::setAbEnabled(bool on) { m_ab->setChecked(on); }
+
+void KnobPanel::presetPicked(int side, const QString& name) {
+    if (m_updating) return;
+    sched::Knobs k = sched::Knobs::preset(name.toStdString());
+    k.hz = (side ? m_b : m_a).hz;
+    (side ? m_b : m_a) = k;
+    setEditedSide(side);
+    emit knobsChanged(side, k);
+}
+
+void KnobPanel::refresh() {
+    const sched::Knobs& k = m_side ? m_b : m_a;
+    m_updating = true;
+    m_delay->setValue(int(k.idle_delay_ns / 1000 / kDelayStepUs));
+    m_maxRun->setValue(k.idle_delay_max_running < 0 ? kNoLimit : std::min(k.idle_delay_max_running, kNoLimit - 1));
+    m_clock->setCurrentIndex(k.idle_delay_clock == sched::IdleDelayClock::ClockIdle ? 1 : 0);
+    m_claim->setCurrentIndex(int(k.claim));
+    for (auto& [name, cb] : m_features) cb->setChecked(k.get(name) == "1" || k.get(name) == "true");
+    m_updating = false;
+    const double ms = double(k.idle_delay_ns) / 1e6;
+    m_delayLabel->setText(k.idle_delay_ns == 0 ? tr("off") : QStringLiteral("%1 ms").arg(ms, 0, 'f', 1));
+    m_maxRunLabel->setText(k.idle_delay_max_running < 0 ? tr("no limit") : QString::number(k.idle_delay_max_running));
+    m_summary->setText(QStringLiteral("<b>A</b>: %1<br><b>B</b>: %2")
+                           .arg(q(m_a.describe()).toHtmlEscaped(),
+                                abEnabled() ? q(m_b.describe()).toHtmlEscaped() : tr("(off)")));
+}
+
+void KnobPanel::edited() {
+    if (m_updating) return;
+    sched::Knobs& k = m_side ? m_b : m_a;
+    sched::Knobs n = k;
+    n.idle_delay_ns = std::int64_t(m_delay->value()) * kDelayStepUs * 1000;
+    n.idle_delay_max_running = m_maxRun->value() == kNoLimit ? -1 : m_maxRun->value();
+    n.set("idle_delay_clock", m_clock->currentData().toString().toStdString());
+    n.set("claim", m_claim->currentData().toString().toStdString());
+    for (auto& [name, cb] : m_features) n.set(name, cb->isChecked() ? "1" : "0");
+    if (n == k) {
+        refresh();
+        return;
+    }
+    k = n;
+    refresh();
+    emit knobsChanged(m_side, k);
+}
+
+}  // namespace schedlab

@@ -1,0 +1,74 @@
+// rq_plot.h: runqueue length over simulated time: step lines for selected CPUs and a time x CPU colour map.
+#pragma once
+
+#include <QList>
+#include <QString>
+#include <QWidget>
+
+#include <memory>
+
+class QCustomPlot;
+class QCPColorMap;
+class QCPColorScale;
+class QCPTextElement;
+class QCPLayoutGrid;
+
+namespace sched {
+struct Snapshot;
+}
+
+namespace schedlab {
+
+/// Live view of `Snapshot::sample_len` (rq->nr_running sampled every `sample_period_ns`).
+///
+/// Top: step lines of nr_running over simulated time (ms) for the selected CPUs, or one line with
+/// the machine mean when none is selected. Bottom: a colour map, x = time, y = CPU (CPU 0 at the
+/// top), colour = nr_running. Both show the last `windowMs()` of the buffer and are binned to the
+/// plot's pixel width: the lines show the mean of the rows in a pixel column, the map the maximum.
+class RqPlot : public QWidget {
+    Q_OBJECT
+
+public:
+    explicit RqPlot(QWidget* parent = nullptr);
+    ~RqPlot() override;
+
+    /// Shows `snapshot`'s rq-length buffer; nullptr clears both plots.
+    void setSnapshot(std::shared_ptr<const sched::Snapshot> snapshot);
+    /// CPUs drawn as lines (CPU indices; out-of-range ones are ignored). Empty: the machine mean.
+    void setSelectedCpus(const QList<int>& cpus);
+    /// CPUs currently selected (as given to setSelectedCpus).
+    QList<int> selectedCpus() const { return m_selected; }
+    /// Span of simulated time shown, in ms, ending at the newest sample; <= 0 shows the whole buffer (default).
+    void setWindowMs(double windowMs);
+    /// Span of simulated time shown in ms; <= 0 means the whole buffer.
+    double windowMs() const { return m_windowMs; }
+    /// Title above the line plot (e.g. "A: baseline"); empty hides it.
+    void setTitle(const QString& title);
+
+    /// The nr_running line plot (one QCPGraph per line, in selection order).
+    QCustomPlot* linePlot() const { return m_linePlot; }
+    /// The time x CPU colour map plot (plottable 0 is the QCPColorMap).
+    QCustomPlot* mapPlot() const { return m_mapPlot; }
+
+protected:
+    void resizeEvent(QResizeEvent* event) override;
+    void showEvent(QShowEvent* event) override;
+
+private:
+    void rebuild();
+    void replotIfVisible();
+    int pixelColumns() const;
+
+    QCustomPlot* m_linePlot = nullptr;
+    QCustomPlot* m_mapPlot = nullptr;
+    QCPTextElement* m_title = nullptr;
+    QCPLayoutGrid* m_legendCell = nullptr;
+    QCPColorMap* m_colorMap = nullptr;
+    QCPColorScale* m_colorScale = nullptr;
+    std::shared_ptr<const sched::Snapshot> m_snapshot;
+    QList<int> m_selected;
+    double m_windowMs = 0;
+    int m_binnedColumns = 0;  // pixel columns the current data was binned for
+};
+
+}  // namespace schedlab

@@ -1,0 +1,219 @@
+// sim_worker.cpp: the simulation thread. Runs A and B in lockstep in short chunks from a
+// zero-interval timer, so queued commands are served between chunks, and publishes frames.
+#include "sim_worker.h"
+
+#include "report.h"
+
+#include <QCoreApplication>
+#include <QDateTime>
+#include <QElapsedTimer>
+#include <QTimer>
+
+#include <algorithm>
+
+namespace schedlab {
+namespace {
+
+qint64 wallNs() {
+    static QElapsedTimer clock = [] {
+        QElapsedTimer t;
+        t.start();
+        return t;
+    }();
+    return clock.nsecsElapsed();
+}
+
+constexpr qint64 kSliceNs = 8'000'000;          ///< wall time per tick before serving commands
+constexpr qint64 kFrameNs = 16'666'667;         ///< at most 60 frames a second
+constexpr std::int64_t kChunkSimNs = 200'000;   ///< lockstep granularity (simulated)
+
+}  // namespace
+
+SimWorker::SimWorker() = default;
+SimWorker::~SimWorker() = default;
+
+std::shared_ptr<const Frame> SimWorker::latest() const {
+    std::lock_guard<std::mutex> lock(m_mutex);
+    return m_latest;
+}
+
+void SimWorker::restart(const sched::Scenario& s, const sched::Knobs& a, const sched::Knobs& b, bool ab,
+                        quint64 seed) {
+    if (!m_timer) {
+        m_timer = new QTimer(this);
+        m_timer->setInterval(0);
+        connect(m_timer, &QTimer::timeout, this, &SimWorker::tick);
+    }
+    sched::SimOptions o;
+    const int n = s.topo->nrCpus();
+    o.sample_period_ns = 100'000;
+    o.sample_rows = std::size_t(std::clamp(400'000 / std::max(n, 1), 200, 2000));
+    m_a = std::make_unique<sched::Simulation>(s, a, "A", o, seed);
+    m_b = ab ? std::make_unique<sched::Simulation>(s, b, "B", o, seed) : nullptr;
+    m_traced.reset();
+    m_playSim0 = 0;
+    m_playWall0 = wallNs();
+    m_rateWall0 = wallNs();
+    m_rateSim0 = 0;
+    m_rateEv0 = 0;
+    m_simRate = m_evRate = 0;
+    publish();
+}
+
+void SimWorker::setKnobs(int side, const sched::Knobs& k) {
+    sched::Simulation* s = side == 0 ? m_a.get() : m_b.get();
+    if (s) s->setKnobs(k);
+    publish();
+}
+
+void SimWorker::play() {
+    if (!m_a) return;
+    m_running = true;
+    m_playSim0 = m_a->now();
+    m_playWall0 = wallNs();
+    m_timer->start();
+}
+
+void SimWorker::pause() {
+    m_running = false;
+    if (m_timer) m_timer->stop();
+    publish();
+}
+
+void SimWorker::setSpeed(double simPerWall) {
+    m_speed = simPerWall;
+    if (m_a) {
+        m_playSim0 = m_a->now();
+        m_playWall0 = wallNs();
+    }
+}
+
+void SimWorker::setStopAt(qint64 ns) { m_stopAt = ns; }
+
+void SimWorker::syncB() {
+    if (!m_a || !m_b) return;
+    if (m_a->done()) return;
+    if (m_b->now() < m_a->now()) m_b->advance(m_a->now() - m_b->now());
+}
+
+bool SimWorker::chunk(std::int64_t ns) {
+    if (!m_a) return false;
+    const bool aDone = m_a->done();
+    if (!aDone) m_a->advance(ns);
+    if (m_b) {
+        if (aDone) m_b->advance(ns);
+        else syncB();
+    }
+    return !(m_a->done() && (!m_b || m_b->done()));
+}
+
+void SimWorker::stepEvent() {
+    if (!m_a) return;
+    if (!m_a->done()) m_a->stepEvent();
+    else if (m_b) m_b->stepEvent();
+    syncB();
+    publish();
+}
+
+void SimWorker::stepWakeup() {
+    if (!m_a) return;
+    if (m_a->stepWakeup() && m_a->lastTraced()) m_traced = *m_a->lastTraced();
+    syncB();
+    publish();
+}
+
+void SimWorker::stepTime(qint64 ns) {
+    chunk(ns);
+    publish();
+}
+
+void SimWorker::tick() {
+    if (!m_a || !m_running || m_stop) return;
+    const qint64 start = wallNs();
+    bool more = true;
+    while (more && !m_stop && wallNs() - start < kSliceNs) {
+        std::int64_t ns = kChunkSimNs;
+        if (m_speed > 0) {
+            const std::int64_t target = m_playSim0 + std::int64_t(m_speed * double(wallNs() - m_playWall0));
+            if (target <= m_a->now()) break;  // ahead of the clock: wait for the next tick
+            ns = std::min(ns, target - m_a->now());
+        }
+        if (m_stopAt > 0) ns = std::min(ns, std::max<std::int64_t>(m_stopAt - m_a->now(), 0));
+        if (ns > 0) more = chunk(ns);
+        if (m_stopAt > 0 && m_a->now() >= m_stopAt) {
+            m_running = false;
+            break;
+        }
+    }
+    if (!more) m_running = false;
+    if (!m_running) {
+        m_timer->stop();
+        publish();
+        return;
+    }
+    if (m_speed > 0 && m_timer->interval() == 0) m_timer->setInterval(4);  // real-time pacing: no busy loop
+    if (m_speed <= 0 && m_timer->interval() != 0) m_timer->setInterval(0);
+    if (wallNs() - m_lastPublish >= kFrameNs) publish();
+}
+
+void SimWorker::publishNow() { publish(); }
+
+void SimWorker::publish() {
+    if (!m_a) return;
+    auto f = std::make_shared<Frame>();
+    f->a = std::make_shared<const sched::Snapshot>(m_a->snapshot());
+    if (m_b) f->b = std::make_shared<const sched::Snapshot>(m_b->snapshot());
+    f->traced = m_traced;
+    f->seq = ++m_seq;
+    f->running = m_running;
+    f->done = m_a->done() && (!m_b || m_b->done());
+    // Rates over the last half second or more.
+    const qint64 now = wallNs();
+    const std::uint64_t ev = m_a->engine().events() + (m_b ? m_b->engine().events() : 0);
+    if (now - m_rateWall0 >= 500'000'000 || !m_running) {
+        const double dt = double(now - m_rateWall0) / 1e9;
+        if (dt > 0 && m_running) {
+            m_simRate = double(m_a->now() - m_rateSim0) / dt;
+            m_evRate = double(ev - m_rateEv0) / dt;
+        }
+        m_rateWall0 = now;
+        m_rateSim0 = m_a->now();
+        m_rateEv0 = ev;
+    }
+    f->simNsPerWallS = m_running ? m_simRate : 0;
+    f->eventsPerWallS = m_running ? m_evRate : 0;
+    if (m_b && (!m_running || f->done)) f->compareText = sched::compareTable(m_a->scenario(), m_a->result(), m_b->result());
+    {
+        std::lock_guard<std::mutex> lock(m_mutex);
+        m_latest = std::move(f);
+    }
+    m_lastPublish = wallNs();
+    if (!m_notified.exchange(true)) emit frameReady();
+}
+
+// ---------------------------------------------------------------------------
+
+SimController::SimController(QObject* parent) : QObject(parent) {
+    m_worker = new SimWorker;
+    m_worker->moveToThread(&m_thread);
+    connect(&m_thread, &QThread::finished, m_worker, &QObject::deleteLater);
+    connect(m_worker, &SimWorker::frameReady, this, &SimController::frameReady, Qt::QueuedConnection);
+    m_thread.setObjectName(QStringLiteral("schedlab-sim"));
+    m_thread.start();
+}
+
+SimController::~SimController() { shutdown(); }
+
+std::shared_ptr<const Frame> SimController::take() {
+    m_worker->m_notified = false;
+    return m_worker->latest();
+}
+
+void SimController::shutdown() {
+    if (!m_thread.isRunning()) return;
+    m_worker->requestStop();
+    m_thread.quit();
+    m_thread.wait();
+}
+
+}  // namespace schedlab

@@ -1,0 +1,126 @@
+// sim_worker.h: the thread that owns the A and B simulations, runs them in lockstep and
+// publishes immutable frames; the GUI sends it commands by queued calls and takes the
+// newest frame at most 60 times a second (older ones are dropped, never queued).
+#pragma once
+
+#include "knobs.h"
+#include "scenario.h"
+#include "simulation.h"
+
+#include <QObject>
+#include <QThread>
+
+#include <atomic>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+
+class QTimer;
+
+namespace schedlab {
+
+/// What the GUI paints: both sides at one simulated instant.
+struct Frame {
+    std::shared_ptr<const sched::Snapshot> a, b;  ///< b null when A/B is off
+    std::optional<sched::DecisionRecord> traced;  ///< the last wakeup stepped into (side A), with its steps
+    std::uint64_t seq = 0;                        ///< increases with every published frame
+    bool running = false;                         ///< playing (not paused)
+    bool done = false;                            ///< every side finished
+    double simNsPerWallS = 0;                     ///< simulated ns per wall-clock second (recent)
+    double eventsPerWallS = 0;                    ///< events of both sides per wall-clock second (recent)
+    std::string compareText;                      ///< "Copy as text": the CLI's compare table (A/B on), else ""
+};
+
+/// Speed: simulated time per wall-clock second, or as fast as possible (<= 0).
+struct Speed {
+    double simPerWall = 0;  ///< e.g. 1e-3: one simulated ms per second; <= 0: as fast as possible
+};
+
+/// Owns the simulations; lives on its own QThread (see SimController).
+class SimWorker : public QObject {
+    Q_OBJECT
+public:
+    SimWorker();
+    ~SimWorker() override;
+
+    /// The newest frame (thread-safe; never blocks for more than a pointer swap).
+    std::shared_ptr<const Frame> latest() const;
+    /// Abort flag for a quick shutdown (checked between chunks).
+    void requestStop() { m_stop = true; }
+
+    // Commands: call on the worker's thread (SimController::post queues them there).
+    /// New run from t = 0: scenario, knobs of A and B (B ignored unless `ab`), seed (0: the scenario's).
+    void restart(const sched::Scenario& s, const sched::Knobs& a, const sched::Knobs& b, bool ab, quint64 seed);
+    void setKnobs(int side, const sched::Knobs& k);
+    void play();
+    void pause();
+    void setSpeed(double simPerWall);
+    /// Stop (pause) when simulated time reaches `ns` (0: no stop).
+    void setStopAt(qint64 ns);
+    void stepEvent();
+    void stepWakeup();
+    void stepTime(qint64 ns);
+    /// Publishes a frame now (e.g. after a resize, or for a screenshot).
+    void publishNow();
+
+signals:
+    /// A new frame is available from latest() (coalesced: emitted at most once until the GUI reads it).
+    void frameReady();
+    /// A command failed (bad knobs); one line.
+    void error(const QString& message);
+
+private:
+    void tick();
+    void publish();
+    void syncB();
+    bool chunk(std::int64_t ns);
+
+    std::unique_ptr<sched::Simulation> m_a, m_b;
+    std::optional<sched::DecisionRecord> m_traced;
+    QTimer* m_timer = nullptr;
+    bool m_running = false;
+    double m_speed = 0;
+    std::int64_t m_stopAt = 0;
+    std::int64_t m_playSim0 = 0;
+    qint64 m_playWall0 = 0;
+    qint64 m_lastPublish = -1000;
+    std::uint64_t m_seq = 0;
+    // rate measurement
+    qint64 m_rateWall0 = 0;
+    std::int64_t m_rateSim0 = 0;
+    std::uint64_t m_rateEv0 = 0;
+    double m_simRate = 0, m_evRate = 0;
+    mutable std::mutex m_mutex;
+    std::shared_ptr<const Frame> m_latest;
+    std::atomic<bool> m_notified{false};
+    std::atomic<bool> m_stop{false};
+    friend class SimController;
+};
+
+/// Starts the worker on its own thread and stops it cleanly (abort flag, quit, wait).
+class SimController : public QObject {
+    Q_OBJECT
+public:
+    explicit SimController(QObject* parent = nullptr);
+    ~SimController() override;
+    SimWorker* worker() const { return m_worker; }
+    /// Runs `fn(worker)` on the worker's thread, after the commands already queued.
+    template <class F> void post(F fn) {
+        SimWorker* w = m_worker;
+        QMetaObject::invokeMethod(m_worker, [w, fn] { fn(*w); }, Qt::QueuedConnection);
+    }
+    /// The newest frame, or null; marks it read so the next frameReady is emitted.
+    std::shared_ptr<const Frame> take();
+    void shutdown();
+
+signals:
+    void frameReady();
+
+private:
+    QThread m_thread;
+    SimWorker* m_worker = nullptr;
+};
+
+}  // namespace schedlab
+

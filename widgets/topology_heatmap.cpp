@@ -1,0 +1,755 @@
+// topology_heatmap.cpp: painting and interaction of the topology heatmap. The geometry (boxes,
+// label fonts, pre-laid-out CPU numbers) is cached per target size and topology, so a paint only
+// fills rectangles, draws cached text and strokes the arrows.
+#include "topology_heatmap.h"
+
+#include "simulation.h"
+
+#include <QEvent>
+#include <QFontMetricsF>
+#include <QHelpEvent>
+#include <QImage>
+#include <QMouseEvent>
+#include <QPainter>
+#include <QPainterPath>
+#include <QToolTip>
+
+#include <algorithm>
+#include <cmath>
+#include <map>
+#include <set>
+
+namespace schedlab {
+namespace {
+
+constexpr int kMarginPx = 4;            ///< around the map, left and right
+constexpr int kLegendBarPx = 10;        ///< height of the colour bar
+constexpr int kLegendBarMaxPx = 280;    ///< widest colour bar
+constexpr int kMinCountLabelLenPx = 36; ///< arrows shorter than this get no count label
+constexpr int kCountLabels = 40;        ///< only the most counted arrows get a count label
+
+QColor toQColor(Rgb c) { return QColor(c.r, c.g, c.b); }
+
+/// Black or white, whichever reads better on `bg`.
+QColor textOn(const QColor& bg) {
+    const Rgb c{std::uint8_t(bg.red()), std::uint8_t(bg.green()), std::uint8_t(bg.blue())};
+    return relativeLuminance(c) > 0.28 ? QColor(0, 0, 0) : QColor(255, 255, 255);
+}
+
+QRectF toQRect(const RectF& r) { return QRectF(r.x, r.y, r.w, r.h); }
+
+QString msText(std::int64_t ns) { return QString::number(double(ns) / 1e6, 'f', 3) + QStringLiteral(" ms"); }
+
+}  // namespace
+
+TopologyHeatmap::TopologyHeatmap(QWidget* parent) : QWidget(parent) {
+    setMouseTracking(false);
+    setAttribute(Qt::WA_OpaquePaintEvent);
+    setFocusPolicy(Qt::ClickFocus);
+}
+
+TopologyHeatmap::~TopologyHeatmap() = default;
+
+void TopologyHeatmap::setSnapshot(std::shared_ptr<const sched::Snapshot> s) {
+    const sched::Topology* before = m_snapshot ? m_snapshot->topo.get() : nullptr;
+    m_snapshot = std::move(s);
+    const sched::Topology* after = m_snapshot ? m_snapshot->topo.get() : nullptr;
+    if (before != after) {
+        m_geomValid = m_otherGeomValid = false;
+        // A different machine: CPU numbers of the old selection may not exist any more.
+        const int n = after ? after->nrCpus() : 0;
+        m_selection.erase(std::remove_if(m_selection.begin(), m_selection.end(), [n](int c) { return c >= n; }),
+                          m_selection.end());
+    }
+    rebuildArrows();
+    update();
+}
+
+void TopologyHeatmap::setMetric(Metric m) {
+    if (m == m_metric) return;
+    m_metric = m;
+    update();
+}
+
+void TopologyHeatmap::setScaleMax(double v) {
+    if (!(v > 0) || v == m_scaleMax) return;
+    m_scaleMax = v;
+    update();
+}
+
+void TopologyHeatmap::setColormap(Colormap cm) {
+    if (cm == m_colormap) return;
+    m_colormap = cm;
+    update();
+}
+
+void TopologyHeatmap::setTitle(const QString& title) {
+    if (title == m_title) return;
+    m_title = title;
+    update();
+}
+
+void TopologyHeatmap::setArrowSpanNs(std::int64_t ns) {
+    m_arrowSpanNs = ns;
+    rebuildArrows();
+    update();
+}
+
+void TopologyHeatmap::setMaxArrows(int n) {
+    m_maxArrows = std::max(0, n);
+    rebuildArrows();
+    update();
+}
+
+void TopologyHeatmap::setShowArrows(bool on) {
+    if (on == m_showArrows) return;
+    m_showArrows = on;
+    update();
+}
+
+void TopologyHeatmap::setSelection(const QList<int>& cpus) {
+    QList<int> s = cpus;
+    std::sort(s.begin(), s.end());
+    s.erase(std::unique(s.begin(), s.end()), s.end());
+    if (s == m_selection) return;
+    m_selection = s;
+    update();
+}
+
+void TopologyHeatmap::setHighlight(const std::vector<int>& cpusInOrder) {
+    m_highlight = cpusInOrder;
+    m_target = cpusInOrder.empty() ? -1 : cpusInOrder.back();
+    update();
+}
+
+void TopologyHeatmap::setHighlightTarget(int cpu) {
+    m_target = cpu;
+    update();
+}
+
+void TopologyHeatmap::rebuildArrows() {
+    m_arrows.clear();
+    if (!m_snapshot) return;
+    m_arrows = aggregateArrows(m_snapshot->migrations, m_snapshot->now, m_arrowSpanNs, std::size_t(m_maxArrows));
+    const int n = m_snapshot->topo ? m_snapshot->topo->nrCpus() : 0;
+    m_arrows.erase(std::remove_if(m_arrows.begin(), m_arrows.end(),
+                                  [n](const ArrowAgg& a) { return a.from < 0 || a.to < 0 || a.from >= n || a.to >= n; }),
+                   m_arrows.end());
+}
+
+// ---------------------------------------------------------------------------------------------
+// Geometry
+
+void TopologyHeatmap::computeGeometry(Geometry& g, const QRect& target, const QFont& base) const {
+    g = Geometry{};
+    g.target = target;
+    g.topo = m_snapshot ? m_snapshot->topo.get() : nullptr;
+
+    g.boxFont = base;
+    g.boxFont.setPixelSize(11);
+    g.boxFont.setBold(true);
+    g.smallFont = base;
+    g.smallFont.setPixelSize(10);
+    QFont titleFont = base;
+    titleFont.setPixelSize(13);
+    titleFont.setBold(true);
+
+    const double titleH = target.height() >= 80 ? QFontMetricsF(titleFont).height() + 6 : 0;
+    const double legendH = target.height() >= 140 ? QFontMetricsF(g.smallFont).height() + kLegendBarPx + 12 : 0;
+    const QRectF t(target);
+    g.title = QRectF(t.left() + kMarginPx, t.top(), t.width() - 2 * kMarginPx, titleH);
+    g.legend = QRectF(t.left() + kMarginPx, t.bottom() + 1 - legendH, t.width() - 2 * kMarginPx, legendH);
+    g.map = QRectF(t.left() + kMarginPx, t.top() + titleH, t.width() - 2 * kMarginPx,
+                   t.height() - titleH - legendH - (legendH > 0 ? 2 : 0));
+    if (!g.topo || g.map.width() <= 1 || g.map.height() <= 1) return;
+
+    g.layout = layoutTopology(*g.topo, RectF{g.map.x(), g.map.y(), g.map.width(), g.map.height()});
+    if (g.layout.cpuLabels) {
+        g.labelFont = base;
+        g.labelFont.setPixelSize(std::max(6, int(std::floor(g.layout.labelPx))));
+        g.cpuText.resize(std::size_t(g.topo->nrCpus()));
+        for (int c = 0; c < g.topo->nrCpus(); ++c) {
+            QStaticText& st = g.cpuText[std::size_t(c)];
+            st.setText(QString::number(c));
+            st.setTextFormat(Qt::PlainText);
+            st.setPerformanceHint(QStaticText::AggressiveCaching);
+            st.prepare(QTransform(), g.labelFont);
+        }
+    }
+}
+
+const TopologyHeatmap::Geometry& TopologyHeatmap::geometryFor(const QRect& target) const {
+    const sched::Topology* topo = m_snapshot ? m_snapshot->topo.get() : nullptr;
+    if (target == rect()) {
+        if (!m_geomValid || m_geom.target != target || m_geom.topo != topo) {
+            computeGeometry(m_geom, target, font());
+            m_geomValid = true;
+        }
+        return m_geom;
+    }
+    if (!m_otherGeomValid || m_otherGeom.target != target || m_otherGeom.topo != topo) {
+        computeGeometry(m_otherGeom, target, font());
+        m_otherGeomValid = true;
+    }
+    return m_otherGeom;
+}
+
+void TopologyHeatmap::resizeEvent(QResizeEvent*) { m_geomValid = false; }
+
+void TopologyHeatmap::changeEvent(QEvent* e) {
+    if (e->type() == QEvent::FontChange) m_geomValid = m_otherGeomValid = false;
+    QWidget::changeEvent(e);
+}
+
+TopologyHeatmap::LegendGeom TopologyHeatmap::legendGeometry(const Geometry& g) const {
+    LegendGeom lg;
+    if (g.legend.height() <= 0) return lg;
+    const QFontMetricsF fm(g.smallFont);
+    const QString caption = m_metric == Metric::RqLength      ? QStringLiteral("nr_running")
+                            : m_metric == Metric::Utilisation ? QStringLiteral("util_avg")
+                                                              : QStringLiteral("state");
+    const double capW = fm.horizontalAdvance(caption) + 8;
+    lg.caption = QRectF(g.legend.left(), g.legend.top() + 2, capW, kLegendBarPx + 2);
+    const double left = std::round(lg.caption.right());
+    double barW;
+    if (m_metric == Metric::State) {
+        barW = 0;
+        for (auto k : {sched::CpuKind::idle, sched::CpuKind::busy, sched::CpuKind::idle_by_delay})
+            barW += 14 + fm.horizontalAdvance(QString::fromLatin1(kindName(k))) + 12;
+    } else {
+        barW = std::min<double>(kLegendBarMaxPx, g.legend.right() - left - 16);
+    }
+    // The arrow key goes right of the bar when there is room for it.
+    double keyW = 0;
+    if (m_showArrows) {
+        keyW = fm.horizontalAdvance(QStringLiteral("arrows:")) + 6;
+        for (int d = int(sched::DistClass::smt); d < sched::kDistClasses; ++d)
+            keyW += 20 + fm.horizontalAdvance(QString::fromLatin1(distShortName(sched::DistClass(d)))) + 8;
+        keyW += fm.horizontalAdvance(QStringLiteral("solid wakeup, dashed balance"));
+    }
+    const double room = g.legend.right() - left;
+    if (m_metric != Metric::State && keyW > 0 && room - keyW - 24 < std::min(barW, 120.0)) {
+        // Shrink the bar first (down to 120 px), then drop the key.
+        barW = std::max(std::min(barW, 120.0), room - keyW - 24);
+        if (room - keyW - 24 < 120) keyW = 0;
+        barW = std::min(barW, room - 16);
+    } else if (m_metric == Metric::State && barW + keyW + 24 > room) {
+        keyW = 0;
+    } else if (m_metric != Metric::State && keyW > 0) {
+        barW = std::min(barW, room - keyW - 24);
+    }
+    barW = std::max(10.0, std::floor(barW));
+    lg.bar = QRectF(left, std::round(g.legend.top() + 3), barW, kLegendBarPx);
+    if (keyW > 0) lg.arrows = QRectF(g.legend.right() - keyW, lg.bar.top() - 1, keyW, kLegendBarPx + 2);
+    return lg;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Queries
+
+int TopologyHeatmap::cpuAt(QPointF p) const {
+    const Geometry& g = widgetGeometry();
+    const auto& cpus = g.layout.cpu;
+    for (std::size_t c = 0; c < cpus.size(); ++c)
+        if (cpus[c].w > 0 && cpus[c].contains(p.x(), p.y())) return int(c);
+    return -1;
+}
+
+QPointF TopologyHeatmap::cpuCenter(int cpu) const {
+    const Geometry& g = widgetGeometry();
+    if (cpu < 0 || std::size_t(cpu) >= g.layout.cpu.size()) return {};
+    return {g.layout.cpu[std::size_t(cpu)].centerX(), g.layout.cpu[std::size_t(cpu)].centerY()};
+}
+
+QRectF TopologyHeatmap::cpuRect(int cpu) const {
+    const Geometry& g = widgetGeometry();
+    if (cpu < 0 || std::size_t(cpu) >= g.layout.cpu.size()) return {};
+    return toQRect(g.layout.cpu[std::size_t(cpu)]);
+}
+
+QRectF TopologyHeatmap::legendRect() const { return legendGeometry(widgetGeometry()).bar; }
+
+double TopologyHeatmap::legendValueToX(double v) const {
+    const Geometry& g = widgetGeometry();
+    const LegendGeom lg = legendGeometry(g);
+    if (lg.bar.isEmpty()) return 0;
+    if (m_metric == Metric::State) {
+        const QFontMetricsF fm(g.smallFont);
+        double x = lg.bar.left();
+        const int want = std::clamp(int(v), 0, 2);
+        for (int k = 0; k < want; ++k)
+            x += 14 + fm.horizontalAdvance(QString::fromLatin1(kindName(sched::CpuKind(k)))) + 12;
+        return x + 5;  // centre of the 10 px swatch
+    }
+    const double top = m_metric == Metric::RqLength ? m_scaleMax : 1024.0;
+    return lg.bar.left() + lg.bar.width() * std::clamp(v / top, 0.0, 1.0);
+}
+
+QColor TopologyHeatmap::colorFor(const sched::CpuView& v) const {
+    switch (m_metric) {
+    case Metric::RqLength: return toQColor(colormapAt(m_colormap, double(v.nr_running) / m_scaleMax));
+    case Metric::Utilisation: return toQColor(colormapAt(m_colormap, double(v.util) / 1024.0));
+    case Metric::State: return toQColor(kindColor(v.kind));
+    }
+    return {};
+}
+
+QSize TopologyHeatmap::sizeHint() const { return {600, 400}; }
+QSize TopologyHeatmap::minimumSizeHint() const { return {160, 110}; }
+
+// ---------------------------------------------------------------------------------------------
+// Painting
+
+void TopologyHeatmap::paintEvent(QPaintEvent*) {
+    QPainter p(this);
+    render(p, rect());
+}
+
+void TopologyHeatmap::render(QPainter& p, const QRect& target) {
+    const Geometry& g = geometryFor(target);
+    p.save();
+    p.setClipRect(target);
+    p.fillRect(target, palette().color(QPalette::Window));
+    paintTitle(p, g);
+    if (!m_snapshot || !m_snapshot->topo || g.layout.cpu.empty()) {
+        p.setPen(palette().color(QPalette::WindowText));
+        p.drawText(g.map.isValid() ? g.map : QRectF(target), Qt::AlignCenter, tr("no snapshot"));
+        p.restore();
+        return;
+    }
+    paintBoxes(p, g);
+    paintCells(p, g);
+    if (m_showArrows) paintArrows(p, g);
+    paintMarks(p, g);
+    paintLegend(p, g);
+    p.restore();
+}
+
+void TopologyHeatmap::paintTitle(QPainter& p, const Geometry& g) const {
+    if (g.title.height() <= 0) return;
+    QFont f = font();
+    f.setPixelSize(13);
+    QFont bold = f;
+    bold.setBold(true);
+    const QColor fg = palette().color(QPalette::WindowText);
+    p.setPen(fg);
+    QString right;
+    if (m_snapshot) right = QStringLiteral("t = ") + msText(m_snapshot->now);
+    const double rightW = right.isEmpty() ? 0 : QFontMetricsF(f).horizontalAdvance(right) + 12;
+    p.setFont(bold);
+    const QRectF tr(g.title.left(), g.title.top(), g.title.width() - rightW, g.title.height());
+    p.drawText(tr, Qt::AlignLeft | Qt::AlignVCenter,
+               QFontMetricsF(bold).elidedText(m_title, Qt::ElideRight, std::max(0.0, tr.width())));
+    if (!right.isEmpty() && rightW < g.title.width() / 2) {
+        p.setFont(f);
+        p.drawText(g.title, Qt::AlignRight | Qt::AlignVCenter, right);
+    }
+}
+
+void TopologyHeatmap::paintBoxes(QPainter& p, const Geometry& g) const {
+    const QColor bg = palette().color(QPalette::Window);
+    const bool dark = bg.lightness() < 128;
+    const QColor pkgFill = dark ? bg.lighter(125) : bg.darker(110);
+    const QColor llcFill = dark ? bg.lighter(150) : bg.darker(122);
+    const QColor coreFill = dark ? bg.lighter(190) : bg.darker(150);
+    const QColor outline = dark ? QColor(170, 170, 170) : QColor(110, 110, 110);
+    const QColor fg = palette().color(QPalette::WindowText);
+    const HeatmapLayout& L = g.layout;
+
+    p.setRenderHint(QPainter::Antialiasing, false);
+    for (const LayoutBox& b : L.boxes) {
+        const QRectF r = toQRect(b.r);
+        switch (b.kind) {
+        case LayoutBox::Kind::Package:
+            p.fillRect(r, pkgFill);
+            p.setPen(QPen(outline, 1));
+            p.drawRect(r.adjusted(0, 0, -1, -1));
+            if (L.packageHeaderPx > 0) {
+                p.setFont(g.boxFont);
+                p.setPen(fg);
+                QString text = QStringLiteral("S%1").arg(b.id);
+                if (g.topo->nrNodes() > 1 && g.topo->nrNodes() == g.topo->nrPackages())
+                    text += QStringLiteral("  (node %1)").arg(b.id);
+                p.drawText(QRectF(r.left() + 4, r.top() + 1, r.width() - 8, L.packageHeaderPx + 2),
+                           Qt::AlignLeft | Qt::AlignVCenter, text);
+            }
+            break;
+        case LayoutBox::Kind::Llc:
+            if (!L.llcOutlines) break;
+            p.fillRect(r, llcFill);
+            if (L.llcHeaderPx > 0) {
+                p.setFont(g.smallFont);
+                p.setPen(fg);
+                // "LLC 3", or just "3" in a narrow box.
+                QString text = QStringLiteral("LLC %1").arg(b.id);
+                const QFontMetricsF fm(g.smallFont);
+                if (fm.horizontalAdvance(text) > r.width() - 6) text = QString::number(b.id);
+                if (fm.horizontalAdvance(text) <= r.width() - 6)
+                    p.drawText(QRectF(r.left() + 3, r.top() + 1, r.width() - 6, L.llcHeaderPx + 1),
+                               Qt::AlignLeft | Qt::AlignVCenter, text);
+            }
+            break;
+        case LayoutBox::Kind::Core:
+            // Filled so that the thin gap between SMT siblings differs from the gap between cores.
+            if (L.coreOutlines) p.fillRect(r, coreFill);
+            break;
+        case LayoutBox::Kind::Cpu: break;
+        }
+    }
+}
+
+void TopologyHeatmap::paintCells(QPainter& p, const Geometry& g) const {
+    const HeatmapLayout& L = g.layout;
+    const auto& cpus = m_snapshot->cpus;
+    const QColor missing = palette().color(QPalette::Mid);
+    p.setRenderHint(QPainter::Antialiasing, false);
+    for (std::size_t c = 0; c < L.cpu.size(); ++c) {
+        const QColor col = c < cpus.size() ? colorFor(cpus[c]) : missing;
+        p.fillRect(toQRect(L.cpu[c]), col);
+    }
+    // Claimed CPUs (claim-wakeup flag): a small corner triangle, like a dog-ear.
+    if (L.cellW >= 8 && L.cellH >= 8) {
+        p.setRenderHint(QPainter::Antialiasing, true);
+        p.setPen(Qt::NoPen);
+        const double s = std::min(7.0, std::min(L.cellW, L.cellH) / 3);
+        for (std::size_t c = 0; c < L.cpu.size() && c < cpus.size(); ++c) {
+            if (!cpus[c].claimed) continue;
+            const RectF& r = L.cpu[c];
+            const QPointF tri[3] = {{r.right() - s, r.y}, {r.right(), r.y}, {r.right(), r.y + s}};
+            p.setBrush(textOn(colorFor(cpus[c])));
+            p.drawPolygon(tri, 3);
+        }
+        p.setBrush(Qt::NoBrush);
+    }
+    if (!L.cpuLabels || g.cpuText.size() != L.cpu.size()) return;
+    p.setFont(g.labelFont);
+    p.setRenderHint(QPainter::Antialiasing, true);
+    QColor current;
+    for (std::size_t c = 0; c < L.cpu.size(); ++c) {
+        const QColor col = c < cpus.size() ? colorFor(cpus[c]) : missing;
+        const QColor fg = textOn(col);
+        if (fg != current) {
+            p.setPen(fg);
+            current = fg;
+        }
+        const QStaticText& st = g.cpuText[c];
+        const QSizeF sz = st.size();
+        const RectF& r = L.cpu[c];
+        p.drawStaticText(QPointF(r.centerX() - sz.width() / 2, r.centerY() - sz.height() / 2), st);
+    }
+}
+
+void TopologyHeatmap::paintArrows(QPainter& p, const Geometry& g) const {
+    if (m_arrows.empty()) return;
+    const HeatmapLayout& L = g.layout;
+    p.setRenderHint(QPainter::Antialiasing, true);
+    // Pairs drawn in both directions are pushed apart sideways so that both stay visible.
+    std::set<std::tuple<int, int, bool>> present;
+    for (const ArrowAgg& a : m_arrows) present.insert({a.from, a.to, a.wakeup});
+    const double cell = std::min(L.cellW, L.cellH);
+    const QFontMetricsF fm(g.smallFont);
+    p.setFont(g.smallFont);
+
+    // Least important first, so the most counted / newest end up on top.
+    for (std::size_t i = m_arrows.size(); i-- > 0;) {
+        const ArrowAgg& a = m_arrows[i];
+        QPointF p1(L.cpu[std::size_t(a.from)].centerX(), L.cpu[std::size_t(a.from)].centerY());
+        QPointF p2(L.cpu[std::size_t(a.to)].centerX(), L.cpu[std::size_t(a.to)].centerY());
+        QPointF d = p2 - p1;
+        const double len = std::hypot(d.x(), d.y());
+        if (len < 2) continue;
+        const QPointF u = d / len, n(-u.y(), u.x());
+        const double width = std::min(6.0, 1.8 + 1.2 * std::log2(double(std::max(1, a.count))));
+        if (present.count({a.to, a.from, a.wakeup})) {
+            const double off = width / 2 + 1;
+            p1 += n * off;
+            p2 += n * off;
+        }
+        // Stop short of the destination's centre so its number stays readable.
+        const double back = std::min(len * 0.25, cell * 0.3);
+        const QPointF tip = p2 - u * back;
+        const double head = std::min(len * 0.4, 4 + 2 * width);
+        const QPointF base = tip - u * head;
+
+        const double alpha = 1.0 - 0.7 * std::clamp(a.age, 0.0, 1.0);
+        QColor col = toQColor(distColor(a.dist));
+        col.setAlphaF(float(alpha));
+        // A thin dark halo keeps light arrows visible on yellow cells without muddying their colour.
+        QColor halo(0, 0, 0);
+        halo.setAlphaF(float(0.3 * alpha));
+
+        const QLineF shaft(p1, base + u * 0.5);
+        p.setPen(QPen(halo, width + 1.5, Qt::SolidLine, Qt::FlatCap));
+        p.drawLine(shaft);
+        QPen pen(col, width, a.wakeup ? Qt::SolidLine : Qt::CustomDashLine, Qt::FlatCap);
+        if (!a.wakeup) pen.setDashPattern({4.0 / width + 1, 3.0 / width + 0.5});
+        p.setPen(pen);
+        p.drawLine(shaft);
+
+        const QPointF headPts[3] = {tip, base + n * (head * 0.55), base - n * (head * 0.55)};
+        p.setPen(QPen(halo, 1));
+        p.setBrush(col);
+        p.drawPolygon(headPts, 3);
+        p.setBrush(Qt::NoBrush);
+
+        if (a.count > 1 && int(i) < kCountLabels && len >= kMinCountLabelLenPx) {
+            const QString t = QString::number(a.count);
+            const double tw = fm.horizontalAdvance(t) + 6, th = fm.height();
+            const QPointF mid = (p1 + base) / 2 + n * (width / 2 + th / 2 + 1);
+            const QRectF box(mid.x() - tw / 2, mid.y() - th / 2, tw, th);
+            QColor boxBg(255, 255, 255);
+            boxBg.setAlphaF(float(0.85 * alpha));
+            p.setPen(Qt::NoPen);
+            p.setBrush(boxBg);
+            p.drawRoundedRect(box, 3, 3);
+            p.setBrush(Qt::NoBrush);
+            QColor tc(0, 0, 0);
+            tc.setAlphaF(float(alpha));
+            p.setPen(tc);
+            p.drawText(box, Qt::AlignCenter, t);
+        }
+    }
+}
+
+void TopologyHeatmap::paintMarks(QPainter& p, const Geometry& g) const {
+    const HeatmapLayout& L = g.layout;
+    const int n = int(L.cpu.size());
+    p.setRenderHint(QPainter::Antialiasing, false);
+    p.setBrush(Qt::NoBrush);
+    auto inner = [](const RectF& r, double by) { return QRectF(r.x + by, r.y + by, r.w - 2 * by, r.h - 2 * by); };
+
+    // Selection: a thick black frame with a white inner line, readable on every colour.
+    for (int c : m_selection) {
+        if (c < 0 || c >= n) continue;
+        const RectF& r = L.cpu[std::size_t(c)];
+        p.setPen(QPen(Qt::black, 3, Qt::SolidLine, Qt::SquareCap, Qt::MiterJoin));
+        p.drawRect(inner(r, 1.5));
+        if (r.w > 8 && r.h > 8) {
+            p.setPen(QPen(Qt::white, 1));
+            p.drawRect(inner(r, 3.5));
+        }
+    }
+
+    // The CPUs a wakeup examined: "marching ants" frame and the order number in a badge; the
+    // chosen one in orange (Okabe–Ito) with a heavier frame.
+    const bool badges = L.cellW >= 14 && L.cellH >= 14;
+    QFont badgeFont = g.smallFont;
+    badgeFont.setBold(true);
+    badgeFont.setPixelSize(std::clamp(int(std::min(L.cellW, L.cellH) * 0.4), 7, 10));
+    const QFontMetricsF bfm(badgeFont);
+    p.setFont(badgeFont);
+    const QColor chosen = toQColor(Rgb{230, 159, 0});
+    for (std::size_t i = 0; i < m_highlight.size(); ++i) {
+        const int c = m_highlight[i];
+        if (c < 0 || c >= n || c == m_target) continue;
+        const RectF& r = L.cpu[std::size_t(c)];
+        p.setRenderHint(QPainter::Antialiasing, false);
+        p.setPen(QPen(Qt::black, 2));
+        p.drawRect(inner(r, 1));
+        p.setPen(QPen(Qt::white, 2, Qt::DashLine));
+        p.drawRect(inner(r, 1));
+        if (badges) {
+            const QString t = QString::number(i + 1);
+            const double bw = std::max(bfm.height(), bfm.horizontalAdvance(t) + 4), bh = bfm.height();
+            const QRectF box(r.x + 2, r.y + 2, bw, bh);
+            p.setRenderHint(QPainter::Antialiasing, true);
+            p.setPen(QPen(Qt::black, 1));
+            p.setBrush(Qt::white);
+            p.drawRoundedRect(box, bh / 2, bh / 2);
+            p.setBrush(Qt::NoBrush);
+            p.drawText(box, Qt::AlignCenter, t);
+        }
+    }
+    if (m_target >= 0 && m_target < n) {
+        const RectF& r = L.cpu[std::size_t(m_target)];
+        p.setRenderHint(QPainter::Antialiasing, false);
+        p.setPen(QPen(Qt::black, 5, Qt::SolidLine, Qt::SquareCap, Qt::MiterJoin));
+        p.drawRect(inner(r, 0.5));
+        p.setPen(QPen(chosen, 3, Qt::SolidLine, Qt::SquareCap, Qt::MiterJoin));
+        p.drawRect(inner(r, 0.5));
+        if (badges) {
+            const auto it = std::find(m_highlight.begin(), m_highlight.end(), m_target);
+            const QString t = it == m_highlight.end() ? QStringLiteral("\u2713")
+                                                      : QString::number(int(it - m_highlight.begin()) + 1);
+            const double bw = std::max(bfm.height(), bfm.horizontalAdvance(t) + 4), bh = bfm.height();
+            const QRectF box(r.x + 3, r.y + 3, bw, bh);
+            p.setRenderHint(QPainter::Antialiasing, true);
+            p.setPen(QPen(Qt::black, 1));
+            p.setBrush(chosen);
+            p.drawRoundedRect(box, bh / 2, bh / 2);
+            p.setBrush(Qt::NoBrush);
+            p.drawText(box, Qt::AlignCenter, t);
+        }
+    }
+}
+
+void TopologyHeatmap::paintLegend(QPainter& p, const Geometry& g) const {
+    const LegendGeom lg = legendGeometry(g);
+    if (lg.bar.isEmpty()) return;
+    const QColor fg = palette().color(QPalette::WindowText);
+    const QFontMetricsF fm(g.smallFont);
+    p.setFont(g.smallFont);
+    p.setRenderHint(QPainter::Antialiasing, false);
+    p.setPen(fg);
+    const QString caption = m_metric == Metric::RqLength      ? QStringLiteral("nr_running")
+                            : m_metric == Metric::Utilisation ? QStringLiteral("util_avg")
+                                                              : QStringLiteral("state");
+    p.drawText(lg.caption, Qt::AlignLeft | Qt::AlignVCenter, caption);
+
+    if (m_metric == Metric::State) {
+        double x = lg.bar.left();
+        for (auto k : {sched::CpuKind::idle, sched::CpuKind::busy, sched::CpuKind::idle_by_delay}) {
+            const QRectF sw(x, lg.bar.top(), 10, kLegendBarPx);
+            p.fillRect(sw, toQColor(kindColor(k)));
+            p.setPen(fg);
+            p.drawRect(sw.adjusted(0, 0, -1, -1).adjusted(-1, -1, 1, 1));
+            const QString name = QString::fromLatin1(kindName(k));
+            p.drawText(QRectF(x + 14, lg.bar.top() - 2, fm.horizontalAdvance(name) + 2, kLegendBarPx + 4),
+                       Qt::AlignLeft | Qt::AlignVCenter, name);
+            x += 14 + fm.horizontalAdvance(name) + 12;
+        }
+    } else {
+        // The colour bar: one column per pixel, coloured at the column's centre.
+        const int w = int(lg.bar.width());
+        QImage strip(w, 1, QImage::Format_RGB32);
+        for (int i = 0; i < w; ++i) {
+            const Rgb c = colormapAt(m_colormap, (i + 0.5) / w);
+            strip.setPixel(i, 0, qRgb(c.r, c.g, c.b));
+        }
+        p.drawImage(lg.bar, strip);
+        p.setPen(QPen(fg, 1));
+        p.drawRect(lg.bar.adjusted(-1, -1, 0, 0));
+        // Ticks: integers for nr_running (the top one "N+", the scale clamps), quarters of 1024 for util.
+        std::vector<std::pair<double, QString>> ticks;
+        if (m_metric == Metric::RqLength) {
+            const int top = int(std::floor(m_scaleMax));
+            const int step = std::max(1, int(std::ceil(top / 8.0)));
+            for (int v = 0; v <= top; v += step)
+                ticks.push_back({double(v), QString::number(v) + (v == top && v == m_scaleMax ? "+" : "")});
+        } else {
+            for (int v = 0; v <= 1024; v += 256) ticks.push_back({double(v), QString::number(v)});
+        }
+        const double top = m_metric == Metric::RqLength ? m_scaleMax : 1024.0;
+        for (const auto& [v, label] : ticks) {
+            const double x = std::round(lg.bar.left() + lg.bar.width() * std::clamp(v / top, 0.0, 1.0));
+            p.drawLine(QPointF(x, lg.bar.bottom()), QPointF(x, lg.bar.bottom() + 3));
+            const double tw = fm.horizontalAdvance(label);
+            const double tx = std::clamp(x - tw / 2, lg.bar.left() - 2, lg.bar.right() + 8 - tw);
+            p.drawText(QRectF(tx, lg.bar.bottom() + 3, tw + 2, fm.height()), Qt::AlignLeft | Qt::AlignTop, label);
+        }
+    }
+
+    if (!lg.arrows.isEmpty()) {
+        p.setRenderHint(QPainter::Antialiasing, true);
+        double x = lg.arrows.left();
+        const double y = lg.arrows.center().y();
+        p.setPen(fg);
+        const QString lead = QStringLiteral("arrows:");
+        p.drawText(QRectF(x, lg.arrows.top() - 2, fm.horizontalAdvance(lead) + 2, lg.arrows.height() + 4),
+                   Qt::AlignLeft | Qt::AlignVCenter, lead);
+        x += fm.horizontalAdvance(lead) + 6;
+        for (int d = int(sched::DistClass::smt); d < sched::kDistClasses; ++d) {
+            const QColor col = toQColor(distColor(sched::DistClass(d)));
+            p.setPen(QPen(QColor(0, 0, 0, 115), 5, Qt::SolidLine, Qt::FlatCap));
+            p.drawLine(QPointF(x, y), QPointF(x + 16, y));
+            p.setPen(QPen(col, 3, Qt::SolidLine, Qt::FlatCap));
+            p.drawLine(QPointF(x, y), QPointF(x + 16, y));
+            x += 20;
+            const QString name = QString::fromLatin1(distShortName(sched::DistClass(d)));
+            p.setPen(fg);
+            p.drawText(QRectF(x, lg.arrows.top() - 2, fm.horizontalAdvance(name) + 2, lg.arrows.height() + 4),
+                       Qt::AlignLeft | Qt::AlignVCenter, name);
+            x += fm.horizontalAdvance(name) + 8;
+        }
+        p.drawText(QRectF(x, lg.arrows.top() - 2, lg.arrows.right() - x + 2, lg.arrows.height() + 4),
+                   Qt::AlignLeft | Qt::AlignVCenter, QStringLiteral("solid wakeup, dashed balance"));
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Interaction
+
+QString TopologyHeatmap::tooltipFor(int cpu) const {
+    if (!m_snapshot || !m_snapshot->topo || cpu < 0 || cpu >= m_snapshot->topo->nrCpus()) return {};
+    const sched::Topology& t = *m_snapshot->topo;
+    const sched::CpuInfo& ci = t.cpu(cpu);
+    QString s = QStringLiteral("CPU %1 (core %2, LLC %3, S%4").arg(cpu).arg(ci.core).arg(ci.llc).arg(ci.package);
+    if (t.nrNodes() > 1) s += QStringLiteral(", node %1").arg(ci.node);
+    s += QLatin1Char(')');
+    if (std::size_t(cpu) >= m_snapshot->cpus.size()) return s;
+    const sched::CpuView& v = m_snapshot->cpus[std::size_t(cpu)];
+    QString curr;
+    if (v.curr_pid != 0) {
+        curr = QStringLiteral("pid %1").arg(v.curr_pid);
+        if (v.kind == sched::CpuKind::idle_by_delay) curr += QStringLiteral(" (idle by delay)");
+    } else {
+        curr = QStringLiteral("idle");
+        if (v.cstate >= 0) curr += QStringLiteral(" (C%1)").arg(v.cstate);
+        if (v.idle_since_ns >= 0)
+            curr += QStringLiteral(" since ") + msText(v.idle_since_ns) + QStringLiteral(" (for ") +
+                    msText(m_snapshot->now - v.idle_since_ns) + QLatin1Char(')');
+    }
+    s += QStringLiteral("\ncurr: ") + curr;
+    s += QStringLiteral("\nstate: ") + QString::fromLatin1(kindName(v.kind));
+    s += QStringLiteral("\nnr_running: %1").arg(v.nr_running);
+    s += QStringLiteral("\nutil: %1").arg(v.util);
+    s += QStringLiteral("\nclaimed: ") + (v.claimed ? QStringLiteral("yes") : QStringLiteral("no"));
+    s += QStringLiteral("\navg nr_running: %1, busy: %2%")
+             .arg(double(v.rq_avg), 0, 'f', 2)
+             .arg(double(v.busy_frac) * 100, 0, 'f', 1);
+    return s;
+}
+
+bool TopologyHeatmap::event(QEvent* e) {
+    if (e->type() == QEvent::ToolTip) {
+        auto* he = static_cast<QHelpEvent*>(e);
+        const int cpu = cpuAt(he->pos());
+        if (cpu >= 0) {
+            QToolTip::showText(he->globalPos(), tooltipFor(cpu), this, cpuRect(cpu).toAlignedRect());
+        } else {
+            QToolTip::hideText();
+            e->ignore();
+        }
+        return true;
+    }
+    return QWidget::event(e);
+}
+
+void TopologyHeatmap::mousePressEvent(QMouseEvent* e) {
+    if (e->button() != Qt::LeftButton) {
+        QWidget::mousePressEvent(e);
+        return;
+    }
+    const int cpu = cpuAt(e->position());
+    QList<int> sel = m_selection;
+    if (e->modifiers() & Qt::ControlModifier) {
+        if (cpu >= 0) {
+            if (sel.contains(cpu))
+                sel.removeAll(cpu);
+            else
+                sel.append(cpu);
+            m_anchor = cpu;
+        }
+    } else if (e->modifiers() & Qt::ShiftModifier) {
+        // Extends by CPU number from the last clicked CPU (or adds the one CPU when none).
+        if (cpu >= 0) {
+            const int from = m_anchor >= 0 ? std::min(m_anchor, cpu) : cpu;
+            const int to = m_anchor >= 0 ? std::max(m_anchor, cpu) : cpu;
+            for (int c = from; c <= to; ++c)
+                if (!sel.contains(c)) sel.append(c);
+        }
+    } else {
+        sel.clear();
+        if (cpu >= 0) sel.append(cpu);
+        m_anchor = cpu;
+    }
+    std::sort(sel.begin(), sel.end());
+    if (sel != m_selection) {
+        m_selection = sel;
+        update();
+        emit selectionChanged(m_selection);
+    }
+    e->accept();
+}
+
+}  // namespace schedlab

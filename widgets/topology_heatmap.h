@@ -1,0 +1,159 @@
+// topology_heatmap.h: the machine as nested package > LLC > core > thread boxes coloured by a
+// per-CPU metric, with recent migrations as arrows, a legend, hover tooltips, CPU selection and
+// the highlight of the CPUs a wakeup decision examined.
+#pragma once
+
+#include "heatmap_layout.h"
+
+#include <QList>
+#include <QRectF>
+#include <QStaticText>
+#include <QString>
+#include <QWidget>
+
+#include <cstdint>
+#include <memory>
+#include <vector>
+
+namespace sched {
+struct Snapshot;
+struct CpuView;
+}  // namespace sched
+
+namespace schedlab {
+
+/// Paints one `sched::Snapshot` as a topology heatmap. Layout is computed when the topology or the
+/// size changes, not per paint; render() paints into any painter (widget, QImage, SVG, PDF).
+class TopologyHeatmap : public QWidget {
+    Q_OBJECT
+
+public:
+    /// What colours a CPU box.
+    enum class Metric {
+        RqLength,     ///< nr_running on the colormap over 0..scaleMax() (clamped above)
+        Utilisation,  ///< util_avg on the colormap over 0..1024
+        State,        ///< idle / busy / idle_by_delay as categorical kindColor()
+    };
+
+    explicit TopologyHeatmap(QWidget* parent = nullptr);
+    ~TopologyHeatmap() override;
+
+    /// Shows `s` (nullptr = nothing). The layout is recomputed only when the topology changes.
+    void setSnapshot(std::shared_ptr<const sched::Snapshot> s);
+    const std::shared_ptr<const sched::Snapshot>& snapshot() const { return m_snapshot; }
+
+    void setMetric(Metric m);
+    Metric metric() const { return m_metric; }
+    /// Top of the RqLength scale (default 4): two heatmaps (A and B) set the same value to be comparable.
+    void setScaleMax(double v);
+    double scaleMax() const { return m_scaleMax; }
+    void setColormap(Colormap cm);
+    Colormap colormap() const { return m_colormap; }
+    /// Text at the top-left, e.g. "A: baseline".
+    void setTitle(const QString& title);
+    QString title() const { return m_title; }
+
+    /// Migrations this old (ns before the snapshot's `now`) or newer are drawn; default 5 ms.
+    void setArrowSpanNs(std::int64_t ns);
+    std::int64_t arrowSpanNs() const { return m_arrowSpanNs; }
+    /// At most this many arrows (aggregated per (from, to, kind)); default 200.
+    void setMaxArrows(int n);
+    int maxArrows() const { return m_maxArrows; }
+    void setShowArrows(bool on);
+    bool showArrows() const { return m_showArrows; }
+
+    /// Selected CPUs (drawn with a thick outline). Does not emit selectionChanged.
+    void setSelection(const QList<int>& cpus);
+    QList<int> selection() const { return m_selection; }
+
+    /// The CPUs a wakeup decision examined, in order; drawn outlined with their order number. The
+    /// last one becomes the highlight target (the chosen CPU) unless setHighlightTarget() says otherwise.
+    void setHighlight(const std::vector<int>& cpusInOrder);
+    /// The chosen CPU, drawn in a distinct style; -1 = none.
+    void setHighlightTarget(int cpu);
+    int highlightTarget() const { return m_target; }
+
+    /// CPU whose box contains `p` (widget coordinates), or -1.
+    int cpuAt(QPointF p) const;
+    /// Centre of a CPU's box in widget coordinates (a null point for an unknown CPU).
+    QPointF cpuCenter(int cpu) const;
+    /// The CPU's box in widget coordinates (empty for an unknown CPU).
+    QRectF cpuRect(int cpu) const;
+    /// The legend's colour bar (or categorical swatch row) in widget coordinates; empty when hidden.
+    QRectF legendRect() const;
+    /// x in widget coordinates of metric value `v` on the legend's colour bar (clamped to the bar);
+    /// for State, the centre of the swatch of CpuKind(int(v)).
+    double legendValueToX(double v) const;
+    /// The colour a CPU with this view gets under the current metric and colormap.
+    QColor colorFor(const sched::CpuView& v) const;
+
+    /// Paints everything into `p` within `target` (which need not be the widget's rect).
+    void render(QPainter& p, const QRect& target);
+
+    QSize sizeHint() const override;
+    QSize minimumSizeHint() const override;
+
+signals:
+    /// The user changed the selection (click, ctrl-click, shift-click); CPUs in ascending order.
+    void selectionChanged(const QList<int>& cpus);
+
+protected:
+    void paintEvent(QPaintEvent*) override;
+    void resizeEvent(QResizeEvent*) override;
+    void changeEvent(QEvent* e) override;
+    void mousePressEvent(QMouseEvent* e) override;
+    bool event(QEvent* e) override;
+
+private:
+    /// Everything that depends only on the topology, the target size and the font.
+    struct Geometry {
+        QRect target;
+        QRectF title, map, legend;  ///< strips
+        HeatmapLayout layout;       ///< in target coordinates
+        std::vector<QStaticText> cpuText;  ///< CPU numbers, laid out once
+        QFont labelFont, boxFont, smallFont;
+        const sched::Topology* topo = nullptr;
+    };
+    /// Legend geometry for one target.
+    struct LegendGeom {
+        QRectF bar;        ///< colour bar or swatch row
+        QRectF caption;    ///< metric name, left of the bar
+        QRectF arrows;     ///< arrow-class key, right of the bar (empty when no room)
+    };
+
+    void computeGeometry(Geometry& g, const QRect& target, const QFont& base) const;
+    /// Cached geometry for `target`: the widget's own, or the last other target (exports, benchmarks).
+    const Geometry& geometryFor(const QRect& target) const;
+    const Geometry& widgetGeometry() const { return geometryFor(rect()); }
+    LegendGeom legendGeometry(const Geometry& g) const;
+    void rebuildArrows();
+    QString tooltipFor(int cpu) const;
+
+    void paintTitle(QPainter& p, const Geometry& g) const;
+    void paintBoxes(QPainter& p, const Geometry& g) const;
+    void paintCells(QPainter& p, const Geometry& g) const;
+    void paintMarks(QPainter& p, const Geometry& g) const;
+    void paintArrows(QPainter& p, const Geometry& g) const;
+    void paintLegend(QPainter& p, const Geometry& g) const;
+
+    std::shared_ptr<const sched::Snapshot> m_snapshot;
+    Metric m_metric = Metric::RqLength;
+    double m_scaleMax = 4;
+    Colormap m_colormap = Colormap::Viridis;
+    QString m_title;
+    std::int64_t m_arrowSpanNs = 5'000'000;
+    int m_maxArrows = 200;
+    bool m_showArrows = true;
+    QList<int> m_selection;
+    int m_anchor = -1;  ///< last clicked CPU, the start of a shift-click range
+    std::vector<int> m_highlight;
+    int m_target = -1;
+
+    std::vector<ArrowAgg> m_arrows;  ///< aggregated from the snapshot when it or the span changes
+    mutable Geometry m_geom;         ///< for the widget's own rect, rebuilt lazily
+    mutable bool m_geomValid = false;
+    mutable Geometry m_otherGeom;    ///< for the last render() target other than rect()
+    mutable bool m_otherGeomValid = false;
+};
+
+}  // namespace schedlab
