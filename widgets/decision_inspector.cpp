@@ -36,6 +36,8 @@ DecisionInspector::DecisionInspector(QWidget* parent) : QWidget(parent) {
     m_list = new QListWidget(split);
     m_list->setUniformItemSizes(true);
     m_text = new QTextBrowser(split);
+    m_text->setPlaceholderText(tr("Pick a wakeup above, or press W (Step wakeup) to run to the next one and see its "
+                                  "path in kernel function names; the heatmap numbers the CPUs it examined."));
     split->addWidget(m_list);
     split->addWidget(m_text);
     split->setStretchFactor(1, 2);

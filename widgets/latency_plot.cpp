@@ -121,18 +121,35 @@ LatencyPlot::LatencyPlot(QWidget* parent) : QWidget(parent) {
     m_plot->legend->setIconSize(24, 16);
     // Legend names are elided to the space a legend column really has, known only at replot time.
     connect(m_plot, &QCustomPlot::beforeReplot, this, [this] {
-        const int n = std::max(m_plot->graphCount(), 1);
-        const int textPx = std::max(120, (m_plot->width() - 20) / n - 60);
+        const int n = m_plot->graphCount();
         const QFontMetrics fm(m_plot->legend->font());
-        for (int i = 0; i < m_plot->graphCount(); ++i) {
+        const int available = m_plot->width() - 20 - n * 60;  // minus icons and paddings
+        int shortest = available, total = 0;
+        for (int i = 0; i < n; ++i) {
+            const int w = fm.horizontalAdvance(m_plot->graph(i)->property(kFullNameProperty).toString());
+            shortest = std::min(shortest, w);
+            total += w;
+        }
+        // Elide only the long names, to what the short ones leave.
+        const int textPx = total <= available ? available : std::max(120, n > 1 ? available - shortest : available);
+        for (int i = 0; i < n; ++i) {
             QCPGraph* g = m_plot->graph(i);
             g->setName(fm.elidedText(g->property(kFullNameProperty).toString(), Qt::ElideRight, textPx));
         }
     });
+    // The legend is centred between two spacers: alone in the cell, an empty legend's maximum size
+    // (its margins) would squeeze the whole column, axis rect included.
     m_plot->plotLayout()->insertRow(0);
-    m_plot->axisRect()->insetLayout()->take(m_plot->legend);
-    m_plot->plotLayout()->addElement(0, 0, m_plot->legend);
+    auto* legendRow = new QCPLayoutGrid;
+    m_plot->plotLayout()->addElement(0, 0, legendRow);
     m_plot->plotLayout()->setRowStretchFactor(0, 0.001);
+    m_plot->axisRect()->insetLayout()->take(m_plot->legend);
+    legendRow->addElement(0, 0, new QCPLayoutElement(m_plot));
+    legendRow->addElement(0, 1, m_plot->legend);
+    legendRow->addElement(0, 2, new QCPLayoutElement(m_plot));
+    legendRow->setColumnStretchFactor(0, 1);
+    legendRow->setColumnStretchFactor(1, 0.001);
+    legendRow->setColumnStretchFactor(2, 1);
 
     m_table = new QTableWidget(int(tablePercentiles().size()) + 1, 3, this);
     QStringList rows;

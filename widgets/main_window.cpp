@@ -396,29 +396,33 @@ void MainWindow::onFrame() {
         m_heatA->setHighlightTarget(f->traced->d.cpu);
     }
     m_clock->setText(QStringLiteral("t = %1").arg(simTime(a->now)));
-    // Headline delta line (like the CLI's table, one line).
+    // One line of A vs B deltas: what a reader of the thread asks first.
     QString delta;
-    if (b && !a->reports.empty() && !b->reports.empty()) {
-        const auto& ha = a->reports.front().headline;
-        const auto& hb = b->reports.front().headline;
+    if (b) {
         QStringList parts;
-        for (std::size_t i = 0; i < ha.size() && i < hb.size() && parts.size() < 4; ++i) {
-            const double va = ha[i].value, vb = hb[i].value;
-            const QString pct = va != 0 ? QStringLiteral("%1%2%").arg(vb >= va ? "+" : "").arg((vb - va) / va * 100, 0, 'f', 1)
-                                        : QStringLiteral("n/a");
-            parts << QStringLiteral("%1: A %2  B %3  (%4)")
-                         .arg(q(ha[i].label))
-                         .arg(va, 0, 'f', ha[i].decimals)
-                         .arg(vb, 0, 'f', hb[i].decimals)
-                         .arg(pct);
-        }
+        auto pct = [](double va, double vb) {
+            return va != 0 ? QStringLiteral("%1%2%").arg(vb >= va ? "+" : "").arg((vb - va) / va * 100, 0, 'f', 1)
+                           : QStringLiteral("n/a");
+        };
+        auto add = [&](const QString& label, double va, double vb, int decimals) {
+            parts << QStringLiteral("%1 %2 → %3 (%4)").arg(label).arg(va, 0, 'f', decimals).arg(vb, 0, 'f', decimals).arg(pct(va, vb));
+        };
         auto mig = [](const sched::Snapshot& s) {
             std::uint64_t n = 0;
-            for (auto v : s.migrations_by_cause) n += v;
-            return n;
+            for (std::size_t i = 0; i < s.migrations_by_cause.size(); ++i)
+                if (i != std::size_t(sched::MigrationCause::fork)) n += s.migrations_by_cause[i];
+            return double(n);
         };
-        parts << QStringLiteral("migrations: A %1  B %2").arg(mig(*a)).arg(mig(*b));
-        delta = parts.join(QStringLiteral("   │   "));
+        // The workloads' own headline numbers once both sides have finished (mid-run they are partial).
+        if (f->done)
+            for (std::size_t w = 0; w < a->reports.size() && w < b->reports.size(); ++w)
+                for (std::size_t i = 0; i < a->reports[w].headline.size() && i < b->reports[w].headline.size() && i < 3; ++i)
+                    add(q(a->reports[w].headline[i].label), a->reports[w].headline[i].value, b->reports[w].headline[i].value,
+                        a->reports[w].headline[i].decimals);
+        add(tr("wakeups"), double(a->ttwu_count), double(b->ttwu_count), 0);
+        add(tr("migrations"), mig(*a), mig(*b), 0);
+        add(tr("wakeup p99 µs"), double(a->wakeup_latency.percentile(99)) / 1e3, double(b->wakeup_latency.percentile(99)) / 1e3, 1);
+        delta = QStringLiteral("A → B:  ") + parts.join(QStringLiteral("   │   "));
     }
     m_delta->setText(delta);
     m_delta->setVisible(!delta.isEmpty());

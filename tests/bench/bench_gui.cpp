@@ -1,0 +1,132 @@
+// bench_gui.cpp: the main window's frame cost and the simulation speed with the GUI attached.
+//   BM_WindowFrame512: give every view a frame of a 512-CPU machine (bergamo-9754-2s, hackbench,
+//     migrations capped at 200 arrows) and paint the whole window into an image (target < 8 ms).
+//   BM_Throughput/0 headless (Simulation::advance in a loop) and /1 through the worker thread with
+//     the window taking frames (target: /1 at least 80% of /0's simulated ns per second).
+#include "counters_plot.h"
+#include "latency_plot.h"
+#include "main_window.h"
+#include "rq_plot.h"
+#include "scenario.h"
+#include "simulation.h"
+#include "topology_heatmap.h"
+
+#include <QApplication>
+#include <QElapsedTimer>
+#include <QEventLoop>
+#include <QFile>
+#include <QImage>
+#include <QPainter>
+#include <QTimer>
+
+#include <benchmark/benchmark.h>
+#include <nlohmann/json.hpp>
+
+namespace {
+
+sched::Scenario hackbench(const char* topo, int groups, int loops) {
+    return sched::parseScenario(nlohmann::json{{"topology", topo},
+                                               {"workloads", nlohmann::json::array({{{"type", "hackbench"},
+                                                                                     {"groups", groups},
+                                                                                     {"fds", 20},
+                                                                                     {"loops", loops}}})},
+                                               {"variants", {{"A", "baseline"}, {"B", "idle-delay-v2"}}}},
+                                "bench.json", ".");
+}
+
+void waitFor(const std::function<bool()>& pred) {
+    while (!pred()) {
+        QEventLoop loop;
+        QTimer::singleShot(2, &loop, &QEventLoop::quit);
+        loop.exec();
+    }
+}
+
+void BM_WindowFrame512(benchmark::State& state) {
+    const sched::Scenario s = hackbench("bergamo-9754-2s", 16, 100000);
+    schedlab::MainWindow w;
+    w.resize(1920, 1080);
+    // Build the two sides here, run them past the fork phase, and hand the snapshots to the views.
+    sched::Simulation a(s, s.variants[0].knobs, "A"), b(s, s.variants[1].knobs, "B");
+    a.advance(30'000'000);
+    b.advance(30'000'000);
+    auto sa = std::make_shared<const sched::Snapshot>(a.snapshot());
+    auto sb = std::make_shared<const sched::Snapshot>(b.snapshot());
+    auto* ha = static_cast<schedlab::TopologyHeatmap*>(w.view(QStringLiteral("heatmapA")));
+    auto* hb = static_cast<schedlab::TopologyHeatmap*>(w.view(QStringLiteral("heatmapB")));
+    auto* rq = static_cast<schedlab::RqPlot*>(w.view(QStringLiteral("rq")));
+    auto* lat = static_cast<schedlab::LatencyPlot*>(w.view(QStringLiteral("latency")));
+    auto* cnt = static_cast<schedlab::CountersPlot*>(w.view(QStringLiteral("counters")));
+    ha->setMaxArrows(200);
+    hb->setMaxArrows(200);
+    w.show();
+    QImage img(w.size(), QImage::Format_ARGB32_Premultiplied);
+    for (auto _ : state) {
+        ha->setSnapshot(sa);
+        hb->setSnapshot(sb);
+        rq->setSnapshot(sa);
+        lat->setSnapshots(sa, sb);
+        cnt->setSnapshots(sa, sb);
+        QPainter p(&img);
+        w.render(&p);
+    }
+    state.counters["cpus"] = double(sa->cpus.size());
+    state.counters["migrations_in_span"] = double(sa->migrations.size());
+}
+BENCHMARK(BM_WindowFrame512)->Unit(benchmark::kMillisecond)->MinTime(2.0);
+
+void BM_Throughput(benchmark::State& state) {
+    const bool gui = state.range(0) != 0;
+    // The window's default scenario (hackbench -g 32 -f 20 on epyc-9654-2s), both ways.
+    QFile f(QStringLiteral(":/scenarios/default.json"));
+    f.open(QIODevice::ReadOnly);
+    const sched::Scenario s = sched::parseScenario(nlohmann::json::parse(f.readAll().toStdString()), "default.json", ".");
+    constexpr std::int64_t kWarm = 25'000'000, kSpan = 15'000'000;
+    double simNs = 0, wallNs = 0;
+    for (auto _ : state) {
+        if (!gui) {
+            sched::Simulation a(s, s.variants[0].knobs, "A"), b(s, s.variants[1].knobs, "B");
+            a.advance(kWarm);
+            b.advance(kWarm);
+            QElapsedTimer t;
+            t.start();
+            for (std::int64_t done = 0; done < kSpan; done += 200'000) {  // the worker's lockstep chunk
+                a.advance(200'000);
+                b.advance(200'000);
+            }
+            wallNs += double(t.nsecsElapsed());
+        } else {
+            schedlab::MainWindow w;
+            w.resize(1600, 1000);
+            schedlab::StartOptions o;
+            o.autoplay = false;
+            w.show();
+            bool reached = false;
+            // The window's own path: scenario → worker thread → frames → views.
+            w.openDefault(o);
+            w.runUntil(kWarm, [&] { reached = true; });
+            waitFor([&] { return reached; });
+            reached = false;
+            QElapsedTimer t;
+            t.start();
+            w.runUntil(kWarm + kSpan, [&] { reached = true; });
+            waitFor([&] { return reached; });
+            wallNs += double(t.nsecsElapsed());
+        }
+        simNs += double(kSpan);
+    }
+    state.counters["sim_ms_per_s"] = simNs / 1e6 / (wallNs / 1e9);
+}
+BENCHMARK(BM_Throughput)->Arg(0)->Arg(1)->Unit(benchmark::kMillisecond)->Iterations(2);
+
+}  // namespace
+
+int main(int argc, char** argv) {
+    qputenv("QT_QPA_PLATFORM", "offscreen");
+    QApplication app(argc, argv);
+    QApplication::setOrganizationName(QStringLiteral("schedlab-bench"));
+    benchmark::Initialize(&argc, argv);
+    benchmark::RunSpecifiedBenchmarks();
+    benchmark::Shutdown();
+    return 0;
+}

@@ -1,0 +1,183 @@
+// widgets_window_test.cpp: the simulation worker thread (start, pause, restart, stop mid-run,
+// same results as the CLI) and the main window (frames reach the views, knob changes apply live,
+// export writes whole files with the caption, the A/B text is the CLI's table).
+#include "knob_panel.h"
+#include "main_window.h"
+#include "report.h"
+#include "scenario.h"
+#include "sim_worker.h"
+
+#include <QApplication>
+#include <QElapsedTimer>
+#include <QEventLoop>
+#include <QFile>
+#include <QImage>
+#include <QSlider>
+#include <QTemporaryDir>
+#include <QTimer>
+
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include <functional>
+
+using namespace schedlab;
+
+namespace {
+
+sched::Scenario smallScenario(int loops = 400) {
+    return sched::parseScenario(
+        nlohmann::json::parse(R"({"topology":"i7-4790","seed":5,"workloads":[{"type":"hackbench","groups":2,"fds":5,"loops":)" +
+                              std::to_string(loops) + "}]}"),
+        "small.json", ".");
+}
+
+/// Runs the event loop until `pred` holds (checked on every frame signal and every 5 ms), at most `ms`.
+bool waitFor(const std::function<bool()>& pred, int ms = 60000) {
+    QElapsedTimer t;
+    t.start();
+    while (!pred()) {
+        if (t.elapsed() > ms) return false;
+        QEventLoop loop;
+        QTimer::singleShot(5, &loop, &QEventLoop::quit);
+        loop.exec();
+    }
+    return true;
+}
+
+std::uint64_t cliDigest(const sched::Scenario& s, const sched::Knobs& k) {
+    sched::RunOptions o;
+    o.seed = s.seed;
+    return sched::runScenario(s, sched::Variant{k.presetName, k}, s.cost, o).digest;
+}
+
+}  // namespace
+
+TEST(SimWorker, RunsToTheEndWithTheCliResultsAndFramesAreOrdered) {
+    SimController c;
+    std::shared_ptr<const Frame> last;
+    std::uint64_t lastSeq = 0;
+    std::int64_t lastNow = -1;
+    bool ordered = true;
+    QObject::connect(&c, &SimController::frameReady, [&] {
+        auto f = c.take();
+        if (!f) return;
+        ordered = ordered && f->seq > lastSeq && f->a->now >= lastNow;
+        lastSeq = f->seq;
+        lastNow = f->a->now;
+        last = f;
+    });
+    const sched::Scenario s = smallScenario();
+    const sched::Knobs a = sched::Knobs::preset("baseline"), b = sched::Knobs::preset("idle-delay-v2");
+    c.post([s, a, b](SimWorker& w) {
+        w.setSpeed(0);
+        w.restart(s, a, b, true, 0);
+        w.play();
+    });
+    ASSERT_TRUE(waitFor([&] { return last && last->done; }));
+    EXPECT_TRUE(ordered);
+    EXPECT_FALSE(last->running);
+    ASSERT_TRUE(last->b);
+    EXPECT_EQ(last->a->digest, cliDigest(s, a));
+    EXPECT_EQ(last->b->digest, cliDigest(s, b));
+    // A finished A/B run carries the CLI's compare table.
+    EXPECT_NE(last->compareText.find("baseline"), std::string::npos);
+    EXPECT_NE(last->compareText.find("idle-delay-v2"), std::string::npos);
+}
+
+TEST(SimWorker, PauseRestartAndStopMidRun) {
+    SimController c;
+    std::shared_ptr<const Frame> last;
+    QObject::connect(&c, &SimController::frameReady, [&] {
+        if (auto f = c.take()) last = f;
+    });
+    const sched::Scenario s = smallScenario(200000);  // far longer than this test runs
+    c.post([s](SimWorker& w) {
+        w.setSpeed(0);
+        w.restart(s, sched::Knobs{}, sched::Knobs::preset("idle-delay-v2"), true, 0);
+        w.play();
+    });
+    ASSERT_TRUE(waitFor([&] { return last && last->running && last->a->now > 2000000; }));
+    c.post([](SimWorker& w) { w.pause(); });
+    ASSERT_TRUE(waitFor([&] { return last && !last->running; }));
+    const std::int64_t pausedAt = last->a->now;
+    EXPECT_EQ(last->b->now, pausedAt);  // lockstep
+    // Paused: stepping one event moves at most one side by one event.
+    const std::uint64_t ev = last->a->events;
+    c.post([](SimWorker& w) { w.stepEvent(); });
+    ASSERT_TRUE(waitFor([&] { return last->a->events != ev; }));
+    EXPECT_EQ(last->a->events, ev + 1);
+    // Restart from t = 0.
+    c.post([s](SimWorker& w) { w.restart(s, sched::Knobs{}, sched::Knobs{}, false, 0); });
+    ASSERT_TRUE(waitFor([&] { return last->a->now == 0; }));
+    EXPECT_FALSE(last->b);
+    c.post([](SimWorker& w) { w.play(); });
+    ASSERT_TRUE(waitFor([&] { return last->a->now > 1000000; }));
+    // Stop while running: returns, and the thread is gone.
+    QElapsedTimer t;
+    t.start();
+    c.shutdown();
+    EXPECT_LT(t.elapsed(), 5000);
+}
+
+TEST(MainWindow, FramesReachTheViewsAndKnobsApplyLive) {
+    QTemporaryDir dir;
+    const QString path = dir.filePath(QStringLiteral("s.json"));
+    {
+        QFile f(path);
+        ASSERT_TRUE(f.open(QIODevice::WriteOnly));
+        f.write(R"({"topology":"x86-20c40t","seed":3,"workloads":[{"type":"hackbench","groups":2,"fds":10,"loops":100000}],
+                    "variants":{"A":"baseline","B":"baseline"}})");
+    }
+    MainWindow w;
+    StartOptions o;
+    o.autoplay = false;
+    ASSERT_EQ(w.openScenario(path, o), QString());
+    w.show();
+    bool reached = false;
+    w.runUntil(5000000, [&] { reached = true; });
+    ASSERT_TRUE(waitFor([&] { return reached; }));
+    ASSERT_TRUE(w.frame());
+    EXPECT_EQ(w.frame()->a->now, 5000000);
+    EXPECT_EQ(w.frame()->a->idle_delay_hits, 0u);
+    // Drag B's idle-delay slider to 1 ms: B sees idle-delay hits from now on, A does not.
+    w.knobPanel()->setEditedSide(1);
+    w.knobPanel()->idleDelaySlider()->setValue(10);
+    EXPECT_EQ(w.knobPanel()->knobs(1).idle_delay_ns, 1000000);
+    reached = false;
+    w.runUntil(15000000, [&] { reached = true; });
+    ASSERT_TRUE(waitFor([&] { return reached; }));
+    EXPECT_EQ(w.frame()->a->idle_delay_hits, 0u);
+    EXPECT_GT(w.frame()->b->idle_delay_hits, 0u);
+    EXPECT_NE(w.frame()->b->knobs.find("idle_delay_ns=1000000"), std::string::npos);
+
+    // Export: a whole PNG with the caption strip, and the caption names everything.
+    const QString cap = w.caption();
+    for (const char* part : {"x86-20c40t", "hackbench -g 2 -f 10", "A: baseline", "B: baseline (idle_delay_ns=1000000)",
+                             "seed 3", "t = 15.000 ms"})
+        EXPECT_TRUE(cap.contains(QString::fromUtf8(part))) << part << " in " << cap.toStdString();
+    const QString png = dir.filePath(QStringLiteral("w.png"));
+    ASSERT_EQ(w.exportView(nullptr, png), QString());
+    QImage img(png);
+    ASSERT_FALSE(img.isNull());
+    EXPECT_EQ(img.width(), w.width());
+    EXPECT_GT(img.height(), w.height());  // the caption below
+    EXPECT_FALSE(QFile::exists(png + QStringLiteral(".part")));
+    for (const char* suf : {"svg", "pdf"}) {
+        const QString p = dir.filePath(QStringLiteral("v.") + QString::fromLatin1(suf));
+        ASSERT_EQ(w.exportView(w.view(QStringLiteral("latency")), p), QString());
+        EXPECT_GT(QFileInfo(p).size(), 1000);
+    }
+    EXPECT_FALSE(w.exportView(nullptr, dir.filePath(QStringLiteral("x.bmp"))).isEmpty());
+    // Paused at the end of runUntil: the A/B text is the compare table.
+    EXPECT_TRUE(w.compareText().contains(QStringLiteral("ttwu_count")) || w.compareText().contains(QStringLiteral("wakeups")))
+        << w.compareText().toStdString();
+}
+
+int main(int argc, char** argv) {
+    qputenv("QT_QPA_PLATFORM", "offscreen");
+    QApplication app(argc, argv);
+    QApplication::setOrganizationName(QStringLiteral("schedlab-test"));  // keep the user's settings out of it
+    ::testing::InitGoogleTest(&argc, argv);
+    return RUN_ALL_TESTS();
+}
