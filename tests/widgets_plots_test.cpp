@@ -222,11 +222,38 @@ TEST(RqPlotData, LongBuffersAreBinnedToPixelsKeepingSpikesInTheMap) {
     EXPECT_EQ(data->data(1230.5, 5), 9.0);
     EXPECT_EQ(data->data(1230.5, 4), 1.0);
     EXPECT_LE(w.linePlot()->graph(0)->dataCount(), 701);
+    auto* scale = qobject_cast<QCPColorScale*>(map->colorScale());
+    ASSERT_NE(scale, nullptr);
+    EXPECT_EQ(scale->dataRange(), QCPRange(0, 9));  // automatic: the largest value shown
+    w.setScaleMax(4);
+    EXPECT_EQ(scale->dataRange(), QCPRange(0, 4));
+    w.setScaleMax(0);
+    w.setSnapshot(rqSnapshot(2000, 64, [](std::size_t i, std::size_t) { return i == 7 ? 200 : 1; }));
+    EXPECT_EQ(scale->dataRange(), QCPRange(0, RqPlot::kAutoScaleCap));  // capped
 
     w.setWindowMs(100);  // the last 100 rows fit unbinned
     EXPECT_EQ(w.linePlot()->graph(0)->dataCount(), 101);
     EXPECT_DOUBLE_EQ(w.linePlot()->xAxis->range().lower, 1900.0);
     EXPECT_DOUBLE_EQ(w.linePlot()->xAxis->range().upper, 2000.0);
+}
+
+TEST(RqPlotData, MoreCpusThanPixelRowsAreGroupedByMax) {
+    RqPlot w;
+    w.resize(900, 300);  // the map has far fewer than 512 pixel rows
+    // 512 CPUs idle except CPU 301 at 5 for one row: it must show in its group's cell row.
+    w.setSnapshot(rqSnapshot(100, 512, [](std::size_t i, std::size_t cpu) { return i == 40 && cpu == 301 ? 5 : 0; }));
+    auto* map = qobject_cast<QCPColorMap*>(w.mapPlot()->plottable(0));
+    ASSERT_NE(map, nullptr);
+    QCPColorMapData* data = map->data();
+    ASSERT_LT(data->valueSize(), 200);
+    ASSERT_GT(data->valueSize(), 32);
+    int hot = 0;
+    for (int k = 0; k < data->keySize(); ++k)
+        for (int r = 0; r < data->valueSize(); ++r) hot += data->cell(k, r) == 5.0;
+    EXPECT_EQ(hot, 1);
+    EXPECT_EQ(data->data(40.5, 301), 5.0);
+    EXPECT_EQ(data->data(40.5, 200), 0.0);
+    EXPECT_EQ(data->data(60.5, 301), 0.0);
 }
 
 TEST(CountersPlotBars, ValuesAreTheSnapshotCounts) {

@@ -12,11 +12,14 @@
 #include "input_error.h"
 #include "report.h"
 
+#include <qcustomplot.h>
+
 #include <QAction>
 #include <QApplication>
 #include <QClipboard>
 #include <QCloseEvent>
 #include <QComboBox>
+#include <QDateTime>
 #include <QDir>
 #include <QDockWidget>
 #include <QFile>
@@ -149,7 +152,6 @@ void MainWindow::createViews() {
         resizeDocks({dKnob}, {340}, Qt::Horizontal);
         resizeDocks({dKnob}, {height() * 55 / 100}, Qt::Vertical);
         resizeDocks({dRq, dLat}, {width() * 45 / 100, width() * 55 / 100}, Qt::Horizontal);
-        if (qEnvironmentVariableIsSet("SCHEDLAB_DEBUG_LAYOUT")) qInfo("docks: rq %dx%d in %dx%d", dRq->width(), dRq->height(), width(), height());
     });
     m_viewMenu = new QMenu(tr("&View"), this);
     for (QDockWidget* d : {dRq, dLat, dCnt, dKnob, dIns}) m_viewMenu->addAction(d->toggleViewAction());
@@ -382,6 +384,7 @@ void MainWindow::onFrame() {
     scale = std::min(scale, 16.0);
     m_heatA->setScaleMax(scale);
     m_heatB->setScaleMax(scale);
+    m_rq->setScaleMax(scale);  // one colour scale for the heatmaps and the time x CPU map
     m_heatA->setTitle(QStringLiteral("A: %1").arg(q(a->knobs)));
     m_heatA->setSnapshot(a);
     if (b) {
@@ -389,9 +392,16 @@ void MainWindow::onFrame() {
         m_heatB->setSnapshot(b);
     }
     m_rq->setSnapshot(a);
-    m_latency->setSnapshots(a, b);
-    m_counters->setSnapshots(a, b);
-    m_inspector->setDecisions(a->decisions, f->traced);
+    // Heatmaps and the runqueue plot follow every frame; the slow-moving views (histograms,
+    // counters, the decision list) refresh at most every 100 ms of wall time while running, and
+    // always on a paused, stepped or finished frame.
+    const qint64 nowMs = QDateTime::currentMSecsSinceEpoch();
+    if (!f->running || nowMs - m_lastSlowMs >= 100) {
+        m_lastSlowMs = nowMs;
+        if (m_latency->isVisible() || !f->running) m_latency->setSnapshots(a, b);
+        if (m_counters->isVisible() || !f->running) m_counters->setSnapshots(a, b);
+        m_inspector->setDecisions(a->decisions, f->traced);
+    }
     if (f->traced) {
         m_heatA->setHighlightTarget(f->traced->d.cpu);
     }
@@ -478,6 +488,18 @@ QString MainWindow::compareText() const {
 
 QString MainWindow::exportView(QWidget* w, const QString& path) {
     if (!w) w = this;
+    // A view in a hidden tab has no size of its own and QCustomPlot only refreshes its buffers when
+    // shown: give it a readable size and refresh the plots before painting.
+    if (w != this) {
+        for (QWidget* up = w->parentWidget(); up; up = up->parentWidget())
+            if (auto* dock = qobject_cast<QDockWidget*>(up)) {
+                dock->show();
+                dock->raise();  // its tab comes to the front
+                break;
+            }
+        QApplication::processEvents();  // lay it out at its real size
+    }
+    for (QCustomPlot* plot : w->findChildren<QCustomPlot*>()) plot->replot(QCustomPlot::rpImmediateRefresh);
     const QString suffix = QFileInfo(path).suffix().toLower();
     const QString cap = caption();
     const QSize sz = w->size();

@@ -92,6 +92,7 @@ private:
     std::function<void()> m_whenDone;
     qint64 m_runUntil = 0;
     bool m_running = false;
+    qint64 m_lastSlowMs = 0;  ///< wall ms of the last refresh of the slow views
 
     QSplitter* m_heatSplit = nullptr;
     TopologyHeatmap* m_heatA = nullptr;

@@ -198,6 +198,12 @@ void RqPlot::setWindowMs(double windowMs) {
     replotIfVisible();
 }
 
+void RqPlot::setScaleMax(double scaleMax) {
+    m_scaleMax = scaleMax;
+    rebuild();
+    replotIfVisible();
+}
+
 void RqPlot::setTitle(const QString& title) {
     QCPLayoutGrid* layout = m_linePlot->plotLayout();
     if (title.isEmpty()) {
@@ -225,9 +231,14 @@ int RqPlot::pixelColumns() const {
     return std::max(32, width() - kLeftMargin - kRightMargin - kSideWidth - m_linePlot->plotLayout()->columnSpacing());
 }
 
+int RqPlot::pixelRows() const {
+    // The map gets half our height, less its x axis (ticks and label) and a small top margin.
+    return std::max(32, height() / 2 - 55);
+}
+
 void RqPlot::resizeEvent(QResizeEvent* event) {
     QWidget::resizeEvent(event);
-    if (m_snapshot && pixelColumns() != m_binnedColumns) rebuild();
+    if (m_snapshot && (pixelColumns() != m_binnedColumns || pixelRows() != m_binnedRows)) rebuild();
 }
 
 void RqPlot::showEvent(QShowEvent* event) {
@@ -245,6 +256,7 @@ void RqPlot::replotIfVisible() {
 void RqPlot::rebuild() {
     m_linePlot->clearGraphs();
     m_binnedColumns = pixelColumns();
+    m_binnedRows = pixelRows();
     const Window w = m_snapshot ? makeWindow(*m_snapshot, m_windowMs, m_binnedColumns) : Window{};
     if (w.columns == 0) {
         m_linePlot->legend->setVisible(false);
@@ -253,35 +265,45 @@ void RqPlot::rebuild() {
         m_mapPlot->xAxis->setRange(0, std::max(m_windowMs, 1.0));
         m_linePlot->yAxis->setRange(0, kMinScaleMax);
         m_mapPlot->yAxis->setRange(-0.5, 0.5);
-        m_colorScale->setDataRange(QCPRange(0, kMinScaleMax));
+        m_colorScale->setDataRange(QCPRange(0, m_scaleMax > 0 ? m_scaleMax : kMinScaleMax));
         return;
     }
     const auto& len = m_snapshot->sample_len;
     const std::size_t ncpus = w.ncpus;
 
-    // Map: per pixel column the max over its rows, so a one-sample spike stays visible.
+    // Map: per pixel column the max over its rows, so a one-sample spike stays visible. With more CPUs
+    // than pixel rows, one cell row holds the max of `group` adjacent CPUs: scaling the image down
+    // instead would drop whole CPUs from view.
     auto* data = m_colorMap->data();
     const double cellMs = double(w.rows) * w.periodMs / w.columns;
-    data->setSize(w.columns, int(ncpus));
+    const std::size_t group = (ncpus + std::size_t(m_binnedRows) - 1) / std::size_t(m_binnedRows);
+    const std::size_t cells = (ncpus + group - 1) / group;
+    data->setSize(w.columns, int(cells));
     if (w.columns > 1)
         data->setKeyRange(QCPRange(w.tFirstMs + cellMs / 2, w.tFirstMs + double(w.rows) * w.periodMs - cellMs / 2));
     else
         data->setKeyRange(QCPRange(w.tFirstMs, w.tFirstMs + double(w.rows) * w.periodMs));
-    data->setValueRange(QCPRange(0, double(std::max<std::size_t>(ncpus, 2) - 1)));
-    std::vector<std::uint16_t> colMax(ncpus);
+    // Cell row r is centred on its CPUs [r * group, (r + 1) * group); one cell is drawn over the whole range.
+    const double half = double(group - 1) / 2;
+    data->setValueRange(cells > 1 ? QCPRange(half, double((cells - 1) * group) + half) : QCPRange(-0.5, double(ncpus) - 0.5));
+    std::vector<std::uint16_t> colMax(cells);
     std::uint16_t overallMax = 0;
     for (int j = 0; j < w.columns; ++j) {
         std::fill(colMax.begin(), colMax.end(), 0);
         for (std::size_t i = w.binBegin(j), end = w.binBegin(j + 1); i < end; ++i) {
             const std::uint16_t* row = &len[i * ncpus];
-            for (std::size_t c = 0; c < ncpus; ++c) colMax[c] = std::max(colMax[c], row[c]);
+            if (group == 1)
+                for (std::size_t c = 0; c < ncpus; ++c) colMax[c] = std::max(colMax[c], row[c]);
+            else
+                for (std::size_t c = 0; c < ncpus; ++c) colMax[c / group] = std::max(colMax[c / group], row[c]);
         }
-        for (std::size_t c = 0; c < ncpus; ++c) {
+        for (std::size_t c = 0; c < cells; ++c) {
             data->setCell(j, int(c), colMax[c]);
             overallMax = std::max(overallMax, colMax[c]);
         }
     }
-    m_colorScale->setDataRange(QCPRange(0, std::max<double>(kMinScaleMax, overallMax)));
+    const double scaleTop = m_scaleMax > 0 ? m_scaleMax : std::clamp<double>(overallMax, kMinScaleMax, kAutoScaleCap);
+    m_colorScale->setDataRange(QCPRange(0, scaleTop));  // values above get the top colour
     m_mapPlot->xAxis->setRange(w.xLo, w.xHi);
     m_mapPlot->yAxis->setRange(-0.5, double(ncpus) - 0.5);
 

@@ -23,8 +23,9 @@ namespace schedlab {
 ///
 /// Top: step lines of nr_running over simulated time (ms) for the selected CPUs, or one line with
 /// the machine mean when none is selected. Bottom: a colour map, x = time, y = CPU (CPU 0 at the
-/// top), colour = nr_running. Both show the last `windowMs()` of the buffer and are binned to the
-/// plot's pixel width: the lines show the mean of the rows in a pixel column, the map the maximum.
+/// top), colour = nr_running (see setScaleMax). Both show the last `windowMs()` of the buffer and are binned to the
+/// plot's pixel width: the lines show the mean of the rows in a pixel column, the map the maximum. With more
+/// CPUs than the map has pixel rows, a map row is the maximum over a group of adjacent CPUs.
 class RqPlot : public QWidget {
     Q_OBJECT
 
@@ -42,8 +43,17 @@ public:
     void setWindowMs(double windowMs);
     /// Span of simulated time shown in ms; <= 0 means the whole buffer.
     double windowMs() const { return m_windowMs; }
+    /// Top of the colour scale (nr_running drawn in the top colour and above); <= 0 (default) picks
+    /// max(4, largest value shown) capped at kAutoScaleCap, so one long runqueue does not wash out the rest.
+    /// Set the same value as the topology heatmaps' scale to make the colours comparable.
+    void setScaleMax(double scaleMax);
+    /// The value given to setScaleMax (<= 0: automatic).
+    double scaleMax() const { return m_scaleMax; }
     /// Title above the line plot (e.g. "A: baseline"); empty hides it.
     void setTitle(const QString& title);
+
+    /// Largest automatic colour scale top.
+    static constexpr double kAutoScaleCap = 16;
 
     /// The nr_running line plot (one QCPGraph per line, in selection order).
     QCustomPlot* linePlot() const { return m_linePlot; }
@@ -58,6 +68,7 @@ private:
     void rebuild();
     void replotIfVisible();
     int pixelColumns() const;
+    int pixelRows() const;
 
     QCustomPlot* m_linePlot = nullptr;
     QCustomPlot* m_mapPlot = nullptr;
@@ -68,7 +79,9 @@ private:
     std::shared_ptr<const sched::Snapshot> m_snapshot;
     QList<int> m_selected;
     double m_windowMs = 0;
+    double m_scaleMax = 0;
     int m_binnedColumns = 0;  // pixel columns the current data was binned for
+    int m_binnedRows = 0;     // pixel rows of the map the current data was binned for
 };
 
 }  // namespace schedlab

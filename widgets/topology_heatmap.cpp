@@ -10,6 +10,7 @@
 #include <QHelpEvent>
 #include <QImage>
 #include <QMouseEvent>
+#include <QPaintEngine>
 #include <QPainter>
 #include <QPainterPath>
 #include <QToolTip>
@@ -203,7 +204,7 @@ const TopologyHeatmap::Geometry& TopologyHeatmap::geometryFor(const QRect& targe
 void TopologyHeatmap::resizeEvent(QResizeEvent*) { m_geomValid = false; }
 
 void TopologyHeatmap::changeEvent(QEvent* e) {
-    if (e->type() == QEvent::FontChange) m_geomValid = m_otherGeomValid = false;
+    if (e->type() == QEvent::FontChange || e->type() == QEvent::PaletteChange) m_geomValid = m_otherGeomValid = false;
     QWidget::changeEvent(e);
 }
 
@@ -317,7 +318,13 @@ void TopologyHeatmap::render(QPainter& p, const QRect& target) {
     const Geometry& g = geometryFor(target);
     p.save();
     p.setClipRect(target);
-    p.fillRect(target, palette().color(QPalette::Window));
+    // Raster targets (the widget, images) blit cached layers; vector ones (SVG, PDF) get vectors.
+    const bool raster = p.paintEngine() && p.paintEngine()->type() == QPaintEngine::Raster &&
+                        !p.transform().isScaling() && !p.transform().isRotating();
+    const double dpr = p.device() ? p.device()->devicePixelRatioF() : 1.0;
+    if (raster) buildCaches(g, dpr);
+    if (raster && !g.boxes.isNull()) p.drawImage(QPointF(target.topLeft()), g.boxes);
+    else p.fillRect(target, palette().color(QPalette::Window));
     paintTitle(p, g);
     if (!m_snapshot || !m_snapshot->topo || g.layout.cpu.empty()) {
         p.setPen(palette().color(QPalette::WindowText));
@@ -325,12 +332,49 @@ void TopologyHeatmap::render(QPainter& p, const QRect& target) {
         p.restore();
         return;
     }
-    paintBoxes(p, g);
+    if (!raster || g.boxes.isNull()) paintBoxes(p, g);
+    m_blitLabels = raster && !g.labels[0].isNull();
     paintCells(p, g);
     if (m_showArrows) paintArrows(p, g);
     paintMarks(p, g);
     paintLegend(p, g);
     p.restore();
+}
+
+void TopologyHeatmap::buildCaches(const Geometry& g, double dpr) const {
+    if (g.cacheDpr == dpr && !g.boxes.isNull()) return;
+    const QSize px(int(std::ceil(g.target.width() * dpr)), int(std::ceil(g.target.height() * dpr)));
+    if (px.isEmpty() || g.layout.cpu.empty()) return;
+    g.cacheDpr = dpr;
+    g.boxes = QImage(px, QImage::Format_ARGB32_Premultiplied);
+    g.boxes.setDevicePixelRatio(dpr);
+    g.boxes.fill(palette().color(QPalette::Window));
+    {
+        QPainter bp(&g.boxes);
+        bp.translate(-g.target.x(), -g.target.y());
+        paintBoxes(bp, g);
+    }
+    for (int k = 0; k < 2; ++k) {
+        QImage& img = g.labels[k];
+        if (!g.layout.cpuLabels || g.cpuText.size() != g.layout.cpu.size()) {
+            img = QImage();
+            continue;
+        }
+        img = QImage(px, QImage::Format_ARGB32_Premultiplied);
+        img.setDevicePixelRatio(dpr);
+        img.fill(Qt::transparent);
+        QPainter lp(&img);
+        lp.translate(-g.target.x(), -g.target.y());
+        lp.setRenderHint(QPainter::Antialiasing, true);
+        lp.setFont(g.labelFont);
+        lp.setPen(k == 0 ? QColor(Qt::white) : QColor(Qt::black));
+        for (std::size_t c = 0; c < g.layout.cpu.size(); ++c) {
+            const QStaticText& st = g.cpuText[c];
+            const QSizeF sz = st.size();
+            const RectF& r = g.layout.cpu[c];
+            lp.drawStaticText(QPointF(r.centerX() - sz.width() / 2, r.centerY() - sz.height() / 2), st);
+        }
+    }
 }
 
 void TopologyHeatmap::paintTitle(QPainter& p, const Geometry& g) const {
@@ -430,6 +474,19 @@ void TopologyHeatmap::paintCells(QPainter& p, const Geometry& g) const {
         p.setBrush(Qt::NoBrush);
     }
     if (!L.cpuLabels || g.cpuText.size() != L.cpu.size()) return;
+    if (m_blitLabels) {
+        // Each cell's number from the cached layer in the colour readable on that cell.
+        const double k = g.cacheDpr;
+        for (std::size_t c = 0; c < L.cpu.size(); ++c) {
+            const QColor col = c < cpus.size() ? colorFor(cpus[c]) : missing;
+            const QImage& layer = g.labels[textOn(col) == QColor(Qt::white) ? 0 : 1];
+            const RectF& r = L.cpu[c];
+            const QRectF dst(r.x, r.y, r.w, r.h);
+            const QRectF src((r.x - g.target.x()) * k, (r.y - g.target.y()) * k, r.w * k, r.h * k);
+            p.drawImage(dst, layer, src);
+        }
+        return;
+    }
     p.setFont(g.labelFont);
     p.setRenderHint(QPainter::Antialiasing, true);
     QColor current;
@@ -489,14 +546,19 @@ void TopologyHeatmap::paintArrows(QPainter& p, const Geometry& g) const {
         const QColor col = mix(toQColor(distColor(a.dist)), bg, fade);
         const QColor edge = mix(QColor(0, 0, 0), bg, 0.35 + 0.5 * fade);
 
+        // Shafts unantialiased: thick aliased lines take the raster engine's fast span path (the
+        // antialiased stroker is ~3x slower for long diagonals); heads and labels stay smooth.
         const QLineF shaft(p1, base + u * 0.5);
-        QPen pen(col, width, a.wakeup ? Qt::SolidLine : Qt::CustomDashLine, Qt::FlatCap);
+        QPen pen(col, std::round(width), a.wakeup ? Qt::SolidLine : Qt::CustomDashLine, Qt::FlatCap);
         if (!a.wakeup) pen.setDashPattern({5.0 / width, 3.5 / width});
+        p.setRenderHint(QPainter::Antialiasing, false);
         p.setPen(pen);
         p.drawLine(shaft);
+        p.setRenderHint(QPainter::Antialiasing, true);
 
+        // Filled head without an outline stroke (stroking the outline costs as much as the fill).
         const QPointF headPts[3] = {tip, base + n * (head * 0.55), base - n * (head * 0.55)};
-        p.setPen(QPen(edge, 1));
+        p.setPen(Qt::NoPen);
         p.setBrush(col);
         p.drawPolygon(headPts, 3);
         p.setBrush(Qt::NoBrush);

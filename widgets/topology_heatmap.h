@@ -9,6 +9,7 @@
 #include <QRectF>
 #include <QStaticText>
 #include <QString>
+#include <QImage>
 #include <QWidget>
 
 #include <cstdint>
@@ -113,6 +114,11 @@ private:
         std::vector<QStaticText> cpuText;  ///< CPU numbers, laid out once
         QFont labelFont, boxFont, smallFont;
         const sched::Topology* topo = nullptr;
+        // Raster caches, built on first raster paint (fill + boxes; CPU numbers in white and in
+        // black), so a frame only fills the cells, blits labels and strokes the arrows.
+        mutable QImage boxes;
+        mutable QImage labels[2];
+        mutable double cacheDpr = 0;
     };
     /// Legend geometry for one target.
     struct LegendGeom {
@@ -131,6 +137,9 @@ private:
 
     void paintTitle(QPainter& p, const Geometry& g) const;
     void paintBoxes(QPainter& p, const Geometry& g) const;
+    /// Builds g's raster caches for device pixel ratio `dpr` (no-op when current).
+    void buildCaches(const Geometry& g, double dpr) const;
+    mutable bool m_blitLabels = false;  ///< this paint blits the cached CPU numbers
     void paintCells(QPainter& p, const Geometry& g) const;
     void paintMarks(QPainter& p, const Geometry& g) const;
     void paintArrows(QPainter& p, const Geometry& g) const;

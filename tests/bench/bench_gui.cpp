@@ -12,6 +12,7 @@
 #include "topology_heatmap.h"
 
 #include <QApplication>
+#include <QCoreApplication>
 #include <QElapsedTimer>
 #include <QEventLoop>
 #include <QFile>
@@ -48,8 +49,8 @@ void BM_WindowFrame512(benchmark::State& state) {
     w.resize(1920, 1080);
     // Build the two sides here, run them past the fork phase, and hand the snapshots to the views.
     sched::Simulation a(s, s.variants[0].knobs, "A"), b(s, s.variants[1].knobs, "B");
-    a.advance(30'000'000);
-    b.advance(30'000'000);
+    a.advance(40'000'000);
+    b.advance(40'000'000);
     auto sa = std::make_shared<const sched::Snapshot>(a.snapshot());
     auto sb = std::make_shared<const sched::Snapshot>(b.snapshot());
     auto* ha = static_cast<schedlab::TopologyHeatmap*>(w.view(QStringLiteral("heatmapA")));
@@ -61,19 +62,68 @@ void BM_WindowFrame512(benchmark::State& state) {
     hb->setMaxArrows(200);
     w.show();
     QImage img(w.size(), QImage::Format_ARGB32_Premultiplied);
+    const bool all = state.range(0) != 0;
     for (auto _ : state) {
         ha->setSnapshot(sa);
         hb->setSnapshot(sb);
         rq->setSnapshot(sa);
-        lat->setSnapshots(sa, sb);
-        cnt->setSnapshots(sa, sb);
-        QPainter p(&img);
-        w.render(&p);
+        if (all) {  // the views the window refreshes at most every 100 ms while running
+            lat->setSnapshots(sa, sb);
+            cnt->setSnapshots(sa, sb);
+        }
+        if (state.range(1)) {
+            // What a frame costs on screen: Qt repaints the dirty widgets into the backing store.
+            QCoreApplication::sendPostedEvents(nullptr, QEvent::UpdateRequest);
+            QCoreApplication::processEvents();
+        } else {
+            QPainter p(&img);
+            w.render(&p);  // every widget of the window, changed or not
+        }
     }
+    state.SetLabel(all ? "every view updated" : "heatmaps + rq updated (running frame)");
     state.counters["cpus"] = double(sa->cpus.size());
     state.counters["migrations_in_span"] = double(sa->migrations.size());
 }
-BENCHMARK(BM_WindowFrame512)->Unit(benchmark::kMillisecond)->MinTime(2.0);
+void BM_ViewParts512(benchmark::State& state) {
+    const sched::Scenario s = hackbench("bergamo-9754-2s", 16, 100000);
+    schedlab::MainWindow w;
+    w.resize(1920, 1080);
+    sched::Simulation a(s, s.variants[0].knobs, "A"), b(s, s.variants[1].knobs, "B");
+    a.advance(40'000'000);
+    b.advance(40'000'000);
+    auto sa = std::make_shared<const sched::Snapshot>(a.snapshot());
+    auto sb = std::make_shared<const sched::Snapshot>(b.snapshot());
+    w.show();
+    const char* names[] = {"heatmapA", "rq", "latency", "counters"};
+    QWidget* v = w.view(QString::fromLatin1(names[state.range(0)]));
+    QImage img(v->size(), QImage::Format_ARGB32_Premultiplied);
+    for (auto _ : state) {
+        if (state.range(0) == 0) static_cast<schedlab::TopologyHeatmap*>(v)->setSnapshot(sa);
+        if (state.range(0) == 1) static_cast<schedlab::RqPlot*>(v)->setSnapshot(sa);
+        if (state.range(0) == 2) static_cast<schedlab::LatencyPlot*>(v)->setSnapshots(sa, sb);
+        if (state.range(0) == 3) static_cast<schedlab::CountersPlot*>(v)->setSnapshots(sa, sb);
+        QPainter p(&img);
+        v->render(&p);
+    }
+    state.SetLabel(names[state.range(0)]);
+    state.counters["migrations_in_span"] = double(sa->migrations.size());
+}
+BENCHMARK(BM_ViewParts512)->DenseRange(0, 3)->Unit(benchmark::kMillisecond)->MinTime(1.0);
+
+void BM_Snapshot(benchmark::State& state) {
+    QFile f(QStringLiteral(":/scenarios/default.json"));
+    f.open(QIODevice::ReadOnly);
+    const sched::Scenario s = sched::parseScenario(nlohmann::json::parse(f.readAll().toStdString()), "default.json", ".");
+    sched::SimOptions o;
+    o.sample_period_ns = 100'000;
+    o.sample_rows = 1041;
+    sched::Simulation a(s, s.variants[0].knobs, "A", o);
+    a.advance(40'000'000);
+    for (auto _ : state) benchmark::DoNotOptimize(a.snapshot());
+}
+BENCHMARK(BM_Snapshot)->Unit(benchmark::kMicrosecond);
+
+BENCHMARK(BM_WindowFrame512)->Args({0, 0})->Args({1, 0})->Args({0, 1})->Args({1, 1})->Unit(benchmark::kMillisecond)->MinTime(2.0);
 
 void BM_Throughput(benchmark::State& state) {
     const bool gui = state.range(0) != 0;
