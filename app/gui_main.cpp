@@ -90,9 +90,11 @@ int main(int argc, char** argv) {
     const QCommandLineOption noAbOpt(QStringLiteral("no-ab"), QStringLiteral("Side A only."));
     const QCommandLineOption seedOpt(QStringLiteral("seed"), QStringLiteral("RNG seed (default: the scenario's)."),
                                      QStringLiteral("n"));
+    const QCommandLineOption traceOpt(QStringLiteral("step-wakeup"),
+                                      QStringLiteral("With --screenshot: after --run-for, step to the next wakeup and show its path."));
     const QCommandLineOption pausedOpt(QStringLiteral("paused"), QStringLiteral("Start paused."));
     for (const auto* o : {&scenarioOpt, &runForOpt, &shotOpt, &viewOpt, &aOpt, &bOpt, &setAOpt, &setBOpt, &noAbOpt,
-                          &seedOpt, &pausedOpt})
+                          &seedOpt, &traceOpt, &pausedOpt})
         parser.addOption(*o);
 
     if (!parser.parse(QApplication::arguments())) return usage(parser.errorText());
@@ -162,7 +164,9 @@ int main(int argc, char** argv) {
     window.show();
 
     if (!shot.isEmpty()) {
-        window.runUntil(runFor, [&window, shot, viewName] {
+        const bool trace = parser.isSet(traceOpt);
+        window.runUntil(runFor, [&window, shot, viewName, trace] {
+            auto capture = [&window, shot, viewName] {
             // Let the views take the last frame and lay out before painting.
             QTimer::singleShot(50, &window, [&window, shot, viewName] {
                 const QString err = window.exportView(window.view(viewName), shot);
@@ -174,6 +178,9 @@ int main(int argc, char** argv) {
                 std::printf("%s\n", qPrintable(window.caption()));
                 QApplication::exit(0);
             });
+            };
+            if (trace) window.stepWakeupThen(capture);
+            else capture();
         });
     }
     return QApplication::exec();

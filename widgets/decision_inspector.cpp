@@ -40,7 +40,9 @@ DecisionInspector::DecisionInspector(QWidget* parent) : QWidget(parent) {
                                   "path in kernel function names; the heatmap numbers the CPUs it examined."));
     split->addWidget(m_list);
     split->addWidget(m_text);
-    split->setStretchFactor(1, 2);
+    split->setStretchFactor(0, 1);
+    split->setStretchFactor(1, 4);
+    split->setSizes({70, 400});  // a few rows of the list, the rest for the path
     lay->addWidget(split, 1);
     connect(m_next, &QPushButton::clicked, this, &DecisionInspector::stepWakeupRequested);
     connect(m_list, &QListWidget::currentRowChanged, this, [this](int row) {

@@ -74,7 +74,7 @@ constexpr int kMaxRecent = 8;
 MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent) {
     setWindowTitle(QStringLiteral("schedlab"));
     setObjectName(QStringLiteral("MainWindow"));
-    resize(1500, 940);
+    resize(1600, 1000);
     m_sim = new SimController(this);
     connect(m_sim, &SimController::frameReady, this, &MainWindow::onFrame);
     connect(m_sim->worker(), &SimWorker::error, this, [this](const QString& m) { statusBar()->showMessage(m, 8000); });
@@ -150,7 +150,7 @@ void MainWindow::createViews() {
         if (QSettings().contains(QStringLiteral("window/state"))) return;
         resizeDocks({dRq}, {height() * 36 / 100}, Qt::Vertical);
         resizeDocks({dKnob}, {340}, Qt::Horizontal);
-        resizeDocks({dKnob}, {height() * 55 / 100}, Qt::Vertical);
+        resizeDocks({dKnob}, {height() * 46 / 100}, Qt::Vertical);
         resizeDocks({dRq, dLat}, {width() * 45 / 100, width() * 55 / 100}, Qt::Horizontal);
     });
     m_viewMenu = new QMenu(tr("&View"), this);
@@ -370,6 +370,13 @@ void MainWindow::runUntil(qint64 ns, std::function<void()> done) {
     m_running = true;
 }
 
+void MainWindow::stepWakeupThen(std::function<void()> done) {
+    m_whenTraced = std::move(done);
+    m_tracedAfter = m_frame ? m_frame->a->now : 0;
+    setRunning(false);
+    m_sim->post([](SimWorker& w) { w.stepWakeup(); });
+}
+
 void MainWindow::onFrame() {
     auto f = m_sim->take();
     if (!f) return;
@@ -453,6 +460,11 @@ void MainWindow::onFrame() {
     if (!f->running && m_running && (f->done || (m_runUntil > 0 && a->now >= m_runUntil))) {
         m_running = false;
         m_playAct->setText(tr("▶ Play"));
+    }
+    if (m_whenTraced && f->traced && f->traced->time >= m_tracedAfter) {
+        auto cb = std::move(m_whenTraced);
+        m_whenTraced = nullptr;
+        cb();
     }
     if (m_whenDone && !f->running && (f->done || a->now >= m_runUntil)) {
         auto cb = std::move(m_whenDone);

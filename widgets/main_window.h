@@ -62,6 +62,9 @@ public:
     /// Runs until the simulated time reaches `ns`, then calls `done` on the GUI thread (headless mode).
     void runUntil(qint64 ns, std::function<void()> done);
 
+    /// Steps to the next wakeup (traced; shown in the inspector and on heatmap A), then calls `done`.
+    void stepWakeupThen(std::function<void()> done);
+
     /// Widgets by name for tests and exports: "heatmapA", "heatmapB", "rq", "latency", "counters", "inspector".
     QWidget* view(const QString& name) const;
     SimController* controller() const { return m_sim; }
@@ -90,6 +93,8 @@ private:
     quint64 m_seed = 0;
     std::shared_ptr<const Frame> m_frame;
     std::function<void()> m_whenDone;
+    std::function<void()> m_whenTraced;
+    std::int64_t m_tracedAfter = -1;
     qint64 m_runUntil = 0;
     bool m_running = false;
     qint64 m_lastSlowMs = 0;  ///< wall ms of the last refresh of the slow views

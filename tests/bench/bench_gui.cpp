@@ -167,6 +167,43 @@ void BM_Throughput(benchmark::State& state) {
     }
     state.counters["sim_ms_per_s"] = simNs / 1e6 / (wallNs / 1e9);
 }
+// The GUI thread while the default scenario runs as fast as possible: the longest gap between two
+// ticks of a 5 ms timer (how long the event loop was blocked) and the frames shown per second.
+void BM_GuiStall(benchmark::State& state) {
+    double maxGapMs = 0, frames = 0, wallS = 0;
+    for (auto _ : state) {
+        schedlab::MainWindow w;
+        w.resize(1600, 1000);
+        schedlab::StartOptions o;
+        o.autoplay = false;
+        w.show();
+        w.openDefault(o);
+        bool reached = false;
+        w.runUntil(25'000'000, [&] { reached = true; });  // past the fork phase
+        waitFor([&] { return reached; });
+        std::uint64_t seq0 = w.frame()->seq;
+        QElapsedTimer clock;
+        clock.start();
+        qint64 last = 0;
+        QTimer tick;
+        tick.setInterval(5);
+        QObject::connect(&tick, &QTimer::timeout, [&] {
+            const qint64 now = clock.nsecsElapsed();
+            maxGapMs = std::max(maxGapMs, double(now - last) / 1e6 - 5);
+            last = now;
+        });
+        tick.start();
+        reached = false;
+        w.runUntil(60'000'000, [&] { reached = true; });
+        waitFor([&] { return reached; });
+        wallS += double(clock.nsecsElapsed()) / 1e9;
+        frames += double(w.frame()->seq - seq0);
+    }
+    state.counters["max_gui_stall_ms"] = maxGapMs;
+    state.counters["frames_per_s"] = frames / wallS;
+}
+BENCHMARK(BM_GuiStall)->Unit(benchmark::kMillisecond)->Iterations(1);
+
 BENCHMARK(BM_Throughput)->Arg(0)->Arg(1)->Unit(benchmark::kMillisecond)->Iterations(2);
 
 }  // namespace
