@@ -4,6 +4,7 @@
 #include "main_window.h"
 
 #include "knobs.h"
+#include "scenario.h"
 
 #include <QApplication>
 #include <QCommandLineParser>
@@ -149,8 +150,20 @@ int main(int argc, char** argv) {
         return 1;
     }
 
+    static const QStringList kViews = {QStringLiteral("window"),   QStringLiteral("heatmapA"), QStringLiteral("heatmapB"),
+                                       QStringLiteral("rq"),       QStringLiteral("latency"),  QStringLiteral("counters"),
+                                       QStringLiteral("inspector")};
+    if (!kViews.contains(viewName)) return usage(QStringLiteral("--view '%1': unknown view").arg(viewName));
+    if (parser.isSet(scenarioOpt)) {  // bad scenario files are refused before any window exists
+        try {
+            (void)sched::loadScenario(parser.value(scenarioOpt).toStdString());
+        } catch (const std::exception& e) {
+            std::fprintf(stderr, "schedlab: %s\n", e.what());
+            return kExitUsage;
+        }
+    }
+
     schedlab::MainWindow window;
-    if (!window.view(viewName)) return usage(QStringLiteral("--view '%1': unknown view").arg(viewName));
     so.autoplay = shot.isEmpty() && !parser.isSet(pausedOpt);
     if (parser.isSet(scenarioOpt)) {
         const QString err = window.openScenario(parser.value(scenarioOpt), so);

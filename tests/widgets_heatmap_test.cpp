@@ -13,6 +13,7 @@
 #include <QMouseEvent>
 #include <QPainter>
 #include <QPixmap>
+#include <QToolTip>
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -451,6 +452,164 @@ TEST(TopologyHeatmap, ClickSelectsCtrlTogglesShiftExtends) {
     w.setSelection({1});
     EXPECT_EQ(w.selection(), (QList<int>{1}));
     EXPECT_EQ(emitted, 4);  // programmatic changes do not emit
+}
+
+/// i7-4790 at 600x400 with one wakeup migration 1 -> 6 (different cores of the one LLC).
+std::shared_ptr<sched::Snapshot> snapshotWithArrow16(int count = 1) {
+    auto s = snapshotOn("i7-4790");
+    for (int i = 0; i < count; ++i)
+        s->migrations.push_back(mig(s->now - 1000 - i, 1, 6, sched::MigrationCause::wakeup, sched::DistClass::llc));
+    return s;
+}
+
+/// Unit normal of the segment a -> b, on the side arrows are pushed to when both directions exist.
+QPointF normalOf(QPointF a, QPointF b) {
+    const QPointF d = b - a;
+    const double len = std::hypot(d.x(), d.y());
+    return {-d.y() / len, d.x() / len};
+}
+
+double distanceToSegment(QPointF p, QPointF a, QPointF b) {
+    const QPointF ab = b - a;
+    const double t = std::clamp(QPointF::dotProduct(p - a, ab) / QPointF::dotProduct(ab, ab), 0.0, 1.0);
+    const QPointF q = a + ab * t - p;
+    return std::hypot(q.x(), q.y());
+}
+
+void click(TopologyHeatmap& w, QPointF p) {
+    QMouseEvent e(QEvent::MouseButtonPress, p, w.mapToGlobal(p), Qt::LeftButton, Qt::LeftButton, Qt::NoModifier);
+    QApplication::sendEvent(&w, &e);
+}
+
+TEST(TopologyHeatmap, ArrowAtHitsTheShaftOnlyAndNothingWhenHidden) {
+    auto s = snapshotWithArrow16();
+    TopologyHeatmap w;
+    w.resize(600, 400);
+    w.setSnapshot(s);
+    const QPointF a = w.cpuCenter(1), b = w.cpuCenter(6);
+    ASSERT_GT(std::hypot(a.x() - b.x(), a.y() - b.y()), 40);
+    const QPointF mid = (a + b) / 2, n = normalOf(a, b);
+
+    const TopologyHeatmap::ArrowHit hit = w.arrowAt(mid);
+    EXPECT_EQ(hit.from, 1);
+    EXPECT_EQ(hit.to, 6);
+    EXPECT_TRUE(hit.wakeup);
+    EXPECT_EQ(hit.count, 1);
+    EXPECT_EQ(w.arrowAt(mid + n * 30).from, -1);
+    EXPECT_EQ(w.arrowAt(mid - n * 30).from, -1);
+    // Along the shaft too, not only at its middle; nowhere near it, nothing.
+    EXPECT_EQ(w.arrowAt(a + (b - a) * 0.2).from, 1);
+    EXPECT_EQ(w.arrowAt(QPointF(2, 2)).from, -1);
+
+    w.setShowArrows(false);
+    EXPECT_EQ(w.arrowAt(mid).from, -1);
+    w.setShowArrows(true);
+    w.setArrowSpanNs(500);  // the migration is 1000 ns old: no arrow
+    EXPECT_EQ(w.arrowAt(mid).from, -1);
+}
+
+TEST(TopologyHeatmap, ArrowAtFollowsTheSidewaysOffsetOfTwoWayPairs) {
+    auto s = snapshotWithArrow16();
+    s->migrations.push_back(mig(s->now - 2000, 6, 1, sched::MigrationCause::wakeup, sched::DistClass::llc));
+    TopologyHeatmap w;
+    w.resize(600, 400);
+    w.setSnapshot(s);
+    const QPointF a = w.cpuCenter(1), b = w.cpuCenter(6);
+    const QPointF mid = (a + b) / 2, n = normalOf(a, b);
+    // Exact hits (no tolerance) across the pair: 1 -> 6 is pushed to +n, 6 -> 1 to -n, as painted.
+    int forward = 0, backward = 0;
+    for (double k = -6; k <= 6; k += 0.25) {
+        const TopologyHeatmap::ArrowHit h = w.arrowAt(mid + n * k, 0);
+        if (h.from == 1) {
+            ++forward;
+            EXPECT_GT(k, 0) << "1 -> 6 hit on the wrong side at " << k;
+        } else if (h.from == 6) {
+            ++backward;
+            EXPECT_LT(k, 0) << "6 -> 1 hit on the wrong side at " << k;
+        }
+    }
+    EXPECT_GT(forward, 0);
+    EXPECT_GT(backward, 0);
+}
+
+TEST(TopologyHeatmap, ClickOnAnArrowEmitsArrowClickedAndKeepsTheSelection) {
+    auto s = snapshotWithArrow16();
+    TopologyHeatmap w;
+    w.resize(600, 400);
+    w.setSnapshot(s);
+    w.setSelection({2});
+    int arrowClicks = 0, selectionChanges = 0;
+    int gotFrom = -1, gotTo = -1;
+    bool gotWakeup = false;
+    QObject::connect(&w, &TopologyHeatmap::arrowClicked, [&](int from, int to, bool wakeup) {
+        ++arrowClicks;
+        gotFrom = from;
+        gotTo = to;
+        gotWakeup = wakeup;
+    });
+    QObject::connect(&w, &TopologyHeatmap::selectionChanged, [&](const QList<int>&) { ++selectionChanges; });
+
+    const QPointF a = w.cpuCenter(1), b = w.cpuCenter(6);
+    click(w, (a + b) / 2);
+    EXPECT_EQ(arrowClicks, 1);
+    EXPECT_EQ(gotFrom, 1);
+    EXPECT_EQ(gotTo, 6);
+    EXPECT_TRUE(gotWakeup);
+    EXPECT_EQ(selectionChanges, 0);
+    EXPECT_EQ(w.selection(), (QList<int>{2}));
+
+    // A CPU whose centre is well away from the shaft: a click there selects it as before.
+    int far = -1;
+    for (int c = 0; c < s->topo->nrCpus() && far < 0; ++c)
+        if (c != 1 && c != 6 && c != 2 && distanceToSegment(w.cpuCenter(c), a, b) > 20) far = c;
+    ASSERT_GE(far, 0);
+    ASSERT_EQ(w.arrowAt(w.cpuCenter(far), 3).from, -1);
+    click(w, w.cpuCenter(far));
+    EXPECT_EQ(w.selection(), (QList<int>{far}));
+    EXPECT_EQ(selectionChanges, 1);
+    EXPECT_EQ(arrowClicks, 1);
+}
+
+TEST(TopologyHeatmap, TooltipsDescribeTheCpuAndTheArrow) {
+    auto s = snapshotWithArrow16(12);
+    s->migrations.push_back(mig(s->now - 3000, 2, 5, sched::MigrationCause::periodic, sched::DistClass::llc));
+    s->cpus[3].nr_running = 3;
+    s->cpus[3].curr_pid = 1234;
+    s->cpus[3].kind = sched::CpuKind::busy;
+    TopologyHeatmap w;
+    w.resize(600, 400);
+    w.setSnapshot(s);
+
+    const QString cpuTip = w.tooltipFor(3);
+    EXPECT_TRUE(cpuTip.startsWith("CPU 3 ")) << cpuTip.toStdString();
+    EXPECT_TRUE(cpuTip.contains("nr_running: 3")) << cpuTip.toStdString();
+    EXPECT_TRUE(cpuTip.contains("pid 1234")) << cpuTip.toStdString();
+    EXPECT_TRUE(w.tooltipFor(99).isEmpty());
+
+    const QPointF mid = (w.cpuCenter(1) + w.cpuCenter(6)) / 2;
+    const TopologyHeatmap::ArrowHit hit = w.arrowAt(mid);
+    ASSERT_EQ(hit.from, 1);
+    EXPECT_EQ(hit.count, 12);
+    EXPECT_EQ(w.arrowTooltip(hit),
+              QString::fromUtf8("12 wakeup migrations CPU 1 \u2192 CPU 6 (same LLC) in the last 5.0 ms"));
+    EXPECT_EQ(w.arrowTooltip({2, 5, false, 1}),
+              QString::fromUtf8("1 load-balance migration CPU 2 \u2192 CPU 5 (same LLC) in the last 5.0 ms"));
+    EXPECT_TRUE(w.arrowTooltip({}).isEmpty());
+
+    // The ToolTip event: the arrow's text over the arrow, the CPU's over a CPU away from arrows.
+    w.show();
+    QHelpEvent overArrow(QEvent::ToolTip, mid.toPoint(), w.mapToGlobal(mid.toPoint()));
+    QApplication::sendEvent(&w, &overArrow);
+    EXPECT_EQ(QToolTip::text(), w.arrowTooltip(hit));
+    int far = -1;
+    for (int c = 0; c < s->topo->nrCpus() && far < 0; ++c)
+        if (w.arrowAt(w.cpuCenter(c), 6).from < 0) far = c;
+    ASSERT_GE(far, 0);
+    const QPoint pc = w.cpuCenter(far).toPoint();
+    QHelpEvent overCpu(QEvent::ToolTip, pc, w.mapToGlobal(pc));
+    QApplication::sendEvent(&w, &overCpu);
+    EXPECT_EQ(QToolTip::text(), w.tooltipFor(far));
+    QToolTip::hideText();
 }
 
 TEST(TopologyHeatmap, RenderIntoAnyTargetAndHighlightDoesNotChangeCellCentres) {

@@ -174,6 +174,25 @@ TEST(MainWindow, FramesReachTheViewsAndKnobsApplyLive) {
         << w.compareText().toStdString();
 }
 
+TEST(MainWindow, EditedWorkloadsRestartBothSidesOrSayWhatIsWrong) {
+    MainWindow w;
+    StartOptions o;
+    o.autoplay = false;
+    w.openDefault(o);
+    w.show();
+    EXPECT_TRUE(w.applyWorkloads(QStringLiteral("[{\"type\": \"hackbench\"")).startsWith(QStringLiteral("workloads: not JSON")));
+    const QString bad = w.applyWorkloads(QStringLiteral(R"([{"type": "hackbench", "grups": 2}])"));
+    EXPECT_TRUE(bad.contains(QStringLiteral("grups"))) << bad.toStdString();
+    EXPECT_EQ(w.applyWorkloads(QStringLiteral(R"([{"type": "hackbench", "groups": 1, "fds": 4, "loops": 50}])")), QString());
+    bool reached = false;
+    w.runUntil(2000000, [&] { reached = true; });
+    ASSERT_TRUE(waitFor([&] { return reached || (w.frame() && w.frame()->done); }));
+    ASSERT_TRUE(w.frame());
+    ASSERT_EQ(w.frame()->a->reports.size(), 1u);
+    EXPECT_NE(w.frame()->a->reports[0].command.find("hackbench -g 1 -f 4"), std::string::npos);
+    EXPECT_TRUE(w.caption().contains(QStringLiteral("hackbench -g 1 -f 4")));
+}
+
 int main(int argc, char** argv) {
     qputenv("QT_QPA_PLATFORM", "offscreen");
     QApplication app(argc, argv);

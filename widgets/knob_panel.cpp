@@ -9,7 +9,10 @@
 #include <QGridLayout>
 #include <QGroupBox>
 #include <QHBoxLayout>
+#include <QFontDatabase>
 #include <QLabel>
+#include <QPlainTextEdit>
+#include <QPushButton>
 #include <QRadioButton>
 #include <QSlider>
 #include <QVBoxLayout>
@@ -106,6 +109,29 @@ KnobPanel::KnobPanel(QWidget* parent) : QWidget(parent) {
         connect(cb, &QCheckBox::toggled, this, [this] { edited(); });
     }
     top->addWidget(other);
+
+    auto* wl = new QGroupBox(tr("Workload (applies from t = 0: both sides restart)"), this);
+    auto* wv = new QVBoxLayout(wl);
+    m_commands = new QLabel(wl);
+    m_commands->setWordWrap(true);
+    m_commands->setTextInteractionFlags(Qt::TextSelectableByMouse);
+    m_workloads = new QPlainTextEdit(wl);
+    m_workloads->setObjectName(QStringLiteral("workloadEditor"));
+    m_workloads->setFont(QFontDatabase::systemFont(QFontDatabase::FixedFont));
+    m_workloads->setMinimumHeight(90);
+    m_workloads->setToolTip(tr("The scenario's \"workloads\" array (docs/scenario-format.md), e.g.\n"
+                               "[{\"type\": \"hackbench\", \"groups\": 8, \"fds\": 20, \"loops\": 2000}]"));
+    auto* apply = new QPushButton(tr("Apply and restart"), wl);
+    m_workloadError = new QLabel(wl);
+    m_workloadError->setWordWrap(true);
+    m_workloadError->setStyleSheet(QStringLiteral("color: #b00020"));
+    m_workloadError->hide();
+    wv->addWidget(m_commands);
+    wv->addWidget(m_workloads);
+    wv->addWidget(apply);
+    wv->addWidget(m_workloadError);
+    top->addWidget(wl);
+    connect(apply, &QPushButton::clicked, this, [this] { emit workloadsApplied(m_workloads->toPlainText()); });
     m_summary = new QLabel(this);
     m_summary->setWordWrap(true);
     m_summary->setTextInteractionFlags(Qt::TextSelectableByMouse);
@@ -135,6 +161,17 @@ void KnobPanel::setKnobs(const sched::Knobs& a, const sched::Knobs& b) {
     m_presetB->setCurrentText(q(b.presetName));
     m_updating = false;
     refresh();
+}
+
+void KnobPanel::setWorkloads(const QString& json, const QString& commands) {
+    m_workloads->setPlainText(json);
+    m_commands->setText(commands);
+    setWorkloadError({});
+}
+
+void KnobPanel::setWorkloadError(const QString& message) {
+    m_workloadError->setText(message);
+    m_workloadError->setVisible(!message.isEmpty());
 }
 
 void KnobPanel::setEditedSide(int side) {

@@ -10,6 +10,8 @@
 #include <string>
 
 class QCheckBox;
+class QPlainTextEdit;
+class QPushButton;
 class QComboBox;
 class QLabel;
 class QRadioButton;
@@ -40,7 +42,15 @@ public:
     /// The slider value meaning "no limit" on the nr_running threshold.
     static constexpr int kNoLimit = 17;
 
+    /// The scenario's workloads as JSON text (the "workloads" array), shown for editing.
+    void setWorkloads(const QString& json, const QString& commands);
+    /// Shows a problem with the edited workloads (empty: none).
+    void setWorkloadError(const QString& message);
+    QPlainTextEdit* workloadEditor() const { return m_workloads; }
+
 signals:
+    /// The user applied edited workloads (JSON text of the "workloads" array); both sides restart.
+    void workloadsApplied(const QString& json);
     /// One side's knobs changed (apply live).
     void knobsChanged(int side, const sched::Knobs& k);
     void abToggled(bool on);
@@ -66,6 +76,9 @@ private:
     QComboBox* m_claim = nullptr;
     std::map<std::string, QCheckBox*> m_features;
     QLabel* m_summary = nullptr;
+    QPlainTextEdit* m_workloads = nullptr;
+    QLabel* m_commands = nullptr;
+    QLabel* m_workloadError = nullptr;
 };
 
 }  // namespace schedlab

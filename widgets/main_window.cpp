@@ -168,6 +168,34 @@ void MainWindow::createViews() {
         m_heatA->setHighlight(cpus);
         m_heatA->setHighlightTarget(chosen);
     });
+    // A click on a wakeup arrow shows the newest decision behind it (that side's decision ring).
+    auto arrowClicked = [this](int side, int from, int to, bool wakeup) {
+        if (!m_frame) return;
+        const auto& snap = side == 0 ? m_frame->a : m_frame->b;
+        if (!wakeup || !snap) {
+            statusBar()->showMessage(tr("CPU %1 → CPU %2: load-balance migrations; no wakeup decision behind them").arg(from).arg(to), 6000);
+            return;
+        }
+        for (auto it = snap->decisions.rbegin(); it != snap->decisions.rend(); ++it)
+            if (it->d.prev_cpu == from && it->d.cpu == to) {
+                if (side == 0) {
+                    m_inspector->show(*it);  // highlights on heatmap A
+                    return;
+                }
+                const QSignalBlocker quiet(m_inspector);  // B's CPUs go on heatmap B, not A
+                m_inspector->show(*it);
+                m_heatB->setHighlight([&] {
+                    std::vector<int> cpus;
+                    for (const auto& e : it->d.examined) cpus.push_back(e.cpu);
+                    return cpus;
+                }());
+                m_heatB->setHighlightTarget(it->d.cpu);
+                return;
+            }
+        statusBar()->showMessage(tr("CPU %1 → CPU %2: the decision is older than the %3 kept").arg(from).arg(to).arg(snap->decisions.size()), 6000);
+    };
+    connect(m_heatA, &TopologyHeatmap::arrowClicked, this, [arrowClicked](int f, int t, bool w) { arrowClicked(0, f, t, w); });
+    connect(m_heatB, &TopologyHeatmap::arrowClicked, this, [arrowClicked](int f, int t, bool w) { arrowClicked(1, f, t, w); });
     connect(m_inspector, &DecisionInspector::stepWakeupRequested, this, [this] {
         setRunning(false);
         m_sim->post([](SimWorker& w) { w.stepWakeup(); });
@@ -176,6 +204,10 @@ void MainWindow::createViews() {
         m_sim->post([side, k](SimWorker& w) { w.setKnobs(side, k); });
     });
     connect(m_knobs, &KnobPanel::abToggled, this, [this](bool) { restart(); });
+    connect(m_knobs, &KnobPanel::workloadsApplied, this, [this](const QString& text) {
+        const QString err = applyWorkloads(text);
+        m_knobs->setWorkloadError(err);
+    });
 }
 
 void MainWindow::createActions() {
@@ -327,8 +359,32 @@ void MainWindow::start(const sched::Scenario& s, const StartOptions& o) {
         m_speed->setCurrentIndex(best);
     }
     setWindowTitle(QStringLiteral("schedlab — %1").arg(q(s.name.empty() ? s.file : s.name)));
+    QStringList cmds;
+    for (const auto& w : s.workloads) cmds << QStringLiteral("<tt>%1</tt>").arg(q(sched::workloadCommand(w)).toHtmlEscaped());
+    m_knobs->setWorkloads(q(s.doc.contains("workloads") ? s.doc["workloads"].dump(1) : std::string("[]")), cmds.join(QStringLiteral("<br>")));
     restart();
     if (o.autoplay) setRunning(true);
+}
+
+QString MainWindow::applyWorkloads(const QString& json) {
+    if (!m_scenario) return tr("no scenario");
+    try {
+        nlohmann::json doc = m_scenario->doc;
+        nlohmann::json w;
+        try {
+            w = nlohmann::json::parse(json.toStdString());
+        } catch (const nlohmann::json::parse_error& e) {
+            return tr("workloads: not JSON (%1)").arg(QString::fromUtf8(e.what()));
+        }
+        doc["workloads"] = w;
+        const std::string base = m_scenarioPath.isEmpty() ? "." : QFileInfo(m_scenarioPath).absolutePath().toStdString();
+        sched::Scenario s = sched::parseScenario(doc, m_scenario->file, base);
+        const StartOptions o{QString(), m_knobs->knobs(0), m_knobs->knobs(1), m_knobs->abEnabled(), m_seed, -1, m_running};
+        start(s, o);
+        return {};
+    } catch (const std::exception& e) {
+        return QString::fromUtf8(e.what());
+    }
 }
 
 void MainWindow::restart() {

@@ -59,6 +59,9 @@ public:
     /// The A/B table in `schedlab-cli compare` layout ("" when A/B is off or no frame yet).
     QString compareText() const;
 
+    /// Replaces the scenario's workloads with `json` (a "workloads" array) and restarts both sides;
+    /// returns the one-line problem, or "" when applied.
+    QString applyWorkloads(const QString& json);
     /// Runs until the simulated time reaches `ns`, then calls `done` on the GUI thread (headless mode).
     void runUntil(qint64 ns, std::function<void()> done);
 

@@ -19,6 +19,7 @@
 #include <cmath>
 #include <map>
 #include <set>
+#include <tuple>
 
 namespace schedlab {
 namespace {
@@ -46,6 +47,85 @@ QColor mix(const QColor& a, const QColor& b, double f) {
 QRectF toQRect(const RectF& r) { return QRectF(r.x, r.y, r.w, r.h); }
 
 QString msText(std::int64_t ns) { return QString::number(double(ns) / 1e6, 'f', 3) + QStringLiteral(" ms"); }
+
+constexpr double kArrowPickPx = 3;  ///< clicks and tooltips within this of an arrow go to the arrow
+
+/// Where one arrow is painted: the one computation shared by paintArrows() and arrowAt().
+struct ArrowShape {
+    bool visible = false;  ///< false when the two centres are too close for an arrow
+    QPointF p1;            ///< shaft start: the source centre, pushed sideways for two-way pairs
+    QPointF shaftEnd;      ///< shaft end, half a pixel into the head
+    QPointF base, tip;     ///< head: centre of its base, and its tip
+    QPointF u, n;          ///< unit direction and its normal
+    double width = 0;      ///< nominal shaft width (the pen is round(width) wide)
+    double len = 0;        ///< centre-to-centre length
+    QPointF headPts[3];    ///< the filled head triangle
+};
+
+ArrowShape arrowShape(const HeatmapLayout& L, const ArrowAgg& a, bool twoWay) {
+    ArrowShape s;
+    const double cell = std::min(L.cellW, L.cellH);
+    QPointF p1(L.cpu[std::size_t(a.from)].centerX(), L.cpu[std::size_t(a.from)].centerY());
+    QPointF p2(L.cpu[std::size_t(a.to)].centerX(), L.cpu[std::size_t(a.to)].centerY());
+    const QPointF d = p2 - p1;
+    s.len = std::hypot(d.x(), d.y());
+    if (s.len < 2) return s;
+    s.u = d / s.len;
+    s.n = QPointF(-s.u.y(), s.u.x());
+    // Wider with log(count), but never much wider than a third of a cell on dense machines.
+    s.width = std::min({6.0, std::max(1.2, cell * 0.35), 1.8 + 1.2 * std::log2(double(std::max(1, a.count)))});
+    // Pairs drawn in both directions are pushed apart sideways so that both stay visible.
+    if (twoWay) {
+        const double off = s.width / 2 + 1;
+        p1 += s.n * off;
+        p2 += s.n * off;
+    }
+    // Stop short of the destination's centre so its number stays readable.
+    const double back = std::min(s.len * 0.25, cell * 0.3);
+    s.tip = p2 - s.u * back;
+    const double head = std::min(s.len * 0.4, 4 + 2 * s.width);
+    s.base = s.tip - s.u * head;
+    s.p1 = p1;
+    s.shaftEnd = s.base + s.u * 0.5;
+    s.headPts[0] = s.tip;
+    s.headPts[1] = s.base + s.n * (head * 0.55);
+    s.headPts[2] = s.base - s.n * (head * 0.55);
+    s.visible = true;
+    return s;
+}
+
+double distanceToSegment(QPointF p, QPointF a, QPointF b) {
+    const QPointF ab = b - a, ap = p - a;
+    const double l2 = QPointF::dotProduct(ab, ab);
+    const double t = l2 > 0 ? std::clamp(QPointF::dotProduct(ap, ab) / l2, 0.0, 1.0) : 0.0;
+    const QPointF q = a + ab * t - p;
+    return std::hypot(q.x(), q.y());
+}
+
+/// Distance from `p` to the filled triangle `t` (0 inside).
+double distanceToTriangle(QPointF p, const QPointF (&t)[3]) {
+    auto cross = [](QPointF o, QPointF a, QPointF b) {
+        return (a.x() - o.x()) * (b.y() - o.y()) - (a.y() - o.y()) * (b.x() - o.x());
+    };
+    const double c0 = cross(t[0], t[1], p), c1 = cross(t[1], t[2], p), c2 = cross(t[2], t[0], p);
+    if ((c0 >= 0 && c1 >= 0 && c2 >= 0) || (c0 <= 0 && c1 <= 0 && c2 <= 0)) return 0;
+    return std::min({distanceToSegment(p, t[0], t[1]), distanceToSegment(p, t[1], t[2]),
+                     distanceToSegment(p, t[2], t[0])});
+}
+
+/// How a distance class reads in a sentence.
+QString distSentenceName(sched::DistClass d) {
+    switch (d) {
+    case sched::DistClass::same_cpu: return QStringLiteral("same CPU");
+    case sched::DistClass::smt: return QStringLiteral("SMT siblings");
+    case sched::DistClass::llc: return QStringLiteral("same LLC");
+    case sched::DistClass::cross_llc: return QStringLiteral("cross-LLC");
+    case sched::DistClass::cross_node: return QStringLiteral("cross-node");
+    case sched::DistClass::cross_socket: return QStringLiteral("cross-socket");
+    case sched::DistClass::count_: break;
+    }
+    return QStringLiteral("?");
+}
 
 }  // namespace
 
@@ -136,12 +216,17 @@ void TopologyHeatmap::setHighlightTarget(int cpu) {
 
 void TopologyHeatmap::rebuildArrows() {
     m_arrows.clear();
+    m_arrowTwoWay.clear();
     if (!m_snapshot) return;
     m_arrows = aggregateArrows(m_snapshot->migrations, m_snapshot->now, m_arrowSpanNs, std::size_t(m_maxArrows));
     const int n = m_snapshot->topo ? m_snapshot->topo->nrCpus() : 0;
     m_arrows.erase(std::remove_if(m_arrows.begin(), m_arrows.end(),
                                   [n](const ArrowAgg& a) { return a.from < 0 || a.to < 0 || a.from >= n || a.to >= n; }),
                    m_arrows.end());
+    std::set<std::tuple<int, int, bool>> present;
+    for (const ArrowAgg& a : m_arrows) present.insert({a.from, a.to, a.wakeup});
+    m_arrowTwoWay.reserve(m_arrows.size());
+    for (const ArrowAgg& a : m_arrows) m_arrowTwoWay.push_back(present.count({a.to, a.from, a.wakeup}) > 0);
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -262,6 +347,23 @@ int TopologyHeatmap::cpuAt(QPointF p) const {
     for (std::size_t c = 0; c < cpus.size(); ++c)
         if (cpus[c].w > 0 && cpus[c].contains(p.x(), p.y())) return int(c);
     return -1;
+}
+
+TopologyHeatmap::ArrowHit TopologyHeatmap::arrowAt(QPointF p, double tolerancePx) const {
+    if (!m_showArrows || !m_snapshot || !m_snapshot->topo || m_arrows.empty()) return {};
+    const Geometry& g = widgetGeometry();
+    if (g.layout.cpu.empty()) return {};
+    // m_arrows is in importance order and painted back to front: the first hit is the topmost.
+    for (std::size_t i = 0; i < m_arrows.size(); ++i) {
+        const ArrowAgg& a = m_arrows[i];
+        const ArrowShape sh = arrowShape(g.layout, a, m_arrowTwoWay[i]);
+        if (!sh.visible) continue;
+        const double halfPen = std::round(sh.width) / 2;
+        if (distanceToSegment(p, sh.p1, sh.shaftEnd) <= halfPen + tolerancePx ||
+            distanceToTriangle(p, sh.headPts) <= tolerancePx)
+            return {a.from, a.to, a.wakeup, a.count};
+    }
+    return {};
 }
 
 QPointF TopologyHeatmap::cpuCenter(int cpu) const {
@@ -508,9 +610,6 @@ void TopologyHeatmap::paintArrows(QPainter& p, const Geometry& g) const {
     if (m_arrows.empty()) return;
     const HeatmapLayout& L = g.layout;
     p.setRenderHint(QPainter::Antialiasing, true);
-    // Pairs drawn in both directions are pushed apart sideways so that both stay visible.
-    std::set<std::tuple<int, int, bool>> present;
-    for (const ArrowAgg& a : m_arrows) present.insert({a.from, a.to, a.wakeup});
     const double cell = std::min(L.cellW, L.cellH);
     const QFontMetricsF fm(g.smallFont);
     p.setFont(g.smallFont);
@@ -519,25 +618,9 @@ void TopologyHeatmap::paintArrows(QPainter& p, const Geometry& g) const {
     // Least important first, so the most counted / newest end up on top.
     for (std::size_t i = m_arrows.size(); i-- > 0;) {
         const ArrowAgg& a = m_arrows[i];
-        QPointF p1(L.cpu[std::size_t(a.from)].centerX(), L.cpu[std::size_t(a.from)].centerY());
-        QPointF p2(L.cpu[std::size_t(a.to)].centerX(), L.cpu[std::size_t(a.to)].centerY());
-        QPointF d = p2 - p1;
-        const double len = std::hypot(d.x(), d.y());
-        if (len < 2) continue;
-        const QPointF u = d / len, n(-u.y(), u.x());
-        // Wider with log(count), but never much wider than a third of a cell on dense machines.
-        const double width =
-            std::min({6.0, std::max(1.2, cell * 0.35), 1.8 + 1.2 * std::log2(double(std::max(1, a.count)))});
-        if (present.count({a.to, a.from, a.wakeup})) {
-            const double off = width / 2 + 1;
-            p1 += n * off;
-            p2 += n * off;
-        }
-        // Stop short of the destination's centre so its number stays readable.
-        const double back = std::min(len * 0.25, cell * 0.3);
-        const QPointF tip = p2 - u * back;
-        const double head = std::min(len * 0.4, 4 + 2 * width);
-        const QPointF base = tip - u * head;
+        const ArrowShape sh = arrowShape(L, a, m_arrowTwoWay[i]);
+        if (!sh.visible) continue;
+        const double width = sh.width;
 
         // Age fades the colour towards the background. Opaque pens on purpose: Qt's raster engine
         // strokes translucent antialiased wide lines through its general path filler, 4-6x slower
@@ -548,7 +631,7 @@ void TopologyHeatmap::paintArrows(QPainter& p, const Geometry& g) const {
 
         // Shafts unantialiased: thick aliased lines take the raster engine's fast span path (the
         // antialiased stroker is ~3x slower for long diagonals); heads and labels stay smooth.
-        const QLineF shaft(p1, base + u * 0.5);
+        const QLineF shaft(sh.p1, sh.shaftEnd);
         QPen pen(col, std::round(width), a.wakeup ? Qt::SolidLine : Qt::CustomDashLine, Qt::FlatCap);
         if (!a.wakeup) pen.setDashPattern({5.0 / width, 3.5 / width});
         p.setRenderHint(QPainter::Antialiasing, false);
@@ -557,16 +640,15 @@ void TopologyHeatmap::paintArrows(QPainter& p, const Geometry& g) const {
         p.setRenderHint(QPainter::Antialiasing, true);
 
         // Filled head without an outline stroke (stroking the outline costs as much as the fill).
-        const QPointF headPts[3] = {tip, base + n * (head * 0.55), base - n * (head * 0.55)};
         p.setPen(Qt::NoPen);
         p.setBrush(col);
-        p.drawPolygon(headPts, 3);
+        p.drawPolygon(sh.headPts, 3);
         p.setBrush(Qt::NoBrush);
 
-        if (a.count > 1 && int(i) < kCountLabels && len >= kMinCountLabelLenPx && cell >= 12) {
+        if (a.count > 1 && int(i) < kCountLabels && sh.len >= kMinCountLabelLenPx && cell >= 12) {
             const QString t = QString::number(a.count);
             const double tw = fm.horizontalAdvance(t) + 6, th = fm.height();
-            const QPointF mid = (p1 + base) / 2 + n * (width / 2 + th / 2 + 1);
+            const QPointF mid = (sh.p1 + sh.base) / 2 + sh.n * (width / 2 + th / 2 + 1);
             const QRectF box(mid.x() - tw / 2, mid.y() - th / 2, tw, th);
             p.setPen(QPen(edge, 1));
             p.setBrush(mix(QColor(255, 255, 255), bg, fade));
@@ -768,12 +850,38 @@ QString TopologyHeatmap::tooltipFor(int cpu) const {
     return s;
 }
 
+QString TopologyHeatmap::arrowTooltip(const ArrowHit& hit) const {
+    if (hit.from < 0 || hit.to < 0) return {};
+    QString s = QStringLiteral("%1 %2 migration%3 CPU %4 \u2192 CPU %5")
+                    .arg(hit.count)
+                    .arg(hit.wakeup ? QStringLiteral("wakeup") : QStringLiteral("load-balance"))
+                    .arg(hit.count == 1 ? QString() : QStringLiteral("s"))
+                    .arg(hit.from)
+                    .arg(hit.to);
+    const auto it = std::find_if(m_arrows.begin(), m_arrows.end(), [&](const ArrowAgg& a) {
+        return a.from == hit.from && a.to == hit.to && a.wakeup == hit.wakeup;
+    });
+    if (it != m_arrows.end()) s += QStringLiteral(" (") + distSentenceName(it->dist) + QLatin1Char(')');
+    s += QStringLiteral(" in the last %1 ms").arg(double(m_arrowSpanNs) / 1e6, 0, 'f', 1);
+    return s;
+}
+
 bool TopologyHeatmap::event(QEvent* e) {
     if (e->type() == QEvent::ToolTip) {
         auto* he = static_cast<QHelpEvent*>(e);
+        // Arrows are drawn over the CPU boxes: the arrow wins, as for clicks.
+        const ArrowHit hit = arrowAt(he->pos(), kArrowPickPx);
         const int cpu = cpuAt(he->pos());
-        if (cpu >= 0) {
-            QToolTip::showText(he->globalPos(), tooltipFor(cpu), this, cpuRect(cpu).toAlignedRect());
+        if (hit.from >= 0) {
+            // A small rect: moving off the shaft (onto a CPU) asks for a new tooltip.
+            const QRect pick(he->pos() - QPoint(3, 3), QSize(7, 7));
+            QToolTip::showText(he->globalPos(), arrowTooltip(hit), this, pick);
+        } else if (cpu >= 0) {
+            // With arrows on screen, a small rect too, so that reaching an arrow inside the box
+            // replaces the CPU's tooltip with the arrow's.
+            const bool arrows = m_showArrows && !m_arrows.empty();
+            const QRect r = arrows ? QRect(he->pos() - QPoint(3, 3), QSize(7, 7)) : cpuRect(cpu).toAlignedRect();
+            QToolTip::showText(he->globalPos(), tooltipFor(cpu), this, r);
         } else {
             QToolTip::hideText();
             e->ignore();
@@ -786,6 +894,13 @@ bool TopologyHeatmap::event(QEvent* e) {
 void TopologyHeatmap::mousePressEvent(QMouseEvent* e) {
     if (e->button() != Qt::LeftButton) {
         QWidget::mousePressEvent(e);
+        return;
+    }
+    // Arrows are drawn over the CPU boxes: a click near one goes to the arrow, not the selection.
+    const ArrowHit hit = arrowAt(e->position(), kArrowPickPx);
+    if (hit.from >= 0) {
+        e->accept();
+        emit arrowClicked(hit.from, hit.to, hit.wakeup);
         return;
     }
     const int cpu = cpuAt(e->position());

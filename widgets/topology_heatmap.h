@@ -76,6 +76,23 @@ public:
 
     /// CPU whose box contains `p` (widget coordinates), or -1.
     int cpuAt(QPointF p) const;
+
+    /// One aggregated migration arrow (see aggregateArrows()); from = -1 means "no arrow".
+    struct ArrowHit {
+        int from = -1, to = -1;
+        bool wakeup = true;  ///< placement (wakeup, fork) vs load balance
+        int count = 0;       ///< migrations aggregated into the arrow
+    };
+    /// The topmost arrow (painted last: the most counted / newest) whose shaft or head, as painted
+    /// (shaft stroke width and the sideways offset of two-way pairs included), lies within
+    /// `tolerancePx` of `p` (widget coordinates, the widget's own geometry). from = -1 when there
+    /// is none or arrows are hidden.
+    ArrowHit arrowAt(QPointF p, double tolerancePx = 4) const;
+    /// Tooltip text of a CPU: its place in the topology and its current state ("" for an unknown CPU).
+    QString tooltipFor(int cpu) const;
+    /// Tooltip text of an arrow, e.g. "12 wakeup migrations CPU 3 → CPU 17 (same LLC) in the last
+    /// 5.0 ms" ("" when hit.from < 0).
+    QString arrowTooltip(const ArrowHit& hit) const;
     /// Centre of a CPU's box in widget coordinates (a null point for an unknown CPU).
     QPointF cpuCenter(int cpu) const;
     /// The CPU's box in widget coordinates (empty for an unknown CPU).
@@ -97,6 +114,8 @@ public:
 signals:
     /// The user changed the selection (click, ctrl-click, shift-click); CPUs in ascending order.
     void selectionChanged(const QList<int>& cpus);
+    /// The user clicked an arrow (within 3 px of its shaft or head); the selection is left alone.
+    void arrowClicked(int from, int to, bool wakeup);
 
 protected:
     void paintEvent(QPaintEvent*) override;
@@ -133,7 +152,6 @@ private:
     const Geometry& widgetGeometry() const { return geometryFor(rect()); }
     LegendGeom legendGeometry(const Geometry& g) const;
     void rebuildArrows();
-    QString tooltipFor(int cpu) const;
 
     void paintTitle(QPainter& p, const Geometry& g) const;
     void paintBoxes(QPainter& p, const Geometry& g) const;
@@ -159,6 +177,8 @@ private:
     int m_target = -1;
 
     std::vector<ArrowAgg> m_arrows;  ///< aggregated from the snapshot when it or the span changes
+    /// Per m_arrows entry: the reverse arrow of the same kind exists too (drawn pushed sideways).
+    std::vector<bool> m_arrowTwoWay;
     mutable Geometry m_geom;         ///< for the widget's own rect, rebuilt lazily
     mutable bool m_geomValid = false;
     mutable Geometry m_otherGeom;    ///< for the last render() target other than rect()

@@ -1,0 +1,40 @@
+# gui_tests.cmake: the schedlab GUI's command line, headless: screenshots of the window and of one
+# view after a given simulated time, and one-line errors with exit status 2 for bad flags and files.
+# Invoked by ctest with -DCLI=<schedlab> -DSRC=... -DOUT=<dir>.
+set(failures 0)
+set(checks 0)
+include(${CMAKE_CURRENT_LIST_DIR}/expect_run.cmake)
+
+# Qt wants a private runtime directory (a desktop session has one); without it every run warns on stderr.
+set(ENV{XDG_RUNTIME_DIR} ${OUT}/gui_runtime)
+file(MAKE_DIRECTORY ${OUT}/gui_runtime)
+file(CHMOD ${OUT}/gui_runtime PERMISSIONS OWNER_READ OWNER_WRITE OWNER_EXECUTE)
+
+set(S ${SRC}/resources/scenarios/i7-4790-hackbench-small.json)
+file(REMOVE ${OUT}/gui_win.png ${OUT}/gui_lat.svg ${OUT}/gui_trace.pdf)
+expect_run(gui_window_png 0 "i7-4790 \\(8 CPUs\\).*A: baseline · B: idle-delay-v2.*seed 1 · t = 5.000 ms simulated"
+           ARGS --scenario ${S} --run-for 5ms --screenshot ${OUT}/gui_win.png)
+expect_run(gui_view_svg 0 "t = 2.000 ms" ARGS --scenario ${S} --run-for 2ms --view latency --screenshot ${OUT}/gui_lat.svg)
+expect_run(gui_trace_pdf 0 "A: idle-delay-v1" ARGS --scenario ${S} --a idle-delay-v1 --no-ab --run-for 1ms --step-wakeup --screenshot ${OUT}/gui_trace.pdf)
+foreach(f gui_win.png gui_lat.svg gui_trace.pdf)
+  if(NOT EXISTS ${OUT}/${f})
+    message(SEND_ERROR "${f} was not written")
+    math(EXPR failures "${failures} + 1")
+  endif()
+endforeach()
+expect_run(gui_bad_duration 2 "^schedlab: --run-for '5parsecs': not a duration" ARGS --run-for 5parsecs --screenshot ${OUT}/x.png)
+expect_run(gui_bad_format 2 "^schedlab: --screenshot x.bmp: use a .png, .svg or .pdf file name" ARGS --screenshot x.bmp)
+expect_run(gui_bad_view 2 "^schedlab: --view 'nosuch': unknown view" ARGS --view nosuch --screenshot ${OUT}/x.png)
+expect_run(gui_bad_preset 2 "^schedlab: --a: .*nosuch" ARGS --a nosuch --screenshot ${OUT}/x.png)
+expect_run(gui_bad_knob 2 "^schedlab: --b: .*WA_IDEL" ARGS --set-b WA_IDEL=0 --screenshot ${OUT}/x.png)
+expect_run(gui_missing_scenario 2 "^schedlab: /nonexistent.json: cannot open" ARGS --scenario /nonexistent.json --screenshot ${OUT}/x.png)
+expect_run(gui_bad_flag 2 "^schedlab: " ARGS --frobnicate)
+if(EXISTS ${OUT}/x.png)
+  message(SEND_ERROR "a failed run wrote ${OUT}/x.png")
+  math(EXPR failures "${failures} + 1")
+endif()
+
+message(STATUS "gui_tests: ${checks} checks, ${failures} failed")
+if(failures GREATER 0)
+  message(FATAL_ERROR "gui_tests failed")
+endif()
