@@ -258,6 +258,34 @@ void MainWindow::createActions() {
         m_heatB->setMetric(TopologyHeatmap::Metric(i));
     });
     tb->addWidget(m_metric);
+    auto* cmap = new QComboBox(tb);
+    cmap->setObjectName(QStringLiteral("colormap"));
+    cmap->addItem(QStringLiteral("viridis"));
+    cmap->addItem(QStringLiteral("cividis"));
+    cmap->setToolTip(tr("Colormap (both perceptually uniform and colour-blind safe)"));
+    connect(cmap, &QComboBox::currentIndexChanged, this, [this](int i) {
+        m_heatA->setColormap(Colormap(i));
+        m_heatB->setColormap(Colormap(i));
+    });
+    tb->addWidget(cmap);
+    tb->addSeparator();
+    tb->addWidget(new QLabel(tr(" arrows "), tb));
+    auto* span = new QComboBox(tb);
+    span->setObjectName(QStringLiteral("arrowSpan"));
+    span->setToolTip(tr("Migrations drawn as arrows: those of the last N ms of simulated time, fading with age"));
+    for (const auto& [label, ns] : std::vector<std::pair<QString, qint64>>{{tr("off"), 0},
+                                                                          {tr("last 1 ms"), 1000000},
+                                                                          {tr("last 5 ms"), 5000000}})
+        span->addItem(label, ns);
+    span->setCurrentIndex(2);
+    connect(span, &QComboBox::currentIndexChanged, this, [this, span] {
+        const qint64 ns = span->currentData().toLongLong();
+        for (TopologyHeatmap* h : {m_heatA, m_heatB}) {
+            h->setShowArrows(ns > 0);
+            if (ns > 0) h->setArrowSpanNs(ns);
+        }
+    });
+    tb->addWidget(span);
     tb->addSeparator();
     m_clock = new QLabel(tb);
     m_clock->setObjectName(QStringLiteral("simClock"));
