@@ -110,7 +110,7 @@ void MainWindow::createViews() {
     cl->setContentsMargins(2, 2, 2, 2);
     cl->addWidget(m_heatSplit, 1);
     m_delta = new QLabel(central);
-    m_delta->setObjectName(QStringLiteral("deltaLine"));
+    m_delta->setObjectName(QStringLiteral("deltaTable"));
     m_delta->setFont(QFontDatabase::systemFont(QFontDatabase::FixedFont));
     m_delta->setTextInteractionFlags(Qt::TextSelectableByMouse);
     cl->addWidget(m_delta);
@@ -497,17 +497,16 @@ void MainWindow::onFrame() {
         m_heatA->setHighlightTarget(f->traced->d.cpu);
     }
     m_clock->setText(QStringLiteral("t = %1").arg(simTime(a->now)));
-    // One line of A vs B deltas: what a reader of the thread asks first.
+    // A vs B delta table (metrics as columns, so it stays four lines high): what a reader of the
+    // thread asks first.
     QString delta;
     if (b) {
-        QStringList parts;
-        auto pct = [](double va, double vb) {
-            return va != 0 ? QStringLiteral("%1%2%").arg(vb >= va ? "+" : "").arg((vb - va) / va * 100, 0, 'f', 1)
-                           : QStringLiteral("n/a");
+        struct Col {
+            QString label;
+            double a, b;
+            int decimals;
         };
-        auto add = [&](const QString& label, double va, double vb, int decimals) {
-            parts << QStringLiteral("%1 %2 → %3 (%4)").arg(label).arg(va, 0, 'f', decimals).arg(vb, 0, 'f', decimals).arg(pct(va, vb));
-        };
+        std::vector<Col> cols;
         auto mig = [](const sched::Snapshot& s) {
             std::uint64_t n = 0;
             for (std::size_t i = 0; i < s.migrations_by_cause.size(); ++i)
@@ -518,12 +517,30 @@ void MainWindow::onFrame() {
         if (f->done)
             for (std::size_t w = 0; w < a->reports.size() && w < b->reports.size(); ++w)
                 for (std::size_t i = 0; i < a->reports[w].headline.size() && i < b->reports[w].headline.size() && i < 3; ++i)
-                    add(q(a->reports[w].headline[i].label), a->reports[w].headline[i].value, b->reports[w].headline[i].value,
-                        a->reports[w].headline[i].decimals);
-        add(tr("wakeups"), double(a->ttwu_count), double(b->ttwu_count), 0);
-        add(tr("migrations"), mig(*a), mig(*b), 0);
-        add(tr("wakeup p99 µs"), double(a->wakeup_latency.percentile(99)) / 1e3, double(b->wakeup_latency.percentile(99)) / 1e3, 1);
-        delta = QStringLiteral("A → B:  ") + parts.join(QStringLiteral("   │   "));
+                    cols.push_back({q(a->reports[w].headline[i].label), a->reports[w].headline[i].value,
+                                    b->reports[w].headline[i].value, a->reports[w].headline[i].decimals});
+        cols.push_back({tr("wakeups"), double(a->ttwu_count), double(b->ttwu_count), 0});
+        cols.push_back({tr("migrations"), mig(*a), mig(*b), 0});
+        cols.push_back({tr("ctx switches"), double(a->ctx_switches), double(b->ctx_switches), 0});
+        cols.push_back({tr("wakeup p50 µs"), double(a->wakeup_latency.percentile(50)) / 1e3, double(b->wakeup_latency.percentile(50)) / 1e3, 1});
+        cols.push_back({tr("wakeup p99 µs"), double(a->wakeup_latency.percentile(99)) / 1e3, double(b->wakeup_latency.percentile(99)) / 1e3, 1});
+        cols.push_back({tr("idle-delay hits"), double(a->idle_delay_hits), double(b->idle_delay_hits), 0});
+        QStringList rows(4);
+        rows[0] = QStringLiteral("%1").arg(QString(), -7);
+        rows[1] = QStringLiteral("%1").arg(QStringLiteral("A"), -7);
+        rows[2] = QStringLiteral("%1").arg(QStringLiteral("B"), -7);
+        rows[3] = QStringLiteral("%1").arg(QStringLiteral("B vs A"), -7);
+        for (const Col& c : cols) {
+            const QString va = QString::number(c.a, 'f', c.decimals), vb = QString::number(c.b, 'f', c.decimals);
+            const QString ch = c.a != 0 ? QStringLiteral("%1%2%").arg(c.b >= c.a ? "+" : "").arg((c.b - c.a) / c.a * 100, 0, 'f', 1)
+                                        : QStringLiteral("-");
+            const int w = int(std::max({c.label.size(), va.size(), vb.size(), ch.size()})) + 3;
+            rows[0] += QStringLiteral("%1").arg(c.label, w);
+            rows[1] += QStringLiteral("%1").arg(va, w);
+            rows[2] += QStringLiteral("%1").arg(vb, w);
+            rows[3] += QStringLiteral("%1").arg(ch, w);
+        }
+        delta = rows.join(QLatin1Char('\n'));
     }
     m_delta->setText(delta);
     m_delta->setVisible(!delta.isEmpty());
