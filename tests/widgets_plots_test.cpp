@@ -12,6 +12,7 @@
 #include <QTableWidget>
 #include <gtest/gtest.h>
 #include <qcustomplot.h>
+#include <fmt/format.h>
 
 #include <algorithm>
 #include <cmath>
@@ -263,8 +264,8 @@ TEST(CountersPlotBars, ValuesAreTheSnapshotCounts) {
     b->label = "B";
     // Ten reasons: the two smallest (by A + B) are summed as "other".
     for (int i = 0; i < 10; ++i) {
-        a->reasons.emplace_back("R" + std::to_string(i), std::uint64_t(1000 - 10 * i));
-        b->reasons.emplace_back("R" + std::to_string(i), std::uint64_t(2000 - 20 * i));
+        a->reasons.emplace_back(fmt::format("R{}", i), std::uint64_t(1000 - 10 * i));
+        b->reasons.emplace_back(fmt::format("R{}", i), std::uint64_t(2000 - 20 * i));
     }
     b->reasons.emplace_back("ONLY_B", 5);
     a->migrations_by_cause[std::size_t(sched::MigrationCause::newidle)] = 42;
