@@ -462,6 +462,22 @@ void MainWindow::stepWakeupThen(std::function<void()> done) {
 }
 
 void MainWindow::onFrame() {
+    // Frame pacing: painting may take at most about a third of the GUI thread's time, so that on a
+    // small machine the simulation keeps its speed (the heatmaps dominate; their paint is measured).
+    const qint64 nowWallMs = QDateTime::currentMSecsSinceEpoch();
+    const double paintMs = m_heatA->lastPaintMs() + (m_heatB->isVisible() ? m_heatB->lastPaintMs() : 0.0);
+    const qint64 minInterval = std::clamp<qint64>(qint64(3 * paintMs), 16, 100);
+    if (m_running && nowWallMs - m_lastFrameMs < minInterval) {
+        if (!m_framePending) {
+            m_framePending = true;
+            QTimer::singleShot(int(minInterval - (nowWallMs - m_lastFrameMs)), this, [this] {
+                m_framePending = false;
+                onFrame();
+            });
+        }
+        return;
+    }
+    m_lastFrameMs = nowWallMs;
     auto f = m_sim->take();
     if (!f) return;
     m_frame = f;

@@ -101,6 +101,8 @@ private:
     qint64 m_runUntil = 0;
     bool m_running = false;
     qint64 m_lastSlowMs = 0;  ///< wall ms of the last refresh of the slow views
+    qint64 m_lastFrameMs = 0;  ///< wall ms of the last frame taken
+    bool m_framePending = false;
 
     QSplitter* m_heatSplit = nullptr;
     TopologyHeatmap* m_heatA = nullptr;

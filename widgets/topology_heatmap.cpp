@@ -10,6 +10,7 @@
 #include <QHelpEvent>
 #include <QImage>
 #include <QMouseEvent>
+#include <QElapsedTimer>
 #include <QPaintEngine>
 #include <QPainter>
 #include <QPainterPath>
@@ -412,8 +413,11 @@ QSize TopologyHeatmap::minimumSizeHint() const { return {160, 110}; }
 // Painting
 
 void TopologyHeatmap::paintEvent(QPaintEvent*) {
+    QElapsedTimer t;
+    t.start();
     QPainter p(this);
     render(p, rect());
+    m_lastPaintMs = double(t.nsecsElapsed()) / 1e6;
 }
 
 void TopologyHeatmap::render(QPainter& p, const QRect& target) {

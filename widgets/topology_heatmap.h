@@ -110,6 +110,8 @@ public:
 
     QSize sizeHint() const override;
     QSize minimumSizeHint() const override;
+    /// Wall time of the last paintEvent (ms), for the window's frame pacing.
+    double lastPaintMs() const { return m_lastPaintMs; }
 
 signals:
     /// The user changed the selection (click, ctrl-click, shift-click); CPUs in ascending order.
@@ -157,7 +159,8 @@ private:
     void paintBoxes(QPainter& p, const Geometry& g) const;
     /// Builds g's raster caches for device pixel ratio `dpr` (no-op when current).
     void buildCaches(const Geometry& g, double dpr) const;
-    mutable bool m_blitLabels = false;  ///< this paint blits the cached CPU numbers
+    mutable bool m_blitLabels = false;
+    double m_lastPaintMs = 0;  ///< this paint blits the cached CPU numbers
     void paintCells(QPainter& p, const Geometry& g) const;
     void paintMarks(QPainter& p, const Geometry& g) const;
     void paintArrows(QPainter& p, const Geometry& g) const;
