@@ -80,7 +80,7 @@ int main(int argc, char** argv) {
                                      QStringLiteral("Render offscreen to <file> (.png, .svg or .pdf) with its caption, and exit."),
                                      QStringLiteral("file"));
     const QCommandLineOption viewOpt(QStringLiteral("view"),
-                                     QStringLiteral("With --screenshot: window (default), heatmapA, heatmapB, rq, latency, counters."),
+                                     QStringLiteral("With --screenshot: window (default), heatmapA, heatmapB, rq, rqB, latency, counters, inspector."),
                                      QStringLiteral("name"), QStringLiteral("window"));
     const QCommandLineOption aOpt(QStringLiteral("a"), QStringLiteral("Knob preset of side A."), QStringLiteral("preset"));
     const QCommandLineOption bOpt(QStringLiteral("b"), QStringLiteral("Knob preset of side B."), QStringLiteral("preset"));
@@ -151,7 +151,7 @@ int main(int argc, char** argv) {
     }
 
     static const QStringList kViews = {QStringLiteral("window"),   QStringLiteral("heatmapA"), QStringLiteral("heatmapB"),
-                                       QStringLiteral("rq"),       QStringLiteral("latency"),  QStringLiteral("counters"),
+                                       QStringLiteral("rq"),       QStringLiteral("rqB"),      QStringLiteral("latency"),  QStringLiteral("counters"),
                                        QStringLiteral("inspector")};
     if (!kViews.contains(viewName)) return usage(QStringLiteral("--view '%1': unknown view").arg(viewName));
     if (parser.isSet(scenarioOpt)) {  // bad scenario files are refused before any window exists

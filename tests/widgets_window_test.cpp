@@ -7,7 +7,9 @@
 #include "scenario.h"
 #include "sim_worker.h"
 
+#include <QAction>
 #include <QApplication>
+#include <QClipboard>
 #include <QElapsedTimer>
 #include <QEventLoop>
 #include <QFile>
@@ -169,6 +171,17 @@ TEST(MainWindow, FramesReachTheViewsAndKnobsApplyLive) {
         EXPECT_GT(QFileInfo(p).size(), 1000);
     }
     EXPECT_FALSE(w.exportView(nullptr, dir.filePath(QStringLiteral("x.bmp"))).isEmpty());
+    // "Copy A/B table as text": the worker makes the CLI's compare table; it lands on the clipboard.
+    QString copied;
+    QObject::connect(&w, &MainWindow::compareTextCopied, [&](const QString& t) { copied = t; });
+    QAction* copy = nullptr;
+    for (QAction* act : w.findChildren<QAction*>())
+        if (act->text().contains(QStringLiteral("Copy A/B table"))) copy = act;
+    ASSERT_NE(copy, nullptr);
+    copy->trigger();
+    ASSERT_TRUE(waitFor([&] { return !copied.isEmpty(); }));
+    EXPECT_EQ(copied, QApplication::clipboard()->text());
+    EXPECT_TRUE(copied.contains(QStringLiteral("migrations"))) << copied.toStdString();
     // Paused at the end of runUntil: the A/B text is the compare table.
     EXPECT_TRUE(w.compareText().contains(QStringLiteral("ttwu_count")) || w.compareText().contains(QStringLiteral("wakeups")))
         << w.compareText().toStdString();

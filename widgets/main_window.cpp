@@ -77,6 +77,15 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent) {
     resize(1600, 1000);
     m_sim = new SimController(this);
     connect(m_sim, &SimController::frameReady, this, &MainWindow::onFrame);
+    connect(m_sim->worker(), &SimWorker::compareTextReady, this, [this](const QString& t) {
+        if (t.isEmpty()) {
+            statusBar()->showMessage(tr("Turn A/B on: the table compares the two sides."), 6000);
+            return;
+        }
+        QApplication::clipboard()->setText(t);
+        statusBar()->showMessage(tr("A/B table copied (%1 lines)").arg(t.count(QLatin1Char('\n'))), 4000);
+        emit compareTextCopied(t);
+    });
     connect(m_sim->worker(), &SimWorker::error, this, [this](const QString& m) { statusBar()->showMessage(m, 8000); });
     createViews();
     createActions();
@@ -125,6 +134,8 @@ void MainWindow::createViews() {
     };
     m_rq = new RqPlot(this);
     m_rq->setObjectName(QStringLiteral("rq"));
+    m_rqB = new RqPlot(this);
+    m_rqB->setObjectName(QStringLiteral("rqB"));
     m_latency = new LatencyPlot(this);
     m_latency->setObjectName(QStringLiteral("latency"));
     m_counters = new CountersPlot(this);
@@ -133,6 +144,7 @@ void MainWindow::createViews() {
     m_inspector = new DecisionInspector(this);
     m_inspector->setObjectName(QStringLiteral("inspector"));
     auto* dRq = dock(tr("Runqueue lengths (A)"), QStringLiteral("dockRq"), m_rq, Qt::BottomDockWidgetArea);
+    auto* dRqB = dock(tr("Runqueue lengths (B)"), QStringLiteral("dockRqB"), m_rqB, Qt::BottomDockWidgetArea);
     auto* dLat = dock(tr("Wakeup latency"), QStringLiteral("dockLatency"), m_latency, Qt::BottomDockWidgetArea);
     auto* dCnt = dock(tr("Counters"), QStringLiteral("dockCounters"), m_counters, Qt::BottomDockWidgetArea);
     auto* knobScroll = new QScrollArea(this);
@@ -142,6 +154,8 @@ void MainWindow::createViews() {
     auto* dKnob = dock(tr("Knobs"), QStringLiteral("dockKnobs"), knobScroll, Qt::RightDockWidgetArea);
     auto* dIns = dock(tr("Decision inspector (A)"), QStringLiteral("dockInspector"), m_inspector, Qt::RightDockWidgetArea);
     splitDockWidget(dRq, dLat, Qt::Horizontal);
+    tabifyDockWidget(dRq, dRqB);
+    dRq->raise();
     tabifyDockWidget(dLat, dCnt);
     dLat->raise();
     splitDockWidget(dKnob, dIns, Qt::Vertical);
@@ -154,13 +168,14 @@ void MainWindow::createViews() {
         resizeDocks({dRq, dLat}, {width() * 45 / 100, width() * 55 / 100}, Qt::Horizontal);
     });
     m_viewMenu = new QMenu(tr("&View"), this);
-    for (QDockWidget* d : {dRq, dLat, dCnt, dKnob, dIns}) m_viewMenu->addAction(d->toggleViewAction());
+    for (QDockWidget* d : {dRq, dRqB, dLat, dCnt, dKnob, dIns}) m_viewMenu->addAction(d->toggleViewAction());
 
     auto syncSelection = [this](const QList<int>& cpus) {
         m_selection = cpus;
         m_heatA->setSelection(cpus);
         m_heatB->setSelection(cpus);
         m_rq->setSelectedCpus(cpus);
+        m_rqB->setSelectedCpus(cpus);
     };
     connect(m_heatA, &TopologyHeatmap::selectionChanged, this, syncSelection);
     connect(m_heatB, &TopologyHeatmap::selectionChanged, this, syncSelection);
@@ -312,18 +327,14 @@ void MainWindow::createMenus() {
     QMenu* ev = file->addMenu(tr("Export &view"));
     for (const auto& [name, label] : std::vector<std::pair<QString, QString>>{{QStringLiteral("heatmapA"), tr("Heatmap A")},
                                                                             {QStringLiteral("heatmapB"), tr("Heatmap B")},
-                                                                            {QStringLiteral("rq"), tr("Runqueue lengths")},
+                                                                            {QStringLiteral("rq"), tr("Runqueue lengths A")},
+                                                                            {QStringLiteral("rqB"), tr("Runqueue lengths B")},
                                                                             {QStringLiteral("latency"), tr("Wakeup latency")},
                                                                             {QStringLiteral("counters"), tr("Counters")}})
         ev->addAction(label, this, [this, n = name] { exportDialog(view(n)); });
     file->addAction(tr("&Copy A/B table as text"), QKeySequence(Qt::CTRL | Qt::SHIFT | Qt::Key_C), this, [this] {
-        const QString t = compareText();
-        if (t.isEmpty()) {
-            statusBar()->showMessage(tr("Pause first, with A/B on: the table is made from a paused or finished run."), 6000);
-            return;
-        }
-        QApplication::clipboard()->setText(t);
-        statusBar()->showMessage(tr("A/B table copied (%1 lines)").arg(t.count(QLatin1Char('\n'))), 4000);
+        // Made by the worker from the run as it is now (running or not); the answer comes back queued.
+        m_sim->post([](SimWorker& w) { w.requestCompareText(); });
     });
     file->addSeparator();
     file->addAction(tr("&Quit"), QKeySequence::Quit, this, &QWidget::close);
@@ -342,6 +353,7 @@ QWidget* MainWindow::view(const QString& name) const {
     if (name == QLatin1String("heatmapA")) return m_heatA;
     if (name == QLatin1String("heatmapB")) return m_heatB;
     if (name == QLatin1String("rq")) return m_rq;
+    if (name == QLatin1String("rqB")) return m_rqB;
     if (name == QLatin1String("latency")) return m_latency;
     if (name == QLatin1String("counters")) return m_counters;
     if (name == QLatin1String("inspector")) return m_inspector;
@@ -492,6 +504,7 @@ void MainWindow::onFrame() {
     m_heatA->setScaleMax(scale);
     m_heatB->setScaleMax(scale);
     m_rq->setScaleMax(scale);  // one colour scale for the heatmaps and the time x CPU map
+    m_rqB->setScaleMax(scale);
     m_heatA->setTitle(QStringLiteral("A: %1").arg(q(a->knobs)));
     m_heatA->setSnapshot(a);
     if (b) {
@@ -499,6 +512,7 @@ void MainWindow::onFrame() {
         m_heatB->setSnapshot(b);
     }
     m_rq->setSnapshot(a);
+    if (b && m_rqB->isVisible()) m_rqB->setSnapshot(b);
     // Heatmaps and the runqueue plot follow every frame; the slow-moving views (histograms,
     // counters, the decision list) refresh at most every 100 ms of wall time while running, and
     // always on a paused, stepped or finished frame.
@@ -628,6 +642,7 @@ QString MainWindow::exportView(QWidget* w, const QString& path) {
             }
         QApplication::processEvents();  // lay it out at its real size
     }
+    if (w == m_rqB && m_frame && m_frame->b) m_rqB->setSnapshot(m_frame->b);  // not fed while its tab is hidden
     for (QCustomPlot* plot : w->findChildren<QCustomPlot*>()) plot->replot(QCustomPlot::rpImmediateRefresh);
     const QString suffix = QFileInfo(path).suffix().toLower();
     const QString cap = caption();

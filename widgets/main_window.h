@@ -68,11 +68,16 @@ public:
     /// Steps to the next wakeup (traced; shown in the inspector and on heatmap A), then calls `done`.
     void stepWakeupThen(std::function<void()> done);
 
-    /// Widgets by name for tests and exports: "heatmapA", "heatmapB", "rq", "latency", "counters", "inspector".
+    /// Widgets by name for tests and exports: "window", "heatmapA", "heatmapB", "rq", "rqB", "latency",
+    /// "counters", "inspector".
     QWidget* view(const QString& name) const;
     SimController* controller() const { return m_sim; }
     KnobPanel* knobPanel() const { return m_knobs; }
     std::shared_ptr<const Frame> frame() const { return m_frame; }
+
+signals:
+    /// "Copy A/B table as text" put this on the clipboard.
+    void compareTextCopied(const QString& text);
 
 protected:
     void closeEvent(QCloseEvent* e) override;
@@ -108,6 +113,7 @@ private:
     TopologyHeatmap* m_heatA = nullptr;
     TopologyHeatmap* m_heatB = nullptr;
     RqPlot* m_rq = nullptr;
+    RqPlot* m_rqB = nullptr;
     LatencyPlot* m_latency = nullptr;
     CountersPlot* m_counters = nullptr;
     DecisionInspector* m_inspector = nullptr;

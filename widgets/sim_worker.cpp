@@ -158,6 +158,12 @@ void SimWorker::tick() {
 
 void SimWorker::publishNow() { publish(); }
 
+void SimWorker::requestCompareText() {
+    QString text;
+    if (m_a && m_b) text = QString::fromStdString(sched::compareTable(m_a->scenario(), m_a->result(), m_b->result()));
+    emit compareTextReady(text);
+}
+
 void SimWorker::publish() {
     if (!m_a) return;
     auto f = std::make_shared<Frame>();

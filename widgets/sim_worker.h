@@ -63,10 +63,14 @@ public:
     void stepTime(qint64 ns);
     /// Publishes a frame now (e.g. after a resize, or for a screenshot).
     void publishNow();
+    /// The CLI's compare table of the run so far (A/B on), answered with compareTextReady.
+    void requestCompareText();
 
 signals:
     /// A new frame is available from latest() (coalesced: emitted at most once until the GUI reads it).
     void frameReady();
+    /// The answer to requestCompareText ("" when A/B is off).
+    void compareTextReady(const QString& text);
     /// A command failed (bad knobs); one line.
     void error(const QString& message);
 
