@@ -5,6 +5,7 @@
 
 #include "counters_plot.h"
 #include "latency_plot.h"
+#include "plot_style.h"
 
 #include <QHBoxLayout>
 #include <QLabel>
@@ -46,13 +47,7 @@ void setUp(QCustomPlot* plot, const QString& title, const QString& valueLabel, c
     QFont labelFont = tickFont;
     labelFont.setPointSizeF(tickFont.pointSizeF() + 1);
     plot->setBackground(Qt::white);
-    for (QCPAxis* a : {plot->xAxis, plot->yAxis}) {
-        a->setTickLabelFont(tickFont);
-        a->setLabelFont(labelFont);
-        a->setTickLabelColor(Qt::black);
-        a->setLabelColor(Qt::black);
-        a->grid()->setPen(QPen(QColor(0xD0, 0xD0, 0xD0), 0, Qt::DotLine));
-    }
+    for (QCPAxis* a : {plot->xAxis, plot->yAxis}) styleAxis(a, tickFont, labelFont);
     // Horizontal bars: category names (long reason codes) read left to right on the key axis
     // (yAxis, first category at the top), counts on the bottom axis.
     plot->yAxis->grid()->setVisible(false);

@@ -4,6 +4,7 @@
 #include "simulation.h"
 
 #include "latency_plot.h"
+#include "plot_style.h"
 
 #include <QHBoxLayout>
 #include <QHeaderView>
@@ -53,13 +54,6 @@ double binEdge(int k, int perDecade) {
     return std::pow(10.0, double(k) / perDecade);
 }
 
-void styleAxis(QCPAxis* axis, const QFont& tickFont, const QFont& labelFont) {
-    axis->setTickLabelFont(tickFont);
-    axis->setLabelFont(labelFont);
-    axis->setTickLabelColor(Qt::black);
-    axis->setLabelColor(Qt::black);
-    axis->grid()->setPen(QPen(QColor(0xD0, 0xD0, 0xD0), 0, Qt::DotLine));
-}
 
 QString sideName(const sched::Snapshot& s, const QString& fallback) {
     return s.label.empty() ? fallback : QString::fromStdString(s.label);

@@ -3,6 +3,7 @@
 #include "simulation.h"
 
 #include "rq_plot.h"
+#include "plot_style.h"
 
 #include <QResizeEvent>
 #include <QShowEvent>
@@ -42,13 +43,6 @@ QCPColorGradient viridis() {
     return g;
 }
 
-void styleAxis(QCPAxis* axis, const QFont& tickFont, const QFont& labelFont) {
-    axis->setTickLabelFont(tickFont);
-    axis->setLabelFont(labelFont);
-    axis->setTickLabelColor(Qt::black);
-    axis->setLabelColor(Qt::black);
-    axis->grid()->setPen(QPen(QColor(0xD0, 0xD0, 0xD0), 0, Qt::DotLine));
-}
 
 void stylePlot(QCustomPlot* plot, const QFont& base) {
     QFont tickFont = base;

@@ -43,16 +43,19 @@ void waitFor(const std::function<bool()>& pred) {
     }
 }
 
-void BM_WindowFrame512(benchmark::State& state) {
+/// A and B of hackbench -g 16 on bergamo-9754-2s (512 CPUs) 40 ms in, past the fork phase.
+std::pair<std::shared_ptr<const sched::Snapshot>, std::shared_ptr<const sched::Snapshot>> snapshots512() {
     const sched::Scenario s = hackbench("bergamo-9754-2s", 16, 100000);
-    schedlab::MainWindow w;
-    w.resize(1920, 1080);
-    // Build the two sides here, run them past the fork phase, and hand the snapshots to the views.
     sched::Simulation a(s, s.variants[0].knobs, "A"), b(s, s.variants[1].knobs, "B");
     a.advance(40'000'000);
     b.advance(40'000'000);
-    auto sa = std::make_shared<const sched::Snapshot>(a.snapshot());
-    auto sb = std::make_shared<const sched::Snapshot>(b.snapshot());
+    return {std::make_shared<const sched::Snapshot>(a.snapshot()), std::make_shared<const sched::Snapshot>(b.snapshot())};
+}
+
+void BM_WindowFrame512(benchmark::State& state) {
+    schedlab::MainWindow w;
+    w.resize(1920, 1080);
+    const auto [sa, sb] = snapshots512();
     auto* ha = static_cast<schedlab::TopologyHeatmap*>(w.view(QStringLiteral("heatmapA")));
     auto* hb = static_cast<schedlab::TopologyHeatmap*>(w.view(QStringLiteral("heatmapB")));
     auto* rq = static_cast<schedlab::RqPlot*>(w.view(QStringLiteral("rq")));
@@ -85,14 +88,9 @@ void BM_WindowFrame512(benchmark::State& state) {
     state.counters["migrations_in_span"] = double(sa->migrations.size());
 }
 void BM_ViewParts512(benchmark::State& state) {
-    const sched::Scenario s = hackbench("bergamo-9754-2s", 16, 100000);
     schedlab::MainWindow w;
     w.resize(1920, 1080);
-    sched::Simulation a(s, s.variants[0].knobs, "A"), b(s, s.variants[1].knobs, "B");
-    a.advance(40'000'000);
-    b.advance(40'000'000);
-    auto sa = std::make_shared<const sched::Snapshot>(a.snapshot());
-    auto sb = std::make_shared<const sched::Snapshot>(b.snapshot());
+    const auto [sa, sb] = snapshots512();
     w.show();
     const char* names[] = {"heatmapA", "rq", "latency", "counters"};
     QWidget* v = w.view(QString::fromLatin1(names[state.range(0)]));
