@@ -519,9 +519,16 @@ void MainWindow::onFrame() {
     const qint64 nowMs = QDateTime::currentMSecsSinceEpoch();
     if (!f->running || nowMs - m_lastSlowMs >= 100) {
         m_lastSlowMs = nowMs;
-        if (m_latency->isVisible() || !f->running) m_latency->setSnapshots(a, b);
-        if (m_counters->isVisible() || !f->running) m_counters->setSnapshots(a, b);
-        m_inspector->setDecisions(a->decisions, f->traced);
+        // In a later turn of the event loop, after the heatmaps have painted, so that one turn never
+        // carries every view's work (the GUI thread's longest stall).
+        QTimer::singleShot(0, this, [this, f] {
+            if (m_frame != f && f->running) return;  // a newer frame is already shown; it will refresh them
+            const auto& a = f->a;
+            const auto& b = f->b;
+            if (m_latency->isVisible() || !f->running) m_latency->setSnapshots(a, b);
+            if (m_counters->isVisible() || !f->running) m_counters->setSnapshots(a, b);
+            m_inspector->setDecisions(a->decisions, f->traced);
+        });
     }
     if (f->traced) {
         m_heatA->setHighlightTarget(f->traced->d.cpu);
