@@ -9,6 +9,8 @@
 
 #include <QAction>
 #include <QApplication>
+#include <QCheckBox>
+#include <QComboBox>
 #include <QClipboard>
 #include <QElapsedTimer>
 #include <QEventLoop>
@@ -204,6 +206,41 @@ TEST(MainWindow, EditedWorkloadsRestartBothSidesOrSayWhatIsWrong) {
     ASSERT_EQ(w.frame()->a->reports.size(), 1u);
     EXPECT_NE(w.frame()->a->reports[0].command.find("hackbench -g 1 -f 4"), std::string::npos);
     EXPECT_TRUE(w.caption().contains(QStringLiteral("hackbench -g 1 -f 4")));
+}
+
+TEST(KnobPanel, ControlsMapToTheNamedKnobsOfTheEditedSide) {
+    KnobPanel panel;
+    panel.setKnobs(sched::Knobs::preset("baseline"), sched::Knobs::preset("idle-delay-v2"));
+    std::vector<std::pair<int, sched::Knobs>> seen;
+    QObject::connect(&panel, &KnobPanel::knobsChanged, [&](int side, const sched::Knobs& k) { seen.emplace_back(side, k); });
+    // The controls show B (idle-delay-v2: 1 ms, nr_running <= 4).
+    ASSERT_EQ(panel.editedSide(), 1);
+    EXPECT_EQ(panel.idleDelaySlider()->value(), 10);
+    EXPECT_EQ(panel.maxRunningSlider()->value(), 4);
+    // "No limit" is -1; 2.5 ms.
+    panel.maxRunningSlider()->setValue(KnobPanel::kNoLimit);
+    panel.idleDelaySlider()->setValue(25);
+    ASSERT_EQ(seen.size(), 2u);
+    EXPECT_EQ(seen.back().first, 1);
+    EXPECT_EQ(seen.back().second.idle_delay_max_running, -1);
+    EXPECT_EQ(seen.back().second.idle_delay_ns, 2500000);
+    EXPECT_EQ(panel.knobs(0), sched::Knobs::preset("baseline"));  // A untouched
+    // A feature toggle on A.
+    panel.setEditedSide(0);
+    EXPECT_EQ(panel.idleDelaySlider()->value(), 0);
+    auto* cb = panel.findChild<QCheckBox*>(QStringLiteral("SIS_UTIL"));
+    ASSERT_NE(cb, nullptr);
+    EXPECT_TRUE(cb->isChecked());
+    cb->setChecked(false);
+    ASSERT_EQ(seen.size(), 3u);
+    EXPECT_EQ(seen.back().first, 0);
+    EXPECT_FALSE(seen.back().second.SIS_UTIL);
+    EXPECT_EQ(seen.back().second.diffFromBaseline(), std::vector<std::string>{"SIS_UTIL=0"});
+    // Picking a preset replaces the side's knobs.
+    panel.presetCombo(0)->textActivated(QStringLiteral("claim-wakeup"));
+    ASSERT_EQ(seen.size(), 4u);
+    EXPECT_EQ(seen.back().second.claim, sched::ClaimMode::Sis);
+    EXPECT_TRUE(seen.back().second.SIS_UTIL);
 }
 
 int main(int argc, char** argv) {
