@@ -431,6 +431,7 @@ void MainWindow::restart() {
     if (!m_scenario) return;
     const bool ab = m_knobs->abEnabled();
     m_heatB->setVisible(ab);
+    if (auto* d = findChild<QDockWidget*>(QStringLiteral("dockRqB"))) d->setVisible(ab);
     const sched::Scenario s = *m_scenario;
     const sched::Knobs a = m_knobs->knobs(0), b = m_knobs->knobs(1);
     const quint64 seed = m_seed;
