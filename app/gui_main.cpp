@@ -30,23 +30,6 @@ bool noDisplay(int argc, char** argv) {
            qEnvironmentVariableIsEmpty("QT_QPA_PLATFORM");
 }
 
-/// "2s", "150ms", "500us", "1000ns", "0.5s" -> ns; nullopt when malformed.
-std::optional<qint64> parseDuration(const QString& text) {
-    static const std::pair<const char*, double> units[] = {{"ns", 1}, {"us", 1e3}, {"µs", 1e3}, {"ms", 1e6}, {"s", 1e9}};
-    for (const auto& [u, k] : units) {
-        const QString unit = QString::fromUtf8(u);
-        if (!text.endsWith(unit)) continue;
-        const QString num = text.left(text.size() - unit.size());
-        if (unit == QLatin1String("s") && (num.endsWith(QLatin1Char('m')) || num.endsWith(QLatin1Char('u')) || num.endsWith(QLatin1Char('n'))))
-            continue;
-        bool ok = false;
-        const double v = num.toDouble(&ok);
-        if (!ok || v < 0 || v * k > 1e15) return std::nullopt;
-        return qint64(v * k);
-    }
-    return std::nullopt;
-}
-
 int usage(const QString& msg) {
     std::fprintf(stderr, "schedlab: %s (try --help)\n", qPrintable(msg));
     return kExitUsage;
@@ -113,8 +96,8 @@ int main(int argc, char** argv) {
     }
     qint64 runFor = 0;
     if (parser.isSet(runForOpt)) {
-        const auto d = parseDuration(parser.value(runForOpt));
-        if (!d) return usage(QStringLiteral("--run-for '%1': not a duration (e.g. 2s, 50ms, 500us)").arg(parser.value(runForOpt)));
+        const auto d = sched::parseDurationNs(parser.value(runForOpt).toStdString());
+        if (!d || *d < 0) return usage(QStringLiteral("--run-for '%1': not a duration (e.g. 2s, 50ms, 500us)").arg(parser.value(runForOpt)));
         runFor = *d;
     }
     schedlab::StartOptions so;

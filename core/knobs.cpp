@@ -6,6 +6,9 @@
 
 #include <algorithm>
 #include <charconv>
+#include <climits>
+#include <cmath>
+#include <cstdint>
 #include <functional>
 #include <map>
 
@@ -20,6 +23,33 @@ const char* claimModeName(ClaimMode m) {
     }
     return "?";
 }
+
+std::optional<std::int64_t> parseDurationNs(const std::string& text) {
+    static const std::pair<const char*, std::int64_t> kUnits[] = {
+        {"ns", 1}, {"us", 1000}, {"\u00b5s", 1000}, {"ms", 1000000}, {"s", 1000000000}};
+    std::string num = text;
+    std::int64_t mult = 1;
+    for (const auto& [unit, k] : kUnits) {
+        const std::size_t n = std::char_traits<char>::length(unit);
+        if (num.size() > n && num.compare(num.size() - n, n, unit) == 0) {
+            num.resize(num.size() - n);
+            mult = k;
+            break;
+        }
+    }
+    // Integers exactly; decimals ("1.5ms") rounded to the nearest ns.
+    std::int64_t i = 0;
+    auto r = std::from_chars(num.data(), num.data() + num.size(), i);
+    if (r.ec == std::errc() && r.ptr == num.data() + num.size()) {
+        if (i > INT64_MAX / mult || i < INT64_MIN / mult) return std::nullopt;
+        return i * mult;
+    }
+    double d = 0;
+    auto rd = std::from_chars(num.data(), num.data() + num.size(), d);
+    if (rd.ec != std::errc() || rd.ptr != num.data() + num.size() || !(std::abs(d * double(mult)) < 9e18)) return std::nullopt;
+    return std::llround(d * double(mult));
+}
+
 const char* idleDelayClockName(IdleDelayClock c) { return c == IdleDelayClock::IdleEndTime ? "idle_end_time" : "clock_idle"; }
 
 namespace {
@@ -40,23 +70,16 @@ bool parseBool(const std::string& name, const std::string& v) {
 
 std::int64_t parseInt(const std::string& name, const std::string& v, std::int64_t lo, std::int64_t hi) {
     std::int64_t x = 0;
-    // Accept plain integers and unit suffixes ns/us/ms/s for time knobs.
-    std::string s = v;
-    std::int64_t mult = 1;
-    auto ends = [&](const char* suf) {
-        size_t n = std::char_traits<char>::length(suf);
-        return s.size() > n && s.compare(s.size() - n, n, suf) == 0;
-    };
     if (name.size() > 3 && name.compare(name.size() - 3, 3, "_ns") == 0) {
-        if (ends("ns")) { s.resize(s.size() - 2); }
-        else if (ends("us")) { s.resize(s.size() - 2); mult = 1000; }
-        else if (ends("ms")) { s.resize(s.size() - 2); mult = 1000000; }
-        else if (ends("s")) { s.resize(s.size() - 1); mult = 1000000000; }
+        // Time knobs take a unit: "2ms", "500us".
+        const auto d = parseDurationNs(v);
+        if (!d) throw KnobError(fmt::format("knob {}: '{}' is not a duration (e.g. 1000000, 2ms, 500us)", name, v));
+        x = *d;
+    } else {
+        auto r = std::from_chars(v.data(), v.data() + v.size(), x);
+        if (r.ec != std::errc() || r.ptr != v.data() + v.size())
+            throw KnobError(fmt::format("knob {}: '{}' is not an integer", name, v));
     }
-    auto r = std::from_chars(s.data(), s.data() + s.size(), x);
-    if (r.ec != std::errc() || r.ptr != s.data() + s.size())
-        throw KnobError(fmt::format("knob {}: '{}' is not an integer", name, v));
-    x *= mult;
     if (x < lo || x > hi) throw KnobError(fmt::format("knob {}: {} is outside {}..{}", name, x, lo, hi));
     return x;
 }

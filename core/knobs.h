@@ -84,6 +84,11 @@ struct Knobs {
     friend bool operator==(const Knobs&, const Knobs&) = default;
 };
 
+/// A duration as text: a number (integer or decimal) with an optional unit ns, us, µs, ms or s
+/// ("2ms", "500us", "1.5s"; no unit = ns), in ns rounded to the nearest; nullopt when malformed
+/// or out of range. Used by the time knobs (`idle_delay_ns=2ms`) and the GUI's --run-for.
+std::optional<std::int64_t> parseDurationNs(const std::string& text);
+
 const char* kernelVersionName(KernelVersion v);
 const char* claimModeName(ClaimMode m);
 const char* idleDelayClockName(IdleDelayClock c);

@@ -50,3 +50,18 @@ TEST(Knobs, BadValuesNameTheKnob) {
     EXPECT_THROW(k.set("EAS", "1"), KnobError);
     EXPECT_THROW(Knobs::preset("idle-delay-v9"), KnobError);
 }
+
+TEST(Knobs, DurationsTakeUnitsAndDecimals) {
+    EXPECT_EQ(parseDurationNs("2ms"), 2000000);
+    EXPECT_EQ(parseDurationNs("500us"), 500000);
+    EXPECT_EQ(parseDurationNs("1.5s"), 1500000000);
+    EXPECT_EQ(parseDurationNs("1000"), 1000);
+    EXPECT_EQ(parseDurationNs("7ns"), 7);
+    EXPECT_EQ(parseDurationNs("5parsecs"), std::nullopt);
+    EXPECT_EQ(parseDurationNs("ms"), std::nullopt);
+    EXPECT_EQ(parseDurationNs("99999999999s"), std::nullopt);
+    Knobs k;
+    k.set("idle_delay_ns", "0.5ms");
+    EXPECT_EQ(k.idle_delay_ns, 500000);
+    EXPECT_THROW(k.set("idle_delay_ns", "soon"), KnobError);
+}
