@@ -116,6 +116,11 @@ double Metrics::busyFraction(std::int64_t t0, std::int64_t t1) const {
     return double(s / ((long double)(t1 - t0) * busy_ns.size()));
 }
 
+std::int64_t Metrics::busyNs(int cpu, std::int64_t now) const {
+    const auto c = std::size_t(cpu);
+    return busy_ns[c] + (cur_busy[c] ? now - last_change[c] : 0);
+}
+
 double Metrics::avgRqLen(int cpu, std::int64_t t0, std::int64_t t1) const {
     if (t1 <= t0) return 0;
     return double(rqlen_area[cpu]) / double(t1 - t0);

@@ -128,6 +128,8 @@ struct Metrics {
     std::uint64_t migrationsTotal() const;
     double busyFraction(std::int64_t t0, std::int64_t t1) const;
     double avgRqLen(int cpu, std::int64_t t0, std::int64_t t1) const;
+    /// CPU time `cpu` has been busy in the measured phase, the open interval up to `now` included.
+    std::int64_t busyNs(int cpu, std::int64_t now) const;
 };
 
 }  // namespace sched

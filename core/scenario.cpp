@@ -241,13 +241,19 @@ RunResult runScenario(const Scenario& s, const Variant& v, const CostModel& cost
     if (o.progress) r.engine->run([&](std::int64_t) { o.progress(*r.engine); });
     else r.engine->run();
     r.wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-    for (const auto& w : r.engine->workloads()) {
-        WorkloadReport rep;
-        w->report(*r.engine, rep);
-        r.reports.push_back(std::move(rep));
-    }
+    r.reports = workloadReports(*r.engine);
     r.digest = r.engine->digest();
     return r;
+}
+
+std::vector<WorkloadReport> workloadReports(const Engine& e) {
+    std::vector<WorkloadReport> out;
+    for (const auto& w : e.workloads()) {
+        WorkloadReport rep;
+        w->report(e, rep);
+        out.push_back(std::move(rep));
+    }
+    return out;
 }
 
 }  // namespace sched

@@ -76,5 +76,7 @@ struct RunResult {
 std::unique_ptr<Engine> buildEngine(const Scenario& s, const Knobs& k, const CostModel& cost, const RunOptions& o);
 /// Runs to completion and collects the reports.
 RunResult runScenario(const Scenario& s, const Variant& v, const CostModel& cost, const RunOptions& o);
+/// Every workload's report as it stands (finished or not).
+std::vector<WorkloadReport> workloadReports(const Engine& e);
 
 }  // namespace sched

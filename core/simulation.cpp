@@ -38,7 +38,6 @@ Simulation::Simulation(const Scenario& s, Knobs knobs, std::string label, SimOpt
         m_migrations.push_back(v);
         if (m_migrations.size() > m_opt.max_migrations) m_migrations.pop_front();
     };
-    m_nextSample = 0;
 }
 
 void Simulation::collect() {
@@ -82,13 +81,12 @@ bool Simulation::stepEvent() {
 
 bool Simulation::stepWakeup(std::int64_t limit_ns) {
     const std::int64_t until = m_engine->now() + limit_ns;
-    const std::uint64_t beforeN = m_engine->metrics().ttwu_count + m_engine->metrics().wakeup_new;
+    auto decisions = [this] { return m_engine->metrics().ttwu_count + m_engine->metrics().wakeup_new; };
+    const std::uint64_t before = decisions();
     m_engine->traceNextWakeup();
-    while (!m_engine->done() && m_engine->now() < until &&
-           m_engine->metrics().ttwu_count + m_engine->metrics().wakeup_new == beforeN) {
+    while (!m_engine->done() && m_engine->now() < until && decisions() == before)
         if (!stepEvent()) break;
-    }
-    return m_engine->lastTraced() && m_engine->metrics().ttwu_count + m_engine->metrics().wakeup_new != beforeN;
+    return m_engine->lastTraced() && decisions() != before;
 }
 
 void Simulation::setKnobs(const Knobs& k) { m_engine->setKnobs(k); }
@@ -97,12 +95,7 @@ const RunResult& Simulation::result() const {
     m_run.knobs = m_engine->knobs();
     m_run.variant = m_engine->knobs().presetName;
     if (!m_engine->done()) m_engine->metrics().end_time = m_engine->now();  // reports measure up to now; the engine never reads it
-    m_run.reports.clear();
-    for (const auto& w : m_engine->workloads()) {
-        WorkloadReport r;
-        w->report(*m_engine, r);
-        m_run.reports.push_back(std::move(r));
-    }
+    m_run.reports = workloadReports(*m_engine);
     m_run.digest = m_engine->digest();
     return m_run;
 }
@@ -136,9 +129,7 @@ Snapshot Simulation::snapshot() const {
         if (curr < 0) v.kind = CpuKind::idle;
         else v.kind = idle_cpu(st, e.knobs(), c) ? CpuKind::idle_by_delay : CpuKind::busy;
         v.rq_avg = float(m.avgRqLen(c, t0, t1));
-        const std::int64_t busy = m.busy_ns[std::size_t(c)] +
-                                  (m.cur_busy[std::size_t(c)] ? e.now() - m.last_change[std::size_t(c)] : 0);
-        v.busy_frac = float(double(busy) / double(t1 - t0));
+        v.busy_frac = float(double(m.busyNs(c, e.now())) / double(t1 - t0));
     }
     s.migrations.assign(m_migrations.begin(), m_migrations.end());
     s.sample_period_ns = m_opt.sample_period_ns;
@@ -157,11 +148,7 @@ Snapshot Simulation::snapshot() const {
     const std::size_t nd = std::min(m.ring_size, m_opt.decisions);
     s.decisions.reserve(nd);
     for (std::size_t i = m.ring_size - nd; i < m.ring_size; ++i) s.decisions.push_back(m.recent(i));
-    for (const auto& w : e.workloads()) {
-        WorkloadReport r;
-        w->report(e, r);
-        s.reports.push_back(std::move(r));
-    }
+    s.reports = workloadReports(e);
     return s;
 }
 
