@@ -137,9 +137,10 @@ int main(int argc, char** argv) {
                                        QStringLiteral("rq"),       QStringLiteral("rqB"),      QStringLiteral("latency"),  QStringLiteral("counters"),
                                        QStringLiteral("inspector")};
     if (!kViews.contains(viewName)) return usage(QStringLiteral("--view '%1': unknown view").arg(viewName));
+    std::optional<sched::Scenario> scenario;
     if (parser.isSet(scenarioOpt)) {  // bad scenario files are refused before any window exists
         try {
-            (void)sched::loadScenario(parser.value(scenarioOpt).toStdString());
+            scenario = sched::loadScenario(parser.value(scenarioOpt).toStdString());
         } catch (const std::exception& e) {
             std::fprintf(stderr, "schedlab: %s\n", e.what());
             return kExitUsage;
@@ -148,15 +149,8 @@ int main(int argc, char** argv) {
 
     schedlab::MainWindow window;
     so.autoplay = shot.isEmpty() && !parser.isSet(pausedOpt);
-    if (parser.isSet(scenarioOpt)) {
-        const QString err = window.openScenario(parser.value(scenarioOpt), so);
-        if (!err.isEmpty()) {
-            std::fprintf(stderr, "schedlab: %s\n", qPrintable(err));
-            return kExitUsage;
-        }
-    } else {
-        window.openDefault(so);
-    }
+    if (scenario) window.openScenario(*scenario, parser.value(scenarioOpt), so);
+    else window.openDefault(so);
     window.show();
 
     if (!shot.isEmpty()) {

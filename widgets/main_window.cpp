@@ -111,13 +111,13 @@ void MainWindow::createViews() {
     m_heatA->setObjectName(QStringLiteral("heatmapA"));
     m_heatB = new TopologyHeatmap(this);
     m_heatB->setObjectName(QStringLiteral("heatmapB"));
-    m_heatSplit = new QSplitter(Qt::Horizontal, this);
-    m_heatSplit->addWidget(m_heatA);
-    m_heatSplit->addWidget(m_heatB);
+    auto* heatSplit = new QSplitter(Qt::Horizontal, this);
+    heatSplit->addWidget(m_heatA);
+    heatSplit->addWidget(m_heatB);
     auto* central = new QWidget(this);
     auto* cl = new QVBoxLayout(central);
     cl->setContentsMargins(2, 2, 2, 2);
-    cl->addWidget(m_heatSplit, 1);
+    cl->addWidget(heatSplit, 1);
     m_delta = new QLabel(central);
     m_delta->setObjectName(QStringLiteral("deltaTable"));
     m_delta->setFont(QFontDatabase::systemFont(QFontDatabase::FixedFont));
@@ -171,7 +171,6 @@ void MainWindow::createViews() {
     for (QDockWidget* d : {dRq, dRqB, dLat, dCnt, dKnob, dIns}) m_viewMenu->addAction(d->toggleViewAction());
 
     auto syncSelection = [this](const QList<int>& cpus) {
-        m_selection = cpus;
         m_heatA->setSelection(cpus);
         m_heatB->setSelection(cpus);
         m_rq->setSelectedCpus(cpus);
@@ -179,9 +178,10 @@ void MainWindow::createViews() {
     };
     connect(m_heatA, &TopologyHeatmap::selectionChanged, this, syncSelection);
     connect(m_heatB, &TopologyHeatmap::selectionChanged, this, syncSelection);
+    m_inspected = m_heatA;
     connect(m_inspector, &DecisionInspector::highlight, this, [this](const std::vector<int>& cpus, int chosen) {
-        m_heatA->setHighlight(cpus);
-        m_heatA->setHighlightTarget(chosen);
+        m_inspected->setHighlight(cpus);
+        m_inspected->setHighlightTarget(chosen);
     });
     // A click on a wakeup arrow shows the newest decision behind it (that side's decision ring).
     auto arrowClicked = [this](int side, int from, int to, bool wakeup) {
@@ -193,18 +193,9 @@ void MainWindow::createViews() {
         }
         for (auto it = snap->decisions.rbegin(); it != snap->decisions.rend(); ++it)
             if (it->d.prev_cpu == from && it->d.cpu == to) {
-                if (side == 0) {
-                    m_inspector->show(*it);  // highlights on heatmap A
-                    return;
-                }
-                const QSignalBlocker quiet(m_inspector);  // B's CPUs go on heatmap B, not A
+                m_inspected = side == 0 ? m_heatA : m_heatB;  // the CPUs it examined go on that side's heatmap
                 m_inspector->show(*it);
-                m_heatB->setHighlight([&] {
-                    std::vector<int> cpus;
-                    for (const auto& e : it->d.examined) cpus.push_back(e.cpu);
-                    return cpus;
-                }());
-                m_heatB->setHighlightTarget(it->d.cpu);
+                m_inspected = m_heatA;
                 return;
             }
         statusBar()->showMessage(tr("CPU %1 → CPU %2: the decision is older than the %3 kept").arg(from).arg(to).arg(snap->decisions.size()), 6000);
@@ -363,14 +354,17 @@ QWidget* MainWindow::view(const QString& name) const {
 
 QString MainWindow::openScenario(const QString& path, const StartOptions& o) {
     try {
-        sched::Scenario s = sched::loadScenario(path.toStdString());
-        m_scenarioPath = path;
-        addRecent(QFileInfo(path).absoluteFilePath());
-        start(s, o);
+        openScenario(sched::loadScenario(path.toStdString()), path, o);
         return {};
     } catch (const std::exception& e) {
         return QString::fromUtf8(e.what());
     }
+}
+
+void MainWindow::openScenario(const sched::Scenario& s, const QString& path, const StartOptions& o) {
+    m_scenarioPath = path;
+    addRecent(QFileInfo(path).absoluteFilePath());
+    start(s, o);
 }
 
 void MainWindow::openDefault(const StartOptions& o) {
@@ -419,7 +413,7 @@ QString MainWindow::applyWorkloads(const QString& json) {
         doc["workloads"] = w;
         const std::string base = m_scenarioPath.isEmpty() ? "." : QFileInfo(m_scenarioPath).absolutePath().toStdString();
         sched::Scenario s = sched::parseScenario(doc, m_scenario->file, base);
-        const StartOptions o{QString(), m_knobs->knobs(0), m_knobs->knobs(1), m_knobs->abEnabled(), m_seed, -1, m_running};
+        const StartOptions o{m_knobs->knobs(0), m_knobs->knobs(1), m_knobs->abEnabled(), m_seed, -1, m_running};
         start(s, o);
         return {};
     } catch (const std::exception& e) {
@@ -631,10 +625,6 @@ QString MainWindow::caption() const {
              .arg(simTime(a->now), cost, q(m_scenario->cost.machine));
     if (!m_scenarioPath.isEmpty()) c += QStringLiteral(" · %1").arg(QFileInfo(m_scenarioPath).fileName());
     return c;
-}
-
-QString MainWindow::compareText() const {
-    return m_frame ? q(m_frame->compareText) : QString();
 }
 
 QString MainWindow::exportView(QWidget* w, const QString& path) {

@@ -30,7 +30,6 @@ class TopologyHeatmap;
 
 /// Options from the command line.
 struct StartOptions {
-    QString scenarioPath;        ///< empty: the default scenario
     std::optional<sched::Knobs> a, b;  ///< override the scenario's variants
     bool ab = true;
     quint64 seed = 0;            ///< 0: the scenario's
@@ -48,6 +47,8 @@ public:
 
     /// Loads a scenario file; on error returns the one-line message (and keeps the current run).
     QString openScenario(const QString& path, const StartOptions& o = {});
+    /// Starts an already loaded scenario read from `path`.
+    void openScenario(const sched::Scenario& s, const QString& path, const StartOptions& o = {});
     /// Starts the built-in default scenario.
     void openDefault(const StartOptions& o = {});
 
@@ -56,8 +57,6 @@ public:
     /// Exports `w` (nullptr: the whole window) to PNG, SVG or PDF (by suffix) with the caption
     /// below it; writes a temporary file and renames it. Returns an error message or "".
     QString exportView(QWidget* w, const QString& path);
-    /// The A/B table in `schedlab-cli compare` layout ("" when A/B is off or no frame yet).
-    QString compareText() const;
 
     /// Replaces the scenario's workloads with `json` (a "workloads" array) and restarts both sides;
     /// returns the one-line problem, or "" when applied.
@@ -109,7 +108,6 @@ private:
     qint64 m_lastFrameMs = 0;  ///< wall ms of the last frame taken
     bool m_framePending = false;
 
-    QSplitter* m_heatSplit = nullptr;
     TopologyHeatmap* m_heatA = nullptr;
     TopologyHeatmap* m_heatB = nullptr;
     RqPlot* m_rq = nullptr;
@@ -117,6 +115,7 @@ private:
     LatencyPlot* m_latency = nullptr;
     CountersPlot* m_counters = nullptr;
     DecisionInspector* m_inspector = nullptr;
+    TopologyHeatmap* m_inspected = nullptr;  ///< the heatmap that shows the inspected decision's CPUs
     KnobPanel* m_knobs = nullptr;
     QComboBox* m_metric = nullptr;
     QComboBox* m_speed = nullptr;
@@ -126,7 +125,6 @@ private:
     QAction* m_playAct = nullptr;
     QMenu* m_recentMenu = nullptr;
     QMenu* m_viewMenu = nullptr;
-    QList<int> m_selection;
 };
 
 }  // namespace schedlab

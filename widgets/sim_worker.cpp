@@ -4,8 +4,6 @@
 
 #include "report.h"
 
-#include <QCoreApplication>
-#include <QDateTime>
 #include <QElapsedTimer>
 #include <QTimer>
 
@@ -188,7 +186,6 @@ void SimWorker::publish() {
     }
     f->simNsPerWallS = m_running ? m_simRate : 0;
     f->eventsPerWallS = m_running ? m_evRate : 0;
-    if (m_b && (!m_running || f->done)) f->compareText = sched::compareTable(m_a->scenario(), m_a->result(), m_b->result());
     {
         std::lock_guard<std::mutex> lock(m_mutex);
         m_latest = std::move(f);
@@ -211,6 +208,7 @@ SimController::SimController(QObject* parent) : QObject(parent) {
 SimController::~SimController() { shutdown(); }
 
 std::shared_ptr<const Frame> SimController::take() {
+    if (!m_thread.isRunning()) return {};
     m_worker->m_notified = false;
     return m_worker->latest();
 }

@@ -29,7 +29,6 @@ struct Frame {
     bool done = false;                            ///< every side finished
     double simNsPerWallS = 0;                     ///< simulated ns per wall-clock second (recent)
     double eventsPerWallS = 0;                    ///< events of both sides per wall-clock second (recent)
-    std::string compareText;                      ///< "Copy as text": the CLI's compare table (A/B on), else ""
 };
 
 /// Speed: simulated time per wall-clock second, or as fast as possible (<= 0).
@@ -111,10 +110,11 @@ public:
     SimWorker* worker() const { return m_worker; }
     /// Runs `fn(worker)` on the worker's thread, after the commands already queued.
     template <class F> void post(F fn) {
+        if (!m_thread.isRunning()) return;  // shut down: the worker is gone
         SimWorker* w = m_worker;
         QMetaObject::invokeMethod(m_worker, [w, fn] { fn(*w); }, Qt::QueuedConnection);
     }
-    /// The newest frame, or null; marks it read so the next frameReady is emitted.
+    /// The newest frame, or null (also after shutdown); marks it read so the next frameReady is emitted.
     std::shared_ptr<const Frame> take();
     void shutdown();
 
