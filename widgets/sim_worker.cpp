@@ -151,7 +151,8 @@ void SimWorker::tick() {
     }
     if (m_speed > 0 && m_timer->interval() == 0) m_timer->setInterval(4);  // real-time pacing: no busy loop
     if (m_speed <= 0 && m_timer->interval() != 0) m_timer->setInterval(0);
-    if (wallNs() - m_lastPublish >= kFrameNs) publish();
+    // No snapshots the GUI would drop: publish only once it has taken the previous frame.
+    if (wallNs() - m_lastPublish >= kFrameNs && !m_notified) publish();
 }
 
 void SimWorker::publishNow() { publish(); }
