@@ -424,6 +424,53 @@ TEST(TopologyHeatmapPixels, MigrationArrowIsDrawnAlongItsSegmentAndCanBeHidden) 
     EXPECT_EQ(pixelsOfColourAlong(grabImage(w), a, b, arrow, dpr), 0) << "arrow drawn although too old";
 }
 
+/// A shown heatmap renders each snapshot on the thread pool and keeps a layer of cells it updates
+/// cell by cell. Frame after frame, what it shows must equal a plain synchronous paint of the same
+/// state: changed cells recoloured, unchanged ones kept, arrows and selection included.
+TEST(TopologyHeatmapPixels, PooledIncrementalFramesEqualAPlainPaint) {
+    TopologyHeatmap pooled;
+    pooled.resize(600, 400);
+    pooled.setTitle("A: baseline");
+    pooled.show();  // only a visible heatmap renders on the pool
+    ASSERT_TRUE(pooled.isVisible());
+    // One machine for all frames, as in a run (a new topology object would reset every cache).
+    const auto topo = snapshotOn("x86-20c40t")->topo;  // 40 CPUs, 2 packages: every cell numbered
+    auto frame = [&topo](int k) {
+        auto s = snapshotOn("x86-20c40t");
+        s->topo = topo;
+        for (std::size_t c = 0; c < s->cpus.size(); ++c) s->cpus[c].nr_running = int((c * 7 + std::size_t(k) * 3) % 5);
+        s->cpus[std::size_t(k)].claimed = true;
+        for (int i = 0; i <= k; ++i)
+            s->migrations.push_back(mig(s->now - 1000 * (i + 1), i, 39 - i, sched::MigrationCause::wakeup,
+                                        sched::DistClass::cross_llc));
+        s->migrations.push_back(mig(s->now - 500, 30, 3, sched::MigrationCause::periodic, sched::DistClass::cross_llc));
+        return s;
+    };
+    int changed = 0;
+    QImage previous;
+    for (int k = 0; k < 4; ++k) {
+        const auto s = frame(k % 3);  // back to an earlier frame too: cells must change back
+        pooled.setSnapshot(s);
+        // The reference: a new heatmap, painted synchronously from scratch (no earlier frame to reuse).
+        TopologyHeatmap fresh;
+        fresh.setAsyncRender(false);
+        fresh.resize(600, 400);
+        fresh.setTitle("A: baseline");
+        fresh.setSnapshot(s);
+        if (k == 2) pooled.setSelection({5, 6});
+        if (k >= 2) fresh.setSelection({5, 6});
+        const QImage a = grabImage(pooled), b = grabImage(fresh);
+        ASSERT_EQ(a.size(), b.size());
+        EXPECT_TRUE(a == b) << "frame " << k << ": pooled incremental frame differs from a fresh paint";
+        if (!previous.isNull() && previous != a) ++changed;
+        previous = a;
+        // A query right after setSnapshot waits for the pooled render and sees the new arrows.
+        EXPECT_EQ(pooled.arrowAt(pooled.cpuCenter(0) + (pooled.cpuCenter(39) - pooled.cpuCenter(0)) * 0.4).to, 39);
+    }
+    EXPECT_EQ(changed, 3);  // every frame looked different from the one before
+    EXPECT_GT(pooled.lastPaintMs(), 0.0);
+}
+
 TEST(TopologyHeatmap, ClickSelectsCtrlTogglesShiftExtends) {
     auto s = snapshotOn("i7-4790");
     TopologyHeatmap w;

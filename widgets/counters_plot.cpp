@@ -75,19 +75,31 @@ void setUp(QCustomPlot* plot, const QString& title, const QString& valueLabel, c
 /// Draws `cats` as grouped horizontal bars of the present sides.
 void showCategories(QCustomPlot* plot, const std::vector<Category>& cats,
                     const std::array<const sched::Snapshot*, 2>& sides) {
-    plot->clearPlottables();
+    // The category names (the ticker) and one QCPBars per side present are kept from frame to
+    // frame; a frame replaces only the values.
     auto ticker = qSharedPointerCast<QCPAxisTickerText>(plot->yAxis->ticker());
-    ticker->clear();
-    for (std::size_t i = 0; i < cats.size(); ++i) ticker->addTick(double(i + 1), cats[i].name);
+    bool sameNames = ticker->ticks().size() == int(cats.size());
+    for (std::size_t i = 0; sameNames && i < cats.size(); ++i) sameNames = ticker->ticks().value(double(i + 1)) == cats[i].name;
+    if (!sameNames) {
+        ticker->clear();
+        for (std::size_t i = 0; i < cats.size(); ++i) ticker->addTick(double(i + 1), cats[i].name);
+    }
     const int nsides = (sides[0] ? 1 : 0) + (sides[1] ? 1 : 0);
-    auto* group = plot->findChild<QCPBarsGroup*>();
+    if (plot->plottableCount() != nsides) {
+        plot->clearPlottables();
+        auto* group = plot->findChild<QCPBarsGroup*>();
+        for (int i = 0; i < nsides; ++i) {
+            auto* bars = new QCPBars(plot->yAxis, plot->xAxis);
+            bars->setWidth(nsides == 2 ? 0.4 : 0.65);
+            bars->setBarsGroup(group);
+        }
+    }
     double top = 1;
+    int pi = 0;
     for (int s = 0; s < 2; ++s) {
         const sched::Snapshot* snap = sides[std::size_t(s)];
         if (!snap) continue;
-        auto* bars = new QCPBars(plot->yAxis, plot->xAxis);
-        bars->setWidth(nsides == 2 ? 0.4 : 0.65);
-        bars->setBarsGroup(group);
+        auto* bars = static_cast<QCPBars*>(plot->plottable(pi++));
         const QColor c = LatencyPlot::sideColor(s);
         bars->setPen(QPen(c.darker(130), 1));
         bars->setBrush(c);
@@ -98,7 +110,8 @@ void showCategories(QCustomPlot* plot, const std::vector<Category>& cats,
             top = std::max(top, cats[i].count[std::size_t(s)]);
         }
         bars->setData(keys, values, true);
-        bars->setName(QString::fromStdString(snap->label.empty() ? (s == 0 ? "A" : "B") : snap->label));
+        const QString name = QString::fromStdString(snap->label.empty() ? (s == 0 ? "A" : "B") : snap->label);
+        if (bars->name() != name) bars->setName(name);
     }
     plot->yAxis->setRange(0.45, double(std::max<std::size_t>(cats.size(), 1)) + 0.55);
     plot->xAxis->setRange(0, top * 1.05);

@@ -408,29 +408,45 @@ std::vector<ArrowAgg> aggregateArrows(const std::vector<sched::MigrationView>& m
         ArrowAgg a;
         std::int64_t newest = 0;
     };
-    // Keyed by (from, to, wakeup); a map keeps the pass independent of the input's order of ties.
-    std::map<std::tuple<int, int, bool>, Acc> acc;
-    for (const sched::MigrationView& m : migrations) {
-        if (m.time > now || m.time < now - spanNs || m.from == m.to) continue;
+    // One record per move in the span, sorted by (from, to, wakeup) and then by input order, so
+    // that each group's newest move (ties: the later one in the input) is its last record.
+    struct Move {
+        std::uint64_t key;
+        std::uint32_t index;
+    };
+    std::vector<Move> moves;
+    moves.reserve(migrations.size());
+    for (std::size_t i = 0; i < migrations.size(); ++i) {
+        const sched::MigrationView& m = migrations[i];
+        if (m.time > now || m.time < now - spanNs || m.from == m.to || m.from < 0 || m.to < 0) continue;
         // Placement through select_task_rq (wakeups and forks) vs moves by the load balancer.
         const bool wakeup = m.cause == sched::MigrationCause::wakeup || m.cause == sched::MigrationCause::fork;
-        auto [it, fresh] = acc.try_emplace({m.from, m.to, wakeup});
-        Acc& a = it->second;
-        if (fresh) {
-            a.a.from = m.from;
-            a.a.to = m.to;
-            a.a.wakeup = wakeup;
-            a.newest = m.time;
-            a.a.dist = m.dist;
-        } else if (m.time >= a.newest) {
-            a.newest = m.time;
-            a.a.dist = m.dist;
-        }
-        ++a.a.count;
+        moves.push_back({(std::uint64_t(std::uint32_t(m.from)) << 33) | (std::uint64_t(std::uint32_t(m.to)) << 1) |
+                             std::uint64_t(wakeup),
+                         std::uint32_t(i)});
     }
-    std::vector<Acc> v;
-    v.reserve(acc.size());
-    for (auto& [k, a] : acc) v.push_back(a);
+    std::sort(moves.begin(), moves.end(),
+              [](const Move& x, const Move& y) { return x.key != y.key ? x.key < y.key : x.index < y.index; });
+    std::vector<Acc> acc;
+    for (std::size_t i = 0; i < moves.size();) {
+        Acc a;
+        const sched::MigrationView& first = migrations[moves[i].index];
+        a.a.from = first.from;
+        a.a.to = first.to;
+        a.a.wakeup = (moves[i].key & 1) != 0;
+        for (; i < moves.size() && moves[i].key == (std::uint64_t(std::uint32_t(a.a.from)) << 33 |
+                                                    std::uint64_t(std::uint32_t(a.a.to)) << 1 | std::uint64_t(a.a.wakeup));
+             ++i) {
+            const sched::MigrationView& m = migrations[moves[i].index];
+            if (a.a.count == 0 || m.time >= a.newest) {
+                a.newest = m.time;
+                a.a.dist = m.dist;
+            }
+            ++a.a.count;
+        }
+        acc.push_back(a);
+    }
+    std::vector<Acc>& v = acc;
     std::sort(v.begin(), v.end(), [](const Acc& x, const Acc& y) {
         if (x.a.count != y.a.count) return x.a.count > y.a.count;
         if (x.newest != y.newest) return x.newest > y.newest;

@@ -116,8 +116,12 @@ LatencyPlot::LatencyPlot(QWidget* parent) : QWidget(parent) {
     // Legend names are elided to the space a legend column really has, known only at replot time.
     connect(m_plot, &QCustomPlot::beforeReplot, this, [this] {
         const int n = m_plot->graphCount();
-        const QFontMetrics fm(m_plot->legend->font());
         const int available = m_plot->width() - 20 - n * 60;  // minus icons and paddings
+        QString key = QString::number(available);
+        for (int i = 0; i < n; ++i) key += QLatin1Char('\n') + m_plot->graph(i)->property(kFullNameProperty).toString();
+        if (key == m_elidedFor) return;  // text measuring is a large part of a replot: only when needed
+        m_elidedFor = key;
+        const QFontMetrics fm(m_plot->legend->font());
         int shortest = available, total = 0;
         for (int i = 0; i < n; ++i) {
             const int w = fm.horizontalAdvance(m_plot->graph(i)->property(kFullNameProperty).toString());
@@ -167,6 +171,7 @@ LatencyPlot::LatencyPlot(QWidget* parent) : QWidget(parent) {
     m_table->setToolTip(QStringLiteral("wakeup latency percentiles in µs; change = (B - A) / A"));
     m_count = new QLabel(this);
     m_count->setFont(tickFont);
+    m_count->setAlignment(Qt::AlignLeft | Qt::AlignTop);
     auto* side = new QVBoxLayout;
     side->setContentsMargins(0, 0, 0, 0);
     side->addWidget(m_table);
@@ -180,8 +185,22 @@ LatencyPlot::LatencyPlot(QWidget* parent) : QWidget(parent) {
 LatencyPlot::~LatencyPlot() = default;
 
 void LatencyPlot::setSnapshots(std::shared_ptr<const sched::Snapshot> a, std::shared_ptr<const sched::Snapshot> b) {
-    m_plot->clearGraphs();
     const std::array<const sched::Snapshot*, 2> sides = {a.get(), b.get()};
+    // One graph per side present, kept from frame to frame (with their legend items): a frame
+    // only replaces the data.
+    const int want = (a ? 1 : 0) + (b ? 1 : 0);
+    if (m_plot->graphCount() != want) {
+        m_plot->clearGraphs();
+        for (int i = 0; i < want; ++i) {
+            QCPGraph* g = m_plot->addGraph();
+            g->setLineStyle(QCPGraph::lsStepLeft);
+            // Step graphs have only horizontal and vertical edges: antialiasing changes no pixel, but
+            // the antialiased translucent fill takes the raster engine's slow path (~2 ms a replot).
+            g->setAntialiased(false);
+            g->setAntialiasedFill(false);
+        }
+    }
+    int gi = 0;
     double lo = 1, hi = 1000, top = 1;  // at least 1 µs .. 1 ms, so runs compare at a glance
     for (int s = 0; s < 2; ++s) {
         const sched::Snapshot* snap = sides[std::size_t(s)];
@@ -204,22 +223,20 @@ void LatencyPlot::setSnapshots(std::shared_ptr<const sched::Snapshot> a, std::sh
             lo = std::min(lo, binEdge(k0, kBinsPerDecade));
             hi = std::max(hi, binEdge(k1 + 1, kBinsPerDecade));
         }
-        QCPGraph* g = m_plot->addGraph();
+        QCPGraph* g = m_plot->graph(gi++);
         g->data()->set(points, true);
-        g->setLineStyle(QCPGraph::lsStepLeft);
         QColor c = sideColor(s);
         g->setPen(QPen(c, 1.6));
         c.setAlpha(kFillAlpha);
         g->setBrush(c);
-        // Step graphs have only horizontal and vertical edges: antialiasing changes no pixel, but
-        // the antialiased translucent fill takes the raster engine's slow path (~2 ms a replot).
-        g->setAntialiased(false);
-        g->setAntialiasedFill(false);
         const QString name = sideName(*snap, s == 0 ? QStringLiteral("A") : QStringLiteral("B"));
         const QString knobs = QString::fromStdString(snap->knobs);
         const QString fullName = knobs.isEmpty() ? name : name + QStringLiteral(": ") + knobs;
-        g->setProperty(kFullNameProperty, fullName);
-        g->setName(fullName);
+        if (g->property(kFullNameProperty).toString() != fullName) {
+            g->setProperty(kFullNameProperty, fullName);
+            g->setName(fullName);
+            m_elidedFor.clear();
+        }
     }
     m_plot->legend->setVisible(m_plot->graphCount() > 0);
     m_plot->xAxis->setRange(std::pow(10.0, std::floor(std::log10(lo) + 1e-9)),
@@ -262,14 +279,23 @@ void LatencyPlot::fillTable(const sched::Snapshot* a, const sched::Snapshot* b) 
             setCell(row, 2, dash);
         }
     }
-    m_table->setHorizontalHeaderItem(0, new QTableWidgetItem(a ? sideName(*a, QStringLiteral("A")) + QStringLiteral(" (µs)")
-                                                               : QStringLiteral("A (µs)")));
-    m_table->setHorizontalHeaderItem(1, new QTableWidgetItem(b ? sideName(*b, QStringLiteral("B")) + QStringLiteral(" (µs)")
-                                                               : QStringLiteral("B (µs)")));
-    if (a) m_table->horizontalHeaderItem(0)->setToolTip(QString::fromStdString(a->knobs));
-    if (b) m_table->horizontalHeaderItem(1)->setToolTip(QString::fromStdString(b->knobs));
-    m_table->setColumnHidden(1, !b);
-    m_table->setColumnHidden(2, !b);
+    // Header items, hidden columns and sizes change only with the sides: setting them anyway would
+    // relayout the dock on every frame.
+    auto setHeader = [&](int col, const QString& text, const QString& tip) {
+        QTableWidgetItem* item = m_table->horizontalHeaderItem(col);
+        if (!item) {
+            item = new QTableWidgetItem;
+            m_table->setHorizontalHeaderItem(col, item);
+        }
+        if (item->text() != text) item->setText(text);
+        if (item->toolTip() != tip) item->setToolTip(tip);
+    };
+    setHeader(0, a ? sideName(*a, QStringLiteral("A")) + QStringLiteral(" (µs)") : QStringLiteral("A (µs)"),
+              a ? QString::fromStdString(a->knobs) : QString());
+    setHeader(1, b ? sideName(*b, QStringLiteral("B")) + QStringLiteral(" (µs)") : QStringLiteral("B (µs)"),
+              b ? QString::fromStdString(b->knobs) : QString());
+    if (m_table->isColumnHidden(1) != !b) m_table->setColumnHidden(1, !b);
+    if (m_table->isColumnHidden(2) != !b) m_table->setColumnHidden(2, !b);
     // Fit the table to its visible columns so the plot gets the rest of the width.
     int width = m_table->verticalHeader()->sizeHint().width() + 2 * m_table->frameWidth() + 2;
     for (int c = 0; c < 3; ++c)
@@ -277,7 +303,8 @@ void LatencyPlot::fillTable(const sched::Snapshot* a, const sched::Snapshot* b) 
     m_table->setFixedWidth(width);
     m_table->setFixedHeight(m_table->horizontalHeader()->sizeHint().height() + nrows * m_table->verticalHeader()->defaultSectionSize() +
                             2 * m_table->frameWidth() + 2);
-    m_count->setFixedWidth(width);
+    // Fixed in both directions: a new count then repaints the label without relayouting the dock.
+    m_count->setFixedSize(width, 2 * m_count->fontMetrics().lineSpacing() + 4);
     QStringList counts;
     if (a) counts << QStringLiteral("%1: %L2 wakeups").arg(sideName(*a, QStringLiteral("A"))).arg(a->wakeup_latency.count());
     if (b) counts << QStringLiteral("%1: %L2 wakeups").arg(sideName(*b, QStringLiteral("B"))).arg(b->wakeup_latency.count());

@@ -66,6 +66,7 @@ private:
     QCustomPlot* m_plot = nullptr;
     QTableWidget* m_table = nullptr;
     QLabel* m_count = nullptr;  // wakeups per side, under the table
+    QString m_elidedFor;        // legend names and width the names were last elided for
 };
 
 }  // namespace schedlab

@@ -501,6 +501,8 @@ void MainWindow::onFrame() {
     m_rq->setScaleMax(scale);  // one colour scale for the heatmaps and the time x CPU map
     m_rqB->setScaleMax(scale);
     m_heatA->setTitle(QStringLiteral("A: %1").arg(q(a->knobs)));
+    if (f->traced) m_heatA->setHighlightTarget(f->traced->d.cpu);
+    // setSnapshot last: it starts the heatmap's render on the thread pool (a later setter would wait for it).
     m_heatA->setSnapshot(a);
     if (b) {
         m_heatB->setTitle(QStringLiteral("B: %1").arg(q(b->knobs)));
@@ -524,9 +526,6 @@ void MainWindow::onFrame() {
             if (m_counters->isVisible() || !f->running) m_counters->setSnapshots(a, b);
             m_inspector->setDecisions(a->decisions, f->traced);
         });
-    }
-    if (f->traced) {
-        m_heatA->setHighlightTarget(f->traced->d.cpu);
     }
     m_clock->setText(QStringLiteral("t = %1").arg(simTime(a->now)));
     // A vs B delta table (metrics as columns, so it stays four lines high): what a reader of the

@@ -15,11 +15,10 @@
 #include <QPainter>
 #include <QPainterPath>
 #include <QToolTip>
+#include <QtConcurrent/QtConcurrentRun>
 
 #include <algorithm>
 #include <cmath>
-#include <map>
-#include <set>
 #include <tuple>
 
 namespace schedlab {
@@ -30,6 +29,8 @@ constexpr int kLegendBarPx = 10;        ///< height of the colour bar
 constexpr int kLegendBarMaxPx = 280;    ///< widest colour bar
 constexpr int kMinCountLabelLenPx = 36; ///< arrows shorter than this get no count label
 constexpr int kCountLabels = 40;        ///< only the most counted arrows get a count label
+constexpr double kPillFade = 0.75;      ///< a count label's fade at the end of the arrow span
+constexpr int kPillFadeSteps = 16;      ///< count labels fade in this many steps (cached images)
 
 QColor toQColor(Rgb c) { return QColor(c.r, c.g, c.b); }
 
@@ -134,11 +135,29 @@ TopologyHeatmap::TopologyHeatmap(QWidget* parent) : QWidget(parent) {
     setMouseTracking(false);
     setAttribute(Qt::WA_OpaquePaintEvent);
     setFocusPolicy(Qt::ClickFocus);
+    m_pal = palette();
+    m_font = font();
 }
 
-TopologyHeatmap::~TopologyHeatmap() = default;
+TopologyHeatmap::~TopologyHeatmap() { finishRender(); }
+
+void TopologyHeatmap::finishRender() const {
+    if (m_job.isValid()) m_job.waitForFinished();
+}
+
+void TopologyHeatmap::beginChange() {
+    finishRender();
+    m_frameValid = false;
+}
+
+void TopologyHeatmap::setAsyncRender(bool on) {
+    beginChange();
+    m_async = on;
+    update();
+}
 
 void TopologyHeatmap::setSnapshot(std::shared_ptr<const sched::Snapshot> s) {
+    beginChange();
     const sched::Topology* before = m_snapshot ? m_snapshot->topo.get() : nullptr;
     m_snapshot = std::move(s);
     const sched::Topology* after = m_snapshot ? m_snapshot->topo.get() : nullptr;
@@ -149,41 +168,67 @@ void TopologyHeatmap::setSnapshot(std::shared_ptr<const sched::Snapshot> s) {
         m_selection.erase(std::remove_if(m_selection.begin(), m_selection.end(), [n](int c) { return c >= n; }),
                           m_selection.end());
     }
-    rebuildArrows();
+    const QRect r = rect();
+    const double dpr = devicePixelRatioF();
+    if (m_async && isVisible() && !r.isEmpty() && updatesEnabled()) {
+        // Aggregating the arrows and painting the frame, off the GUI thread; paintEvent blits it.
+        m_job = QtConcurrent::run([this, r, dpr] {
+            QElapsedTimer t;
+            t.start();
+            rebuildArrows();
+            const QSize px(int(std::ceil(r.width() * dpr)), int(std::ceil(r.height() * dpr)));
+            if (m_frame.size() != px || m_frame.devicePixelRatio() != dpr) {
+                m_frame = QImage(px, QImage::Format_RGB32);  // opaque: the widget paints every pixel
+                m_frame.setDevicePixelRatio(dpr);
+            }
+            QPainter p(&m_frame);
+            renderImpl(p, r, true);
+            m_lastPaintMs.store(double(t.nsecsElapsed()) / 1e6, std::memory_order_relaxed);
+        });
+        m_frameValid = true;
+    } else {
+        rebuildArrows();
+    }
     update();
 }
 
 void TopologyHeatmap::setMetric(Metric m) {
     if (m == m_metric) return;
+    beginChange();
     m_metric = m;
     update();
 }
 
 void TopologyHeatmap::setScaleMax(double v) {
     if (!(v > 0) || v == m_scaleMax) return;
+    beginChange();
     m_scaleMax = v;
     update();
 }
 
 void TopologyHeatmap::setColormap(Colormap cm) {
     if (cm == m_colormap) return;
+    beginChange();
     m_colormap = cm;
     update();
 }
 
 void TopologyHeatmap::setTitle(const QString& title) {
     if (title == m_title) return;
+    beginChange();
     m_title = title;
     update();
 }
 
 void TopologyHeatmap::setArrowSpanNs(std::int64_t ns) {
+    beginChange();
     m_arrowSpanNs = ns;
     rebuildArrows();
     update();
 }
 
 void TopologyHeatmap::setMaxArrows(int n) {
+    beginChange();
     m_maxArrows = std::max(0, n);
     rebuildArrows();
     update();
@@ -191,6 +236,7 @@ void TopologyHeatmap::setMaxArrows(int n) {
 
 void TopologyHeatmap::setShowArrows(bool on) {
     if (on == m_showArrows) return;
+    beginChange();
     m_showArrows = on;
     update();
 }
@@ -200,17 +246,20 @@ void TopologyHeatmap::setSelection(const QList<int>& cpus) {
     std::sort(s.begin(), s.end());
     s.erase(std::unique(s.begin(), s.end()), s.end());
     if (s == m_selection) return;
+    beginChange();
     m_selection = s;
     update();
 }
 
 void TopologyHeatmap::setHighlight(const std::vector<int>& cpusInOrder) {
+    beginChange();
     m_highlight = cpusInOrder;
     m_target = cpusInOrder.empty() ? -1 : cpusInOrder.back();
     update();
 }
 
 void TopologyHeatmap::setHighlightTarget(int cpu) {
+    beginChange();
     m_target = cpu;
     update();
 }
@@ -224,10 +273,13 @@ void TopologyHeatmap::rebuildArrows() {
     m_arrows.erase(std::remove_if(m_arrows.begin(), m_arrows.end(),
                                   [n](const ArrowAgg& a) { return a.from < 0 || a.to < 0 || a.from >= n || a.to >= n; }),
                    m_arrows.end());
-    std::set<std::tuple<int, int, bool>> present;
-    for (const ArrowAgg& a : m_arrows) present.insert({a.from, a.to, a.wakeup});
+    std::vector<std::tuple<int, int, bool>> present;
+    present.reserve(m_arrows.size());
+    for (const ArrowAgg& a : m_arrows) present.emplace_back(a.from, a.to, a.wakeup);
+    std::sort(present.begin(), present.end());
     m_arrowTwoWay.reserve(m_arrows.size());
-    for (const ArrowAgg& a : m_arrows) m_arrowTwoWay.push_back(present.count({a.to, a.from, a.wakeup}) > 0);
+    for (const ArrowAgg& a : m_arrows)
+        m_arrowTwoWay.push_back(std::binary_search(present.begin(), present.end(), std::make_tuple(a.to, a.from, a.wakeup)));
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -271,26 +323,35 @@ void TopologyHeatmap::computeGeometry(Geometry& g, const QRect& target, const QF
     }
 }
 
-const TopologyHeatmap::Geometry& TopologyHeatmap::geometryFor(const QRect& target) const {
+const TopologyHeatmap::Geometry& TopologyHeatmap::geometryFor(const QRect& target, bool own) const {
     const sched::Topology* topo = m_snapshot ? m_snapshot->topo.get() : nullptr;
-    if (target == rect()) {
+    if (own) {
         if (!m_geomValid || m_geom.target != target || m_geom.topo != topo) {
-            computeGeometry(m_geom, target, font());
+            computeGeometry(m_geom, target, m_font);
             m_geomValid = true;
         }
         return m_geom;
     }
     if (!m_otherGeomValid || m_otherGeom.target != target || m_otherGeom.topo != topo) {
-        computeGeometry(m_otherGeom, target, font());
+        computeGeometry(m_otherGeom, target, m_font);
         m_otherGeomValid = true;
     }
     return m_otherGeom;
 }
 
-void TopologyHeatmap::resizeEvent(QResizeEvent*) { m_geomValid = false; }
+void TopologyHeatmap::resizeEvent(QResizeEvent*) {
+    beginChange();
+    m_geomValid = false;
+}
 
 void TopologyHeatmap::changeEvent(QEvent* e) {
-    if (e->type() == QEvent::FontChange || e->type() == QEvent::PaletteChange) m_geomValid = m_otherGeomValid = false;
+    if (e->type() == QEvent::FontChange || e->type() == QEvent::PaletteChange) {
+        beginChange();
+        m_pal = palette();
+        m_font = font();
+        m_geomValid = m_otherGeomValid = false;
+        m_pills.clear();
+    }
     QWidget::changeEvent(e);
 }
 
@@ -351,6 +412,7 @@ int TopologyHeatmap::cpuAt(QPointF p) const {
 }
 
 TopologyHeatmap::ArrowHit TopologyHeatmap::arrowAt(QPointF p, double tolerancePx) const {
+    finishRender();
     if (!m_showArrows || !m_snapshot || !m_snapshot->topo || m_arrows.empty()) return {};
     const Geometry& g = widgetGeometry();
     if (g.layout.cpu.empty()) return {};
@@ -413,15 +475,27 @@ QSize TopologyHeatmap::minimumSizeHint() const { return {160, 110}; }
 // Painting
 
 void TopologyHeatmap::paintEvent(QPaintEvent*) {
+    finishRender();
+    QPainter p(this);
+    const double dpr = devicePixelRatioF();
+    if (m_frameValid && m_frame.devicePixelRatio() == dpr &&
+        m_frame.size() == QSize(int(std::ceil(width() * dpr)), int(std::ceil(height() * dpr)))) {
+        p.drawImage(QPointF(0, 0), m_frame);
+        return;
+    }
     QElapsedTimer t;
     t.start();
-    QPainter p(this);
-    render(p, rect());
-    m_lastPaintMs = double(t.nsecsElapsed()) / 1e6;
+    renderImpl(p, rect(), true);
+    m_lastPaintMs.store(double(t.nsecsElapsed()) / 1e6, std::memory_order_relaxed);
 }
 
 void TopologyHeatmap::render(QPainter& p, const QRect& target) {
-    const Geometry& g = geometryFor(target);
+    finishRender();
+    renderImpl(p, target, target == rect());
+}
+
+void TopologyHeatmap::renderImpl(QPainter& p, const QRect& target, bool own) {
+    const Geometry& g = geometryFor(target, own);
     p.save();
     p.setClipRect(target);
     // Raster targets (the widget, images) blit cached layers; vector ones (SVG, PDF) get vectors.
@@ -429,21 +503,30 @@ void TopologyHeatmap::render(QPainter& p, const QRect& target) {
                         !p.transform().isScaling() && !p.transform().isRotating();
     const double dpr = p.device() ? p.device()->devicePixelRatioF() : 1.0;
     if (raster) buildCaches(g, dpr);
-    if (raster && !g.boxes.isNull()) p.drawImage(QPointF(target.topLeft()), g.boxes);
-    else p.fillRect(target, palette().color(QPalette::Window));
+    const bool haveSnapshot = m_snapshot && m_snapshot->topo && !g.layout.cpu.empty();
+    // Raster: one opaque blit of boxes, cells and CPU numbers, kept up to date cell by cell.
+    const bool layered = raster && haveSnapshot && !g.boxes.isNull() && (!g.layout.cpuLabels || !g.labels[0].isNull());
+    if (layered) {
+        updateCellLayer(g);
+        p.drawImage(QPointF(target.topLeft()), g.cells);
+    } else if (raster && !g.boxes.isNull()) {
+        p.drawImage(QPointF(target.topLeft()), g.boxes);
+    } else {
+        p.fillRect(target, m_pal.color(QPalette::Window));
+    }
     paintTitle(p, g);
-    if (!m_snapshot || !m_snapshot->topo || g.layout.cpu.empty()) {
-        p.setPen(palette().color(QPalette::WindowText));
+    if (!haveSnapshot) {
+        p.setPen(m_pal.color(QPalette::WindowText));
         p.drawText(g.map.isValid() ? g.map : QRectF(target), Qt::AlignCenter, tr("no snapshot"));
         p.restore();
         return;
     }
     if (!raster || g.boxes.isNull()) paintBoxes(p, g);
-    m_blitLabels = raster && !g.labels[0].isNull();
+    m_cellsDone = layered;
     paintCells(p, g);
     if (m_showArrows) paintArrows(p, g);
     paintMarks(p, g);
-    paintLegend(p, g);
+    if (!layered) paintLegend(p, g);
     p.restore();
 }
 
@@ -452,9 +535,10 @@ void TopologyHeatmap::buildCaches(const Geometry& g, double dpr) const {
     const QSize px(int(std::ceil(g.target.width() * dpr)), int(std::ceil(g.target.height() * dpr)));
     if (px.isEmpty() || g.layout.cpu.empty()) return;
     g.cacheDpr = dpr;
+    g.cells = QImage();
     g.boxes = QImage(px, QImage::Format_RGB32);  // opaque: blitted with a plain copy
     g.boxes.setDevicePixelRatio(dpr);
-    g.boxes.fill(palette().color(QPalette::Window));
+    g.boxes.fill(m_pal.color(QPalette::Window));
     {
         QPainter bp(&g.boxes);
         bp.translate(-g.target.x(), -g.target.y());
@@ -485,11 +569,11 @@ void TopologyHeatmap::buildCaches(const Geometry& g, double dpr) const {
 
 void TopologyHeatmap::paintTitle(QPainter& p, const Geometry& g) const {
     if (g.title.height() <= 0) return;
-    QFont f = font();
+    QFont f = m_font;
     f.setPixelSize(13);
     QFont bold = f;
     bold.setBold(true);
-    const QColor fg = palette().color(QPalette::WindowText);
+    const QColor fg = m_pal.color(QPalette::WindowText);
     p.setPen(fg);
     QString right;
     if (m_snapshot) right = QStringLiteral("t = ") + msText(m_snapshot->now);
@@ -505,13 +589,13 @@ void TopologyHeatmap::paintTitle(QPainter& p, const Geometry& g) const {
 }
 
 void TopologyHeatmap::paintBoxes(QPainter& p, const Geometry& g) const {
-    const QColor bg = palette().color(QPalette::Window);
+    const QColor bg = m_pal.color(QPalette::Window);
     const bool dark = bg.lightness() < 128;
     const QColor pkgFill = dark ? bg.lighter(125) : bg.darker(110);
     const QColor llcFill = dark ? bg.lighter(150) : bg.darker(122);
     const QColor coreFill = dark ? bg.lighter(190) : bg.darker(150);
     const QColor outline = dark ? QColor(170, 170, 170) : QColor(110, 110, 110);
-    const QColor fg = palette().color(QPalette::WindowText);
+    const QColor fg = m_pal.color(QPalette::WindowText);
     const HeatmapLayout& L = g.layout;
 
     p.setRenderHint(QPainter::Antialiasing, false);
@@ -556,14 +640,58 @@ void TopologyHeatmap::paintBoxes(QPainter& p, const Geometry& g) const {
     }
 }
 
+void TopologyHeatmap::updateCellLayer(const Geometry& g) const {
+    const HeatmapLayout& L = g.layout;
+    const auto& cpus = m_snapshot->cpus;
+    if (g.cells.isNull() || g.cells.size() != g.boxes.size()) {
+        g.cells = g.boxes.copy();
+        g.cells.setDevicePixelRatio(g.boxes.devicePixelRatio());
+        g.cellRgb.assign(L.cpu.size(), 0);  // 0 has alpha 0: never a painted (opaque) colour
+        g.legendKey.clear();
+    }
+    const QColor missing = m_pal.color(QPalette::Mid);
+    QPainter cp;
+    auto begin = [&] {
+        if (cp.isActive()) return;
+        cp.begin(&g.cells);
+        cp.translate(-g.target.x(), -g.target.y());
+        cp.setRenderHint(QPainter::Antialiasing, false);
+    };
+    // The legend changes only with the metric, the colormap and the scale.
+    const QString legendKey = QStringLiteral("%1/%2/%3").arg(int(m_metric)).arg(int(m_colormap)).arg(m_scaleMax);
+    if (legendKey != g.legendKey) {
+        begin();
+        cp.fillRect(g.legend, m_pal.color(QPalette::Window));
+        paintLegend(cp, g);
+        cp.setRenderHint(QPainter::Antialiasing, false);
+        g.legendKey = legendKey;
+    }
+    const double k = g.cacheDpr;
+    for (std::size_t c = 0; c < L.cpu.size(); ++c) {
+        const QColor col = c < cpus.size() ? colorFor(cpus[c]) : missing;
+        if (col.rgb() == g.cellRgb[c]) continue;
+        begin();
+        g.cellRgb[c] = col.rgb();
+        const RectF& r = L.cpu[c];
+        cp.fillRect(toQRect(r), col);
+        if (!L.cpuLabels) continue;
+        // The cell's number from the cached layer in the colour readable on that cell.
+        const QImage& layer = g.labels[textOn(col) == QColor(Qt::white) ? 0 : 1];
+        const QRectF src((r.x - g.target.x()) * k, (r.y - g.target.y()) * k, r.w * k, r.h * k);
+        cp.drawImage(toQRect(r), layer, src);
+    }
+}
+
 void TopologyHeatmap::paintCells(QPainter& p, const Geometry& g) const {
     const HeatmapLayout& L = g.layout;
     const auto& cpus = m_snapshot->cpus;
-    const QColor missing = palette().color(QPalette::Mid);
+    const QColor missing = m_pal.color(QPalette::Mid);
     p.setRenderHint(QPainter::Antialiasing, false);
-    for (std::size_t c = 0; c < L.cpu.size(); ++c) {
-        const QColor col = c < cpus.size() ? colorFor(cpus[c]) : missing;
-        p.fillRect(toQRect(L.cpu[c]), col);
+    if (!m_cellsDone) {
+        for (std::size_t c = 0; c < L.cpu.size(); ++c) {
+            const QColor col = c < cpus.size() ? colorFor(cpus[c]) : missing;
+            p.fillRect(toQRect(L.cpu[c]), col);
+        }
     }
     // Claimed CPUs (claim-wakeup flag): a small corner triangle, like a dog-ear.
     if (L.cellW >= 8 && L.cellH >= 8) {
@@ -579,20 +707,7 @@ void TopologyHeatmap::paintCells(QPainter& p, const Geometry& g) const {
         }
         p.setBrush(Qt::NoBrush);
     }
-    if (!L.cpuLabels || g.cpuText.size() != L.cpu.size()) return;
-    if (m_blitLabels) {
-        // Each cell's number from the cached layer in the colour readable on that cell.
-        const double k = g.cacheDpr;
-        for (std::size_t c = 0; c < L.cpu.size(); ++c) {
-            const QColor col = c < cpus.size() ? colorFor(cpus[c]) : missing;
-            const QImage& layer = g.labels[textOn(col) == QColor(Qt::white) ? 0 : 1];
-            const RectF& r = L.cpu[c];
-            const QRectF dst(r.x, r.y, r.w, r.h);
-            const QRectF src((r.x - g.target.x()) * k, (r.y - g.target.y()) * k, r.w * k, r.h * k);
-            p.drawImage(dst, layer, src);
-        }
-        return;
-    }
+    if (!L.cpuLabels || g.cpuText.size() != L.cpu.size() || m_cellsDone) return;
     p.setFont(g.labelFont);
     p.setRenderHint(QPainter::Antialiasing, true);
     QColor current;
@@ -610,65 +725,122 @@ void TopologyHeatmap::paintCells(QPainter& p, const Geometry& g) const {
     }
 }
 
+const QImage& TopologyHeatmap::countPill(int count, int fadeStep, double dpr) const {
+    const quint64 key = (quint64(quint32(count)) << 24) | (quint64(fadeStep & 0xff) << 16) | quint64(std::lround(dpr * 100) & 0xffff);
+    auto it = m_pills.constFind(key);
+    if (it != m_pills.constEnd()) return *it;
+    if (m_pills.size() > 1024) m_pills.clear();  // counts churn while running: keep the cache bounded
+    const QColor bg = m_pal.color(QPalette::Window);
+    const double fade = kPillFade * fadeStep / kPillFadeSteps;
+    QFont f = m_font;
+    f.setPixelSize(10);
+    const QFontMetricsF fm(f);
+    const QString t = QString::number(count);
+    const QSizeF sz(fm.horizontalAdvance(t) + 6, fm.height());
+    QImage img(QSize(int(std::ceil(sz.width() * dpr)) + 1, int(std::ceil(sz.height() * dpr)) + 1),
+               QImage::Format_ARGB32_Premultiplied);
+    img.setDevicePixelRatio(dpr);
+    img.fill(Qt::transparent);
+    {
+        QPainter ip(&img);
+        ip.setRenderHint(QPainter::Antialiasing, true);
+        ip.setFont(f);
+        const QRectF box(0.5, 0.5, sz.width() - 1, sz.height() - 1);
+        ip.setPen(QPen(mix(QColor(0, 0, 0), bg, 0.35 + 0.5 * fade), 1));
+        ip.setBrush(mix(QColor(255, 255, 255), bg, fade));
+        ip.drawRoundedRect(box, 3, 3);
+        ip.setPen(mix(QColor(0, 0, 0), bg, fade));
+        ip.drawText(QRectF(QPointF(0, 0), sz), Qt::AlignCenter, t);
+    }
+    return *m_pills.insert(key, img);
+}
+
 void TopologyHeatmap::paintArrows(QPainter& p, const Geometry& g) const {
     if (m_arrows.empty()) return;
     const HeatmapLayout& L = g.layout;
-    p.setRenderHint(QPainter::Antialiasing, true);
     const double cell = std::min(L.cellW, L.cellH);
-    const QFontMetricsF fm(g.smallFont);
-    p.setFont(g.smallFont);
-    const QColor bg = palette().color(QPalette::Window);
+    const QColor bg = m_pal.color(QPalette::Window);
 
     // Least important first, so the most counted / newest end up on top.
+    struct Drawn {
+        ArrowShape sh;
+        QColor col;
+        double fade;
+        std::size_t i;
+    };
+    std::vector<Drawn> drawn;
+    drawn.reserve(m_arrows.size());
     for (std::size_t i = m_arrows.size(); i-- > 0;) {
         const ArrowAgg& a = m_arrows[i];
-        const ArrowShape sh = arrowShape(L, a, m_arrowTwoWay[i]);
+        ArrowShape sh = arrowShape(L, a, m_arrowTwoWay[i]);
         if (!sh.visible) continue;
-        const double width = sh.width;
+        // Age fades the colour towards the background in kPillFadeSteps steps, so that arrows share
+        // a few colours. Opaque colours on purpose: translucent fills and strokes take the raster
+        // engine's slow paths.
+        const int step = int(std::lround(0.75 * std::clamp(a.age, 0.0, 1.0) / kPillFade * kPillFadeSteps));
+        const double fade = kPillFade * step / kPillFadeSteps;
+        drawn.push_back({sh, mix(toQColor(distColor(a.dist)), bg, fade), fade, i});
+    }
 
-        // Age fades the colour towards the background. Opaque pens on purpose: Qt's raster engine
-        // strokes translucent antialiased wide lines through its general path filler, 4-6x slower
-        // than the dedicated line rasterizer it uses for opaque ones (200 long arrows: ~25 ms vs ~5 ms).
-        const double fade = 0.75 * std::clamp(a.age, 0.0, 1.0);
-        const QColor col = mix(toQColor(distColor(a.dist)), bg, fade);
-        const QColor edge = mix(QColor(0, 0, 0), bg, 0.35 + 0.5 * fade);
-
-        // Shafts unantialiased: thick aliased lines take the raster engine's fast span path (the
-        // antialiased stroker is ~3x slower for long diagonals); heads and labels stay smooth.
-        // Load-balance shafts are two thin rails, a hollow arrow (1-px pens take the cosmetic fast path; a
-        // wide dashed pen goes through the dash stroker, which cost 2-3 ms for 200 arrows).
-        const QLineF shaft(sh.p1, sh.shaftEnd);
-        p.setRenderHint(QPainter::Antialiasing, false);
-        if (a.wakeup) {
-            p.setPen(QPen(col, std::round(width), Qt::SolidLine, Qt::FlatCap));
-            p.drawLine(shaft);
+    // Shafts unantialiased: wakeup shafts as filled quads (the aliased polygon rasterizer, much
+    // cheaper than stroking a wide pen), load-balance shafts as two 1-px rails, a hollow arrow
+    // (1-px pens take the cosmetic fast path; a wide dashed pen goes through the dash stroker,
+    // 2-3 ms for 200 arrows). Heads and labels stay smooth. One pass per kind of primitive:
+    // switching render hints per arrow costs the raster engine a state change each time.
+    // (Merging each colour's arrows into one path, tried, is slower: 4.2 vs 2.5 ms a heatmap.)
+    p.setRenderHint(QPainter::Antialiasing, false);
+    for (const Drawn& d : drawn) {
+        const QLineF shaft(d.sh.p1, d.sh.shaftEnd);
+        if (m_arrows[d.i].wakeup) {
+            const QPointF h = d.sh.n * (std::round(d.sh.width) / 2);
+            const QPointF quad[4] = {d.sh.p1 + h, d.sh.shaftEnd + h, d.sh.shaftEnd - h, d.sh.p1 - h};
+            p.setPen(Qt::NoPen);
+            p.setBrush(d.col);
+            p.drawPolygon(quad, 4);
         } else {
-            QPen rail(col, 1, Qt::SolidLine, Qt::FlatCap);
-            p.setPen(rail);
-            const QPointF off = sh.n * std::max(1.0, width / 2);
+            p.setBrush(Qt::NoBrush);
+            p.setPen(QPen(d.col, 1, Qt::SolidLine, Qt::FlatCap));
+            const QPointF off = d.sh.n * std::max(1.0, d.sh.width / 2);
             const QLineF rails[2] = {shaft.translated(off), shaft.translated(-off)};
             p.drawLines(rails, 2);
         }
-        p.setRenderHint(QPainter::Antialiasing, true);
+    }
 
-        // Filled head without an outline stroke (stroking the outline costs as much as the fill).
-        p.setPen(Qt::NoPen);
-        p.setBrush(col);
-        p.drawPolygon(sh.headPts, 3);
-        p.setBrush(Qt::NoBrush);
+    // Filled heads without an outline stroke (stroking the outline costs as much as the fill).
+    p.setRenderHint(QPainter::Antialiasing, true);
+    p.setPen(Qt::NoPen);
+    for (const Drawn& d : drawn) {
+        p.setBrush(d.col);
+        p.drawPolygon(d.sh.headPts, 3);
+    }
+    p.setBrush(Qt::NoBrush);
 
-        if (a.count > 1 && int(i) < kCountLabels && sh.len >= kMinCountLabelLenPx && cell >= 12) {
-            const QString t = QString::number(a.count);
-            const double tw = fm.horizontalAdvance(t) + 6, th = fm.height();
-            const QPointF mid = (sh.p1 + sh.base) / 2 + sh.n * (width / 2 + th / 2 + 1);
-            const QRectF box(mid.x() - tw / 2, mid.y() - th / 2, tw, th);
-            p.setPen(QPen(edge, 1));
-            p.setBrush(mix(QColor(255, 255, 255), bg, fade));
-            p.drawRoundedRect(box, 3, 3);
-            p.setBrush(Qt::NoBrush);
-            p.setPen(mix(QColor(0, 0, 0), bg, fade));
-            p.drawText(box, Qt::AlignCenter, t);
+    // Count labels on the most counted arrows: pre-rendered pills on raster targets, vectors otherwise.
+    if (cell < 12) return;
+    const bool raster = p.paintEngine() && p.paintEngine()->type() == QPaintEngine::Raster &&
+                        !p.transform().isScaling() && !p.transform().isRotating();
+    const double dpr = p.device() ? p.device()->devicePixelRatioF() : 1.0;
+    const QFontMetricsF fm(g.smallFont);
+    p.setFont(g.smallFont);
+    for (const Drawn& d : drawn) {
+        const ArrowAgg& a = m_arrows[d.i];
+        if (a.count <= 1 || int(d.i) >= kCountLabels || d.sh.len < kMinCountLabelLenPx) continue;
+        const int step = int(std::lround(d.fade / kPillFade * kPillFadeSteps));
+        const double fade = d.fade;
+        const QString t = QString::number(a.count);
+        const double tw = fm.horizontalAdvance(t) + 6, th = fm.height();
+        const QPointF mid = (d.sh.p1 + d.sh.base) / 2 + d.sh.n * (d.sh.width / 2 + th / 2 + 1);
+        const QRectF box(mid.x() - tw / 2, mid.y() - th / 2, tw, th);
+        if (raster) {
+            p.drawImage(QPointF(std::round(box.x()), std::round(box.y())), countPill(a.count, step, dpr));
+            continue;
         }
+        p.setPen(QPen(mix(QColor(0, 0, 0), bg, 0.35 + 0.5 * fade), 1));
+        p.setBrush(mix(QColor(255, 255, 255), bg, fade));
+        p.drawRoundedRect(box, 3, 3);
+        p.setBrush(Qt::NoBrush);
+        p.setPen(mix(QColor(0, 0, 0), bg, fade));
+        p.drawText(box, Qt::AlignCenter, t);
     }
 }
 
@@ -747,7 +919,7 @@ void TopologyHeatmap::paintMarks(QPainter& p, const Geometry& g) const {
 void TopologyHeatmap::paintLegend(QPainter& p, const Geometry& g) const {
     const LegendGeom lg = legendGeometry(g);
     if (lg.bar.isEmpty()) return;
-    const QColor fg = palette().color(QPalette::WindowText);
+    const QColor fg = m_pal.color(QPalette::WindowText);
     const QFontMetricsF fm(g.smallFont);
     p.setFont(g.smallFont);
     p.setRenderHint(QPainter::Antialiasing, false);
@@ -863,6 +1035,7 @@ QString TopologyHeatmap::tooltipFor(int cpu) const {
 }
 
 QString TopologyHeatmap::arrowTooltip(const ArrowHit& hit) const {
+    finishRender();
     if (hit.from < 0 || hit.to < 0) return {};
     QString s = QStringLiteral("%1 %2 migration%3 CPU %4 \u2192 CPU %5")
                     .arg(hit.count)

@@ -5,13 +5,17 @@
 
 #include "heatmap_layout.h"
 
+#include <QFuture>
+#include <QHash>
 #include <QList>
+#include <QPalette>
 #include <QRectF>
 #include <QStaticText>
 #include <QString>
 #include <QImage>
 #include <QWidget>
 
+#include <atomic>
 #include <cstdint>
 #include <memory>
 #include <vector>
@@ -25,6 +29,11 @@ namespace schedlab {
 
 /// Paints one `sched::Snapshot` as a topology heatmap. Layout is computed when the topology or the
 /// size changes, not per paint; render() paints into any painter (widget, QImage, SVG, PDF).
+///
+/// A visible heatmap renders each new snapshot into an image on the global thread pool, started
+/// by setSnapshot(), so that heatmaps A and B and the GUI thread's other views work in parallel;
+/// paintEvent() waits for that image and blits it. Every other entry point first waits for a
+/// render in flight, so the render never sees a member change under it.
 class TopologyHeatmap : public QWidget {
     Q_OBJECT
 
@@ -110,8 +119,11 @@ public:
 
     QSize sizeHint() const override;
     QSize minimumSizeHint() const override;
-    /// Wall time of the last paintEvent (ms), for the window's frame pacing.
-    double lastPaintMs() const { return m_lastPaintMs; }
+    /// Wall time (ms) of the last full render of the widget (in the pool or in paintEvent), for
+    /// the window's frame pacing.
+    double lastPaintMs() const { return m_lastPaintMs.load(std::memory_order_relaxed); }
+    /// Render new snapshots on the thread pool (default on); off, paintEvent renders them.
+    void setAsyncRender(bool on);
 
 signals:
     /// The user changed the selection (click, ctrl-click, shift-click); CPUs in ascending order.
@@ -140,6 +152,11 @@ private:
         mutable QImage boxes;
         mutable QImage labels[2];
         mutable double cacheDpr = 0;
+        /// boxes + the cells and numbers of the last raster frame; a frame repaints only the CPUs
+        /// whose colour changed (cellRgb: the colour each cell has in it, 0 = not painted yet).
+        mutable QImage cells;
+        mutable std::vector<QRgb> cellRgb;
+        mutable QString legendKey;  ///< the legend painted into cells (metric, colormap, scale)
     };
     /// Legend geometry for one target.
     struct LegendGeom {
@@ -150,8 +167,18 @@ private:
 
     void computeGeometry(Geometry& g, const QRect& target, const QFont& base) const;
     /// Cached geometry for `target`: the widget's own, or the last other target (exports, benchmarks).
-    const Geometry& geometryFor(const QRect& target) const;
-    const Geometry& widgetGeometry() const { return geometryFor(rect()); }
+    /// `own`: the widget's geometry cache (the widget's rect, as captured by a pooled render).
+    const Geometry& geometryFor(const QRect& target, bool own) const;
+    /// Paints everything into `p` within `target`; `own` as in geometryFor(). No waiting.
+    void renderImpl(QPainter& p, const QRect& target, bool own);
+    /// Waits for the pooled render in flight, if any.
+    void finishRender() const;
+    /// Every state change goes through here first: waits for the render, drops its image.
+    void beginChange();
+    const Geometry& widgetGeometry() const {
+        finishRender();
+        return geometryFor(rect(), true);
+    }
     LegendGeom legendGeometry(const Geometry& g) const;
     void rebuildArrows();
 
@@ -159,9 +186,20 @@ private:
     void paintBoxes(QPainter& p, const Geometry& g) const;
     /// Builds g's raster caches for device pixel ratio `dpr` (no-op when current).
     void buildCaches(const Geometry& g, double dpr) const;
-    mutable bool m_blitLabels = false;
-    double m_lastPaintMs = 0;  ///< this paint blits the cached CPU numbers
+    mutable bool m_cellsDone = false;  ///< this paint blitted cells and numbers from g.cells
+    std::atomic<double> m_lastPaintMs{0};
+    bool m_async = true;
+    mutable QFuture<void> m_job;  ///< the pooled render of m_frame
+    QImage m_frame;               ///< the whole widget as the pooled render left it
+    bool m_frameValid = false;    ///< m_frame shows the current state (once m_job finished)
+    QPalette m_pal;               ///< palette and font as painted: copies, read by the pooled render
+    QFont m_font;
     void paintCells(QPainter& p, const Geometry& g) const;
+    /// Brings g.cells up to date with the snapshot (raster paints with cached layers only).
+    void updateCellLayer(const Geometry& g) const;
+    /// Count label of an aggregated arrow, pre-rendered per (count, fade step, dpr).
+    const QImage& countPill(int count, int fadeStep, double dpr) const;
+    mutable QHash<quint64, QImage> m_pills;
     void paintMarks(QPainter& p, const Geometry& g) const;
     void paintArrows(QPainter& p, const Geometry& g) const;
     void paintLegend(QPainter& p, const Geometry& g) const;
