@@ -10,7 +10,7 @@ packages=(
   build-essential cmake ninja-build ccache pkg-config
   qt6-base-dev qt6-svg-dev libqcustomplot-dev
   libboost-graph-dev libgtest-dev libgmock-dev libbenchmark-dev
-  libhwloc-dev hwloc nlohmann-json3-dev libcli11-dev libfmt-dev
+  libhwloc-dev hwloc nlohmann-json3-dev libcli11-dev libfmt-dev zlib1g-dev
   xvfb xauth libgl-dev
 )
 

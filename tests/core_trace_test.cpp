@@ -1,0 +1,247 @@
+// core_trace_test.cpp: ftrace text import (every layout of trace-replay.md §1, the tolerance
+// rules of §2, the recorded 6.1 sample) and export of simulated runs (round trip).
+#include "input_error.h"
+#include "metrics.h"
+#include "scenario.h"
+#include "trace.h"
+
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <string>
+
+#include <unistd.h>
+
+namespace {
+
+using sched::EvKind;
+using sched::InputError;
+using sched::parseFtraceText;
+using sched::SchedEvent;
+using sched::Trace;
+
+const std::string kSample = std::string(SCHEDLAB_TEST_DATA) + "/traces/qemu-6.1-2s2c2t-hackbench-small/trace.txt.gz";
+
+const char* kHeader5 =
+    "# tracer: nop\n"
+    "#\n"
+    "# entries-in-buffer/entries-written: 4/4   #P:8\n"
+    "#\n"
+    "#           TASK-PID     CPU#  |||||  TIMESTAMP  FUNCTION\n"
+    "#              | |         |   |||||     |         |\n";
+
+/// The imported event recorded on `line`, or nullptr.
+const SchedEvent* atLine(const Trace& t, std::uint32_t line, const sched::TraceRecord** rec = nullptr) {
+    for (std::size_t i = 0; i < t.events.size(); ++i)
+        if (t.records[i].line == line) {
+            if (rec) *rec = &t.records[i];
+            return &t.events[i];
+        }
+    return nullptr;
+}
+
+TEST(FtraceText, RecordedSampleOpensWithItsLayoutAndNoProblems) {
+    const Trace t = sched::readFtraceText(kSample);
+    EXPECT_EQ(t.nr_cpus, 8);
+    EXPECT_TRUE(t.tgid_column);
+    EXPECT_EQ(t.flag_columns, 5);
+    EXPECT_TRUE(t.ns_timestamps);
+    EXPECT_EQ(t.problem_count, 0u) << t.summary();
+    EXPECT_EQ(t.truncated_line, 0u);
+    EXPECT_TRUE(t.gaps.empty());
+    EXPECT_EQ(t.entries_in_buffer, 8414u);
+    EXPECT_EQ(t.entries_written, 8414u);
+    EXPECT_EQ(t.lines, 8426u);
+    // Every record of the body is an event; the ones schedlab does not model are counted, not lost.
+    std::uint64_t all = 0;
+    for (const auto& [name, n] : t.event_counts) all += n;
+    EXPECT_EQ(all, 8414u);
+    EXPECT_GT(t.event_counts.at("sched_waking"), 500u);
+    EXPECT_EQ(t.events.size(), t.records.size());
+    EXPECT_GE(t.workload_start, 0);
+
+    // Lines 32-34 (trace-replay.md §10): softirq waking on CPU 4, migrate 4 -> 7, wakeup from the IPI on 7.
+    const sched::TraceRecord* r = nullptr;
+    const SchedEvent* w = atLine(t, 32, &r);
+    ASSERT_NE(w, nullptr);
+    EXPECT_EQ(w->kind, EvKind::sched_waking);
+    EXPECT_EQ(w->cpu, 4);
+    EXPECT_EQ(w->pid, 15);
+    EXPECT_EQ(w->target_cpu, 4);
+    EXPECT_EQ(w->time, 8'983'288'000);
+    EXPECT_EQ(r->context, 's');
+    EXPECT_EQ(r->current, 1056);
+    const SchedEvent* m = atLine(t, 33);
+    ASSERT_NE(m, nullptr);
+    EXPECT_EQ(m->kind, EvKind::sched_migrate_task);
+    EXPECT_EQ(m->orig_cpu, 4);
+    EXPECT_EQ(m->target_cpu, 7);
+    const SchedEvent* u = atLine(t, 34, &r);
+    ASSERT_NE(u, nullptr);
+    EXPECT_EQ(u->kind, EvKind::sched_wakeup);
+    EXPECT_EQ(u->cpu, 7);
+    EXPECT_EQ(u->target_cpu, 7);
+    EXPECT_EQ(r->context, 'h');
+    EXPECT_EQ(r->current, 0);
+    EXPECT_EQ(t.commOf(15), "rcu_preempt");
+    // Line 273: a sleeping switch-out in D state.
+    const SchedEvent* s = atLine(t, 273);
+    ASSERT_NE(s, nullptr);
+    EXPECT_EQ(s->kind, EvKind::sched_switch);
+    EXPECT_EQ(s->pid, 1063);
+    EXPECT_EQ(s->pid2, 0);
+    EXPECT_EQ(s->prev_state, 'D');
+}
+
+TEST(FtraceText, GzipAndPlainTextGiveTheSameTrace) {
+    // The same sample decompressed by hand, read through the memory-mapped path.
+    const Trace gz = sched::readFtraceText(kSample);
+    const auto tmp = std::filesystem::temp_directory_path() / ("schedlab-trace-" + std::to_string(::getpid()) + ".txt");
+    {
+        const std::string cmd = "gzip -dc '" + kSample + "' > '" + tmp.string() + "'";
+        ASSERT_EQ(std::system(cmd.c_str()), 0);
+    }
+    const Trace plain = sched::readFtraceText(tmp.string());
+    std::filesystem::remove(tmp);
+    ASSERT_EQ(plain.events.size(), gz.events.size());
+    for (std::size_t i = 0; i < gz.events.size(); ++i) {
+        EXPECT_EQ(plain.events[i].time, gz.events[i].time);
+        EXPECT_EQ(plain.records[i].line, gz.records[i].line);
+    }
+}
+
+TEST(FtraceText, EveryLineLayoutParses) {
+    // tgid column or not; 5, 4 or no flag columns; comm with spaces and dashes; target_cpu=017.
+    const std::string text = std::string(kHeader5) +
+        "   my task-name-7-4242    [003] d..2.  5012.345678: sched_waking: comm=a b-c-9 pid=4301 prio=120 target_cpu=017\n"
+        "       hackbench-4242  (   4200) [003] d..2  5012.345680: sched_migrate_task: comm=hackbench pid=4301 prio=120 orig_cpu=9 dest_cpu=17\n"
+        "          <idle>-0       [017] 5012.345684: sched_wakeup: comm=hackbench pid=4301 prio=120 target_cpu=017\n"
+        "          <idle>-0     (-------) [017] dNh2.  5012.345687: sched_switch: prev_comm=swapper/17 prev_pid=0 prev_prio=120 prev_state=R ==> next_comm=my prog pid=4301 next_pid=4301 next_prio=120\n";
+    const Trace t = parseFtraceText(text, "layouts.txt");
+    ASSERT_EQ(t.events.size(), 4u) << t.summary();
+    EXPECT_EQ(t.problem_count, 0u) << t.summary();
+    EXPECT_EQ(t.events[0].pid, 4301);
+    EXPECT_EQ(t.events[0].target_cpu, 17);
+    EXPECT_EQ(t.records[0].current, 4242);
+    EXPECT_EQ(t.commOf(4242), "my task-name-7");
+    EXPECT_EQ(t.events[1].kind, EvKind::sched_migrate_task);
+    EXPECT_EQ(t.events[1].orig_cpu, 9);
+    EXPECT_EQ(t.events[1].target_cpu, 17);
+    EXPECT_EQ(t.records[1].context, '.');  // 4 flag columns: the third is still the context
+    EXPECT_EQ(t.records[2].context, '?');  // no flags at all
+    EXPECT_EQ(t.events[2].time, 5'012'345'684'000);
+    EXPECT_EQ(t.events[3].pid, 0);
+    EXPECT_EQ(t.events[3].pid2, 4301);
+    EXPECT_EQ(t.commOf(4301), "my prog pid=4301");  // comm with " pid=" inside: anchored on the last next_pid=
+    EXPECT_EQ(t.nr_cpus, 8);
+}
+
+TEST(FtraceText, IntegerTimestampsAndNanosecondFractions) {
+    const Trace t = parseFtraceText("  a-1 [000] ..... 123456789: sched_waking: comm=b pid=2 prio=120 target_cpu=001\n"
+                                    "  a-1 [000] .....     1.000000007: sched_waking: comm=b pid=2 prio=120 target_cpu=001\n",
+                                    "counter.txt");
+    ASSERT_EQ(t.events.size(), 2u);
+    EXPECT_EQ(t.events[0].time, 123456789);
+    EXPECT_EQ(t.events[1].time, 1'000'000'007);
+    EXPECT_FALSE(t.ns_timestamps);
+    EXPECT_EQ(t.nr_cpus, 1);  // no #P: the highest CPU seen + 1
+}
+
+TEST(FtraceText, GapsUnknownEventsBadLinesAndATruncatedLastLine) {
+    const std::string text = std::string(kHeader5) +
+        "  a-1 [002] d..2.     1.000010: sched_waking: comm=b pid=2 prio=120 target_cpu=002\n"      // 7
+        "CPU:2 [LOST 17 EVENTS]\n"                                                                   // 8
+        "  a-1 [001] d..2.     1.000020: sched_stat_runtime: comm=a pid=1 runtime=5 vruntime=9\n"    // 9
+        "  a-1 [002] d..2.     1.000030: sched_wakeup: comm=b pid=2 prio=120 target_cpu=002\n"       // 10
+        "##### CPU 5 buffer started ####\n"                                                          // 11
+        "  this is not a record\n"                                                                   // 12
+        "  a-1 [005] d..2.     1.000040: sched_wakeup: comm=b pid=2 prio=120 target_cpu=005\n"       // 13
+        "  a-1 [005] d..2.     1.000045: sched_waking: comm=b pid=x prio=120 target_cpu=005\n"       // 14
+        "  a-1 [005] d..2.     1.0000";                                                              // 15 (cut)
+    const Trace t = parseFtraceText(text, "gaps.txt");
+    ASSERT_EQ(t.gaps.size(), 2u);
+    EXPECT_EQ(t.gaps[0].cpu, 2);
+    EXPECT_EQ(t.gaps[0].lost, 17u);
+    EXPECT_EQ(t.gaps[0].from, 1'000'010'000);
+    EXPECT_EQ(t.gaps[0].to, 1'000'030'000);
+    EXPECT_EQ(t.gaps[0].line, 8u);
+    EXPECT_FALSE(t.gaps[0].buffer_started);
+    EXPECT_EQ(t.gaps[1].cpu, 5);
+    EXPECT_TRUE(t.gaps[1].buffer_started);
+    EXPECT_EQ(t.gaps[1].from, -1);
+    EXPECT_EQ(t.gaps[1].to, 1'000'040'000);
+    EXPECT_EQ(t.skipped_events.at("sched_stat_runtime"), 1u);
+    EXPECT_EQ(t.events.size(), 3u);
+    ASSERT_EQ(t.problem_count, 2u) << t.summary();
+    EXPECT_EQ(t.problems[0].line, 12u);
+    EXPECT_EQ(t.problems[1].line, 14u);
+    EXPECT_NE(t.problems[1].what.find("sched_waking"), std::string::npos);
+    EXPECT_EQ(t.truncated_line, 15u);
+    EXPECT_NE(t.summary().find("gaps.txt:15: last line cut short"), std::string::npos);
+    // A complete bad last line is a bad line, not a truncation.
+    const Trace u = parseFtraceText(std::string(kHeader5) + "  a-1 [005] d..2.     1.000040: sched_wakeup: comm=b pid=2 prio=120 target_cpu=005\nnonsense\n", "x");
+    EXPECT_EQ(u.truncated_line, 0u);
+    EXPECT_EQ(u.problem_count, 1u);
+}
+
+TEST(FtraceText, NotATraceEmptyAndLatencyFormatAreOneLineErrors) {
+    EXPECT_THROW(parseFtraceText("", "empty.txt"), InputError);
+    try {
+        parseFtraceText("hello\nworld\n", "notes.txt");
+        FAIL() << "no error";
+    } catch (const InputError& e) {
+        const std::string what = e.what();
+        EXPECT_EQ(what.find('\n'), std::string::npos);
+        EXPECT_NE(what.find("notes.txt"), std::string::npos);
+        EXPECT_NE(what.find("not an ftrace text trace"), std::string::npos);
+    }
+    try {
+        parseFtraceText("# tracer: nop\n#                  _------=> CPU#\n  a-1 3d..1 12us : sched_waking: comm=b pid=2\n", "lat.txt");
+        FAIL() << "no error";
+    } catch (const InputError& e) {
+        EXPECT_NE(std::string(e.what()).find("latency-format"), std::string::npos);
+        EXPECT_NE(std::string(e.what()).find("line 2"), std::string::npos);
+    }
+    // A header with nothing recorded is an empty trace, not an error.
+    EXPECT_EQ(parseFtraceText(kHeader5, "nothing.txt").events.size(), 0u);
+    EXPECT_THROW(sched::readFtraceText("/nonexistent/trace.txt"), InputError);
+}
+
+TEST(FtraceText, SimulatedRunExportsAndReadsBackToTheSameEvents) {
+    const sched::Scenario s = sched::parseScenario(
+        nlohmann::json{{"topology", "qemu-2s2c2t"},
+                       {"workloads", nlohmann::json::array({{{"type", "hackbench"}, {"groups", 2}, {"fds", 2}, {"loops", 20}}})},
+                       {"variants", {{"A", "baseline"}}}},
+        "rt.json", ".");
+    std::vector<SchedEvent> events;
+    sched::RunOptions o;
+    o.event_sink = [&](const SchedEvent& e) { events.push_back(e); };
+    const sched::RunResult r = sched::runScenario(s, s.variants[0], s.cost, o);
+    ASSERT_GT(events.size(), 100u);
+    const sched::Engine& eng = *r.engine;
+    std::ostringstream out;
+    sched::FtraceTextWriter w(out, eng.nrCpus(), [&](std::int32_t pid) {
+        const int id = pid - 1000;
+        return id >= 0 && id < eng.taskCount() ? eng.task(id).t.comm : std::string();
+    });
+    for (const auto& e : events) w.write(e);
+    EXPECT_EQ(w.written(), events.size());
+    const Trace t = parseFtraceText(out.str(), "export.txt");
+    EXPECT_EQ(t.problem_count, 0u) << t.summary();
+    EXPECT_EQ(t.nr_cpus, eng.nrCpus());
+    ASSERT_EQ(t.events.size(), events.size());
+    for (std::size_t i = 0; i < events.size(); ++i) {
+        const SchedEvent &a = events[i], &b = t.events[i];
+        ASSERT_TRUE(a.kind == b.kind && a.time == b.time && a.cpu == b.cpu && a.pid == b.pid && a.pid2 == b.pid2 &&
+                    a.target_cpu == b.target_cpu && a.orig_cpu == b.orig_cpu && a.prev_state == b.prev_state &&
+                    a.state == b.state && a.cause == b.cause)
+            << "event " << i << " (line " << t.records[i].line << ") differs: " << sched::toString(a.kind);
+    }
+    for (int id = 0; id < eng.taskCount(); ++id) EXPECT_EQ(t.commOf(eng.task(id).t.pid), eng.task(id).t.comm);
+}
+
+}  // namespace
