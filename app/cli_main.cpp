@@ -164,6 +164,14 @@ int main(int argc, char** argv) {
     run->add_option("--csv", sim.csvDir, "write CSV timelines into DIR (rqlen.csv, rqlen50-bpftrace.csv, ...)");
     run->add_option("--decisions", sim.decisions, "write every wakeup decision as JSON lines to FILE");
     run->add_flag("--digest", sim.digestOnly, "print only the run's digest (determinism checks)");
+    run->add_option("--ftrace", sim.ftrace, "write the run's scheduler events as ftrace text to FILE (tracefs layout)");
+    run->add_flag("--ftrace-usecs", sim.ftraceUsecs, "--ftrace timestamps in µs (6 decimals, as tracefs) instead of ns");
+    auto* trace = app.add_subcommand("trace", "read an ftrace text trace (.txt or .gz) and say what it holds");
+    std::string tracePath, traceClock;
+    trace->add_option("file", tracePath, "trace text as tracefs or trace-cmd report write it")->required();
+    trace->add_option("--clock", traceClock, "the trace clock, when the file does not say (local, global, mono, counter, ...)");
+    bool traceQueued = false;
+    trace->add_flag("--queued-only", traceQueued, "rq-length CSV: values count queued tasks only (stock runqlen), not rq->nr_running");
     auto* compare = app.add_subcommand("compare", "base vs patch: a plain-text table ready for a mail");
     addCommon(compare);
     compare->add_option("--a", sim.a, "base: a variant of the scenario or a knob preset (default: the scenario's first)");
@@ -215,6 +223,7 @@ int main(int argc, char** argv) {
         }
         if (*demo) return runDemo();
         if (*run) return cliRun(sim);
+        if (*trace) return cliTrace(tracePath, traceClock, traceQueued);
         if (*compare) return cliCompare(sim);
         if (*sweep) return cliSweep(sim);
     } catch (const InputError& e) {

@@ -3,6 +3,8 @@
 
 #include "report.h"
 #include "scenario.h"
+#include "rq_csv.h"
+#include "trace.h"
 
 #include <fmt/format.h>
 
@@ -91,11 +93,14 @@ private:
 };
 
 RunResult runOne(const Scenario& s, const Variant& v, const CostModel& cost, const SimArgs& a, const std::string& label,
-                 std::function<void(const DecisionRecord&)> sink = {}) {
+                 std::function<void(const DecisionRecord&)> sink = {}, std::function<void(const SchedEvent&)> events = {},
+                 std::function<void(const Engine&)> onStart = {}) {
     RunOptions o;
     o.seed = a.seed ? *a.seed : s.seed;
     o.check_invariants = a.check;
     o.decision_sink = std::move(sink);
+    o.event_sink = std::move(events);
+    o.on_start = std::move(onStart);
     Progress p(label);
     o.progress = p.callback();
     RunResult r = runScenario(s, v, cost, o);
@@ -157,7 +162,77 @@ struct DecisionWriter {
     }
 };
 
+// --ftrace: the run's events as ftrace text, streamed to a temporary file renamed at the end.
+struct FtraceFile {
+    std::string path, tmp;
+    std::ofstream f;
+    std::vector<char> buf = std::vector<char>(1 << 20);
+    std::unique_ptr<FtraceTextWriter> w;
+    FtraceFile(const std::string& p, const Engine& eng, bool usecs) : path(p), tmp(p + fmt::format(".tmp.{}", ::getpid())) {
+        f.rdbuf()->pubsetbuf(buf.data(), std::streamsize(buf.size()));
+        f.open(tmp, std::ios::binary | std::ios::trunc);
+        if (!f) throw InputError(path, "", "cannot write (directory missing or not writable)");
+        const Engine* e = &eng;
+        w = std::make_unique<FtraceTextWriter>(
+            f, eng.nrCpus(),
+            [e](std::int32_t pid) {
+                const int id = pid - 1000;  // engine tasks are pid 1000 + id
+                return id >= 0 && id < e->taskCount() ? e->task(id).t.comm : std::string();
+            },
+            usecs);
+    }
+    void commit() {
+        f.flush();
+        if (!f) throw InputError(path, "", "write failed (disk full?)");
+        f.close();
+        std::error_code ec;
+        std::filesystem::rename(tmp, path, ec);
+        if (ec) throw InputError(path, "", "cannot rename into place: " + ec.message());
+    }
+    ~FtraceFile() {
+        if (f.is_open()) {
+            f.close();
+            std::error_code ec;
+            std::filesystem::remove(tmp, ec);
+        }
+    }
+};
+
 }  // namespace
+
+int cliTrace(const std::string& path, const std::string& clock, bool queuedOnly) {
+    {
+        // The seed's bpftrace rq-length CSV or a trace: the first line tells.
+        std::ifstream in(path);
+        std::string first;
+        if (in && std::getline(in, first) && looksLikeRqLenCsv(first)) {
+            const RqLenCsv r = readRqLenCsv(path, !queuedOnly);
+            double sum = 0;
+            std::size_t n = 0;
+            int top = 0;
+            for (std::size_t row = 0; row < r.rows(); ++row)
+                for (std::size_t c = 0; c < r.cpus.size(); ++c)
+                    if (const int v = r.nrRunning(row, c); v >= 0) {
+                        sum += v;
+                        ++n;
+                        top = std::max(top, v);
+                    }
+            const double span = r.rows() > 1 ? double(r.time.back() - r.time.front()) / 1e9 : 0.0;
+            fmt::print("{}: runqueue-length CSV (bpftrace, {}), {} samples of {} CPUs over {:.3f} s; mean nr_running {:.2f}, max {}\n",
+                       path, r.counts_running_task ? "rq->nr_running" : "queued only, read as a lower bound", r.rows(),
+                       r.cpus.size(), span, n ? sum / double(n) : 0.0, top);
+            for (const auto& p : r.problems) fmt::print("  {}:{}: {}\n", path, p.line, p.what);
+            if (r.problem_count > r.problems.size()) fmt::print("  ... and {} more bad rows\n", r.problem_count - r.problems.size());
+            if (r.truncated_line) fmt::print("  {}:{}: last row cut short (truncated file), skipped\n", path, r.truncated_line);
+            return 0;
+        }
+    }
+    TraceReadOptions o;
+    o.clock = clock;
+    const Trace t = readFtraceText(path, o);
+    fmt::print("{}", t.summary());
+    return 0;
+}
 
 int cliRun(const SimArgs& a) {
     Scenario s = loadScenario(a.scenario);
@@ -173,8 +248,17 @@ int cliRun(const SimArgs& a) {
     if (!a.decisions.empty()) dw = std::make_unique<DecisionWriter>(a.decisions);
     std::function<void(const DecisionRecord&)> sink;
     if (dw) sink = [&](const DecisionRecord& r) { dw->write(r); };
-    RunResult r = runOne(s, v, cost, a, fmt::format("{} [{}]", s.name, v.knobs.presetName), sink);
+    checkOutputPath(a.ftrace, "--ftrace");
+    std::unique_ptr<FtraceFile> ft;
+    std::function<void(const SchedEvent&)> events;
+    std::function<void(const Engine&)> onStart;
+    if (!a.ftrace.empty()) {
+        onStart = [&](const Engine& e) { ft = std::make_unique<FtraceFile>(a.ftrace, e, a.ftraceUsecs); };
+        events = [&](const SchedEvent& e) { ft->w->write(e); };
+    }
+    RunResult r = runOne(s, v, cost, a, fmt::format("{} [{}]", s.name, v.knobs.presetName), sink, events, onStart);
     if (dw) dw->commit();
+    if (ft) ft->commit();
     if (!a.jsonOut.empty()) writeFileAtomic(a.jsonOut, runReportJson(s, r).dump(1) + "\n");
     if (!a.csvDir.empty())
         for (const auto& [name, content] : runCsvFiles(r)) writeFileAtomic((std::filesystem::path(a.csvDir) / name).string(), content);

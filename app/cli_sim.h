@@ -16,6 +16,8 @@ struct SimArgs {
     std::vector<std::string> cost;       ///< --cost name=value | scale.TERM=x | off=TERM
     std::optional<std::uint64_t> seed;
     std::string jsonOut, csvDir, decisions;
+    std::string ftrace;                  ///< run: write the run's events as ftrace text to FILE
+    bool ftraceUsecs = false;            ///< run: 6-decimal timestamps (µs) instead of ns
     bool digestOnly = false;
     bool check = false;
     std::string a, b;                    ///< compare
@@ -24,6 +26,9 @@ struct SimArgs {
 };
 
 int cliRun(const SimArgs& a);
+/// schedlab-cli trace FILE: what an ftrace text trace (events, CPUs, gaps, problems) or the
+/// seed's bpftrace rq-length CSV holds. `queuedOnly`: the CSV counts queued tasks only.
+int cliTrace(const std::string& path, const std::string& clock, bool queuedOnly);
 int cliCompare(const SimArgs& a);
 int cliSweep(const SimArgs& a);
 

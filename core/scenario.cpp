@@ -237,6 +237,7 @@ RunResult runScenario(const Scenario& s, const Variant& v, const CostModel& cost
     r.cost = cost;
     r.seed = o.seed;
     r.engine = buildEngine(s, v.knobs, cost, o);
+    if (o.on_start) o.on_start(*r.engine);
     const auto t0 = std::chrono::steady_clock::now();
     if (o.progress) r.engine->run([&](std::int64_t) { o.progress(*r.engine); });
     else r.engine->run();

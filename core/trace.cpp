@@ -661,7 +661,8 @@ void FtraceTextWriter::write(const SchedEvent& e) {
         body = fmt::format("sched_wakeup_new: comm={} pid={} prio={} target_cpu={:03d}", comm(e.pid, cpu), e.pid, prio, e.target_cpu);
         break;
     case EvKind::sched_switch: {
-        const std::string state = e.prev_state == 'R' ? std::string("R+") : std::string(1, e.prev_state);
+        // Preempted tasks print "R+"; the idle task leaves with "R" (as the kernel prints it).
+        const std::string state = e.prev_state == 'R' ? std::string(e.pid == 0 ? "R" : "R+") : std::string(1, e.prev_state);
         body = fmt::format("sched_switch: prev_comm={} prev_pid={} prev_prio={} prev_state={} ==> next_comm={} next_pid={} next_prio={}",
                            comm(e.pid, cpu), e.pid, prio, state, comm(e.pid2, cpu), e.pid2, prio);
         break;

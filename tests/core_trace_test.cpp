@@ -2,6 +2,8 @@
 // rules of §2, the recorded 6.1 sample) and export of simulated runs (round trip).
 #include "input_error.h"
 #include "metrics.h"
+#include "report.h"
+#include "rq_csv.h"
 #include "scenario.h"
 #include "trace.h"
 
@@ -242,6 +244,76 @@ TEST(FtraceText, SimulatedRunExportsAndReadsBackToTheSameEvents) {
             << "event " << i << " (line " << t.records[i].line << ") differs: " << sched::toString(a.kind);
     }
     for (int id = 0; id < eng.taskCount(); ++id) EXPECT_EQ(t.commOf(eng.task(id).t.pid), eng.task(id).t.comm);
+}
+
+}  // namespace
+
+// ---------------------------------------------------------------------------------------------
+// The seed's bpftrace runqueue-length CSV
+
+namespace {
+
+TEST(RqLenCsv, SeedScriptLayoutWithPaddingTrailingCommasAndSparseCpus) {
+    // As the script in the seed prints it: "[%12s]," then "CPU%3d," per CPU, rows "[%12lld]," and "%3d,".
+    const std::string text =
+        "[   Timestamp],CPU  0,CPU  1,CPU128,CPU129,\n"
+        "[    20001573],  1,  0,  2,  0,\n"
+        "[    40002981],  0,  0,  1,  3,\n"
+        "[    60000412],  2,  1,\n";  // missing trailing values: no sample
+    const sched::RqLenCsv r = sched::parseRqLenCsv(text, "rqlen.csv");
+    EXPECT_EQ(r.cpus, (std::vector<int>{0, 1, 128, 129}));
+    ASSERT_EQ(r.rows(), 3u);
+    EXPECT_EQ(r.time[1], 40002981);
+    EXPECT_EQ(r.value(1, 3), 3);
+    EXPECT_EQ(r.value(2, 1), 1);
+    EXPECT_EQ(r.value(2, 2), -1);
+    EXPECT_EQ(r.problem_count, 0u);
+    // The spec's compact form (no padding, no trailing comma) reads the same.
+    const sched::RqLenCsv c = sched::parseRqLenCsv("[   Timestamp],CPU  0,CPU  1\n[20001573],  1,  0\n", "c.csv");
+    ASSERT_EQ(c.rows(), 1u);
+    EXPECT_EQ(c.value(0, 0), 1);
+    // The stock runqlen tool counts queued tasks only: queued > 0 means one more runs.
+    const sched::RqLenCsv q = sched::parseRqLenCsv("[   Timestamp],CPU  0,CPU  1\n[1],  2,  0\n", "q.csv", false);
+    EXPECT_EQ(q.nrRunning(0, 0), 3);
+    EXPECT_EQ(q.nrRunning(0, 1), 0);
+}
+
+TEST(RqLenCsv, BadRowsAreListedATruncatedLastRowIsReportedAndOtherFilesRefused) {
+    const sched::RqLenCsv r = sched::parseRqLenCsv("[   Timestamp],CPU  0,CPU  1,\n"
+                                                   "[10],  1,  x,\n"
+                                                   "[20],  1,  2,  3,\n"
+                                                   "20,  1,  2,\n"
+                                                   "[30],  1,  1,\n"
+                                                   "[40],  1",
+                                                   "bad.csv");
+    EXPECT_EQ(r.rows(), 1u);
+    ASSERT_EQ(r.problem_count, 3u);
+    EXPECT_EQ(r.problems[0].line, 2u);
+    EXPECT_EQ(r.problems[1].line, 3u);
+    EXPECT_EQ(r.problems[2].line, 4u);
+    EXPECT_EQ(r.truncated_line, 6u);
+    EXPECT_THROW(sched::parseRqLenCsv("time,cpu0\n1,2\n", "other.csv"), InputError);
+    EXPECT_THROW(sched::parseRqLenCsv("[   Timestamp],CPU  0,core 1\n", "hdr.csv"), InputError);
+    EXPECT_THROW(sched::parseRqLenCsv("", "empty.csv"), InputError);
+}
+
+TEST(RqLenCsv, ASimulatedRunsCsvReadsBackSampleForSample) {
+    const sched::Scenario s = sched::parseScenario(
+        nlohmann::json{{"topology", "qemu-2s2c2t"},
+                       {"workloads", nlohmann::json::array({{{"type", "hackbench"}, {"groups", 2}, {"fds", 2}, {"loops", 4000}}})},
+                       {"variants", {{"A", "baseline"}}}},
+        "csv.json", ".");
+    const sched::RunResult r = sched::runScenario(s, s.variants[0], s.cost, {});
+    const auto& t = r.engine->metrics().bpf_timeline;
+    ASSERT_GT(t.rows(), 0u);
+    const sched::RqLenCsv c = sched::parseRqLenCsv(sched::bpftraceRqlenCsv(r), "rqlen50-bpftrace.csv");
+    EXPECT_EQ(c.problem_count, 0u);
+    ASSERT_EQ(c.rows(), t.rows());
+    ASSERT_EQ(int(c.cpus.size()), t.ncpus());
+    for (std::size_t row = 0; row < t.rows(); ++row) {
+        EXPECT_EQ(c.time[row], t.time(row));
+        for (int cpu = 0; cpu < t.ncpus(); ++cpu) EXPECT_EQ(c.value(row, std::size_t(cpu)), int(t.at(row, cpu)));
+    }
 }
 
 }  // namespace
