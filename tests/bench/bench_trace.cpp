@@ -1,0 +1,108 @@
+// bench_trace.cpp: ftrace text import and export throughput.
+//   BM_ParseFtraceText: a simulated hackbench run exported as ftrace text (in memory), parsed
+//     back; MB/s of text and events/s.
+//   BM_ReadFtraceFile/0 the same text from a file (memory-mapped), /1 gzip-compressed.
+//   BM_WriteFtraceText: the export, MB/s of text written.
+#include "scenario.h"
+#include "trace.h"
+
+#include <benchmark/benchmark.h>
+#include <nlohmann/json.hpp>
+
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include <unistd.h>
+
+namespace {
+
+struct Exported {
+    std::vector<sched::SchedEvent> events;
+    std::vector<std::string> comms;
+    int cpus = 0;
+    std::string text;
+};
+
+/// hackbench -g 8 -f 20 on epyc-9654-2s until about 400k events, exported with ns stamps.
+const Exported& exported() {
+    static const Exported x = [] {
+        Exported e;
+        const sched::Scenario s = sched::parseScenario(
+            nlohmann::json{{"topology", "epyc-9654-2s"},
+                           {"workloads", nlohmann::json::array({{{"type", "hackbench"}, {"groups", 8}, {"fds", 20}, {"loops", 200}}})},
+                           {"variants", {{"A", "baseline"}}}},
+            "bench.json", ".");
+        sched::RunOptions o;
+        o.event_sink = [&](const sched::SchedEvent& ev) { e.events.push_back(ev); };
+        const sched::RunResult r = sched::runScenario(s, s.variants[0], s.cost, o);
+        e.cpus = r.engine->nrCpus();
+        for (int id = 0; id < r.engine->taskCount(); ++id) e.comms.push_back(r.engine->task(id).t.comm);
+        std::ostringstream out;
+        sched::FtraceTextWriter w(out, e.cpus, [&](std::int32_t pid) {
+            const int id = pid - 1000;
+            return id >= 0 && id < int(e.comms.size()) ? e.comms[std::size_t(id)] : std::string();
+        });
+        for (const auto& ev : e.events) w.write(ev);
+        e.text = out.str();
+        return e;
+    }();
+    return x;
+}
+
+void BM_ParseFtraceText(benchmark::State& state) {
+    const Exported& x = exported();
+    std::size_t events = 0;
+    for (auto _ : state) {
+        const sched::Trace t = sched::parseFtraceText(x.text, "bench.txt");
+        events += t.events.size();
+        benchmark::DoNotOptimize(t.events.data());
+    }
+    state.SetBytesProcessed(std::int64_t(state.iterations()) * std::int64_t(x.text.size()));
+    state.counters["events_per_s"] = benchmark::Counter(double(events), benchmark::Counter::kIsRate);
+    state.counters["MB"] = double(x.text.size()) / 1e6;
+}
+BENCHMARK(BM_ParseFtraceText)->Unit(benchmark::kMillisecond);
+
+void BM_ReadFtraceFile(benchmark::State& state) {
+    const Exported& x = exported();
+    const auto dir = std::filesystem::temp_directory_path();
+    const std::string plain = (dir / ("schedlab-bench-" + std::to_string(::getpid()) + ".txt")).string();
+    std::ofstream(plain, std::ios::binary) << x.text;
+    std::string path = plain;
+    if (state.range(0)) {
+        const std::string cmd = "gzip -kf1 '" + plain + "'";
+        if (std::system(cmd.c_str()) != 0) state.SkipWithError("gzip failed");
+        path = plain + ".gz";
+    }
+    for (auto _ : state) {
+        const sched::Trace t = sched::readFtraceText(path);
+        benchmark::DoNotOptimize(t.events.data());
+    }
+    state.SetBytesProcessed(std::int64_t(state.iterations()) * std::int64_t(x.text.size()));  // uncompressed MB/s
+    state.SetLabel(state.range(0) ? "gzip" : "plain, memory-mapped");
+    std::filesystem::remove(plain);
+    std::filesystem::remove(plain + ".gz");
+}
+BENCHMARK(BM_ReadFtraceFile)->Arg(0)->Arg(1)->Unit(benchmark::kMillisecond);
+
+void BM_WriteFtraceText(benchmark::State& state) {
+    const Exported& x = exported();
+    for (auto _ : state) {
+        std::ostringstream out;
+        sched::FtraceTextWriter w(out, x.cpus, [&](std::int32_t pid) {
+            const int id = pid - 1000;
+            return id >= 0 && id < int(x.comms.size()) ? x.comms[std::size_t(id)] : std::string();
+        });
+        for (const auto& ev : x.events) w.write(ev);
+        benchmark::DoNotOptimize(out.str().size());
+    }
+    state.SetBytesProcessed(std::int64_t(state.iterations()) * std::int64_t(x.text.size()));
+    state.counters["events"] = double(x.events.size());
+}
+BENCHMARK(BM_WriteFtraceText)->Unit(benchmark::kMillisecond);
+
+}  // namespace
+
+BENCHMARK_MAIN();
