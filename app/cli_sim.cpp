@@ -227,6 +227,10 @@ int cliTrace(const std::string& path, const std::string& clock, bool queuedOnly)
             return 0;
         }
     }
+    if (looksLikeTraceDat(path)) {
+        fmt::print("{}", readTraceDat(path).summary());
+        return 0;
+    }
     TraceReadOptions o;
     o.clock = clock;
     const Trace t = readFtraceText(path, o);

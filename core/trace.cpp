@@ -297,7 +297,64 @@ bool FtraceTextParser::parseRecord(std::string_view s, std::string& why) {
         why = fmt::format("{}: {}", name, what);
         return false;
     };
+    // trace-cmd report prints sched_wakeup(_new) and sched_switch through libtraceevent's sched
+    // plugin: "comm:pid [prio] CPU:007" and "prev:pid [prio] S ==> next:pid [prio]".
+    auto commPidPrio = [](std::string_view s, std::string_view& c, std::int32_t& p, int& prio) {
+        s = trim(s);
+        const std::size_t br = s.rfind(" [");
+        if (br == std::string_view::npos || s.back() != ']' || !toInt(s.substr(br + 2, s.size() - br - 3), prio)) return false;
+        const std::size_t colon = s.rfind(':', br);
+        if (colon == std::string_view::npos || !toInt(s.substr(colon + 1, br - colon - 1), p)) return false;
+        c = s.substr(0, colon);
+        return true;
+    };
+    auto pluginWake = [&](EvKind kind) {
+        const std::size_t cpuAt = payload.rfind(" CPU:");
+        if (cpuAt == std::string_view::npos) return false;
+        std::string_view head = payload.substr(0, cpuAt);
+        const std::size_t close = head.rfind(']');
+        if (close == std::string_view::npos) return false;
+        head = head.substr(0, close + 1);  // drops an old kernel's " success=1"
+        std::string_view c;
+        int prio = 0, target = -1;
+        if (!commPidPrio(head, c, e.pid, prio) || !toInt(payload.substr(cpuAt + 5), target)) return false;
+        e.kind = kind;
+        e.target_cpu = std::int16_t(target);
+        m_t.comm[e.pid] = std::string(c);
+        m_t.prio[e.pid] = prio;
+        m_t.sched_plugin_layout = true;
+        return true;
+    };
+    auto pluginSwitch = [&]() {
+        const std::size_t arrow = payload.find(" ==> ");
+        if (arrow == std::string_view::npos) return false;
+        std::string_view l = payload.substr(0, arrow);
+        const std::size_t sp = l.rfind(' ');
+        if (sp == std::string_view::npos) return false;
+        const std::string_view st = l.substr(sp + 1);
+        std::string_view pc, nc;
+        int pprio = 0, nprio = 0;
+        if (st.empty() || !commPidPrio(l.substr(0, sp), pc, e.pid, pprio) || !commPidPrio(payload.substr(arrow + 5), nc, e.pid2, nprio))
+            return false;
+        // The plugin names TASK_REPORT bits with an older table ("SDTtZXxW"): bit 4 is 6.1's X,
+        // bit 5 Z, bit 6 P, bit 7 I. Mapped back to the kernel's letters.
+        static const std::string_view plugin = "SDTtZXxW", kernel = "SDTtXZPI";
+        const std::size_t bit = plugin.find(st.front());
+        e.kind = EvKind::sched_switch;
+        e.prev_state = st.front() == 'R' ? 'R' : bit == std::string_view::npos ? st.front() : kernel[bit];
+        if (e.pid != 0) {
+            m_t.comm[e.pid] = std::string(pc);
+            m_t.prio[e.pid] = pprio;
+        }
+        if (e.pid2 != 0) {
+            m_t.comm[e.pid2] = std::string(nc);
+            m_t.prio[e.pid2] = nprio;
+        }
+        m_t.sched_plugin_layout = true;
+        return true;
+    };
     auto wakeLike = [&](EvKind kind) {
+        if (!payload.starts_with("comm=") && pluginWake(kind)) return true;
         // comm=%s pid=%d prio=%d target_cpu=%03d; comm may contain spaces: anchor on the last " pid=".
         const std::size_t prioAt = payload.rfind(" prio=");
         const std::size_t pidAt = payload.rfind(" pid=", prioAt);
@@ -319,6 +376,8 @@ bool FtraceTextParser::parseRecord(std::string_view s, std::string& why) {
         if (!wakeLike(EvKind::sched_wakeup)) return false;
     } else if (name == "sched_wakeup_new") {
         if (!wakeLike(EvKind::sched_wakeup_new)) return false;
+    } else if (name == "sched_switch" && !payload.starts_with("prev_comm=") && pluginSwitch()) {
+        // done
     } else if (name == "sched_switch") {
         const std::size_t arrow = payload.find(" ==> ");
         if (arrow == std::string_view::npos) return bad("no \" ==> \"");
@@ -577,8 +636,9 @@ std::string Trace::summary() const {
         o += ns_timestamps ? fmt::format(", {:.6f} s .. {:.6f} s ({:.3f} ms)", double(lo) / 1e9, double(hi) / 1e9, double(hi - lo) / 1e6)
                            : fmt::format(", stamps {} .. {} (not ns: clock {})", lo, hi, clock.empty() ? "unknown" : clock);
     }
-    o += fmt::format("; clock {}; layout: {} flag columns, {}tgid column\n", clock.empty() ? "not given (local assumed)" : clock,
-                     flag_columns < 0 ? 0 : flag_columns, tgid_column ? "" : "no ");
+    o += fmt::format("; clock {}; layout: {} flag columns, {}tgid column{}\n", clock.empty() ? "not given (local assumed)" : clock,
+                     flag_columns < 0 ? 0 : flag_columns, tgid_column ? "" : "no ",
+                     sched_plugin_layout ? ", trace-cmd's sched plugin" : "");
     o += "  events:";
     for (const auto& [n, c] : event_counts) o += fmt::format(" {} {}", n, c);
     o += "\n";

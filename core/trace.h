@@ -54,6 +54,7 @@ struct Trace {
     bool ns_timestamps = true;         ///< `secs.frac` stamps; false: bare integers (counter/uptime/tsc)
     bool tgid_column = false;          ///< the `(tgid)` column was present
     int flag_columns = -1;             ///< 5, 4 or 0 (no flags); -1: no record seen
+    bool sched_plugin_layout = false;  ///< trace-cmd report's sched plugin wrote wakeups/switches
     std::uint64_t entries_in_buffer = 0, entries_written = 0;  ///< header; in < written: overrun
     std::vector<TraceGap> gaps;
     std::map<std::string, std::uint64_t> event_counts;    ///< every event name seen, imported or not
@@ -111,6 +112,14 @@ private:
 Trace readFtraceText(const std::string& path, const TraceReadOptions& o = {});
 /// The same on text in memory; `name` stands for the file in messages.
 Trace parseFtraceText(std::string_view text, const std::string& name, const TraceReadOptions& o = {});
+
+/// Whether the file starts with trace-cmd's trace.dat magic.
+bool looksLikeTraceDat(const std::string& path);
+/// Reads a trace-cmd trace.dat (versions 6 and 7, zstd/zlib compressed or not) through
+/// libtracecmd into the same Trace as the text importer; records[i].line is the record's
+/// ordinal in time order. Throws InputError (one line) for a file that is not a trace.dat or
+/// that libtracecmd cannot open. Missed events become gaps.
+Trace readTraceDat(const std::string& path);
 
 /// Writes events as ftrace text in the layout of tracefs' `trace` file (header with `#P:N`,
 /// 5 flag columns, no tgid column). Timestamps with 9 decimals (ns) unless `usecs`.

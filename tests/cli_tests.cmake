@@ -87,6 +87,9 @@ expect_run(sweep_bad_value 2 "--vary: idle_delay_max_running" ARGS sweep ${T}/sm
 # Traces: the recorded 6.1 sample, a simulated run exported as ftrace text and read back, the CSV.
 set(TR ${DATA}/traces/qemu-6.1-2s2c2t-hackbench-small/trace.txt.gz)
 expect_run(trace_sample 0 "8406 events on 8 CPUs.*clock global.*sched_waking 1910.*not imported: sched_process_exec 2" ARGS trace ${TR} --clock global)
+set(DAT ${DATA}/traces/qemu-6.1-2s2c2t-hackbench-small-dat)
+expect_run(trace_dat_v7 0 "10119 events on 8 CPUs.*sched_switch 4538" ARGS trace ${DAT}/trace.v7-zstd.dat)
+expect_run(trace_report_text 0 "10119 events on 8 CPUs.*trace-cmd's sched plugin" ARGS trace ${DAT}/report.txt.gz)
 expect_run(run_ftrace 0 "Time: " ARGS run ${T}/small.json --ftrace ${T}/small.trace.txt)
 expect_run(trace_export 0 "small.trace.txt: [0-9]+ events on 8 CPUs.*sched_switch [0-9]+" ARGS trace ${T}/small.trace.txt)
 expect_run(trace_csv 0 "runqueue-length CSV \\(bpftrace, rq->nr_running\\), [0-9]+ samples of 8 CPUs" ARGS trace ${T}/rqlen50-bpftrace.csv)

@@ -317,3 +317,84 @@ TEST(RqLenCsv, ASimulatedRunsCsvReadsBackSampleForSample) {
 }
 
 }  // namespace
+
+// ---------------------------------------------------------------------------------------------
+// trace-cmd trace.dat through libtracecmd
+
+namespace {
+
+const std::string kDat = std::string(SCHEDLAB_TEST_DATA) + "/traces/qemu-6.1-2s2c2t-hackbench-small-dat/";
+
+bool sameEvent(const SchedEvent& a, const SchedEvent& b) {
+    return a.kind == b.kind && a.time == b.time && a.cpu == b.cpu && a.pid == b.pid && a.pid2 == b.pid2 &&
+           a.target_cpu == b.target_cpu && a.orig_cpu == b.orig_cpu && a.prev_state == b.prev_state && a.state == b.state &&
+           a.cause == b.cause;
+}
+
+TEST(TraceDat, Version6AndVersion7ZstdGiveTheRecordedEvents) {
+    const Trace v6 = sched::readTraceDat(kDat + "trace.dat");
+    const Trace v7 = sched::readTraceDat(kDat + "trace.v7-zstd.dat");
+    // The recording's own counts (its README, from trace-cmd report --stat and the kernel's buffers).
+    for (const Trace* t : {&v6, &v7}) {
+        EXPECT_EQ(t->nr_cpus, 8);
+        EXPECT_EQ(t->problem_count, 0u) << t->summary();
+        EXPECT_TRUE(t->gaps.empty());
+        EXPECT_EQ(t->event_counts.at("sched_switch"), 4538u);
+        EXPECT_EQ(t->event_counts.at("sched_waking"), 2444u);
+        EXPECT_EQ(t->event_counts.at("sched_wakeup"), 2440u);
+        EXPECT_EQ(t->event_counts.at("cpu_idle"), 495u);
+        EXPECT_EQ(t->event_counts.at("sched_migrate_task"), 93u);
+        EXPECT_EQ(t->event_counts.at("sched_process_fork"), 36u);
+        EXPECT_EQ(t->event_counts.at("print"), 2u);
+        EXPECT_EQ(t->events.size(), 10121u - 2u);  // all but the two WORKLOAD markers
+        EXPECT_GE(t->workload_start, 0);
+        EXPECT_GT(t->workload_end, t->workload_start);
+    }
+    ASSERT_EQ(v6.events.size(), v7.events.size());
+    for (std::size_t i = 0; i < v6.events.size(); ++i)
+        ASSERT_TRUE(sameEvent(v6.events[i], v7.events[i])) << "record " << v6.records[i].line;
+}
+
+TEST(TraceDat, TheSameRecordingAsTraceCmdReportTextGivesTheSameEvents) {
+    const Trace dat = sched::readTraceDat(kDat + "trace.dat");
+    const Trace txt = sched::readFtraceText(kDat + "report.txt.gz");
+    EXPECT_EQ(txt.problem_count, 0u) << txt.summary();
+    EXPECT_EQ(txt.nr_cpus, 8);  // from report's "cpus=8"
+    ASSERT_EQ(dat.events.size(), txt.events.size());
+    std::size_t contexts = 0;
+    for (std::size_t i = 0; i < dat.events.size(); ++i) {
+        SchedEvent a = dat.events[i];
+        a.time = (a.time + 500) / 1000 * 1000;  // report prints µs, rounded
+        ASSERT_TRUE(sameEvent(a, txt.events[i])) << "record " << i + 1 << " vs report line " << txt.records[i].line << ": "
+                                                 << sched::toString(a.kind) << " t " << dat.events[i].time << " cpu " << a.cpu << " pid "
+                                                 << a.pid << " vs " << sched::toString(txt.events[i].kind) << " t " << txt.events[i].time
+                                                 << " cpu " << txt.events[i].cpu << " pid " << txt.events[i].pid;
+        EXPECT_EQ(dat.records[i].current, txt.records[i].current);
+        if (dat.records[i].context != '.') ++contexts;
+    }
+    EXPECT_GT(contexts, 100u);  // IPI wakeups in hard IRQ context, read from the binary flags
+    for (const auto& [pid, name] : txt.comm)
+        if (pid != 0 && dat.comm.count(pid)) {
+            EXPECT_EQ(dat.comm.at(pid), name) << pid;
+        }
+}
+
+TEST(TraceDat, OtherFilesAndTruncatedOnesAreOneLineErrorsOrPartialNeverACrash) {
+    EXPECT_THROW(sched::readTraceDat(kSample), InputError);  // a text trace
+    EXPECT_THROW(sched::readTraceDat("/nonexistent.dat"), InputError);
+    const auto dir = std::filesystem::temp_directory_path();
+    for (const std::uintmax_t keep : {std::uintmax_t(16), std::uintmax_t(200'000), std::uintmax_t(4'400'000)}) {
+        const auto cut = dir / ("schedlab-cut-" + std::to_string(::getpid()) + ".dat");
+        std::filesystem::copy_file(kDat + "trace.dat", cut, std::filesystem::copy_options::overwrite_existing);
+        std::filesystem::resize_file(cut, keep);
+        try {
+            const Trace t = sched::readTraceDat(cut.string());
+            EXPECT_LT(t.events.size(), 10119u) << "cut at " << keep;
+        } catch (const InputError& e) {
+            EXPECT_EQ(std::string(e.what()).find('\n'), std::string::npos);
+        }
+        std::filesystem::remove(cut);
+    }
+}
+
+}  // namespace
