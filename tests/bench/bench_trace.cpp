@@ -87,6 +87,22 @@ void BM_ReadFtraceFile(benchmark::State& state) {
 }
 BENCHMARK(BM_ReadFtraceFile)->Arg(0)->Arg(1)->Unit(benchmark::kMillisecond);
 
+void BM_ReadTraceDat(benchmark::State& state) {
+    // The recorded 6.1 sample (10 k records; most of the v6 file is kallsyms): events/s through
+    // libtracecmd, including the forked reader and its pipe.
+    const std::string path = std::string(SCHEDLAB_SOURCE_DIR) + "/tests/data/traces/qemu-6.1-2s2c2t-hackbench-small-dat/" +
+                             (state.range(0) ? "trace.v7-zstd.dat" : "trace.dat");
+    std::size_t events = 0;
+    for (auto _ : state) {
+        const sched::Trace t = sched::readTraceDat(path);
+        events += t.events.size();
+    }
+    state.SetBytesProcessed(std::int64_t(state.iterations()) * std::int64_t(std::filesystem::file_size(path)));
+    state.counters["events_per_s"] = benchmark::Counter(double(events), benchmark::Counter::kIsRate);
+    state.SetLabel(state.range(0) ? "version 7, zstd" : "version 6");
+}
+BENCHMARK(BM_ReadTraceDat)->Arg(0)->Arg(1)->Unit(benchmark::kMillisecond)->UseRealTime();  // the work is in the child
+
 void BM_WriteFtraceText(benchmark::State& state) {
     const Exported& x = exported();
     for (auto _ : state) {
