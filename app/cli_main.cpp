@@ -166,6 +166,19 @@ int main(int argc, char** argv) {
     run->add_flag("--digest", sim.digestOnly, "print only the run's digest (determinism checks)");
     run->add_option("--ftrace", sim.ftrace, "write the run's scheduler events as ftrace text to FILE (tracefs layout)");
     run->add_flag("--ftrace-usecs", sim.ftraceUsecs, "--ftrace timestamps in µs (6 decimals, as tracefs) instead of ns");
+    AgreeArgs ag;
+    auto* agreeCmd = app.add_subcommand("agree", "replay a recorded trace's wakeups through schedlab's path: agreement with the kernel");
+    agreeCmd->add_option("trace", ag.trace, "ftrace text (.txt/.gz) or trace-cmd trace.dat")->required();
+    agreeCmd->add_option("--topology", ag.topology, "the machine it was recorded on: a preset or an hwloc XML");
+    agreeCmd->add_option("--knobs", ag.knobs, "knob preset and/or name=value overrides (default: baseline)")->expected(1, -1);
+    agreeCmd->add_option("--set", ag.sets, "override a knob: name=value (repeatable)");
+    agreeCmd->add_flag("--json", ag.json, "print the whole report as JSON");
+    agreeCmd->add_option("--decisions", ag.decisions, "write every decision with both answers as JSON lines to FILE");
+    agreeCmd->add_option("--sync", ag.sync, "WF_SYNC (not traced): comm (wakers matching --sync-comm), task (every task-context waking), none");
+    agreeCmd->add_option("--sync-comm", ag.syncComm, "regex of waker names whose task-context wakings are sync");
+    agreeCmd->add_flag("--workload-only", ag.workloadOnly, "only decisions between WORKLOAD_START and WORKLOAD_END");
+    agreeCmd->add_option("--examples", ag.examples, "disagreements listed per class (default 5)");
+    agreeCmd->add_option("--clock", ag.clock, "the trace clock, when the file does not say");
     auto* trace = app.add_subcommand("trace", "read an ftrace text trace (.txt or .gz) and say what it holds");
     std::string tracePath, traceClock;
     trace->add_option("file", tracePath, "trace text as tracefs or trace-cmd report write it")->required();
@@ -224,6 +237,7 @@ int main(int argc, char** argv) {
         if (*demo) return runDemo();
         if (*run) return cliRun(sim);
         if (*trace) return cliTrace(tracePath, traceClock, traceQueued);
+        if (*agreeCmd) return cliAgree(ag);
         if (*compare) return cliCompare(sim);
         if (*sweep) return cliSweep(sim);
     } catch (const InputError& e) {

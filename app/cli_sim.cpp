@@ -3,7 +3,9 @@
 
 #include "report.h"
 #include "scenario.h"
+#include "replay.h"
 #include "rq_csv.h"
+#include "topology_json.h"
 #include "trace.h"
 
 #include <fmt/format.h>
@@ -235,6 +237,45 @@ int cliTrace(const std::string& path, const std::string& clock, bool queuedOnly)
     o.clock = clock;
     const Trace t = readFtraceText(path, o);
     fmt::print("{}", t.summary());
+    return 0;
+}
+
+int cliAgree(const AgreeArgs& a) {
+    checkOutputPath(a.decisions, "--decisions");
+    if (a.sync != "comm" && a.sync != "task" && a.sync != "none")
+        throw InputError("--sync", a.sync, "expected comm, task or none");
+    TraceReadOptions ro;
+    ro.clock = a.clock;
+    const Trace t = looksLikeTraceDat(a.trace) ? readTraceDat(a.trace) : readFtraceText(a.trace, ro);
+    if (!t.ns_timestamps) throw InputError(a.trace, "", "timestamps are not in ns (counter/uptime/tsc clock): PELT and wakee_flips decay cannot be rebuilt");
+    if (a.topology.empty()) {
+        std::string same;
+        for (const auto& n : Topology::presetNames())
+            if (Topology::preset(n).nrCpus() == t.nr_cpus) same += (same.empty() ? "" : ", ") + n;
+        throw InputError("--topology", "", fmt::format("give the machine the trace was recorded on (the trace has {} CPUs; presets with {} CPUs: {}; or an hwloc XML)",
+                                                       t.nr_cpus, t.nr_cpus, same.empty() ? "none" : same));
+    }
+    auto topo = std::make_shared<const Topology>(loadTopology(a.topology));
+    if (topo->nrCpus() < t.nr_cpus)
+        throw InputError("--topology", a.topology, fmt::format("has {} CPUs, the trace {}", topo->nrCpus(), t.nr_cpus));
+    const Knobs k = resolveKnobs(Knobs{}, a.knobs, a.sets, "--knobs");
+    AgreeOptions o;
+    o.sync = a.sync;
+    if (!a.syncComm.empty()) o.sync_comm = a.syncComm;
+    o.workload_only = a.workloadOnly;
+    o.examples_per_class = a.examples;
+    const AgreeReport r = agree(t, topo, k, o);
+    if (!a.decisions.empty()) {
+        std::string out;
+        for (const AgreeRow& row : r.rows)
+            out += fmt::format("{{\"line\":{},\"t\":{},\"pid\":{},\"waker\":{},\"this_cpu\":{},\"prev\":{},\"kernel\":{},\"schedlab\":{},"
+                               "\"sync\":{},\"cold\":{},\"late\":{},\"reasons\":\"{}\",\"class\":\"{}\"}}\n",
+                               row.line, row.time, row.pid, row.waker, row.this_cpu, row.prev, row.kernel, row.sim, row.sync, row.cold,
+                               row.late, row.reasons, row.cls < 0 ? "" : toString(DisagreeClass(row.cls)));
+        writeFileAtomic(a.decisions, out);
+    }
+    if (a.json) fmt::print("{}\n", r.json().dump(1));
+    else fmt::print("{}", r.text());
     return 0;
 }
 

@@ -29,6 +29,16 @@ int cliRun(const SimArgs& a);
 /// schedlab-cli trace FILE: what an ftrace text trace (events, CPUs, gaps, problems) or the
 /// seed's bpftrace rq-length CSV holds. `queuedOnly`: the CSV counts queued tasks only.
 int cliTrace(const std::string& path, const std::string& clock, bool queuedOnly);
+
+struct AgreeArgs {
+    std::string trace, topology, clock, decisions, sync = "comm", syncComm;
+    std::vector<std::string> knobs, sets;
+    bool json = false, workloadOnly = false;
+    std::size_t examples = 5;
+};
+/// schedlab-cli agree TRACE: replays every wakeup decision of a recorded trace through
+/// schedlab's wakeup path and reports the agreement (shared/spec/trace-replay.md §9).
+int cliAgree(const AgreeArgs& a);
 int cliCompare(const SimArgs& a);
 int cliSweep(const SimArgs& a);
 

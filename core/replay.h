@@ -1,0 +1,75 @@
+// replay.h: decision agreement between a recorded trace and schedlab's wakeup path
+// (shared/spec/trace-replay.md §3-§9). For every waking that was a placement decision, the
+// state the kernel saw is rebuilt from the trace, schedlab's try_to_wake_up() decides on it,
+// and the two CPUs are compared.
+#pragma once
+
+#include "knobs.h"
+#include "topology.h"
+#include "trace.h"
+
+#include <nlohmann/json.hpp>
+
+#include <array>
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace sched {
+
+struct AgreeOptions {
+    /// WF_SYNC is not traced (§7): "comm" = task-context wakings by wakers whose comm matches
+    /// sync_comm are sync; "task" = every task-context waking by a non-idle task; "none".
+    std::string sync = "comm";
+    std::string sync_comm = "hackbench|sched-messaging|perf|tbench|netperf";
+    std::size_t examples_per_class = 5;  ///< listed per disagreement class
+    bool workload_only = false;          ///< only decisions between WORKLOAD_START and WORKLOAD_END
+    int hz = 250;                        ///< CONFIG_HZ for jiffies (wakee_flips decay)
+};
+
+/// Why a disagreement happened (§9), in the order they are tried.
+enum class DisagreeClass : std::uint8_t { different_idle, sis_util_cutoff, wake_wide, wake_affine, unexplained, count_ };
+const char* toString(DisagreeClass c);
+
+/// One decision with both answers.
+struct AgreeRow {
+    std::uint32_t line = 0;  ///< the waking's line (text) or record (trace.dat)
+    std::int64_t time = 0;
+    std::int32_t pid = 0, waker = 0;
+    int this_cpu = -1, prev = -1, kernel = -1, sim = -1;
+    bool sync = false, cold = false, late = false;
+    std::string reasons;  ///< schedlab's stage reasons ("AFFINE_SYNC -> SIS_IDLE_CPU")
+    int cls = -1;         ///< DisagreeClass when sim != kernel
+    std::string cpus;     ///< per CPU: I idle, i curr idle but runnable/pending, B busy; then nr_running
+};
+
+struct AgreeReport {
+    std::string file;
+    std::string topology, knobs, sync;
+    std::uint64_t wakings = 0;                       ///< sched_waking records of CFS tasks
+    std::map<std::string, std::uint64_t> not_decisions;  ///< by §4 class
+    std::uint64_t decisions = 0, moved = 0;          ///< moved: kernel choice != prev
+    std::uint64_t agree = 0, agree_moved = 0;
+    std::uint64_t stay_prev = 0;                     ///< decisions where "stay on prev" is right
+    std::uint64_t warm = 0, agree_warm = 0;          ///< without PELT/flips-cold decisions
+    std::uint64_t late = 0;
+    std::uint64_t prev_mismatch = 0, choice_mismatch = 0;  ///< the two §5 cross-checks
+    std::uint64_t unknown_state = 0;                 ///< decisions during a gap (left out)
+    std::uint64_t no_choice = 0;                     ///< waking without a wakeup later in the trace
+    std::array<std::uint64_t, std::size_t(DisagreeClass::count_)> by_class{};
+    std::array<std::vector<AgreeRow>, std::size_t(DisagreeClass::count_)> examples;
+    /// kernel vs schedlab choice as prev / waker / other, x idle / busy (3x2 each).
+    std::map<std::string, std::array<std::uint64_t, 2>> choice_kinds;
+    std::vector<AgreeRow> rows;                      ///< every decision (for --decisions)
+    double seconds = 0;                              ///< wall time of the replay
+
+    std::string text() const;
+    nlohmann::json json() const;
+};
+
+/// Replays `t` on `topo` with `knobs`. The topology must have at least t.nr_cpus CPUs.
+AgreeReport agree(const Trace& t, std::shared_ptr<const Topology> topo, const Knobs& knobs, const AgreeOptions& o = {});
+
+}  // namespace sched

@@ -1,0 +1,152 @@
+// core_replay_test.cpp: decision agreement (trace-replay.md §3-§9): the oracles of §10 on the
+// recorded 6.1 sample, one synthetic case per non-decision class of §4, and a simulated run.
+#include "replay.h"
+#include "scenario.h"
+#include "trace.h"
+
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include <algorithm>
+#include <sstream>
+#include <string>
+
+namespace {
+
+using sched::AgreeReport;
+using sched::AgreeRow;
+
+const std::string kSample = std::string(SCHEDLAB_TEST_DATA) + "/traces/qemu-6.1-2s2c2t-hackbench-small/trace.txt.gz";
+
+std::shared_ptr<const sched::Topology> qemu() {
+    return std::make_shared<const sched::Topology>(sched::Topology::preset("qemu-2s2c2t"));
+}
+
+const AgreeRow* rowAt(const AgreeReport& r, std::uint32_t line) {
+    for (const auto& row : r.rows)
+        if (row.line == line) return &row;
+    return nullptr;
+}
+
+TEST(Agree, RecordedSampleMeetsTheOraclesOfSection10) {
+    const sched::Trace t = sched::readFtraceText(kSample);
+    const AgreeReport r = sched::agree(t, qemu(), sched::Knobs{});
+    // 32-34: softirq waking on CPU 4, migrate 4 -> 7, wakeup from the IPI on 7: a decision, choice 7.
+    const AgreeRow* a = rowAt(r, 32);
+    ASSERT_NE(a, nullptr);
+    EXPECT_EQ(a->this_cpu, 4);
+    EXPECT_EQ(a->prev, 4);
+    EXPECT_EQ(a->kernel, 7);
+    EXPECT_FALSE(a->sync);  // softirq context: never sync
+    // 39-41: a decision, prev 1, choice 6.
+    const AgreeRow* b = rowAt(r, 39);
+    ASSERT_NE(b, nullptr);
+    EXPECT_EQ(b->prev, 1);
+    EXPECT_EQ(b->kernel, 6);
+    // 272-275: the wakee is mid-switch and is woken through the on_cpu wakelist: not a decision.
+    EXPECT_EQ(rowAt(r, 272), nullptr);
+    EXPECT_GE(r.not_decisions.at("mid-switch, on_cpu wakelist"), 1u);
+    // 3794-3796: a late decision (switched out sleeping, then placed), choice = prev 2.
+    const AgreeRow* c = rowAt(r, 3794);
+    ASSERT_NE(c, nullptr);
+    EXPECT_TRUE(c->late);
+    EXPECT_EQ(c->prev, 2);
+    EXPECT_EQ(c->kernel, 2);
+    // A consistent replay: both §5 cross-checks are 0, and the sums add up.
+    EXPECT_EQ(r.prev_mismatch, 0u);
+    EXPECT_EQ(r.choice_mismatch, 0u);
+    EXPECT_EQ(r.decisions, r.rows.size());
+    EXPECT_EQ(r.stay_prev + r.moved, r.decisions);
+    std::uint64_t classes = 0;
+    for (auto n : r.by_class) classes += n;
+    EXPECT_EQ(classes, r.decisions - r.agree);
+    std::uint64_t nots = r.no_choice + r.unknown_state;
+    for (const auto& [k, n] : r.not_decisions)
+        if (k.rfind("not CFS", 0) != 0) nots += n;
+    EXPECT_EQ(r.decisions + nots, r.wakings);
+    EXPECT_GT(r.decisions, 1500u);
+    EXPECT_LE(r.agree_moved, r.moved);
+    // The report names the per-CPU kthreads it left out and lists disagreements by line.
+    EXPECT_GT(r.not_decisions.at("pinned (per-CPU kthread)"), 0u);
+    const std::string text = r.text();
+    EXPECT_NE(text.find("\"stay on prev\", all decisions"), std::string::npos);
+    EXPECT_NE(text.find(kSample + ":32:"), std::string::npos) << text;
+    const nlohmann::json j = r.json();
+    EXPECT_EQ(j.at("decisions").get<std::uint64_t>(), r.decisions);
+    EXPECT_TRUE(j.at("disagreements").contains("wake_wide"));
+}
+
+/// A tiny trace on qemu-2s2c2t (8 CPUs) from records "comm-pid [cpu] time: event: payload".
+sched::Trace synth(const std::string& body) {
+    return sched::parseFtraceText("# tracer: nop\n#\n# entries-in-buffer/entries-written: 1/1   #P:8\n#\n" + body, "synth.txt");
+}
+
+TEST(Agree, EachNonDecisionClassOfSection4IsCountedAndAPlainWakingIsDecided) {
+    const std::string body =
+        // task 200 runs on CPU 1 and sleeps; hb-100 on CPU 0 wakes it (a decision; the kernel keeps prev 1, idle).
+        "          <idle>-0     [001] d..2.  1.000000: sched_switch: prev_comm=swapper/1 prev_pid=0 prev_prio=120 prev_state=R ==> next_comm=w next_pid=200 next_prio=120\n"
+        "               w-200   [001] d..2.  1.000100: sched_switch: prev_comm=w prev_pid=200 prev_prio=120 prev_state=S ==> next_comm=swapper/1 next_pid=0 next_prio=120\n"
+        "          <idle>-0     [000] d..2.  1.000200: sched_switch: prev_comm=swapper/0 prev_pid=0 prev_prio=120 prev_state=R ==> next_comm=hb next_pid=100 next_prio=120\n"
+        "              hb-100   [000] d..2.  1.000300: sched_waking: comm=w pid=200 prio=120 target_cpu=001\n"
+        "          <idle>-0     [001] dNh2.  1.000310: sched_wakeup: comm=w pid=200 prio=120 target_cpu=001\n"
+        // still queued: 200 is woken again before it ran (ttwu_runnable).
+        "              hb-100   [000] d..2.  1.000320: sched_waking: comm=w pid=200 prio=120 target_cpu=001\n"
+        "          <idle>-0     [001] d..2.  1.000330: sched_wakeup: comm=w pid=200 prio=120 target_cpu=001\n"
+        // self-wakeup.
+        "              hb-100   [000] d..2.  1.000400: sched_waking: comm=hb pid=100 prio=120 target_cpu=000\n"
+        "              hb-100   [000] d..2.  1.000401: sched_wakeup: comm=hb pid=100 prio=120 target_cpu=000\n"
+        // a per-CPU kthread.
+        "              hb-100   [000] d..2.  1.000500: sched_waking: comm=kworker/3:1 pid=300 prio=120 target_cpu=003\n"
+        "          <idle>-0     [003] dNh2.  1.000510: sched_wakeup: comm=kworker/3:1 pid=300 prio=120 target_cpu=003\n"
+        // an RT task.
+        "              hb-100   [000] d..2.  1.000600: sched_waking: comm=rt pid=400 prio=50 target_cpu=002\n"
+        "          <idle>-0     [002] dNh2.  1.000610: sched_wakeup: comm=rt pid=400 prio=50 target_cpu=002\n";
+    const AgreeReport r = sched::agree(synth(body), qemu(), sched::Knobs{});
+    EXPECT_EQ(r.not_decisions.at("still queued (ttwu_runnable)"), 1u);
+    EXPECT_EQ(r.not_decisions.at("self-wakeup"), 1u);
+    EXPECT_EQ(r.not_decisions.at("pinned (per-CPU kthread)"), 1u);
+    EXPECT_EQ(r.not_decisions.at("not CFS (prio < 100)"), 1u);
+    ASSERT_EQ(r.decisions, 1u);
+    const AgreeRow& d = r.rows.front();
+    EXPECT_EQ(d.line, 8u);
+    EXPECT_EQ(d.prev, 1);
+    EXPECT_EQ(d.kernel, 1);
+    EXPECT_EQ(d.this_cpu, 0);
+    EXPECT_FALSE(d.sync);  // "hb" is not one of the default sync wakers
+    EXPECT_EQ(d.sim, 1);   // prev idle and cache-affine: wake_affine_idle keeps prev, and it is idle
+    EXPECT_EQ(r.agree, 1u);
+    // WF_SYNC policy "task": every task-context waking by a non-idle task is sync.
+    sched::AgreeOptions o;
+    o.sync = "task";
+    const AgreeReport t = sched::agree(synth(body), qemu(), sched::Knobs{}, o);
+    ASSERT_EQ(t.rows.size(), 1u);
+    EXPECT_TRUE(t.rows.front().sync);
+}
+
+TEST(Agree, ASimulatedRunExportedAsFtraceReplaysWithConsistentCrossChecks) {
+    const sched::Scenario s = sched::parseScenario(
+        nlohmann::json{{"topology", "qemu-2s2c2t"},
+                       {"workloads", nlohmann::json::array({{{"type", "hackbench"}, {"groups", 2}, {"fds", 2}, {"loops", 50}}})},
+                       {"variants", {{"A", "baseline"}}}},
+        "rt.json", ".");
+    std::vector<sched::SchedEvent> events;
+    sched::RunOptions o;
+    o.event_sink = [&](const sched::SchedEvent& e) { events.push_back(e); };
+    const sched::RunResult run = sched::runScenario(s, s.variants[0], s.cost, o);
+    std::ostringstream out;
+    const sched::Engine& eng = *run.engine;
+    sched::FtraceTextWriter w(out, eng.nrCpus(), [&](std::int32_t pid) {
+        const int id = pid - 1000;
+        return id >= 0 && id < eng.taskCount() ? eng.task(id).t.comm : std::string();
+    });
+    for (const auto& e : events) w.write(e);
+    const AgreeReport r = sched::agree(sched::parseFtraceText(out.str(), "sim.txt"), qemu(), s.variants[0].knobs);
+    const auto wakings = std::count_if(events.begin(), events.end(), [](const auto& e) { return e.kind == sched::EvKind::sched_waking; });
+    EXPECT_EQ(r.wakings, std::uint64_t(wakings));
+    EXPECT_GT(r.decisions, 0u);
+    EXPECT_EQ(r.prev_mismatch, 0u);
+    EXPECT_EQ(r.choice_mismatch, 0u);
+    EXPECT_EQ(r.no_choice, 0u);
+}
+
+}  // namespace
