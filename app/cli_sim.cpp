@@ -263,6 +263,9 @@ int cliAgree(const AgreeArgs& a) {
     o.sync = a.sync;
     if (!a.syncComm.empty()) o.sync_comm = a.syncComm;
     o.workload_only = a.workloadOnly;
+    if (a.nrIdleScanAt != "decision" && a.nrIdleScanAt != "balance")
+        throw InputError("--nr-idle-scan-at", a.nrIdleScanAt, "expected decision or balance");
+    o.nr_idle_scan_at = a.nrIdleScanAt;
     o.examples_per_class = a.examples;
     const AgreeReport r = agree(t, topo, k, o);
     if (!a.decisions.empty()) {

@@ -10,6 +10,8 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <cstdio>
+#include <cstdlib>
 #include <regex>
 #include <unordered_map>
 
@@ -96,6 +98,7 @@ AgreeReport agree(const Trace& t, std::shared_ptr<const Topology> topo, const Kn
     rep.topology = topo->name();
     rep.knobs = knobs.presetName;
     rep.sync = o.sync == "comm" ? fmt::format("task-context wakings by /{}/", o.sync_comm) : o.sync;
+    rep.nr_idle_scan_at = o.nr_idle_scan_at;
     const int ncpu = topo->nrCpus();
     const auto& ev = t.events;
     const auto& rec = t.records;
@@ -142,6 +145,7 @@ AgreeReport agree(const Trace& t, std::shared_ptr<const Topology> topo, const Kn
     std::unordered_map<std::int32_t, RTask> tasks;
     std::unordered_map<std::int32_t, Task> idleTasks;  // the idle task of each CPU, keyed by CPU (all print as pid 0)
     const std::int64_t t0 = ev.empty() ? 0 : ev.front().time;
+    std::vector<std::int64_t> llcScanAt(static_cast<std::size_t>(ncpu), -1);  // last nr_idle_scan update per LLC
     auto task = [&](std::int32_t pid, std::int64_t now) -> RTask& {
         RTask& r = tasks[pid];
         if (r.first_seen < 0) r.first_seen = now;
@@ -346,7 +350,7 @@ AgreeReport agree(const Trace& t, std::shared_ptr<const Topology> topo, const Kn
             for (auto& [tp, tr] : tasks) touch(tr, now);
             std::vector<double> util(std::size_t(ncpu), 0.0), load(std::size_t(ncpu), 0.0);
             for (const auto& [tp, tr] : tasks)
-                if (!tr.exited && tr.cpu >= 0 && tr.cpu < ncpu && tp != pid) {
+                if (!tr.exited && tr.cpu >= 0 && tr.cpu < ncpu) {  // p included: its blocked load is still on prev (wake_affine_weight subtracts it)
                     util[std::size_t(tr.cpu)] += tr.pelt.util;
                     load[std::size_t(tr.cpu)] += tr.pelt.load;
                 }
@@ -371,14 +375,23 @@ AgreeReport agree(const Trace& t, std::shared_ptr<const Topology> topo, const Kn
                 q.exit_latency_ns = -1;
                 q.curr_need_resched = false;
             }
-            // nr_idle_scan at the decision (§6 default), from the LLC's summed cpu_util_cfs.
+            // nr_idle_scan from the LLC's summed cpu_util_cfs: at the decision (§6 default) or at
+            // modelled LLC balances (seeded at the first computation).
             for (int k = 0; k < ncpu; ++k) {
                 if (st.sd->sd_llc_shared(k) != k) continue;
                 const SchedDomain* llc = st.sd->sd_llc(k);
                 if (!llc) continue;
                 std::int64_t sum = 0;
+                bool anyIdle = false;
                 for (int m = 0; m < ncpu; ++m)
-                    if (st.sd->sd_llc_shared(m) == k) sum += std::min<std::int64_t>(1024, st.rq[std::size_t(m)].util_avg);
+                    if (st.sd->sd_llc_shared(m) == k) {
+                        sum += std::min<std::int64_t>(1024, st.rq[std::size_t(m)].util_avg);
+                        anyIdle = anyIdle || idleNow(m);
+                    }
+                std::int64_t& last = llcScanAt[std::size_t(k)];
+                const std::int64_t interval = std::int64_t(llc->span_weight) * 1'000'000 * (anyIdle ? 1 : 16);
+                if (o.nr_idle_scan_at == "balance" && last >= 0 && now - last < interval) continue;
+                last = now;
                 st.shared[std::size_t(k)].nr_idle_scan = update_idle_cpu_scan(llc->span_weight, sum, llc->imbalance_pct);
             }
             // The wakee and the waker's current task (their flips and recent_used_cpu persist).
@@ -419,6 +432,9 @@ AgreeReport agree(const Trace& t, std::shared_ptr<const Topology> topo, const Kn
                     wr.have_sim = true;
                 }
                 wr.sim.cpu = c;
+                wr.sim.load_avg = std::int64_t(wr.pelt.load);  // task_h_load(current) for the sync rule of wake_affine_weight
+                wr.sim.util_avg = std::int64_t(wr.pelt.util);
+                wr.sim.runnable_avg = wr.sim.load_avg;
                 cur = &wr.sim;
             }
             w.current_ptr = cur;
@@ -431,6 +447,12 @@ AgreeReport agree(const Trace& t, std::shared_ptr<const Topology> topo, const Kn
             // Decide on copies for the re-decisions of §9; the real call mutates the replay's tasks.
             const MachineState before = st;
             const Task pBefore = p, curBefore = *cur;
+            if (const char* dbg = std::getenv("SCHEDLAB_AGREE_DEBUG"); dbg && std::to_string(rec[i].line) == dbg) {
+                std::string lo;
+                for (int k = 0; k < ncpu; ++k) lo += fmt::format(" {}:{}/{}", k, st.rq[std::size_t(k)].load_avg, st.rq[std::size_t(k)].util_avg);
+                std::fprintf(stderr, "line %u: p %d load %lld util %lld; current %d load %lld; rq load/util:%s\n", rec[i].line, pid,
+                             (long long)p.load_avg, (long long)p.util_avg, waker, (long long)cur->load_avg, lo.c_str());
+            }
             const Decision d = try_to_wake_up(st, knobs, p, w, flags);
             const int sim = d.cpu;
 
@@ -548,7 +570,8 @@ AgreeReport agree(const Trace& t, std::shared_ptr<const Topology> topo, const Kn
 std::string AgreeReport::text() const {
     auto pct = [](std::uint64_t a, std::uint64_t b) { return b ? fmt::format("{:5.1f} %", 100.0 * double(a) / double(b)) : std::string("    -  "); };
     std::string o;
-    o += fmt::format("# schedlab agree: {}\n# topology {}, knobs {}, WF_SYNC: {}\n", file, topology, knobs, sync);
+    o += fmt::format("# schedlab agree: {}\n# topology {}, knobs {}, WF_SYNC: {}, nr_idle_scan at each {}\n", file, topology, knobs, sync,
+                     nr_idle_scan_at);
     o += fmt::format("{:<44}{:>10}\n", "decisions", decisions);
     o += fmt::format("{:<44}{:>10}  {}\n", "  moved by the kernel (choice != prev)", moved, pct(moved, decisions));
     o += fmt::format("{:<44}{:>10}  {}\n", "agreement, all decisions", agree, pct(agree, decisions));
@@ -585,6 +608,7 @@ nlohmann::json AgreeReport::json() const {
     j["topology"] = topology;
     j["knobs"] = knobs;
     j["wf_sync"] = sync;
+    j["nr_idle_scan_at"] = nr_idle_scan_at;
     j["wakings"] = wakings;
     j["decisions"] = decisions;
     j["moved"] = moved;

@@ -27,6 +27,10 @@ struct AgreeOptions {
     std::size_t examples_per_class = 5;  ///< listed per disagreement class
     bool workload_only = false;          ///< only decisions between WORKLOAD_START and WORKLOAD_END
     int hz = 250;                        ///< CONFIG_HZ for jiffies (wakee_flips decay)
+    /// nr_idle_scan (§6): "decision" recomputes it at every decision from the LLC's utilisation;
+    /// "balance" only at modelled LLC-level balances (every llc_weight ms while a CPU of the LLC
+    /// idles, 16 x llc_weight ms when all are busy), as the kernel does.
+    std::string nr_idle_scan_at = "decision";
 };
 
 /// Why a disagreement happened (§9), in the order they are tried.
@@ -47,7 +51,7 @@ struct AgreeRow {
 
 struct AgreeReport {
     std::string file;
-    std::string topology, knobs, sync;
+    std::string topology, knobs, sync, nr_idle_scan_at;
     std::uint64_t wakings = 0;                       ///< sched_waking records of CFS tasks
     std::map<std::string, std::uint64_t> not_decisions;  ///< by §4 class
     std::uint64_t decisions = 0, moved = 0;          ///< moved: kernel choice != prev
