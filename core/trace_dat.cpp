@@ -7,8 +7,24 @@
 
 #include <fmt/format.h>
 
+#include <event-parse.h>
 #include <nlohmann/json.hpp>
-#include <trace-cmd.h>
+
+#include <sched.h>
+
+// libtracecmd's API as trace-cmd.h declares it (libtracecmd 1.x). trace-cmd.h itself is not
+// included: it pulls in tracefs.h, whose inline helpers pass an int as an enum, which C
+// allows and C++ (GCC and clang) rejects.
+extern "C" {
+struct tracecmd_input;
+struct tracecmd_input* tracecmd_open(const char* file, int flags);
+void tracecmd_close(struct tracecmd_input* handle);
+struct tep_handle* tracecmd_get_tep(struct tracecmd_input* handle);
+int tracecmd_iterate_events(struct tracecmd_input* handle, cpu_set_t* cpus, int cpu_size,
+                            int (*callback)(struct tracecmd_input* handle, struct tep_record*, int, void*), void* callback_data);
+}
+constexpr int TRACECMD_FL_LOAD_NO_PLUGINS = 1 << 0;
+constexpr int TRACECMD_FL_LOAD_NO_SYSTEM_PLUGINS = 1 << 1;
 
 #include <cerrno>
 #include <cstdio>
