@@ -398,3 +398,53 @@ TEST(TraceDat, OtherFilesAndTruncatedOnesAreOneLineErrorsOrPartialNeverACrash) {
 }
 
 }  // namespace
+
+// ---------------------------------------------------------------------------------------------
+// A trace as the views see it
+
+#include "trace_snapshot.h"
+
+namespace {
+
+TEST(TraceSnapshot, StateAtACursorMatchesTheRecord) {
+    const Trace t = sched::readFtraceText(kSample);
+    auto topo = std::make_shared<const sched::Topology>(sched::Topology::preset("qemu-2s2c2t"));
+    const auto [t0, t1] = sched::traceSpan(t);
+    EXPECT_EQ(t0, 8'978'732'000);
+    EXPECT_EQ(t1, 9'499'953'000);
+    // Between lines 33 (migrate 4 -> 7 of pid 15 in its waking) and 34 (its wakeup on 7).
+    const sched::Snapshot a = sched::traceSnapshot(t, topo, 8'983'400'000, "trace");
+    ASSERT_EQ(a.cpus.size(), 8u);
+    EXPECT_EQ(a.cpus[4].curr_pid, 1056);
+    EXPECT_EQ(a.cpus[4].kind, sched::CpuKind::busy);
+    EXPECT_EQ(a.cpus[7].curr_pid, 0);
+    EXPECT_EQ(a.cpus[7].nr_running, 0);  // not woken yet
+    ASSERT_FALSE(a.migrations.empty());
+    const sched::MigrationView& m = a.migrations.back();
+    EXPECT_EQ(m.pid, 15);
+    EXPECT_EQ(m.from, 4);
+    EXPECT_EQ(m.to, 7);
+    EXPECT_EQ(m.cause, sched::MigrationCause::wakeup);
+    EXPECT_EQ(m.dist, sched::DistClass::llc);  // CPUs 4-7 share socket 1's LLC
+    // After line 36 (CPU 7 switched to rcu_preempt): busy, 1 runnable.
+    const sched::Snapshot b = sched::traceSnapshot(t, topo, 8'983'600'000, "trace");
+    EXPECT_EQ(b.cpus[7].curr_pid, 15);
+    EXPECT_EQ(b.cpus[7].nr_running, 1);
+    // The whole trace: every migrate counted once by cause, latencies for the switched-in wakees.
+    const sched::Snapshot z = sched::traceSnapshot(t, topo, t1, "trace");
+    std::uint64_t causes = 0;
+    for (auto n : z.migrations_by_cause) causes += n;
+    EXPECT_EQ(causes, t.event_counts.at("sched_migrate_task"));
+    EXPECT_EQ(z.ttwu_count, t.event_counts.at("sched_waking"));
+    EXPECT_EQ(z.ctx_switches, t.event_counts.at("sched_switch"));
+    EXPECT_GT(z.wakeup_latency.count(), 1500u);
+    EXPECT_GT(z.migrations_by_cause[std::size_t(sched::MigrationCause::wakeup)], 50u);
+    ASSERT_GT(z.sample_t.size(), 100u);
+    EXPECT_EQ(z.sample_len.size(), z.sample_t.size() * 8);
+    EXPECT_TRUE(std::is_sorted(z.sample_t.begin(), z.sample_t.end()));
+    EXPECT_TRUE(z.done);
+    // The cursor is clamped to the trace.
+    EXPECT_EQ(sched::traceSnapshot(t, topo, 0, "trace").now, t0);
+}
+
+}  // namespace
