@@ -2,6 +2,9 @@
 // scenario, simulates --run-for of simulated time as fast as possible, exports the window (or one
 // view) with its caption, and exits, so tests, CI and the README's images use the real window.
 #include "main_window.h"
+#include "topology_json.h"
+#include "trace.h"
+#include "trace_snapshot.h"
 
 #include "knobs.h"
 #include "scenario.h"
@@ -77,8 +80,17 @@ int main(int argc, char** argv) {
     const QCommandLineOption traceOpt(QStringLiteral("step-wakeup"),
                                       QStringLiteral("With --screenshot: after --run-for, step to the next wakeup and show its path."));
     const QCommandLineOption pausedOpt(QStringLiteral("paused"), QStringLiteral("Start paused."));
+    const QCommandLineOption recOpt(QStringLiteral("trace"),
+                                    QStringLiteral("Show a recorded trace (ftrace text, .gz, or trace-cmd trace.dat) instead of a simulation."),
+                                    QStringLiteral("file"));
+    const QCommandLineOption topoOpt(QStringLiteral("topology"),
+                                     QStringLiteral("With --trace: the machine it was recorded on (a preset or an hwloc XML)."),
+                                     QStringLiteral("name"));
+    const QCommandLineOption atOpt(QStringLiteral("at"),
+                                   QStringLiteral("With --trace: the cursor, as time after the first event (default: the end)."),
+                                   QStringLiteral("time"));
     for (const auto* o : {&scenarioOpt, &runForOpt, &shotOpt, &viewOpt, &aOpt, &bOpt, &setAOpt, &setBOpt, &noAbOpt,
-                          &seedOpt, &traceOpt, &pausedOpt})
+                          &seedOpt, &traceOpt, &pausedOpt, &recOpt, &topoOpt, &atOpt})
         parser.addOption(*o);
 
     if (!parser.parse(QApplication::arguments())) return usage(parser.errorText());
@@ -147,11 +159,58 @@ int main(int argc, char** argv) {
         }
     }
 
+    // A recorded trace: read and checked before any window exists, like a scenario.
+    std::shared_ptr<const sched::Trace> rec;
+    std::shared_ptr<const sched::Topology> recTopo;
+    qint64 at = -1;
+    if (parser.isSet(recOpt)) {
+        if (parser.isSet(atOpt)) {
+            const auto d = sched::parseDurationNs(parser.value(atOpt).toStdString());
+            if (!d || *d < 0) return usage(QStringLiteral("--at '%1': not a duration (e.g. 120ms)").arg(parser.value(atOpt)));
+            at = *d;
+        }
+        try {
+            const std::string p = parser.value(recOpt).toStdString();
+            rec = std::make_shared<const sched::Trace>(sched::looksLikeTraceDat(p) ? sched::readTraceDat(p) : sched::readFtraceText(p));
+            if (!parser.isSet(topoOpt)) {
+                std::string same;
+                for (const auto& n : sched::Topology::presetNames())
+                    if (sched::Topology::preset(n).nrCpus() == rec->nr_cpus) same += (same.empty() ? "" : ", ") + n;
+                return usage(QStringLiteral("--trace needs --topology: the trace has %1 CPUs (presets with %1 CPUs: %2; or an hwloc XML)")
+                                 .arg(rec->nr_cpus)
+                                 .arg(same.empty() ? QStringLiteral("none") : QString::fromStdString(same)));
+            }
+            recTopo = std::make_shared<const sched::Topology>(sched::loadTopology(parser.value(topoOpt).toStdString()));
+            if (recTopo->nrCpus() < rec->nr_cpus)
+                return usage(QStringLiteral("--topology %1: has %2 CPUs, the trace %3").arg(parser.value(topoOpt)).arg(recTopo->nrCpus()).arg(rec->nr_cpus));
+        } catch (const std::exception& e) {
+            std::fprintf(stderr, "schedlab: %s\n", e.what());
+            return kExitUsage;
+        }
+    }
+
     schedlab::MainWindow window;
     so.autoplay = shot.isEmpty() && !parser.isSet(pausedOpt);
     if (scenario) window.openScenario(*scenario, parser.value(scenarioOpt), so);
     else window.openDefault(so);
     window.show();
+    if (rec) {
+        window.showTrace(rec, recTopo, parser.value(recOpt));
+        if (at >= 0) window.setTraceTime(sched::traceSpan(*rec).first + at);
+        if (!shot.isEmpty()) {
+            QTimer::singleShot(100, &window, [&window, shot, viewName] {
+                const QString err = window.exportView(window.view(viewName), shot);
+                if (!err.isEmpty()) {
+                    std::fprintf(stderr, "schedlab: %s\n", qPrintable(err));
+                    QApplication::exit(1);
+                    return;
+                }
+                std::printf("%s\n", qPrintable(window.caption()));
+                QApplication::exit(0);
+            });
+        }
+        return QApplication::exec();
+    }
 
     if (!shot.isEmpty()) {
         const bool trace = parser.isSet(traceOpt);

@@ -4,6 +4,7 @@
 #include "engine.h"
 
 #include <algorithm>
+#include <filesystem>
 #include <unordered_map>
 
 namespace sched {
@@ -22,7 +23,7 @@ Snapshot traceSnapshot(const Trace& t, std::shared_ptr<const Topology> topo, std
                        const TraceViewOptions& o) {
     Snapshot s;
     s.label = label;
-    s.knobs = "recorded: " + t.file;
+    s.knobs = "recorded: " + std::filesystem::path(t.file).filename().string();
     s.topo = topo;
     const int n = topo->nrCpus();
     const auto [t0, t1] = traceSpan(t);

@@ -29,6 +29,20 @@ expect_run(gui_bad_preset 2 "^schedlab: --a: .*nosuch" ARGS --a nosuch --screens
 expect_run(gui_bad_knob 2 "^schedlab: --b: .*WA_IDEL" ARGS --set-b WA_IDEL=0 --screenshot ${OUT}/x.png)
 expect_run(gui_missing_scenario 2 "^schedlab: /nonexistent.json: cannot open" ARGS --scenario /nonexistent.json --screenshot ${OUT}/x.png)
 expect_run(gui_bad_flag 2 "^schedlab: " ARGS --frobnicate)
+
+# A recorded trace in the same views: headless screenshot at a cursor, and its bad input.
+set(TR ${SRC}/tests/data/traces/qemu-6.1-2s2c2t-hackbench-small/trace.txt.gz)
+file(REMOVE ${OUT}/gui_rec.png)
+expect_run(gui_recorded_png 0 "recorded trace trace.txt.gz · qemu-2s2c2t \\(8 CPUs\\) · 8406 events · cursor t = 150.000 ms of 521.221 ms"
+           ARGS --trace ${TR} --topology qemu-2s2c2t --at 150ms --screenshot ${OUT}/gui_rec.png)
+if(NOT EXISTS ${OUT}/gui_rec.png)
+  message(SEND_ERROR "gui_recorded_png wrote no file")
+  math(EXPR failures "${failures} + 1")
+endif()
+expect_run(gui_recorded_dat 0 "recorded trace trace.v7-zstd.dat · qemu-2s2c2t" ARGS --trace ${SRC}/tests/data/traces/qemu-6.1-2s2c2t-hackbench-small-dat/trace.v7-zstd.dat --topology qemu-2s2c2t --view heatmapA --screenshot ${OUT}/gui_rec_dat.png)
+expect_run(gui_recorded_no_topology 2 "^schedlab: --trace needs --topology: the trace has 8 CPUs \\(presets with 8 CPUs: .*qemu-2s2c2t" ARGS --trace ${TR} --screenshot ${OUT}/x.png)
+expect_run(gui_recorded_not_a_trace 2 "^schedlab: .*i7-4790-hackbench-small.json: not an ftrace text trace" ARGS --trace ${S} --topology qemu-2s2c2t --screenshot ${OUT}/x.png)
+expect_run(gui_recorded_bad_at 2 "^schedlab: --at 'soon': not a duration" ARGS --trace ${TR} --topology qemu-2s2c2t --at soon --screenshot ${OUT}/x.png)
 if(EXISTS ${OUT}/x.png)
   message(SEND_ERROR "a failed run wrote ${OUT}/x.png")
   math(EXPR failures "${failures} + 1")

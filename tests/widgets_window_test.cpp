@@ -3,9 +3,12 @@
 // export writes whole files with the caption, the A/B text is the CLI's table).
 #include "knob_panel.h"
 #include "main_window.h"
+#include "trace.h"
+#include "trace_snapshot.h"
 #include "report.h"
 #include "scenario.h"
 #include "sim_worker.h"
+#include "topology_heatmap.h"
 
 #include <QAction>
 #include <QApplication>
@@ -210,6 +213,39 @@ TEST(MainWindow, EditedWorkloadsRestartBothSidesOrSayWhatIsWrong) {
     ASSERT_EQ(w.frame()->a->reports.size(), 1u);
     EXPECT_NE(w.frame()->a->reports[0].command.find("hackbench -g 1 -f 4"), std::string::npos);
     EXPECT_TRUE(w.caption().contains(QStringLiteral("hackbench -g 1 -f 4")));
+}
+
+TEST(MainWindow, ARecordedTraceIsShownInTheViewsAtTheCursorAndAScenarioLeavesIt) {
+    MainWindow w;
+    StartOptions o;
+    o.autoplay = false;
+    w.openDefault(o);
+    w.show();
+    const std::string path = std::string(SCHEDLAB_TEST_DATA) + "/traces/qemu-6.1-2s2c2t-hackbench-small/trace.txt.gz";
+    auto trace = std::make_shared<const sched::Trace>(sched::readFtraceText(path));
+    auto topo = std::make_shared<const sched::Topology>(sched::Topology::preset("qemu-2s2c2t"));
+    w.showTrace(trace, topo, QString::fromStdString(path));
+    ASSERT_TRUE(w.traceMode());
+    const auto [t0, t1] = sched::traceSpan(*trace);
+    w.setTraceTime(8'983'600'000);  // CPU 7 runs rcu_preempt (pid 15) here
+    auto* heat = static_cast<TopologyHeatmap*>(w.view(QStringLiteral("heatmapA")));
+    ASSERT_TRUE(heat->snapshot());
+    EXPECT_EQ(heat->snapshot()->now, 8'983'600'000);
+    EXPECT_EQ(heat->snapshot()->cpus.size(), 8u);
+    EXPECT_EQ(heat->snapshot()->cpus[7].curr_pid, 15);
+    EXPECT_FALSE(w.view(QStringLiteral("heatmapB"))->isVisible());
+    EXPECT_TRUE(w.caption().contains(QStringLiteral("recorded trace trace.txt.gz")));
+    EXPECT_TRUE(w.caption().contains(QStringLiteral("qemu-2s2c2t (8 CPUs)")));
+    // The trace bar's slider moves the cursor over the whole trace.
+    auto* slider = w.findChild<QSlider*>(QStringLiteral("traceSlider"));
+    ASSERT_NE(slider, nullptr);
+    slider->setValue(slider->maximum());
+    EXPECT_EQ(heat->snapshot()->now, t1);
+    slider->setValue(slider->minimum());
+    EXPECT_EQ(heat->snapshot()->now, t0);
+    // Opening a scenario goes back to the simulation.
+    w.openDefault(o);
+    EXPECT_FALSE(w.traceMode());
 }
 
 TEST(KnobPanel, ControlsMapToTheNamedKnobsOfTheEditedSide) {

@@ -11,6 +11,8 @@
 
 #include "input_error.h"
 #include "report.h"
+#include "topology_json.h"
+#include "trace_snapshot.h"
 
 #include <qcustomplot.h>
 
@@ -26,6 +28,11 @@
 #include <QFileDialog>
 #include <QFileInfo>
 #include <QFontDatabase>
+#include <QFutureWatcher>
+#include <QInputDialog>
+#include <QProgressDialog>
+#include <QSlider>
+#include <QtConcurrent/QtConcurrentRun>
 #include <QHBoxLayout>
 #include <QImage>
 #include <QLabel>
@@ -311,6 +318,7 @@ void MainWindow::createMenus() {
         if (!err.isEmpty()) QMessageBox::warning(this, tr("Cannot open scenario"), err);
     });
     file->addAction(tr("Open &default scenario"), this, [this] { openDefault(); });
+    file->addAction(tr("Open &trace…"), QKeySequence(Qt::CTRL | Qt::Key_T), this, [this] { openTraceDialog(); });
     m_recentMenu = file->addMenu(tr("Open &recent"));
     file->addAction(tr("&Save scenario as…"), QKeySequence::Save, this, [this] { saveScenario(); });
     file->addSeparator();
@@ -377,6 +385,7 @@ void MainWindow::openDefault(const StartOptions& o) {
 }
 
 void MainWindow::start(const sched::Scenario& s, const StartOptions& o) {
+    leaveTrace();
     m_scenario = s;
     m_seed = o.seed ? o.seed : s.seed;
     sched::Knobs a = o.a ? *o.a : s.variants.front().knobs;
@@ -486,7 +495,11 @@ void MainWindow::onFrame() {
     }
     m_lastFrameMs = nowWallMs;
     auto f = m_sim->take();
-    if (!f) return;
+    if (!f || m_trace) return;  // a trace is shown: the (paused) simulation's frames wait
+    showFrame(f);
+}
+
+void MainWindow::showFrame(std::shared_ptr<const Frame> f) {
     m_frame = f;
     const auto& a = f->a;
     const auto& b = f->b;
@@ -575,7 +588,13 @@ void MainWindow::onFrame() {
     }
     m_delta->setText(delta);
     m_delta->setVisible(!delta.isEmpty());
-    if (m_scenario) {
+    if (m_trace) {
+        m_status->setText(QStringLiteral("trace %1 · %2 (%3 CPUs) · %4 events · cursor %5 (%6 .. %7)")
+                              .arg(QFileInfo(m_tracePath).fileName(), q(m_traceTopo->name()))
+                              .arg(m_traceTopo->nrCpus())
+                              .arg(m_trace->events.size())
+                              .arg(simTime(a->now - m_traceT0), simTime(0), simTime(m_traceT1 - m_traceT0)));
+    } else if (m_scenario) {
         const QString wl = a->reports.empty() ? QString() : q(a->reports.front().command);
         m_status->setText(QStringLiteral("%1 · %2 (%3 CPUs) · %4 · seed %5 · %6 events · %7")
                               .arg(m_scenarioPath.isEmpty() ? QStringLiteral("default scenario") : QFileInfo(m_scenarioPath).fileName())
@@ -606,6 +625,12 @@ void MainWindow::onFrame() {
 }
 
 QString MainWindow::caption() const {
+    if (m_trace && m_frame)
+        return QStringLiteral("schedlab %1 · recorded trace %2 · %3 (%4 CPUs) · %5 events · cursor t = %6 of %7 from the first event")
+            .arg(QStringLiteral(SCHEDLAB_VERSION), QFileInfo(m_tracePath).fileName(), q(m_traceTopo->name()))
+            .arg(m_traceTopo->nrCpus())
+            .arg(m_trace->events.size())
+            .arg(simTime(m_frame->a->now - m_traceT0), simTime(m_traceT1 - m_traceT0));
     if (!m_frame || !m_scenario) return QStringLiteral("schedlab");
     const auto& a = m_frame->a;
     const auto& b = m_frame->b;
@@ -770,6 +795,121 @@ void MainWindow::updateRecentMenu() {
             if (!err.isEmpty()) QMessageBox::warning(this, tr("Cannot open scenario"), err);
         });
     m_recentMenu->setEnabled(!r.isEmpty());
+}
+
+// ---------------------------------------------------------------------------------------------
+// Recorded traces
+
+void MainWindow::showTrace(std::shared_ptr<const sched::Trace> trace, std::shared_ptr<const sched::Topology> topo, const QString& path) {
+    setRunning(false);
+    m_trace = std::move(trace);
+    m_traceTopo = std::move(topo);
+    m_tracePath = path;
+    std::tie(m_traceT0, m_traceT1) = sched::traceSpan(*m_trace);
+    m_heatB->hide();
+    if (auto* d = findChild<QDockWidget*>(QStringLiteral("dockRqB"))) d->hide();
+    m_heatA->setTitle(QStringLiteral("recorded: %1").arg(QFileInfo(path).fileName()));
+    if (!m_traceBar) {
+        m_traceBar = new QToolBar(tr("Trace"), this);
+        m_traceBar->setObjectName(QStringLiteral("traceBar"));
+        addToolBarBreak(Qt::BottomToolBarArea);
+        addToolBar(Qt::BottomToolBarArea, m_traceBar);
+        m_traceBar->addWidget(new QLabel(tr(" trace time "), m_traceBar));
+        m_traceSlider = new QSlider(Qt::Horizontal, m_traceBar);
+        m_traceSlider->setObjectName(QStringLiteral("traceSlider"));
+        m_traceSlider->setRange(0, 10000);  // binned to 1/10000 of the trace: any size stays smooth
+        m_traceSlider->setMinimumWidth(400);
+        m_traceSlider->setToolTip(tr("The cursor: every view shows the trace's state at this time"));
+        m_traceBar->addWidget(m_traceSlider);
+        m_traceLabel = new QLabel(m_traceBar);
+        m_traceLabel->setMinimumWidth(160);
+        m_traceBar->addWidget(m_traceLabel);
+        connect(m_traceSlider, &QSlider::valueChanged, this, [this](int v) {
+            if (m_trace) setTraceTime(m_traceT0 + (m_traceT1 - m_traceT0) * v / 10000);
+        });
+    }
+    m_traceBar->show();
+    const QSignalBlocker block(m_traceSlider);
+    m_traceSlider->setValue(10000);
+    setTraceTime(m_traceT1);
+}
+
+void MainWindow::setTraceTime(qint64 ns) {
+    if (!m_trace) return;
+    auto f = std::make_shared<Frame>();
+    f->a = std::make_shared<const sched::Snapshot>(sched::traceSnapshot(*m_trace, m_traceTopo, ns, "trace"));
+    f->done = true;
+    if (m_traceLabel)
+        m_traceLabel->setText(QStringLiteral(" %1 of %2").arg(simTime(f->a->now - m_traceT0), simTime(m_traceT1 - m_traceT0)));
+    if (m_traceSlider && m_traceT1 > m_traceT0) {
+        const QSignalBlocker block(m_traceSlider);
+        m_traceSlider->setValue(int((f->a->now - m_traceT0) * 10000 / (m_traceT1 - m_traceT0)));
+    }
+    showFrame(f);
+}
+
+void MainWindow::leaveTrace() {
+    if (!m_trace) return;
+    m_trace.reset();
+    m_traceTopo.reset();
+    m_tracePath.clear();
+    if (m_traceBar) m_traceBar->hide();
+}
+
+void MainWindow::openTraceDialog() {
+    const QString path = QFileDialog::getOpenFileName(this, tr("Open trace"), QString(),
+                                                      tr("Scheduler traces (*.txt *.gz *.dat *.trace);;All files (*)"));
+    if (path.isEmpty()) return;
+    // Read in the background; the dialog's Cancel abandons the result.
+    auto* progress = new QProgressDialog(tr("Reading %1…").arg(QFileInfo(path).fileName()), tr("Cancel"), 0, 0, this);
+    progress->setWindowModality(Qt::WindowModal);
+    progress->setMinimumDuration(300);
+    auto* watcher = new QFutureWatcher<std::pair<std::shared_ptr<const sched::Trace>, QString>>(this);
+    auto cancelled = std::make_shared<bool>(false);
+    connect(progress, &QProgressDialog::canceled, this, [cancelled] { *cancelled = true; });
+    connect(watcher, &QFutureWatcherBase::finished, this, [this, watcher, progress, cancelled, path] {
+        const auto [trace, err] = watcher->result();
+        watcher->deleteLater();
+        progress->deleteLater();
+        if (*cancelled) return;
+        if (!trace) {
+            QMessageBox::warning(this, tr("Open trace"), err);
+            return;
+        }
+        // The machine it was recorded on: presets with its CPU count, or an hwloc XML.
+        QStringList items;
+        for (const auto& n : sched::Topology::presetNames())
+            if (sched::Topology::preset(n).nrCpus() == trace->nr_cpus) items << QString::fromStdString(n);
+        const QString other = tr("hwloc XML file…");
+        items << other;
+        bool ok = false;
+        const QString pick = QInputDialog::getItem(this, tr("Machine of the trace"),
+                                                   tr("The trace has %1 CPUs. Which machine was it recorded on?").arg(trace->nr_cpus),
+                                                   items, 0, false, &ok);
+        if (!ok) return;
+        QString topoName = pick;
+        if (pick == other) {
+            topoName = QFileDialog::getOpenFileName(this, tr("hwloc XML"), QString(), tr("hwloc XML (*.xml)"));
+            if (topoName.isEmpty()) return;
+        }
+        try {
+            auto topo = std::make_shared<const sched::Topology>(sched::loadTopology(topoName.toStdString()));
+            if (topo->nrCpus() < trace->nr_cpus)
+                throw sched::InputError(topoName.toStdString(), "", fmt::format("has {} CPUs, the trace {}", topo->nrCpus(), trace->nr_cpus));
+            showTrace(trace, topo, path);
+        } catch (const std::exception& e) {
+            QMessageBox::warning(this, tr("Open trace"), QString::fromUtf8(e.what()));
+        }
+    });
+    watcher->setFuture(QtConcurrent::run([path]() -> std::pair<std::shared_ptr<const sched::Trace>, QString> {
+        try {
+            const std::string p = path.toStdString();
+            auto t = std::make_shared<const sched::Trace>(sched::looksLikeTraceDat(p) ? sched::readTraceDat(p) : sched::readFtraceText(p));
+            return {t, QString()};
+        } catch (const std::exception& e) {
+            return {nullptr, QString::fromUtf8(e.what())};
+        }
+    }));
 }
 
 }  // namespace schedlab

@@ -3,6 +3,8 @@
 // export with a reproducible caption, and the headless screenshot mode.
 #pragma once
 
+#include "trace.h"
+
 #include "knobs.h"
 #include "scenario.h"
 #include "sim_worker.h"
@@ -16,7 +18,9 @@ class QAction;
 class QComboBox;
 class QLabel;
 class QMenu;
+class QSlider;
 class QSplitter;
+class QToolBar;
 class QDockWidget;
 
 namespace schedlab {
@@ -67,6 +71,15 @@ public:
     /// Steps to the next wakeup (traced; shown in the inspector and on heatmap A), then calls `done`.
     void stepWakeupThen(std::function<void()> done);
 
+    /// Shows a recorded trace on `topo` in the views (side A; the simulation pauses): heatmap,
+    /// arrows, rq plot, latency and counters at a cursor time moved by the trace bar's slider.
+    void showTrace(std::shared_ptr<const sched::Trace> trace, std::shared_ptr<const sched::Topology> topo, const QString& path);
+    /// Moves the trace cursor to `ns` (trace time, clamped to the trace).
+    void setTraceTime(qint64 ns);
+    bool traceMode() const { return bool(m_trace); }
+    /// File > Open trace: pick a file and a topology, read it in the background (cancellable).
+    void openTraceDialog();
+
     /// Widgets by name for tests and exports: "window", "heatmapA", "heatmapB", "rq", "rqB", "latency",
     /// "counters", "inspector".
     QWidget* view(const QString& name) const;
@@ -88,6 +101,9 @@ private:
     void restart();
     void start(const sched::Scenario& s, const StartOptions& o);
     void onFrame();
+    /// Shows a frame in every view (from the simulation or from the trace cursor).
+    void showFrame(std::shared_ptr<const Frame> f);
+    void leaveTrace();
     void setRunning(bool on);
     void addRecent(const QString& path);
     void updateRecentMenu();
@@ -125,6 +141,14 @@ private:
     QAction* m_playAct = nullptr;
     QMenu* m_recentMenu = nullptr;
     QMenu* m_viewMenu = nullptr;
+
+    std::shared_ptr<const sched::Trace> m_trace;  ///< the trace shown instead of the simulation, if any
+    std::shared_ptr<const sched::Topology> m_traceTopo;
+    QString m_tracePath;
+    qint64 m_traceT0 = 0, m_traceT1 = 0;
+    QToolBar* m_traceBar = nullptr;
+    QSlider* m_traceSlider = nullptr;
+    QLabel* m_traceLabel = nullptr;
 };
 
 }  // namespace schedlab
