@@ -176,6 +176,10 @@ RqPlot::~RqPlot() = default;
 
 void RqPlot::setSnapshot(std::shared_ptr<const sched::Snapshot> snapshot) {
     m_snapshot = std::move(snapshot);
+    // A recorded trace (traceSnapshot) runs on the trace's clock, not the simulator's.
+    const bool recorded = m_snapshot && m_snapshot->knobs.rfind("recorded:", 0) == 0;
+    const QString xLabel = recorded ? QStringLiteral("trace time (ms)") : QStringLiteral("simulated time (ms)");
+    if (m_mapPlot->xAxis->label() != xLabel) m_mapPlot->xAxis->setLabel(xLabel);
     rebuild();
     replotIfVisible();
 }
