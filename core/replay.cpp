@@ -2,6 +2,7 @@
 // Section numbers refer to shared/spec/trace-replay.md.
 #include "replay.h"
 
+#include "pelt.h"
 #include "sched_state.h"
 #include "wakeup_path.h"
 
@@ -71,6 +72,7 @@ struct RTask {
     Pelt pelt;
     std::int64_t first_seen = -1;
     bool forked = false;   ///< forked inside the trace: its wakee_flips are known (copied from the parent)
+    SchedAvg ue;           ///< util_est (enqueued, ewma), updated when it dequeues to sleep
     Task sim;              ///< what schedlab's path reads and mutates (flips, recent_used_cpu)
     bool have_sim = false;
 };
@@ -175,6 +177,10 @@ AgreeReport agree(const Trace& t, std::shared_ptr<const Topology> topo, const Kn
         if (it == tasks.end() || !it->second.runnable) return;
         RTask& r = it->second;
         touch(r, now);
+        if (knobs.UTIL_EST) {  // util_est_update() at a sleeping dequeue
+            r.ue.util_avg = std::uint32_t(std::max(0.0, r.pelt.util));
+            util_est_update_task(r.ue, knobs.UTIL_EST_FASTUP);
+        }
         r.runnable = r.running = false;
         if (r.cpu >= 0 && r.cpu < ncpu) {
             --cpu[std::size_t(r.cpu)].nr;
@@ -349,10 +355,12 @@ AgreeReport agree(const Trace& t, std::shared_ptr<const Topology> topo, const Kn
             // §6: the state at the decision instant.
             for (auto& [tp, tr] : tasks) touch(tr, now);
             std::vector<double> util(std::size_t(ncpu), 0.0), load(std::size_t(ncpu), 0.0);
+            std::vector<std::int64_t> ue(std::size_t(ncpu), 0);
             for (const auto& [tp, tr] : tasks)
                 if (!tr.exited && tr.cpu >= 0 && tr.cpu < ncpu) {  // p included: its blocked load is still on prev (wake_affine_weight subtracts it)
                     util[std::size_t(tr.cpu)] += tr.pelt.util;
                     load[std::size_t(tr.cpu)] += tr.pelt.load;
+                    if (tr.runnable) ue[std::size_t(tr.cpu)] += std::int64_t(task_util_est(tr.ue));  // cfs_rq util_est.enqueued
                 }
             st.now_ns = now;
             st.jiffies = now * o.hz / 1'000'000'000;
@@ -367,7 +375,7 @@ AgreeReport agree(const Trace& t, std::shared_ptr<const Topology> topo, const Kn
                 q.util_avg = std::int64_t(util[std::size_t(k)]);
                 q.load_avg = std::int64_t(load[std::size_t(k)]);
                 q.runnable_avg = q.load_avg;
-                q.util_est = 0;
+                q.util_est = knobs.UTIL_EST ? ue[std::size_t(k)] : 0;
                 q.idle_stamp = s.idle_stamp;
                 q.clock_idle = s.clock_idle;
                 q.idle_end_time = s.idle_end;
@@ -385,7 +393,8 @@ AgreeReport agree(const Trace& t, std::shared_ptr<const Topology> topo, const Kn
                 bool anyIdle = false;
                 for (int m = 0; m < ncpu; ++m)
                     if (st.sd->sd_llc_shared(m) == k) {
-                        sum += std::min<std::int64_t>(1024, st.rq[std::size_t(m)].util_avg);
+                        const Rq& q = st.rq[std::size_t(m)];  // cpu_util_cfs(): util_est counts when UTIL_EST is on
+                        sum += std::min<std::int64_t>(q.cpu_capacity, std::max(q.util_avg, q.util_est));
                         anyIdle = anyIdle || idleNow(m);
                     }
                 std::int64_t& last = llcScanAt[std::size_t(k)];
@@ -411,7 +420,7 @@ AgreeReport agree(const Trace& t, std::shared_ptr<const Topology> topo, const Kn
             p.util_avg = std::int64_t(r.pelt.util);
             p.load_avg = std::int64_t(r.pelt.load);
             p.runnable_avg = p.load_avg;
-            p.util_est = 0;
+            p.util_est = knobs.UTIL_EST ? std::int64_t(task_util_est(r.ue)) : 0;
             p.last_update_time = 1;
             Waker w;
             w.cpu = c;
