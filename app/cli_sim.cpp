@@ -129,59 +129,16 @@ const Variant& variantByName(const Scenario& s, const std::string& name) {
     throw InputError("--variant", name, fmt::format("no such variant in {} (it has: {})", s.file, names));
 }
 
-// A JSON-lines writer for --decisions (to a temporary file, renamed at the end).
-struct DecisionWriter {
+// An output file written to a temporary name and renamed into place by commit(); removed when
+// the run fails before that, so a failed run never leaves half a file.
+struct TempFileOut {
     std::string path, tmp;
-    std::ofstream f;
-    explicit DecisionWriter(const std::string& p) : path(p), tmp(p + fmt::format(".tmp.{}", ::getpid())), f(tmp) {
-        if (!f) throw InputError(path, "", "cannot write (directory missing or not writable)");
-    }
-    void write(const DecisionRecord& r) {
-        const Decision& d = r.d;
-        std::string ex;
-        for (const auto& e : d.examined) ex += fmt::format("{}[{},\"{}\",\"{}\"]", ex.empty() ? "" : ",", e.cpu, toString(e.fn), toString(e.seen));
-        f << fmt::format(
-            "{{\"t\":{},\"pid\":{},\"waker_cpu\":{},\"prev_cpu\":{},\"cpu\":{},\"wake_flags\":\"{}\",\"stage0\":\"{}\",\"stage1\":\"{}\","
-            "\"idlest\":\"{}\",\"stage2\":\"{}\",\"wakelist\":{},\"migrated\":{},\"preempted_curr\":{},\"idle_delay_hit\":{},\"claim_set\":{},"
-            "\"examined\":[{}]}}\n",
-            r.time, r.pid, d.this_cpu, d.prev_cpu, d.cpu, wakeFlagsToString(d.wake_flags), toString(d.stage0), toString(d.stage1),
-            toString(d.idlest), toString(d.stage2), d.wakelist, d.migrated, d.preempted_curr, d.idle_delay_hit, d.claim_set, ex);
-    }
-    void commit() {
-        f.flush();
-        if (!f) throw InputError(path, "", "write failed");
-        f.close();
-        std::error_code ec;
-        std::filesystem::rename(tmp, path, ec);
-        if (ec) throw InputError(path, "", "cannot rename into place: " + ec.message());
-    }
-    ~DecisionWriter() {
-        if (f.is_open()) {
-            f.close();
-            std::error_code ec;
-            std::filesystem::remove(tmp, ec);
-        }
-    }
-};
-
-// --ftrace: the run's events as ftrace text, streamed to a temporary file renamed at the end.
-struct FtraceFile {
-    std::string path, tmp;
-    std::ofstream f;
     std::vector<char> buf = std::vector<char>(1 << 20);
-    std::unique_ptr<FtraceTextWriter> w;
-    FtraceFile(const std::string& p, const Engine& eng, bool usecs) : path(p), tmp(p + fmt::format(".tmp.{}", ::getpid())) {
+    std::ofstream f;
+    explicit TempFileOut(const std::string& p) : path(p), tmp(p + fmt::format(".tmp.{}", ::getpid())) {
         f.rdbuf()->pubsetbuf(buf.data(), std::streamsize(buf.size()));
         f.open(tmp, std::ios::binary | std::ios::trunc);
         if (!f) throw InputError(path, "", "cannot write (directory missing or not writable)");
-        const Engine* e = &eng;
-        w = std::make_unique<FtraceTextWriter>(
-            f, eng.nrCpus(),
-            [e](std::int32_t pid) {
-                const int id = pid - 1000;  // engine tasks are pid 1000 + id
-                return id >= 0 && id < e->taskCount() ? e->task(id).t.comm : std::string();
-            },
-            usecs);
     }
     void commit() {
         f.flush();
@@ -191,13 +148,40 @@ struct FtraceFile {
         std::filesystem::rename(tmp, path, ec);
         if (ec) throw InputError(path, "", "cannot rename into place: " + ec.message());
     }
-    ~FtraceFile() {
+    ~TempFileOut() {
         if (f.is_open()) {
             f.close();
             std::error_code ec;
             std::filesystem::remove(tmp, ec);
         }
     }
+};
+
+// --decisions: every wakeup decision as a JSON line.
+struct DecisionWriter {
+    TempFileOut out;
+    explicit DecisionWriter(const std::string& p) : out(p) {}
+    void write(const DecisionRecord& r) {
+        const Decision& d = r.d;
+        std::string ex;
+        for (const auto& e : d.examined) ex += fmt::format("{}[{},\"{}\",\"{}\"]", ex.empty() ? "" : ",", e.cpu, toString(e.fn), toString(e.seen));
+        out.f << fmt::format(
+            "{{\"t\":{},\"pid\":{},\"waker_cpu\":{},\"prev_cpu\":{},\"cpu\":{},\"wake_flags\":\"{}\",\"stage0\":\"{}\",\"stage1\":\"{}\","
+            "\"idlest\":\"{}\",\"stage2\":\"{}\",\"wakelist\":{},\"migrated\":{},\"preempted_curr\":{},\"idle_delay_hit\":{},\"claim_set\":{},"
+            "\"examined\":[{}]}}\n",
+            r.time, r.pid, d.this_cpu, d.prev_cpu, d.cpu, wakeFlagsToString(d.wake_flags), toString(d.stage0), toString(d.stage1),
+            toString(d.idlest), toString(d.stage2), d.wakelist, d.migrated, d.preempted_curr, d.idle_delay_hit, d.claim_set, ex);
+    }
+    void commit() { out.commit(); }
+};
+
+// --ftrace: the run's events as ftrace text.
+struct FtraceFile {
+    TempFileOut out;
+    FtraceTextWriter w;
+    FtraceFile(const std::string& p, const Engine& eng, bool usecs)
+        : out(p), w(out.f, eng.nrCpus(), [e = &eng](std::int32_t pid) { return e->taskComm(pid); }, usecs) {}
+    void commit() { out.commit(); }
 };
 
 }  // namespace
@@ -229,14 +213,9 @@ int cliTrace(const std::string& path, const std::string& clock, bool queuedOnly)
             return 0;
         }
     }
-    if (looksLikeTraceDat(path)) {
-        fmt::print("{}", readTraceDat(path).summary());
-        return 0;
-    }
     TraceReadOptions o;
     o.clock = clock;
-    const Trace t = readFtraceText(path, o);
-    fmt::print("{}", t.summary());
+    fmt::print("{}", readTrace(path, o).summary());
     return 0;
 }
 
@@ -246,14 +225,12 @@ int cliAgree(const AgreeArgs& a) {
         throw InputError("--sync", a.sync, "expected comm, task or none");
     TraceReadOptions ro;
     ro.clock = a.clock;
-    const Trace t = looksLikeTraceDat(a.trace) ? readTraceDat(a.trace) : readFtraceText(a.trace, ro);
+    const Trace t = readTrace(a.trace, ro);
     if (!t.ns_timestamps) throw InputError(a.trace, "", "timestamps are not in ns (counter/uptime/tsc clock): PELT and wakee_flips decay cannot be rebuilt");
     if (a.topology.empty()) {
-        std::string same;
-        for (const auto& n : Topology::presetNames())
-            if (Topology::preset(n).nrCpus() == t.nr_cpus) same += (same.empty() ? "" : ", ") + n;
+        const auto same = Topology::presetsWithCpus(t.nr_cpus);
         throw InputError("--topology", "", fmt::format("give the machine the trace was recorded on (the trace has {} CPUs; presets with {} CPUs: {}; or an hwloc XML)",
-                                                       t.nr_cpus, t.nr_cpus, same.empty() ? "none" : same));
+                                                       t.nr_cpus, t.nr_cpus, same.empty() ? "none" : fmt::format("{}", fmt::join(same, ", "))));
     }
     auto topo = std::make_shared<const Topology>(loadTopology(a.topology));
     if (topo->nrCpus() < t.nr_cpus)
@@ -302,7 +279,7 @@ int cliRun(const SimArgs& a) {
     std::function<void(const Engine&)> onStart;
     if (!a.ftrace.empty()) {
         onStart = [&](const Engine& e) { ft = std::make_unique<FtraceFile>(a.ftrace, e, a.ftraceUsecs); };
-        events = [&](const SchedEvent& e) { ft->w->write(e); };
+        events = [&](const SchedEvent& e) { ft->w.write(e); };
     }
     RunResult r = runOne(s, v, cost, a, fmt::format("{} [{}]", s.name, v.knobs.presetName), sink, events, onStart);
     if (dw) dw->commit();

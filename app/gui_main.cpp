@@ -171,14 +171,13 @@ int main(int argc, char** argv) {
         }
         try {
             const std::string p = parser.value(recOpt).toStdString();
-            rec = std::make_shared<const sched::Trace>(sched::looksLikeTraceDat(p) ? sched::readTraceDat(p) : sched::readFtraceText(p));
+            rec = std::make_shared<const sched::Trace>(sched::readTrace(p));
             if (!parser.isSet(topoOpt)) {
-                std::string same;
-                for (const auto& n : sched::Topology::presetNames())
-                    if (sched::Topology::preset(n).nrCpus() == rec->nr_cpus) same += (same.empty() ? "" : ", ") + n;
+                QStringList same;
+                for (const auto& n : sched::Topology::presetsWithCpus(rec->nr_cpus)) same << QString::fromStdString(n);
                 return usage(QStringLiteral("--trace needs --topology: the trace has %1 CPUs (presets with %1 CPUs: %2; or an hwloc XML)")
                                  .arg(rec->nr_cpus)
-                                 .arg(same.empty() ? QStringLiteral("none") : QString::fromStdString(same)));
+                                 .arg(same.isEmpty() ? QStringLiteral("none") : same.join(QStringLiteral(", "))));
             }
             recTopo = std::make_shared<const sched::Topology>(sched::loadTopology(parser.value(topoOpt).toStdString()));
             if (recTopo->nrCpus() < rec->nr_cpus)
@@ -190,44 +189,30 @@ int main(int argc, char** argv) {
     }
 
     schedlab::MainWindow window;
-    so.autoplay = shot.isEmpty() && !parser.isSet(pausedOpt);
+    so.autoplay = shot.isEmpty() && !parser.isSet(pausedOpt) && !rec;  // a trace is shown instead: no run in the background
     if (scenario) window.openScenario(*scenario, parser.value(scenarioOpt), so);
     else window.openDefault(so);
     window.show();
+    // Headless: export the asked view with its caption once the views took the last frame and laid out.
+    auto capture = [&window, shot, viewName] {
+        QTimer::singleShot(50, &window, [&window, shot, viewName] {
+            const QString err = window.exportView(window.view(viewName), shot);
+            if (!err.isEmpty()) {
+                std::fprintf(stderr, "schedlab: %s\n", qPrintable(err));
+                QApplication::exit(1);
+                return;
+            }
+            std::printf("%s\n", qPrintable(window.caption()));
+            QApplication::exit(0);
+        });
+    };
     if (rec) {
         window.showTrace(rec, recTopo, parser.value(recOpt));
         if (at >= 0) window.setTraceTime(sched::traceSpan(*rec).first + at);
-        if (!shot.isEmpty()) {
-            QTimer::singleShot(100, &window, [&window, shot, viewName] {
-                const QString err = window.exportView(window.view(viewName), shot);
-                if (!err.isEmpty()) {
-                    std::fprintf(stderr, "schedlab: %s\n", qPrintable(err));
-                    QApplication::exit(1);
-                    return;
-                }
-                std::printf("%s\n", qPrintable(window.caption()));
-                QApplication::exit(0);
-            });
-        }
-        return QApplication::exec();
-    }
-
-    if (!shot.isEmpty()) {
+        if (!shot.isEmpty()) capture();
+    } else if (!shot.isEmpty()) {
         const bool trace = parser.isSet(traceOpt);
-        window.runUntil(runFor, [&window, shot, viewName, trace] {
-            auto capture = [&window, shot, viewName] {
-            // Let the views take the last frame and lay out before painting.
-            QTimer::singleShot(50, &window, [&window, shot, viewName] {
-                const QString err = window.exportView(window.view(viewName), shot);
-                if (!err.isEmpty()) {
-                    std::fprintf(stderr, "schedlab: %s\n", qPrintable(err));
-                    QApplication::exit(1);
-                    return;
-                }
-                std::printf("%s\n", qPrintable(window.caption()));
-                QApplication::exit(0);
-            });
-            };
+        window.runUntil(runFor, [&window, trace, capture] {
             if (trace) window.stepWakeupThen(capture);
             else capture();
         });

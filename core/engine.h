@@ -139,6 +139,11 @@ public:
     SimTask& task(int id) { return m_tasks[id]; }
     const SimTask& task(int id) const { return m_tasks[id]; }
     int taskCount() const { return int(m_tasks.size()); }
+    /// The comm of the task with this pid ("" for none; tasks are pid 1000 + id), e.g. for exports.
+    std::string taskComm(int pid) const {
+        const int id = pid - 1000;
+        return id >= 0 && id < taskCount() ? m_tasks[std::size_t(id)].t.comm : std::string();
+    }
     /// The running task (the one whose step() is executing) wakes `id`.
     /// Returns true when a blocked task was woken. `sync`: WF_SYNC.
     bool wake(int id, bool sync);

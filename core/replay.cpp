@@ -147,6 +147,9 @@ AgreeReport agree(const Trace& t, std::shared_ptr<const Topology> topo, const Kn
     std::unordered_map<std::int32_t, RTask> tasks;
     std::unordered_map<std::int32_t, Task> idleTasks;  // the idle task of each CPU, keyed by CPU (all print as pid 0)
     const std::int64_t t0 = ev.empty() ? 0 : ev.front().time;
+    // SCHEDLAB_AGREE_DEBUG=LINE prints the state rebuilt for the decision on that line.
+    const char* dbg = std::getenv("SCHEDLAB_AGREE_DEBUG");
+    const std::uint32_t debugLine = dbg ? std::uint32_t(std::strtoul(dbg, nullptr, 10)) : 0;
     std::vector<std::int64_t> llcScanAt(static_cast<std::size_t>(ncpu), -1);  // last nr_idle_scan update per LLC
     auto task = [&](std::int32_t pid, std::int64_t now) -> RTask& {
         RTask& r = tasks[pid];
@@ -353,15 +356,16 @@ AgreeReport agree(const Trace& t, std::shared_ptr<const Topology> topo, const Kn
             }
 
             // §6: the state at the decision instant.
-            for (auto& [tp, tr] : tasks) touch(tr, now);
             std::vector<double> util(std::size_t(ncpu), 0.0), load(std::size_t(ncpu), 0.0);
             std::vector<std::int64_t> ue(std::size_t(ncpu), 0);
-            for (const auto& [tp, tr] : tasks)
+            for (auto& [tp, tr] : tasks) {
+                touch(tr, now);
                 if (!tr.exited && tr.cpu >= 0 && tr.cpu < ncpu) {  // p included: its blocked load is still on prev (wake_affine_weight subtracts it)
                     util[std::size_t(tr.cpu)] += tr.pelt.util;
                     load[std::size_t(tr.cpu)] += tr.pelt.load;
                     if (tr.runnable) ue[std::size_t(tr.cpu)] += std::int64_t(task_util_est(tr.ue));  // cfs_rq util_est.enqueued
                 }
+            }
             st.now_ns = now;
             st.jiffies = now * o.hz / 1'000'000'000;
             for (int k = 0; k < ncpu; ++k) {
@@ -456,7 +460,7 @@ AgreeReport agree(const Trace& t, std::shared_ptr<const Topology> topo, const Kn
             // Decide on copies for the re-decisions of §9; the real call mutates the replay's tasks.
             const MachineState before = st;
             const Task pBefore = p, curBefore = *cur;
-            if (const char* dbg = std::getenv("SCHEDLAB_AGREE_DEBUG"); dbg && std::to_string(rec[i].line) == dbg) {
+            if (debugLine && rec[i].line == debugLine) {
                 std::string lo;
                 for (int k = 0; k < ncpu; ++k) lo += fmt::format(" {}:{}/{}", k, st.rq[std::size_t(k)].load_avg, st.rq[std::size_t(k)].util_avg);
                 std::fprintf(stderr, "line %u: p %d load %lld util %lld; current %d load %lld; rq load/util:%s\n", rec[i].line, pid,

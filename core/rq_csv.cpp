@@ -2,10 +2,10 @@
 #include "rq_csv.h"
 
 #include "input_error.h"
+#include "text_scan.h"
 
 #include <fmt/format.h>
 
-#include <charconv>
 #include <fstream>
 #include <sstream>
 
@@ -13,19 +13,8 @@ namespace sched {
 
 namespace {
 
-std::string_view trim(std::string_view s) {
-    while (!s.empty() && (s.front() == ' ' || s.front() == '\t')) s.remove_prefix(1);
-    while (!s.empty() && (s.back() == ' ' || s.back() == '\t' || s.back() == '\r')) s.remove_suffix(1);
-    return s;
-}
-
-template <typename T>
-bool toInt(std::string_view s, T& v) {
-    s = trim(s);
-    if (s.empty()) return false;
-    const auto [p, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
-    return ec == std::errc() && p == s.data() + s.size();
-}
+using text::toInt;
+using text::trim;
 
 /// Splits on commas; a trailing comma (the script prints one after every value) ends the row.
 std::vector<std::string_view> cells(std::string_view line) {

@@ -81,6 +81,8 @@ public:
     /// A named preset (see presetNames()); throws TopologyError for an unknown name.
     static Topology preset(const std::string& name);
     static std::vector<std::string> presetNames();
+    /// The presets with exactly `n` CPUs (to suggest the machine a trace was recorded on).
+    static std::vector<std::string> presetsWithCpus(int n);
     /// One-line description of a preset (for `schedlab-cli topology --list`).
     static std::string presetDescription(const std::string& name);
 

@@ -152,6 +152,13 @@ std::vector<std::string> Topology::presetNames() {
     return v;
 }
 
+std::vector<std::string> Topology::presetsWithCpus(int n) {
+    std::vector<std::string> v;
+    for (const auto& name : presetNames())
+        if (preset(name).nrCpus() == n) v.push_back(name);
+    return v;
+}
+
 std::string Topology::presetDescription(const std::string& name) {
     auto it = presets().find(name);
     return it == presets().end() ? std::string{} : it->second.description;

@@ -3,13 +3,13 @@
 
 #include "input_error.h"
 #include "metrics.h"
+#include "text_scan.h"
 
 #include <fmt/format.h>
 #include <zlib.h>
 
 #include <algorithm>
 #include <cerrno>
-#include <charconv>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
@@ -25,27 +25,13 @@ namespace sched {
 
 namespace {
 
-constexpr std::uint8_t kCauseUnknown = 0xff;  ///< sched_migrate_task of a kernel trace: cause not printed
 constexpr std::uint64_t kNotATraceLines = 1000;  ///< nothing parses in this many data lines: not a trace
 
-std::string_view trimLeft(std::string_view s) {
-    while (!s.empty() && (s.front() == ' ' || s.front() == '\t')) s.remove_prefix(1);
-    return s;
-}
-std::string_view trimRight(std::string_view s) {
-    while (!s.empty() && (s.back() == ' ' || s.back() == '\t' || s.back() == '\r')) s.remove_suffix(1);
-    return s;
-}
-std::string_view trim(std::string_view s) { return trimRight(trimLeft(s)); }
-bool isDigit(char c) { return c >= '0' && c <= '9'; }
-
-template <typename T>
-bool toInt(std::string_view s, T& v) {
-    s = trim(s);
-    if (s.empty()) return false;
-    const auto [p, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
-    return ec == std::errc() && p == s.data() + s.size();
-}
+using text::isDigit;
+using text::toInt;
+using text::trim;
+using text::trimLeft;
+using text::trimRight;
 
 /// The integer value of `key` ("pid=") in `s` from `from`: the text after it up to a space or the end.
 template <typename T>
@@ -95,7 +81,7 @@ char stateLetter(std::string_view s) {
 std::uint8_t causeFromName(std::string_view name) {
     for (int c = 0; c < kMigrationCauses; ++c)
         if (name == toString(MigrationCause(c))) return std::uint8_t(c);
-    return kCauseUnknown;
+    return kMigrationCauseUnknown;
 }
 
 }  // namespace
@@ -411,7 +397,7 @@ bool FtraceTextParser::parseRecord(std::string_view s, std::string& why) {
         e.kind = EvKind::sched_migrate_task;
         e.orig_cpu = std::int16_t(orig);
         e.target_cpu = std::int16_t(dest);
-        e.cause = kCauseUnknown;
+        e.cause = kMigrationCauseUnknown;
         const std::size_t c = payload.find(" cause=", prioAt);  // schedlab's own exports say why
         if (c != std::string_view::npos) {
             std::string_view v = payload.substr(c + 7);
@@ -620,6 +606,20 @@ Trace readFtraceText(const std::string& path, const TraceReadOptions& o) {
     return t;
 }
 
+Trace readTrace(const std::string& path, const TraceReadOptions& o) {
+    return looksLikeTraceDat(path) ? readTraceDat(path) : readFtraceText(path, o);
+}
+
+std::pair<std::int64_t, std::int64_t> traceSpan(const Trace& t) {
+    if (t.events.empty()) return {0, 0};
+    std::int64_t lo = t.events.front().time, hi = lo;
+    for (const auto& e : t.events) {
+        lo = std::min(lo, e.time);
+        hi = std::max(hi, e.time);
+    }
+    return {lo, hi};
+}
+
 std::string Trace::commOf(std::int32_t pid) const {
     const auto it = comm.find(pid);
     return it != comm.end() ? it->second : std::string("<...>");
@@ -628,11 +628,7 @@ std::string Trace::commOf(std::int32_t pid) const {
 std::string Trace::summary() const {
     std::string o = fmt::format("{}: {} events on {} CPUs", file, events.size(), nr_cpus);
     if (!events.empty()) {
-        std::int64_t lo = events.front().time, hi = lo;
-        for (const auto& e : events) {
-            lo = std::min(lo, e.time);
-            hi = std::max(hi, e.time);
-        }
+        const auto [lo, hi] = traceSpan(*this);
         o += ns_timestamps ? fmt::format(", {:.6f} s .. {:.6f} s ({:.3f} ms)", double(lo) / 1e9, double(hi) / 1e9, double(hi - lo) / 1e6)
                            : fmt::format(", stamps {} .. {} (not ns: clock {})", lo, hi, clock.empty() ? "unknown" : clock);
     }

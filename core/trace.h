@@ -20,6 +20,9 @@ namespace sched {
 /// Where an imported event came from: its line, the task current on the recording CPU
 /// (the TASK-PID column; 0 = that CPU's idle task) and the context column of the flags
 /// ('.' task, 'h'/'H' hard IRQ, 's' softirq, 'z'/'Z' NMI; '?' when the layout has no flags).
+/// sched_migrate_task::cause of a kernel trace: the kernel does not say why it moved the task.
+inline constexpr std::uint8_t kMigrationCauseUnknown = 0xff;
+
 struct TraceRecord {
     std::uint32_t line = 0;
     std::int32_t current = 0;
@@ -112,6 +115,11 @@ private:
 Trace readFtraceText(const std::string& path, const TraceReadOptions& o = {});
 /// The same on text in memory; `name` stands for the file in messages.
 Trace parseFtraceText(std::string_view text, const std::string& name, const TraceReadOptions& o = {});
+
+/// Any trace: trace.dat by its magic, else ftrace text (see readTraceDat, readFtraceText).
+Trace readTrace(const std::string& path, const TraceReadOptions& o = {});
+/// First and last event times of the trace (0, 0 when it has none).
+std::pair<std::int64_t, std::int64_t> traceSpan(const Trace& t);
 
 /// Whether the file starts with trace-cmd's trace.dat magic.
 bool looksLikeTraceDat(const std::string& path);

@@ -42,24 +42,16 @@ namespace sched {
 
 namespace {
 
-constexpr std::uint8_t kCauseUnknown = 0xff;
 constexpr int kTraceFlagNmi = 0x40;  // kernel's TRACE_FLAG_NMI (not in libtraceevent's enum)
-
-struct Fields {
-    tep_event* ev = nullptr;
-    tep_format_field *pid = nullptr, *prio = nullptr, *target = nullptr, *comm = nullptr;
-};
 
 struct Ctx {
     Trace* t = nullptr;
     tep_handle* tep = nullptr;
-    Fields waking, wakeup, wakeup_new, migrate, sw_prev_comm;
+    tep_event *waking = nullptr, *wakeup = nullptr, *wakeup_new = nullptr, *migrate = nullptr;  ///< the events read
     tep_event *sw = nullptr, *idle = nullptr, *fork = nullptr, *exit = nullptr, *print = nullptr;
     std::uint32_t ordinal = 0;
     std::vector<std::int64_t> cpuLast;
-    std::vector<std::size_t> openGaps;
     std::int64_t lastTime = std::numeric_limits<std::int64_t>::min();
-    std::string error;  ///< first malformed record
 };
 
 bool num(tep_event* ev, const char* name, const tep_record* rec, long long& v) {
@@ -151,8 +143,8 @@ int onRecord(tracecmd_input*, tep_record* rec, int cpu, void* data) {
         if (num(ev, "prio", rec, x)) t.prio[e.pid] = int(x);
         return true;
     };
-    if (ev == c.waking.ev || ev == c.wakeup.ev || ev == c.wakeup_new.ev) {
-        const EvKind k = ev == c.waking.ev ? EvKind::sched_waking : ev == c.wakeup.ev ? EvKind::sched_wakeup : EvKind::sched_wakeup_new;
+    if (ev == c.waking || ev == c.wakeup || ev == c.wakeup_new) {
+        const EvKind k = ev == c.waking ? EvKind::sched_waking : ev == c.wakeup ? EvKind::sched_wakeup : EvKind::sched_wakeup_new;
         if (!wakeLike(k)) return bad("missing pid/target_cpu");
     } else if (ev == c.sw) {
         long long pp = 0, np = 0, st = 0;
@@ -166,7 +158,7 @@ int onRecord(tracecmd_input*, tep_record* rec, int cpu, void* data) {
         if (e.pid2) t.comm[e.pid2] = str(ev, "next_comm", rec);
         if (num(ev, "prev_prio", rec, x) && e.pid) t.prio[e.pid] = int(x);
         if (num(ev, "next_prio", rec, x) && e.pid2) t.prio[e.pid2] = int(x);
-    } else if (ev == c.migrate.ev) {
+    } else if (ev == c.migrate) {
         long long o = 0, d = 0;
         if (!num(ev, "pid", rec, v) || !num(ev, "orig_cpu", rec, o) || !num(ev, "dest_cpu", rec, d))
             return bad("missing pid/orig_cpu/dest_cpu");
@@ -174,7 +166,7 @@ int onRecord(tracecmd_input*, tep_record* rec, int cpu, void* data) {
         e.pid = std::int32_t(v);
         e.orig_cpu = std::int16_t(o);
         e.target_cpu = std::int16_t(d);
-        e.cause = kCauseUnknown;
+        e.cause = kMigrationCauseUnknown;
         t.comm[e.pid] = str(ev, "comm", rec);
     } else if (ev == c.idle) {
         if (!num(ev, "state", rec, v) || !num(ev, "cpu_id", rec, w)) return bad("missing state/cpu_id");
@@ -298,10 +290,10 @@ int onRecordStreamed(tracecmd_input* h, tep_record* rec, int cpu, void* data) {
     c.tep = tracecmd_get_tep(h);
     t.nr_cpus = tep_get_cpus(c.tep);
     auto find = [&](const char* sys, const char* name) { return tep_find_event_by_name(c.tep, sys, name); };
-    c.waking.ev = find("sched", "sched_waking");
-    c.wakeup.ev = find("sched", "sched_wakeup");
-    c.wakeup_new.ev = find("sched", "sched_wakeup_new");
-    c.migrate.ev = find("sched", "sched_migrate_task");
+    c.waking = find("sched", "sched_waking");
+    c.wakeup = find("sched", "sched_wakeup");
+    c.wakeup_new = find("sched", "sched_wakeup_new");
+    c.migrate = find("sched", "sched_migrate_task");
     c.sw = find("sched", "sched_switch");
     c.idle = find("power", "cpu_idle");
     c.fork = find("sched", "sched_process_fork");

@@ -9,16 +9,6 @@
 
 namespace sched {
 
-std::pair<std::int64_t, std::int64_t> traceSpan(const Trace& t) {
-    if (t.events.empty()) return {0, 0};
-    std::int64_t lo = t.events.front().time, hi = lo;
-    for (const auto& e : t.events) {
-        lo = std::min(lo, e.time);
-        hi = std::max(hi, e.time);
-    }
-    return {lo, hi};
-}
-
 Snapshot traceSnapshot(const Trace& t, std::shared_ptr<const Topology> topo, std::int64_t at, const std::string& label,
                        const TraceViewOptions& o) {
     Snapshot s;

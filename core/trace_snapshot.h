@@ -23,7 +23,4 @@ struct TraceViewOptions {
 Snapshot traceSnapshot(const Trace& t, std::shared_ptr<const Topology> topo, std::int64_t at, const std::string& label,
                        const TraceViewOptions& o = {});
 
-/// First and last event times of the trace (0, 0 when it has none).
-std::pair<std::int64_t, std::int64_t> traceSpan(const Trace& t);
-
 }  // namespace sched

@@ -135,10 +135,7 @@ TEST(Agree, ASimulatedRunExportedAsFtraceReplaysWithConsistentCrossChecks) {
     const sched::RunResult run = sched::runScenario(s, s.variants[0], s.cost, o);
     std::ostringstream out;
     const sched::Engine& eng = *run.engine;
-    sched::FtraceTextWriter w(out, eng.nrCpus(), [&](std::int32_t pid) {
-        const int id = pid - 1000;
-        return id >= 0 && id < eng.taskCount() ? eng.task(id).t.comm : std::string();
-    });
+    sched::FtraceTextWriter w(out, eng.nrCpus(), [&](std::int32_t pid) { return eng.taskComm(pid); });
     for (const auto& e : events) w.write(e);
     const AgreeReport r = sched::agree(sched::parseFtraceText(out.str(), "sim.txt"), qemu(), s.variants[0].knobs);
     const auto wakings = std::count_if(events.begin(), events.end(), [](const auto& e) { return e.kind == sched::EvKind::sched_waking; });

@@ -226,10 +226,7 @@ TEST(FtraceText, SimulatedRunExportsAndReadsBackToTheSameEvents) {
     ASSERT_GT(events.size(), 100u);
     const sched::Engine& eng = *r.engine;
     std::ostringstream out;
-    sched::FtraceTextWriter w(out, eng.nrCpus(), [&](std::int32_t pid) {
-        const int id = pid - 1000;
-        return id >= 0 && id < eng.taskCount() ? eng.task(id).t.comm : std::string();
-    });
+    sched::FtraceTextWriter w(out, eng.nrCpus(), [&](std::int32_t pid) { return eng.taskComm(pid); });
     for (const auto& e : events) w.write(e);
     EXPECT_EQ(w.written(), events.size());
     const Trace t = parseFtraceText(out.str(), "export.txt");

@@ -878,8 +878,7 @@ void MainWindow::openTraceDialog() {
         }
         // The machine it was recorded on: presets with its CPU count, or an hwloc XML.
         QStringList items;
-        for (const auto& n : sched::Topology::presetNames())
-            if (sched::Topology::preset(n).nrCpus() == trace->nr_cpus) items << QString::fromStdString(n);
+        for (const auto& n : sched::Topology::presetsWithCpus(trace->nr_cpus)) items << QString::fromStdString(n);
         const QString other = tr("hwloc XML file…");
         items << other;
         bool ok = false;
@@ -903,9 +902,7 @@ void MainWindow::openTraceDialog() {
     });
     watcher->setFuture(QtConcurrent::run([path]() -> std::pair<std::shared_ptr<const sched::Trace>, QString> {
         try {
-            const std::string p = path.toStdString();
-            auto t = std::make_shared<const sched::Trace>(sched::looksLikeTraceDat(p) ? sched::readTraceDat(p) : sched::readFtraceText(p));
-            return {t, QString()};
+            return {std::make_shared<const sched::Trace>(sched::readTrace(path.toStdString())), QString()};
         } catch (const std::exception& e) {
             return {nullptr, QString::fromUtf8(e.what())};
         }

@@ -48,6 +48,13 @@ QColor mix(const QColor& a, const QColor& b, double f) {
 
 QRectF toQRect(const RectF& r) { return QRectF(r.x, r.y, r.w, r.h); }
 
+/// Raster targets (the widget, images) without scaling or rotation take cached pixel layers;
+/// vector ones (SVG, PDF) and transformed painters get vectors.
+bool blitsCachedImages(const QPainter& p) {
+    return p.paintEngine() && p.paintEngine()->type() == QPaintEngine::Raster && !p.transform().isScaling() &&
+           !p.transform().isRotating();
+}
+
 QString msText(std::int64_t ns) { return QString::number(double(ns) / 1e6, 'f', 3) + QStringLiteral(" ms"); }
 
 constexpr double kArrowPickPx = 3;  ///< clicks and tooltips within this of an arrow go to the arrow
@@ -498,9 +505,7 @@ void TopologyHeatmap::renderImpl(QPainter& p, const QRect& target, bool own) {
     const Geometry& g = geometryFor(target, own);
     p.save();
     p.setClipRect(target);
-    // Raster targets (the widget, images) blit cached layers; vector ones (SVG, PDF) get vectors.
-    const bool raster = p.paintEngine() && p.paintEngine()->type() == QPaintEngine::Raster &&
-                        !p.transform().isScaling() && !p.transform().isRotating();
+    const bool raster = blitsCachedImages(p);
     const double dpr = p.device() ? p.device()->devicePixelRatioF() : 1.0;
     if (raster) buildCaches(g, dpr);
     const bool haveSnapshot = m_snapshot && m_snapshot->topo && !g.layout.cpu.empty();
@@ -817,8 +822,7 @@ void TopologyHeatmap::paintArrows(QPainter& p, const Geometry& g) const {
 
     // Count labels on the most counted arrows: pre-rendered pills on raster targets, vectors otherwise.
     if (cell < 12) return;
-    const bool raster = p.paintEngine() && p.paintEngine()->type() == QPaintEngine::Raster &&
-                        !p.transform().isScaling() && !p.transform().isRotating();
+    const bool raster = blitsCachedImages(p);
     const double dpr = p.device() ? p.device()->devicePixelRatioF() : 1.0;
     const QFontMetricsF fm(g.smallFont);
     p.setFont(g.smallFont);

@@ -3,6 +3,7 @@
 //     back; MB/s of text and events/s.
 //   BM_ReadFtraceFile/0 the same text from a file (memory-mapped), /1 gzip-compressed.
 //   BM_WriteFtraceText: the export, MB/s of text written.
+#include "engine.h"
 #include "scenario.h"
 #include "trace.h"
 
@@ -12,6 +13,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <memory>
 #include <sstream>
 
 #include <unistd.h>
@@ -20,7 +22,7 @@ namespace {
 
 struct Exported {
     std::vector<sched::SchedEvent> events;
-    std::vector<std::string> comms;
+    std::unique_ptr<sched::Engine> engine;  ///< kept for the tasks' names
     int cpus = 0;
     std::string text;
 };
@@ -36,14 +38,11 @@ const Exported& exported() {
             "bench.json", ".");
         sched::RunOptions o;
         o.event_sink = [&](const sched::SchedEvent& ev) { e.events.push_back(ev); };
-        const sched::RunResult r = sched::runScenario(s, s.variants[0], s.cost, o);
-        e.cpus = r.engine->nrCpus();
-        for (int id = 0; id < r.engine->taskCount(); ++id) e.comms.push_back(r.engine->task(id).t.comm);
+        sched::RunResult r = sched::runScenario(s, s.variants[0], s.cost, o);
+        e.engine = std::move(r.engine);
+        e.cpus = e.engine->nrCpus();
         std::ostringstream out;
-        sched::FtraceTextWriter w(out, e.cpus, [&](std::int32_t pid) {
-            const int id = pid - 1000;
-            return id >= 0 && id < int(e.comms.size()) ? e.comms[std::size_t(id)] : std::string();
-        });
+        sched::FtraceTextWriter w(out, e.cpus, [&](std::int32_t pid) { return e.engine->taskComm(pid); });
         for (const auto& ev : e.events) w.write(ev);
         e.text = out.str();
         return e;
@@ -107,10 +106,7 @@ void BM_WriteFtraceText(benchmark::State& state) {
     const Exported& x = exported();
     for (auto _ : state) {
         std::ostringstream out;
-        sched::FtraceTextWriter w(out, x.cpus, [&](std::int32_t pid) {
-            const int id = pid - 1000;
-            return id >= 0 && id < int(x.comms.size()) ? x.comms[std::size_t(id)] : std::string();
-        });
+        sched::FtraceTextWriter w(out, x.cpus, [&](std::int32_t pid) { return x.engine->taskComm(pid); });
         for (const auto& ev : x.events) w.write(ev);
         benchmark::DoNotOptimize(out.str().size());
     }
