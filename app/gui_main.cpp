@@ -89,8 +89,12 @@ int main(int argc, char** argv) {
     const QCommandLineOption atOpt(QStringLiteral("at"),
                                    QStringLiteral("With --trace: the cursor, as time after the first event (default: the end)."),
                                    QStringLiteral("time"));
+    const QCommandLineOption disOpt(QStringLiteral("disagreement"),
+                                    QStringLiteral("With --trace: open the K-th disagreement with the kernel (1 = the first in time) in the "
+                                                   "decision inspector and move the cursor to it (instead of --at)."),
+                                    QStringLiteral("K"));
     for (const auto* o : {&scenarioOpt, &runForOpt, &shotOpt, &viewOpt, &aOpt, &bOpt, &setAOpt, &setBOpt, &noAbOpt,
-                          &seedOpt, &traceOpt, &pausedOpt, &recOpt, &topoOpt, &atOpt})
+                          &seedOpt, &traceOpt, &pausedOpt, &recOpt, &topoOpt, &atOpt, &disOpt})
         parser.addOption(*o);
 
     if (!parser.parse(QApplication::arguments())) return usage(parser.errorText());
@@ -163,6 +167,14 @@ int main(int argc, char** argv) {
     std::shared_ptr<const sched::Trace> rec;
     std::shared_ptr<const sched::Topology> recTopo;
     qint64 at = -1;
+    int disagreement = 0;  // 1-based; 0: none
+    if (parser.isSet(disOpt)) {
+        if (!parser.isSet(recOpt)) return usage(QStringLiteral("--disagreement needs --trace"));
+        bool ok = false;
+        disagreement = parser.value(disOpt).toInt(&ok);
+        if (!ok || disagreement < 1)
+            return usage(QStringLiteral("--disagreement '%1': not a positive integer (1 = the first disagreement)").arg(parser.value(disOpt)));
+    }
     if (parser.isSet(recOpt)) {
         if (parser.isSet(atOpt)) {
             const auto d = sched::parseDurationNs(parser.value(atOpt).toStdString());
@@ -209,7 +221,23 @@ int main(int argc, char** argv) {
     if (rec) {
         window.showTrace(rec, recTopo, parser.value(recOpt));
         if (at >= 0) window.setTraceTime(sched::traceSpan(*rec).first + at);
-        if (!shot.isEmpty()) capture();
+        // The agreement runs in the background: the timeline and --disagreement need it.
+        window.whenAgreed([&window, disagreement, capture, shot] {
+            if (disagreement > 0) {
+                if (!window.agreement()) {
+                    std::fprintf(stderr, "schedlab: --disagreement: %s\n", qPrintable(window.agreementSummary()));
+                    QApplication::exit(kExitUsage);
+                    return;
+                }
+                if (!window.openDisagreement(disagreement - 1)) {
+                    std::fprintf(stderr, "schedlab: --disagreement %d: the trace has %d disagreements\n", disagreement,
+                                 window.disagreementCount());
+                    QApplication::exit(kExitUsage);
+                    return;
+                }
+            }
+            if (!shot.isEmpty()) capture();
+        });
     } else if (!shot.isEmpty()) {
         const bool trace = parser.isSet(traceOpt);
         window.runUntil(runFor, [&window, trace, capture] {

@@ -9,6 +9,7 @@
 #include "scenario.h"
 #include "sim_worker.h"
 #include "topology_heatmap.h"
+#include "trace_timeline.h"
 
 #include <QAction>
 #include <QApplication>
@@ -19,7 +20,7 @@
 #include <QEventLoop>
 #include <QFile>
 #include <QImage>
-#include <QSlider>
+#include <QMouseEvent>
 #include <QTemporaryDir>
 #include <QTimer>
 
@@ -236,13 +237,19 @@ TEST(MainWindow, ARecordedTraceIsShownInTheViewsAtTheCursorAndAScenarioLeavesIt)
     EXPECT_FALSE(w.view(QStringLiteral("heatmapB"))->isVisible());
     EXPECT_TRUE(w.caption().contains(QStringLiteral("recorded trace trace.txt.gz")));
     EXPECT_TRUE(w.caption().contains(QStringLiteral("qemu-2s2c2t (8 CPUs)")));
-    // The trace bar's slider moves the cursor over the whole trace.
-    auto* slider = w.findChild<QSlider*>(QStringLiteral("traceSlider"));
-    ASSERT_NE(slider, nullptr);
-    slider->setValue(slider->maximum());
-    EXPECT_EQ(heat->snapshot()->now, t1);
-    slider->setValue(slider->minimum());
-    EXPECT_EQ(heat->snapshot()->now, t0);
+    // A click on the trace bar's timeline moves the cursor, from one end of the trace to the other
+    // (no event loop has run: the agreement has not reached the timeline, no tick is in the way).
+    auto* tl = w.findChild<TraceTimeline*>(QStringLiteral("traceTimeline"));
+    ASSERT_NE(tl, nullptr);
+    const QRect strip = tl->stripRect();
+    for (const auto& [x, t] : {std::pair<int, std::int64_t>{strip.right() + 1, t1}, {strip.left(), t0}}) {
+        const QPointF p(x, strip.bottom() - 2);
+        QMouseEvent press(QEvent::MouseButtonPress, p, tl->mapToGlobal(p), Qt::LeftButton, Qt::LeftButton, Qt::NoModifier);
+        QApplication::sendEvent(tl, &press);
+        QMouseEvent release(QEvent::MouseButtonRelease, p, tl->mapToGlobal(p), Qt::LeftButton, Qt::NoButton, Qt::NoModifier);
+        QApplication::sendEvent(tl, &release);
+        EXPECT_EQ(heat->snapshot()->now, t) << x;
+    }
     // Opening a scenario goes back to the simulation.
     w.openDefault(o);
     EXPECT_FALSE(w.traceMode());

@@ -15,6 +15,52 @@ namespace {
 
 QString q(const std::string& s) { return QString::fromStdString(s); }
 
+QString agreementRowText(const AgreementItem& it) {
+    const sched::AgreeRow& r = it.row;
+    return QStringLiteral("#%1  %2 ms  pid %3  prev %4: kernel %5, schedlab %6  %7")
+        .arg(it.index + 1)
+        .arg(double(r.time - it.t0) / 1e6, 0, 'f', 3)
+        .arg(r.pid)
+        .arg(r.prev)
+        .arg(r.kernel)
+        .arg(r.sim)
+        .arg(r.cls >= 0 ? QString::fromLatin1(sched::toString(sched::DisagreeClass(r.cls))) : QString());
+}
+
+/// The path (steps) and the CPUs examined of a decision; `untraced` when it has no steps.
+QString pathHtml(const sched::Decision& d, const QString& untraced) {
+    QString h;
+    if (!d.steps.empty()) {
+        h += QStringLiteral("<h4>Path</h4><ol>");
+        for (const auto& s : d.steps)
+            h += QStringLiteral("<li><tt>%1()</tt> %2</li>").arg(QString::fromLatin1(sched::toString(s.fn)),
+                                                               q(s.text).toHtmlEscaped());
+        h += QStringLiteral("</ol>");
+    } else {
+        h += QStringLiteral("<p><i>%1</i></p>").arg(untraced);
+    }
+    h += QStringLiteral("<h4>CPUs examined (%1)</h4><ol>").arg(d.examined.size());
+    for (const auto& e : d.examined)
+        h += QStringLiteral("<li>CPU %1 by <tt>%2()</tt>: %3</li>")
+                 .arg(e.cpu)
+                 .arg(QString::fromLatin1(sched::toString(e.fn)), QString::fromLatin1(sched::toString(e.seen)));
+    h += QStringLiteral("</ol>");
+    return h;
+}
+
+QString flagsText(const sched::Decision& d) {
+    QStringList flags;
+    if (d.wake_flags & sched::WF_SYNC) flags << QStringLiteral("WF_SYNC");
+    if (d.wake_flags & sched::WF_FORK) flags << QStringLiteral("WF_FORK");
+    if (d.wake_flags & sched::WF_TTWU) flags << QStringLiteral("WF_TTWU");
+    if (d.wakelist) flags << QStringLiteral("wakelist (IPI)");
+    if (d.migrated) flags << QStringLiteral("migrated");
+    if (d.preempted_curr) flags << QStringLiteral("preempted curr");
+    if (d.claim_set) flags << QStringLiteral("claimed");
+    if (d.idle_delay_hit) flags << QStringLiteral("idle-delay hit");
+    return flags.join(QStringLiteral(", "));
+}
+
 QString rowText(const sched::DecisionRecord& r, bool traced) {
     return QStringLiteral("%1%2 ms  pid %3  %4→%5  %6")
         .arg(traced ? QStringLiteral("▶ ") : QString())
@@ -27,6 +73,11 @@ QString rowText(const sched::DecisionRecord& r, bool traced) {
 
 }  // namespace
 
+QString DecisionInspector::decisionsHint() {
+    return tr("Pick a wakeup above, or press W (Step wakeup) to run to the next one and see its "
+              "path in kernel function names; the heatmap numbers the CPUs it examined.");
+}
+
 DecisionInspector::DecisionInspector(QWidget* parent) : QWidget(parent) {
     setObjectName(QStringLiteral("decisionInspector"));
     auto* lay = new QVBoxLayout(this);
@@ -36,22 +87,36 @@ DecisionInspector::DecisionInspector(QWidget* parent) : QWidget(parent) {
     m_list = new QListWidget(split);
     m_list->setUniformItemSizes(true);
     m_text = new QTextBrowser(split);
-    m_text->setPlaceholderText(tr("Pick a wakeup above, or press W (Step wakeup) to run to the next one and see its "
-                                  "path in kernel function names; the heatmap numbers the CPUs it examined."));
+    m_text->setPlaceholderText(decisionsHint());
     split->addWidget(m_list);
     split->addWidget(m_text);
     split->setStretchFactor(0, 1);
     split->setStretchFactor(1, 4);
     split->setSizes({70, 400});  // a few rows of the list, the rest for the path
     lay->addWidget(split, 1);
-    connect(m_next, &QPushButton::clicked, this, &DecisionInspector::stepWakeupRequested);
+    connect(m_next, &QPushButton::clicked, this, [this] {
+        if (m_agreementMode) emit nextDisagreementRequested();
+        else emit stepWakeupRequested();
+    });
     connect(m_list, &QListWidget::currentRowChanged, this, [this](int row) {
-        if (row >= 0 && row < int(m_shown.size())) show(m_shown[std::size_t(row)]);
+        if (m_agreementMode) {
+            if (row >= 0 && row < int(m_disagreements.size())) emit disagreementPicked(row);
+        } else if (row >= 0 && row < int(m_shown.size())) {
+            show(m_shown[std::size_t(row)]);
+        }
     });
 }
 
 void DecisionInspector::setDecisions(const std::vector<sched::DecisionRecord>& recent,
                                      const std::optional<sched::DecisionRecord>& traced) {
+    if (m_agreementMode) {
+        m_agreementMode = false;
+        m_disagreements.clear();
+        m_next->setText(tr("Step to the next wakeup (W)"));
+        m_list->clear();
+        m_text->clear();
+        m_text->setPlaceholderText(decisionsHint());
+    }
     if (!isVisible() && !traced) return;
     const bool newTrace = traced && traced->time != m_tracedTime;
     const int keep = newTrace ? 0 : m_list->currentRow();
@@ -91,40 +156,104 @@ QString DecisionInspector::describe(const sched::DecisionRecord& r) {
              .arg(d.prev_cpu)
              .arg(d.cpu);
     h += QStringLiteral("reasons: <tt>%1</tt><br>").arg(q(d.reasons()).toHtmlEscaped());
-    QStringList flags;
-    if (d.wake_flags & sched::WF_SYNC) flags << QStringLiteral("WF_SYNC");
-    if (d.wake_flags & sched::WF_FORK) flags << QStringLiteral("WF_FORK");
-    if (d.wake_flags & sched::WF_TTWU) flags << QStringLiteral("WF_TTWU");
-    if (d.wakelist) flags << QStringLiteral("wakelist (IPI)");
-    if (d.migrated) flags << QStringLiteral("migrated");
-    if (d.preempted_curr) flags << QStringLiteral("preempted curr");
-    if (d.claim_set) flags << QStringLiteral("claimed");
-    if (d.idle_delay_hit) flags << QStringLiteral("idle-delay hit");
-    h += QStringLiteral("flags: %1<br>").arg(flags.join(QStringLiteral(", ")));
-    if (!d.steps.empty()) {
-        h += QStringLiteral("<h4>Path</h4><ol>");
-        for (const auto& s : d.steps)
-            h += QStringLiteral("<li><tt>%1()</tt> %2</li>").arg(QString::fromLatin1(sched::toString(s.fn)),
-                                                               q(s.text).toHtmlEscaped());
-        h += QStringLiteral("</ol>");
-    } else {
-        h += QStringLiteral("<p><i>Not traced: step to the next wakeup (W) to see the path function by function.</i></p>");
-    }
-    h += QStringLiteral("<h4>CPUs examined (%1)</h4><ol>").arg(d.examined.size());
-    for (const auto& e : d.examined)
-        h += QStringLiteral("<li>CPU %1 by <tt>%2()</tt>: %3</li>")
-                 .arg(e.cpu)
-                 .arg(QString::fromLatin1(sched::toString(e.fn)), QString::fromLatin1(sched::toString(e.seen)));
-    h += QStringLiteral("</ol>");
+    h += QStringLiteral("flags: %1<br>").arg(flagsText(d));
+    h += pathHtml(d, tr("Not traced: step to the next wakeup (W) to see the path function by function."));
     return h;
 }
+
+QString DecisionInspector::describeAgreement(const AgreementItem& it) {
+    const sched::AgreeRow& r = it.row;
+    const bool agree = r.sim == r.kernel;
+    QString h;
+    if (agree) h += tr("<b>Agreement</b>: schedlab and the kernel chose the same CPU<br>");
+    else
+        h += tr("<b>Disagreement %1 of %2</b>: <i>%3</i><br>")
+                 .arg(it.index + 1)
+                 .arg(it.total)
+                 .arg(r.cls >= 0 ? QString::fromLatin1(sched::toString(sched::DisagreeClass(r.cls))) : tr("unclassified"));
+    h += tr("%1 line %2 · t = %3 ms into the trace (stamp %4)<br>")
+             .arg(it.file.toHtmlEscaped())
+             .arg(r.line)
+             .arg(double(r.time - it.t0) / 1e6, 0, 'f', 6)
+             .arg(q(sched::ftraceTimestamp(r.time, 6)));
+    h += tr("<b>pid %1</b> (%2) woken on CPU %3 by %4 (%5)%6; prev_cpu %7<br>")
+             .arg(r.pid)
+             .arg(it.comm.toHtmlEscaped())
+             .arg(r.this_cpu)
+             .arg(r.waker ? tr("pid %1").arg(r.waker) : tr("the idle task"))
+             .arg(it.wakerComm.toHtmlEscaped())
+             .arg(r.sync ? tr(", WF_SYNC inferred") : QString())
+             .arg(r.prev);
+    // Both answers side by side, in the heatmap's colours (kernel: sky blue frame, schedlab: orange).
+    h += QStringLiteral("<table cellspacing=0 cellpadding=3 style='margin:4px 0'><tr>"
+                        "<td style='background:#56B4E9'>kernel chose <b>CPU %1</b>%2</td><td>&nbsp;</td>"
+                        "<td style='background:#E69F00'>schedlab chose <b>CPU %3</b>%4</td></tr></table>")
+             .arg(r.kernel)
+             .arg(r.kernel == r.prev ? tr(" (stayed on prev)") : QString())
+             .arg(r.sim)
+             .arg(r.sim == r.prev ? tr(" (prev)") : r.sim == r.this_cpu ? tr(" (the waker's CPU)") : QString());
+    h += QStringLiteral("schedlab's reasons: <tt>%1</tt><br>").arg(q(r.reasons).toHtmlEscaped());
+    QStringList notes;
+    if (r.late) notes << tr("late (woken mid-switch, then placed)");
+    if (r.cold) notes << tr("cold (PELT or wakee_flips still warming up)");
+    if (!notes.isEmpty()) h += tr("note: %1<br>").arg(notes.join(QStringLiteral("; ")));
+    if (r.decision) h += QStringLiteral("flags: %1<br>").arg(flagsText(*r.decision));
+    // The state the replay rebuilt, per CPU: I idle, i curr idle but runnable/pending, B busy; nr_running.
+    const QStringList cpus = q(r.cpus).split(QLatin1Char(' '), Qt::SkipEmptyParts);
+    if (!cpus.isEmpty() && cpus.size() <= 64) {
+        h += tr("<h4>CPUs at the decision</h4><tt>");
+        for (int c = 0; c < cpus.size(); ++c) {
+            QString cell = QStringLiteral("%1:%2").arg(c).arg(cpus[c]);
+            if (c == r.kernel || c == r.sim) cell = QStringLiteral("<b>%1</b>").arg(cell);
+            h += cell + (c + 1 < cpus.size() ? ((c + 1) % 8 ? QStringLiteral(" ") : QStringLiteral("<br>")) : QString());
+        }
+        h += tr("</tt><br><small>I idle · i idle but a wakeup is pending or queued · B busy; then nr_running</small>");
+    }
+    if (r.decision) h += pathHtml(*r.decision, tr("schedlab's path was not traced for this decision."));
+    return h;
+}
+
+void DecisionInspector::setDisagreements(std::vector<AgreementItem> items) {
+    m_agreementMode = true;
+    m_disagreements = std::move(items);
+    m_shown.clear();
+    m_tracedTime = -1;
+    m_next->setText(tr("Next disagreement (N)"));
+    m_list->blockSignals(true);
+    m_list->clear();
+    for (const auto& it : m_disagreements) m_list->addItem(agreementRowText(it));
+    m_list->blockSignals(false);
+    m_text->clear();
+    m_text->setPlaceholderText(tr("Pick a disagreement above or a tick on the trace timeline (N / Shift+N: next / previous): "
+                                  "schedlab's path beside the kernel's choice."));
+}
+
+void DecisionInspector::showDisagreement(int index) {
+    if (!m_agreementMode || index < 0 || index >= int(m_disagreements.size())) return;
+    m_list->blockSignals(true);
+    m_list->setCurrentRow(index);
+    m_list->blockSignals(false);
+    showAgreement(m_disagreements[std::size_t(index)]);
+}
+
+void DecisionInspector::showAgreement(const AgreementItem& it) {
+    m_text->setHtml(describeAgreement(it));
+    std::vector<int> cpus;
+    if (it.row.decision) {
+        cpus.reserve(it.row.decision->examined.size());
+        for (const auto& e : it.row.decision->examined) cpus.push_back(e.cpu);
+    }
+    emit highlight(cpus, it.row.sim, it.row.kernel);
+}
+
+QString DecisionInspector::text() const { return m_text->toPlainText(); }
 
 void DecisionInspector::show(const sched::DecisionRecord& r) {
     m_text->setHtml(describe(r));
     std::vector<int> cpus;
     cpus.reserve(r.d.examined.size());
     for (const auto& e : r.d.examined) cpus.push_back(e.cpu);
-    emit highlight(cpus, r.d.cpu);
+    emit highlight(cpus, r.d.cpu, -1);
 }
 
 }  // namespace schedlab

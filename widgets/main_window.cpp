@@ -8,6 +8,7 @@
 #include "latency_plot.h"
 #include "rq_plot.h"
 #include "topology_heatmap.h"
+#include "trace_timeline.h"
 
 #include "input_error.h"
 #include "report.h"
@@ -29,9 +30,9 @@
 #include <QFileInfo>
 #include <QFontDatabase>
 #include <QFutureWatcher>
+#include <QGridLayout>
 #include <QInputDialog>
 #include <QProgressDialog>
-#include <QSlider>
 #include <QtConcurrent/QtConcurrentRun>
 #include <QHBoxLayout>
 #include <QImage>
@@ -48,6 +49,7 @@
 #include <QSvgGenerator>
 #include <QTimer>
 #include <QToolBar>
+#include <QToolButton>
 #include <QVBoxLayout>
 
 #include <fmt/format.h>
@@ -106,6 +108,8 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent) {
 MainWindow::~MainWindow() { m_sim->shutdown(); }
 
 void MainWindow::closeEvent(QCloseEvent* e) {
+    if (auto* d = findChild<QDockWidget*>(QStringLiteral("dockKnobs")); d && m_knobsHiddenForTrace)
+        d->show();  // hidden for a trace only: the saved layout keeps it
     QSettings st;
     st.setValue(QStringLiteral("window/geometry"), saveGeometry());
     st.setValue(QStringLiteral("window/state"), saveState());
@@ -186,10 +190,13 @@ void MainWindow::createViews() {
     connect(m_heatA, &TopologyHeatmap::selectionChanged, this, syncSelection);
     connect(m_heatB, &TopologyHeatmap::selectionChanged, this, syncSelection);
     m_inspected = m_heatA;
-    connect(m_inspector, &DecisionInspector::highlight, this, [this](const std::vector<int>& cpus, int chosen) {
+    connect(m_inspector, &DecisionInspector::highlight, this, [this](const std::vector<int>& cpus, int chosen, int kernel) {
         m_inspected->setHighlight(cpus);
         m_inspected->setHighlightTarget(chosen);
+        m_inspected->setKernelChoice(kernel);
     });
+    connect(m_inspector, &DecisionInspector::disagreementPicked, this, [this](int k) { openDisagreement(k); });
+    connect(m_inspector, &DecisionInspector::nextDisagreementRequested, this, [this] { stepDisagreement(+1); });
     // A click on a wakeup arrow shows the newest decision behind it (that side's decision ring).
     auto arrowClicked = [this](int side, int from, int to, bool wakeup) {
         if (!m_frame) return;
@@ -344,7 +351,8 @@ void MainWindow::createMenus() {
                            tr("<h3>schedlab</h3><p>A laboratory for the Linux CFS wakeup path "
                               "(<tt>select_task_rq_fair()</tt> and everything it calls, as in Linux 6.1).</p>"
                               "<p>Space play/pause · . one event · W next wakeup (traced) · M 1 ms · Ctrl+R restart · "
-                              "Ctrl+E export · Ctrl+Shift+C copy the A/B table</p>"));
+                              "Ctrl+E export · Ctrl+Shift+C copy the A/B table · Ctrl+T open a trace; on its timeline N / Shift+N "
+                              "next / previous disagreement with the kernel</p>"));
     });
 }
 
@@ -537,7 +545,7 @@ void MainWindow::showFrame(std::shared_ptr<const Frame> f) {
             const auto& b = f->b;
             if (m_latency->isVisible() || !f->running) m_latency->setSnapshots(a, b);
             if (m_counters->isVisible() || !f->running) m_counters->setSnapshots(a, b);
-            m_inspector->setDecisions(a->decisions, f->traced);
+            if (!m_trace) m_inspector->setDecisions(a->decisions, f->traced);  // a trace lists its disagreements
         });
     }
     m_clock->setText(QStringLiteral("t = %1").arg(simTime(a->now)));
@@ -593,7 +601,8 @@ void MainWindow::showFrame(std::shared_ptr<const Frame> f) {
                               .arg(QFileInfo(m_tracePath).fileName(), q(m_traceTopo->name()))
                               .arg(m_traceTopo->nrCpus())
                               .arg(m_trace->events.size())
-                              .arg(simTime(a->now - m_traceT0), simTime(0), simTime(m_traceT1 - m_traceT0)));
+                              .arg(simTime(a->now - m_traceT0), simTime(0), simTime(m_traceT1 - m_traceT0))
+                          + QStringLiteral(" · ") + agreementSummary());
     } else if (m_scenario) {
         const QString wl = a->reports.empty() ? QString() : q(a->reports.front().command);
         m_status->setText(QStringLiteral("%1 · %2 (%3 CPUs) · %4 · seed %5 · %6 events · %7")
@@ -625,12 +634,24 @@ void MainWindow::showFrame(std::shared_ptr<const Frame> f) {
 }
 
 QString MainWindow::caption() const {
-    if (m_trace && m_frame)
-        return QStringLiteral("schedlab %1 · recorded trace %2 · %3 (%4 CPUs) · %5 events · cursor t = %6 of %7 from the first event")
-            .arg(QStringLiteral(SCHEDLAB_VERSION), QFileInfo(m_tracePath).fileName(), q(m_traceTopo->name()))
-            .arg(m_traceTopo->nrCpus())
-            .arg(m_trace->events.size())
-            .arg(simTime(m_frame->a->now - m_traceT0), simTime(m_traceT1 - m_traceT0));
+    if (m_trace && m_frame) {
+        QString c = QStringLiteral("schedlab %1 · recorded trace %2 · %3 (%4 CPUs) · %5 events · cursor t = %6 of %7 from the first event")
+                        .arg(QStringLiteral(SCHEDLAB_VERSION), QFileInfo(m_tracePath).fileName(), q(m_traceTopo->name()))
+                        .arg(m_traceTopo->nrCpus())
+                        .arg(m_trace->events.size())
+                        .arg(simTime(m_frame->a->now - m_traceT0), simTime(m_traceT1 - m_traceT0));
+        if (m_agree) c += QStringLiteral(" · agree (knobs %1, sync %2): %3").arg(q(m_agree->knobs), q(m_agree->sync), agreementSummary());
+        else if (!m_agreeError.isEmpty()) c += QStringLiteral(" · ") + agreementSummary();
+        if (const sched::AgreeRow* r = disagreement(m_openedDis))
+            c += QStringLiteral(" · disagreement %1 (line %2, pid %3): kernel CPU %4, schedlab CPU %5, %6")
+                     .arg(m_openedDis + 1)
+                     .arg(r->line)
+                     .arg(r->pid)
+                     .arg(r->kernel)
+                     .arg(r->sim)
+                     .arg(QString::fromLatin1(sched::toString(sched::DisagreeClass(r->cls))));
+        return c;
+    }
     if (!m_frame || !m_scenario) return QStringLiteral("schedlab");
     const auto& a = m_frame->a;
     const auto& b = m_frame->b;
@@ -800,8 +821,60 @@ void MainWindow::updateRecentMenu() {
 // ---------------------------------------------------------------------------------------------
 // Recorded traces
 
+void MainWindow::createTraceBar() {
+    m_traceBar = new QToolBar(tr("Trace"), this);
+    m_traceBar->setObjectName(QStringLiteral("traceBar"));
+    addToolBarBreak(Qt::BottomToolBarArea);
+    addToolBar(Qt::BottomToolBarArea, m_traceBar);
+    m_timeline = new TraceTimeline(m_traceBar);
+    m_timeline->setToolTip(tr("The cursor: every view shows the trace's state at this time"));
+    m_traceBar->addWidget(m_timeline);
+    connect(m_timeline, &TraceTimeline::cursorRequested, this, [this](qint64 ns) { setTraceTime(ns); });
+    connect(m_timeline, &TraceTimeline::markClicked, this, [this](int k) { openDisagreement(k); });
+    // Beside the strip: the cursor, previous / next disagreement, the agreement in numbers.
+    auto* side = new QWidget(m_traceBar);
+    auto* g = new QGridLayout(side);
+    g->setContentsMargins(6, 0, 4, 0);
+    g->setVerticalSpacing(2);
+    m_traceLabel = new QLabel(side);
+    m_traceLabel->setObjectName(QStringLiteral("traceCursor"));
+    m_traceLabel->setFont(QFontDatabase::systemFont(QFontDatabase::FixedFont));
+    m_agreeLabel = new QLabel(side);
+    m_agreeLabel->setObjectName(QStringLiteral("agreeSummary"));
+    m_agreeLabel->setWordWrap(true);
+    m_agreeLabel->setFixedWidth(360);
+    m_agreeLabel->setToolTip(tr("schedlab's wakeup path (baseline knobs) replayed on every placement decision of the trace, "
+                                "as schedlab-cli agree does: how often it picks the kernel's CPU, overall and on the "
+                                "decisions the kernel moved away from prev, against always staying on prev"));
+    m_prevDisAct = new QAction(tr("◀"), this);
+    m_prevDisAct->setShortcut(QKeySequence(Qt::SHIFT | Qt::Key_N));
+    m_prevDisAct->setToolTip(tr("Previous disagreement (Shift+N)"));
+    connect(m_prevDisAct, &QAction::triggered, this, [this] { stepDisagreement(-1); });
+    m_nextDisAct = new QAction(tr("▶"), this);
+    m_nextDisAct->setShortcut(Qt::Key_N);
+    m_nextDisAct->setToolTip(tr("Next disagreement (N)"));
+    connect(m_nextDisAct, &QAction::triggered, this, [this] { stepDisagreement(+1); });
+    addAction(m_prevDisAct);  // shortcuts work wherever the focus is
+    addAction(m_nextDisAct);
+    auto button = [side](QAction* act) {
+        auto* b = new QToolButton(side);
+        b->setDefaultAction(act);
+        b->setAutoRaise(true);
+        return b;
+    };
+    g->addWidget(m_traceLabel, 0, 0);
+    g->addWidget(new QLabel(tr("disagreement"), side), 0, 1, Qt::AlignRight);
+    g->addWidget(button(m_prevDisAct), 0, 2);
+    g->addWidget(button(m_nextDisAct), 0, 3);
+    g->addWidget(m_agreeLabel, 1, 0, 1, 4);
+    g->setColumnStretch(0, 1);
+    side->setSizePolicy(QSizePolicy::Fixed, QSizePolicy::Preferred);  // the timeline takes the rest of the bar
+    m_traceBar->addWidget(side);
+}
+
 void MainWindow::showTrace(std::shared_ptr<const sched::Trace> trace, std::shared_ptr<const sched::Topology> topo, const QString& path) {
     setRunning(false);
+    const bool wasTrace = bool(m_trace);
     m_trace = std::move(trace);
     m_traceTopo = std::move(topo);
     m_tracePath = path;
@@ -809,29 +882,176 @@ void MainWindow::showTrace(std::shared_ptr<const sched::Trace> trace, std::share
     m_heatB->hide();
     if (auto* d = findChild<QDockWidget*>(QStringLiteral("dockRqB"))) d->hide();
     m_heatA->setTitle(QStringLiteral("recorded: %1").arg(QFileInfo(path).fileName()));
-    if (!m_traceBar) {
-        m_traceBar = new QToolBar(tr("Trace"), this);
-        m_traceBar->setObjectName(QStringLiteral("traceBar"));
-        addToolBarBreak(Qt::BottomToolBarArea);
-        addToolBar(Qt::BottomToolBarArea, m_traceBar);
-        m_traceBar->addWidget(new QLabel(tr(" trace time "), m_traceBar));
-        m_traceSlider = new QSlider(Qt::Horizontal, m_traceBar);
-        m_traceSlider->setObjectName(QStringLiteral("traceSlider"));
-        m_traceSlider->setRange(0, 10000);  // binned to 1/10000 of the trace: any size stays smooth
-        m_traceSlider->setMinimumWidth(400);
-        m_traceSlider->setToolTip(tr("The cursor: every view shows the trace's state at this time"));
-        m_traceBar->addWidget(m_traceSlider);
-        m_traceLabel = new QLabel(m_traceBar);
-        m_traceLabel->setMinimumWidth(160);
-        m_traceBar->addWidget(m_traceLabel);
-        connect(m_traceSlider, &QSlider::valueChanged, this, [this](int v) {
-            if (m_trace) setTraceTime(m_traceT0 + (m_traceT1 - m_traceT0) * v / 10000);
-        });
+    // The knobs drive the simulation, not the trace: their room goes to the inspector, which
+    // shows the disagreements (back when the simulation is).
+    if (auto* d = findChild<QDockWidget*>(QStringLiteral("dockKnobs")); d && !wasTrace) {
+        m_knobsHiddenForTrace = d->isVisible();
+        d->hide();
     }
+    if (!m_traceBar) createTraceBar();
     m_traceBar->show();
-    const QSignalBlocker block(m_traceSlider);
-    m_traceSlider->setValue(10000);
+    m_timeline->setSpan(m_traceT0, m_traceT1);
+    std::vector<std::pair<std::int64_t, std::int64_t>> gaps;
+    for (const auto& gp : m_trace->gaps) gaps.emplace_back(gp.from < 0 ? m_traceT0 : gp.from, gp.to < 0 ? m_traceT1 : gp.to);
+    m_timeline->setGaps(std::move(gaps));
+    m_inspector->setDisagreements({});
+    clearDisagreementMarks();
+    startAgreement();
     setTraceTime(m_traceT1);
+}
+
+void MainWindow::startAgreement() {
+    m_agree.reset();
+    m_disagreements.clear();
+    m_openedDis = -1;
+    m_agreeError.clear();
+    m_agreeRunning = true;
+    const int gen = ++m_agreeGeneration;
+    m_timeline->setMessage(tr("replaying the trace's wakeup decisions through schedlab's path…"));
+    m_agreeLabel->setText(agreementSummary());
+    using Result = std::pair<std::shared_ptr<const sched::AgreeReport>, QString>;
+    auto* watcher = new QFutureWatcher<Result>(this);
+    connect(watcher, &QFutureWatcherBase::finished, this, [this, watcher, gen] {
+        const auto [r, err] = watcher->result();
+        watcher->deleteLater();
+        if (gen != m_agreeGeneration) return;  // another trace is shown by now
+        agreementDone(r, err);
+    });
+    // Baseline knobs and the default options, as `schedlab-cli agree TRACE --topology T` uses them;
+    // every Decision is kept, the disagreeing ones with their steps for the inspector.
+    watcher->setFuture(QtConcurrent::run([trace = m_trace, topo = m_traceTopo]() -> Result {
+        try {
+            if (!trace->ns_timestamps)
+                return {nullptr, tr("timestamps are not in ns (counter/uptime/tsc clock): PELT and wakee_flips decay cannot be rebuilt")};
+            sched::AgreeOptions o;
+            o.keep_decisions = true;
+            o.trace_disagreements = true;
+            return {std::make_shared<const sched::AgreeReport>(sched::agree(*trace, topo, sched::Knobs{}, o)), QString()};
+        } catch (const std::exception& e) {
+            return {nullptr, QString::fromUtf8(e.what())};
+        }
+    }));
+}
+
+void MainWindow::agreementDone(std::shared_ptr<const sched::AgreeReport> r, const QString& err) {
+    m_agreeRunning = false;
+    m_agree = std::move(r);
+    m_agreeError = err;
+    std::vector<std::int64_t> times;
+    std::vector<TimelineMark> marks;
+    std::vector<AgreementItem> items;
+    if (m_agree) {
+        times.reserve(m_agree->rows.size());
+        for (const auto& row : m_agree->rows) {
+            times.push_back(row.time);
+            if (row.sim != row.kernel) m_disagreements.push_back(&row);
+        }
+        std::stable_sort(m_disagreements.begin(), m_disagreements.end(),
+                         [](const sched::AgreeRow* a, const sched::AgreeRow* b) { return a->time < b->time; });
+        marks.reserve(m_disagreements.size());
+        items.reserve(m_disagreements.size());
+        const QString file = QFileInfo(m_tracePath).fileName();
+        for (std::size_t i = 0; i < m_disagreements.size(); ++i) {
+            const sched::AgreeRow& row = *m_disagreements[i];
+            marks.push_back({row.time, std::max(row.cls, 0)});
+            AgreementItem it;
+            it.row = row;
+            it.index = int(i);
+            it.total = int(m_disagreements.size());
+            it.t0 = m_traceT0;
+            it.file = file;
+            it.comm = q(m_trace->commOf(row.pid));
+            it.wakerComm = q(m_trace->commOf(row.waker));
+            items.push_back(std::move(it));
+        }
+        m_timeline->setMessage({});
+    } else {
+        m_timeline->setMessage(tr("no agreement: %1").arg(err));
+    }
+    m_timeline->setDecisions(std::move(times), std::move(marks));
+    m_inspector->setDisagreements(std::move(items));
+    m_agreeLabel->setText(agreementSummary());
+    if (m_frame) showFrame(m_frame);  // the status line names the agreement
+    auto cbs = std::move(m_whenAgreed);
+    m_whenAgreed.clear();
+    for (auto& cb : cbs) cb();
+}
+
+void MainWindow::whenAgreed(std::function<void()> done) {
+    if (m_trace && m_agreeRunning) m_whenAgreed.push_back(std::move(done));
+    else QTimer::singleShot(0, this, std::move(done));  // always from the event loop, as when it has to wait
+}
+
+QString MainWindow::agreementSummary() const {
+    if (!m_trace) return {};
+    if (m_agreeRunning) return tr("agreement: replaying the decisions…");
+    if (!m_agree) return tr("no agreement: %1").arg(m_agreeError);
+    const sched::AgreeReport& r = *m_agree;
+    auto pct = [](std::uint64_t a, std::uint64_t n) { return n ? QString::number(100.0 * double(a) / double(n), 'f', 1) : QStringLiteral("-"); };
+    return tr("%1 decisions · agreement %2 % · moved %3: %4 % · stay-on-prev %5 % · %6 disagreements")
+        .arg(r.decisions)
+        .arg(pct(r.agree, r.decisions))
+        .arg(r.moved)
+        .arg(pct(r.agree_moved, r.moved), pct(r.stay_prev, r.decisions))
+        .arg(m_disagreements.size());
+}
+
+const sched::AgreeRow* MainWindow::disagreement(int index) const {
+    return index >= 0 && index < int(m_disagreements.size()) ? m_disagreements[std::size_t(index)] : nullptr;
+}
+
+bool MainWindow::openDisagreement(int index) {
+    const sched::AgreeRow* r = disagreement(index);
+    if (!r || !m_trace) return false;
+    m_openedDis = index;  // before the cursor moves, so that setTraceTime keeps it
+    m_timeline->setSelectedMark(index);
+    // Keep it in view when zoomed.
+    const std::int64_t span = m_timeline->viewTo() - m_timeline->viewFrom();
+    if (r->time < m_timeline->viewFrom() || r->time > m_timeline->viewTo())
+        m_timeline->setView(r->time - span / 2, r->time - span / 2 + span);
+    setTraceTime(r->time);
+    m_inspected = m_heatA;
+    m_inspector->showDisagreement(index);
+    if (auto* d = findChild<QDockWidget*>(QStringLiteral("dockInspector"))) {
+        d->show();
+        d->raise();
+    }
+    statusBar()->showMessage(tr("Disagreement %1 of %2 at line %3: kernel CPU %4, schedlab CPU %5 (%6)")
+                                 .arg(index + 1)
+                                 .arg(m_disagreements.size())
+                                 .arg(r->line)
+                                 .arg(r->kernel)
+                                 .arg(r->sim)
+                                 .arg(QString::fromLatin1(sched::toString(sched::DisagreeClass(std::max(r->cls, 0))))),
+                             8000);
+    return true;
+}
+
+void MainWindow::stepDisagreement(int direction) {
+    if (!m_trace || m_disagreements.empty()) {
+        statusBar()->showMessage(m_agreeRunning ? tr("The agreement is still being replayed") : tr("No disagreements"), 4000);
+        return;
+    }
+    int k = -1;
+    if (m_openedDis >= 0) {
+        k = m_openedDis + (direction > 0 ? 1 : -1);
+    } else {
+        const qint64 now = m_timeline->cursorTime();
+        const auto byTime = [](const sched::AgreeRow* r, qint64 t) { return r->time < t; };
+        if (direction > 0)
+            k = int(std::upper_bound(m_disagreements.begin(), m_disagreements.end(), now,
+                                     [](qint64 t, const sched::AgreeRow* r) { return t < r->time; }) - m_disagreements.begin());
+        else
+            k = int(std::lower_bound(m_disagreements.begin(), m_disagreements.end(), now, byTime) - m_disagreements.begin()) - 1;
+    }
+    if (!openDisagreement(k))
+        statusBar()->showMessage(direction > 0 ? tr("No disagreement after the cursor") : tr("No disagreement before the cursor"), 4000);
+}
+
+void MainWindow::clearDisagreementMarks() {
+    if (m_timeline) m_timeline->setSelectedMark(-1);
+    m_heatA->setHighlight({});
+    m_heatA->setKernelChoice(-1);
 }
 
 void MainWindow::setTraceTime(qint64 ns) {
@@ -839,12 +1059,13 @@ void MainWindow::setTraceTime(qint64 ns) {
     auto f = std::make_shared<Frame>();
     f->a = std::make_shared<const sched::Snapshot>(sched::traceSnapshot(*m_trace, m_traceTopo, ns, "trace"));
     f->done = true;
-    if (m_traceLabel)
-        m_traceLabel->setText(QStringLiteral(" %1 of %2").arg(simTime(f->a->now - m_traceT0), simTime(m_traceT1 - m_traceT0)));
-    if (m_traceSlider && m_traceT1 > m_traceT0) {
-        const QSignalBlocker block(m_traceSlider);
-        m_traceSlider->setValue(int((f->a->now - m_traceT0) * 10000 / (m_traceT1 - m_traceT0)));
+    if (const sched::AgreeRow* r = disagreement(m_openedDis); r && r->time != f->a->now) {
+        m_openedDis = -1;  // the heatmap's marks belong to the disagreement's instant
+        clearDisagreementMarks();
     }
+    if (m_traceLabel)
+        m_traceLabel->setText(QStringLiteral("%1 of %2").arg(simTime(f->a->now - m_traceT0), simTime(m_traceT1 - m_traceT0)));
+    if (m_timeline) m_timeline->setCursorTime(f->a->now);
     showFrame(f);
 }
 
@@ -853,7 +1074,20 @@ void MainWindow::leaveTrace() {
     m_trace.reset();
     m_traceTopo.reset();
     m_tracePath.clear();
+    ++m_agreeGeneration;  // a replay still running is dropped
+    m_agree.reset();
+    m_disagreements.clear();
+    m_openedDis = -1;
+    m_agreeRunning = false;
+    m_agreeError.clear();
+    clearDisagreementMarks();
+    m_inspector->setDecisions({}, std::nullopt);
     if (m_traceBar) m_traceBar->hide();
+    if (auto* d = findChild<QDockWidget*>(QStringLiteral("dockKnobs")); d && m_knobsHiddenForTrace) d->show();
+    m_knobsHiddenForTrace = false;
+    auto cbs = std::move(m_whenAgreed);  // nothing more to wait for
+    m_whenAgreed.clear();
+    for (auto& cb : cbs) cb();
 }
 
 void MainWindow::openTraceDialog() {

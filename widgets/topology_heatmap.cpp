@@ -271,6 +271,12 @@ void TopologyHeatmap::setHighlightTarget(int cpu) {
     update();
 }
 
+void TopologyHeatmap::setKernelChoice(int cpu) {
+    beginChange();
+    m_kernel = cpu;
+    update();
+}
+
 void TopologyHeatmap::rebuildArrows() {
     m_arrows.clear();
     m_arrowTwoWay.clear();
@@ -913,6 +919,31 @@ void TopologyHeatmap::paintMarks(QPainter& p, const Geometry& g) const {
             p.setRenderHint(QPainter::Antialiasing, true);
             p.setPen(QPen(Qt::black, 1));
             p.setBrush(chosen);
+            p.drawRoundedRect(box, bh / 2, bh / 2);
+            p.setBrush(Qt::NoBrush);
+            p.drawText(box, Qt::AlignCenter, t);
+        }
+    }
+    // The kernel's choice for a replayed decision: sky blue (Okabe–Ito), inside the chosen frame
+    // when both picked the same CPU, with a "K" badge at the bottom right.
+    if (m_kernel >= 0 && m_kernel < n) {
+        const RectF& r = L.cpu[std::size_t(m_kernel)];
+        const QColor kernel = toQColor(Rgb{86, 180, 233});
+        const double in = m_kernel == m_target ? 4.5 : 0.5;
+        if (r.w > 2 * in + 4 && r.h > 2 * in + 4) {
+            p.setRenderHint(QPainter::Antialiasing, false);
+            p.setPen(QPen(Qt::black, 5, Qt::SolidLine, Qt::SquareCap, Qt::MiterJoin));
+            p.drawRect(inner(r, in));
+            p.setPen(QPen(kernel, 3, Qt::SolidLine, Qt::SquareCap, Qt::MiterJoin));
+            p.drawRect(inner(r, in));
+        }
+        if (badges) {
+            const QString t = QStringLiteral("K");
+            const double bw = std::max(bfm.height(), bfm.horizontalAdvance(t) + 4), bh = bfm.height();
+            const QRectF box(r.x + r.w - bw - 3, r.y + r.h - bh - 3, bw, bh);
+            p.setRenderHint(QPainter::Antialiasing, true);
+            p.setPen(QPen(Qt::black, 1));
+            p.setBrush(kernel);
             p.drawRoundedRect(box, bh / 2, bh / 2);
             p.setBrush(Qt::NoBrush);
             p.drawText(box, Qt::AlignCenter, t);

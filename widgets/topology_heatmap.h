@@ -82,6 +82,10 @@ public:
     /// The chosen CPU, drawn in a distinct style; -1 = none.
     void setHighlightTarget(int cpu);
     int highlightTarget() const { return m_target; }
+    /// The CPU the kernel chose for the same wakeup (a replayed trace's decision), drawn with a
+    /// sky-blue frame and a "K" badge; -1 = none. setHighlight() leaves it alone.
+    void setKernelChoice(int cpu);
+    int kernelChoice() const { return m_kernel; }
 
     /// CPU whose box contains `p` (widget coordinates), or -1.
     int cpuAt(QPointF p) const;
@@ -216,6 +220,7 @@ private:
     int m_anchor = -1;  ///< last clicked CPU, the start of a shift-click range
     std::vector<int> m_highlight;
     int m_target = -1;
+    int m_kernel = -1;
 
     std::vector<ArrowAgg> m_arrows;  ///< aggregated from the snapshot when it or the span changes
     /// Per m_arrows entry: the reverse arrow of the same kind exists too (drawn pushed sideways).
