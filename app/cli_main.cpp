@@ -179,6 +179,7 @@ int main(int argc, char** argv) {
     agreeCmd->add_flag("--workload-only", ag.workloadOnly, "only decisions between WORKLOAD_START and WORKLOAD_END");
     agreeCmd->add_option("--examples", ag.examples, "disagreements listed per class (default 5)");
     agreeCmd->add_option("--clock", ag.clock, "the trace clock, when the file does not say");
+    agreeCmd->add_option("--wake-inputs", ag.wakeInputs, "schedlab's own exports carry each decision's untraced inputs (loads, WF_SYNC, nr_idle_scan, jiffies): use (default) or ignore them (reconstruct as for a kernel trace)");
     agreeCmd->add_option("--nr-idle-scan-at", ag.nrIdleScanAt, "SIS_UTIL's nr_idle_scan: recomputed at each decision, or at modelled LLC balances (balance)");
     auto* trace = app.add_subcommand("trace", "read an ftrace text trace (.txt or .gz) and say what it holds");
     std::string tracePath, traceClock;

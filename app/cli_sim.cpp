@@ -96,8 +96,9 @@ private:
 
 RunResult runOne(const Scenario& s, const Variant& v, const CostModel& cost, const SimArgs& a, const std::string& label,
                  std::function<void(const DecisionRecord&)> sink = {}, std::function<void(const SchedEvent&)> events = {},
-                 std::function<void(const Engine&)> onStart = {}) {
+                 std::function<void(const Engine&)> onStart = {}, std::function<void(const WakeInputs&)> inputs = {}) {
     RunOptions o;
+    o.wake_inputs_sink = std::move(inputs);
     o.seed = a.seed ? *a.seed : s.seed;
     o.check_invariants = a.check;
     o.decision_sink = std::move(sink);
@@ -243,6 +244,8 @@ int cliAgree(const AgreeArgs& a) {
     if (a.nrIdleScanAt != "decision" && a.nrIdleScanAt != "balance")
         throw InputError("--nr-idle-scan-at", a.nrIdleScanAt, "expected decision or balance");
     o.nr_idle_scan_at = a.nrIdleScanAt;
+    if (a.wakeInputs != "use" && a.wakeInputs != "ignore") throw InputError("--wake-inputs", a.wakeInputs, "expected use or ignore");
+    o.wake_inputs = a.wakeInputs;
     o.examples_per_class = a.examples;
     const AgreeReport r = agree(t, topo, k, o);
     if (!a.decisions.empty()) {
@@ -277,11 +280,13 @@ int cliRun(const SimArgs& a) {
     std::unique_ptr<FtraceFile> ft;
     std::function<void(const SchedEvent&)> events;
     std::function<void(const Engine&)> onStart;
+    std::function<void(const WakeInputs&)> inputs;
     if (!a.ftrace.empty()) {
         onStart = [&](const Engine& e) { ft = std::make_unique<FtraceFile>(a.ftrace, e, a.ftraceUsecs); };
         events = [&](const SchedEvent& e) { ft->w.write(e); };
+        inputs = [&](const WakeInputs& in) { ft->w.writeWakeInputs(in); };
     }
-    RunResult r = runOne(s, v, cost, a, fmt::format("{} [{}]", s.name, v.knobs.presetName), sink, events, onStart);
+    RunResult r = runOne(s, v, cost, a, fmt::format("{} [{}]", s.name, v.knobs.presetName), sink, events, onStart, inputs);
     if (dw) dw->commit();
     if (ft) ft->commit();
     if (!a.jsonOut.empty()) writeFileAtomic(a.jsonOut, runReportJson(s, r).dump(1) + "\n");

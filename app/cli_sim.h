@@ -31,7 +31,7 @@ int cliRun(const SimArgs& a);
 int cliTrace(const std::string& path, const std::string& clock, bool queuedOnly);
 
 struct AgreeArgs {
-    std::string trace, topology, clock, decisions, sync = "comm", syncComm, nrIdleScanAt = "decision";
+    std::string trace, topology, clock, decisions, sync = "comm", syncComm, nrIdleScanAt = "decision", wakeInputs = "use";
     std::vector<std::string> knobs, sets;
     bool json = false, workloadOnly = false;
     std::size_t examples = 5;

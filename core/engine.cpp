@@ -408,6 +408,15 @@ void Engine::afterWork(int cpu) {
                 c.switch_state = k == Action::Exit ? 'X' : 'S';
                 dequeueTask(cpu, id, true);  // update_curr() first, as dequeue_entity does
                 p.state = k == Action::Exit ? TaskState::Exited : TaskState::Blocked;
+                if (k == Action::Exit) {
+                    // task_dead_fair(): remove_entity_load_avg() takes the dead task's averages,
+                    // synced to the cfs_rq's clock, off its CPU.
+                    SchedAvg a = p.avg;
+                    pelt_update(c.avg.last_update_time, a, 0, 0, 0);
+                    c.removed_load += std::int64_t(a.load_avg);
+                    c.removed_util += std::int64_t(a.util_avg);
+                    c.removed_runnable += std::int64_t(a.runnable_avg);
+                }
                 schedule(cpu);
                 return;
             }
@@ -549,8 +558,8 @@ void Engine::updateLoadAvg(int cpu, SimTask* se) {
     Cpu& c = m_cpus[cpu];
     const std::uint64_t now = std::uint64_t(m_now);
     if (se) {
-        const bool onrq = se->state == TaskState::Runnable || se->state == TaskState::Running;
-        pelt_update(now, se->avg, onrq ? 1024 : 0, onrq ? 1 : 0, c.curr >= 0 && &m_tasks[c.curr] == se ? 1 : 0);
+        const bool onrq = se->t.on_rq;  // se->on_rq: still 0 in enqueue_entity's update, still 1 in dequeue_entity's
+        pelt_update(now, se->avg, onrq ? 1 : 0, onrq ? 1 : 0, c.curr >= 0 && &m_tasks[c.curr] == se ? 1 : 0);
     }
     bool decayed = false;
     if (c.removed_load || c.removed_util || c.removed_runnable) {
@@ -683,11 +692,14 @@ void Engine::migrateTask(int id, int from, int to, MigrationCause cause, int on_
     SimTask& p = m_tasks[id];
     Cpu& src = m_cpus[from];
     Cpu& dst = m_cpus[to];
+    // remove_entity_load_avg(): sync_entity_load_avg() to the old cfs_rq's clock, then removed.
+    pelt_update(src.avg.last_update_time, p.avg, 0, 0, 0);
     src.removed_load += std::int64_t(p.avg.load_avg);
     src.removed_util += std::int64_t(p.avg.util_avg);
     src.removed_runnable += std::int64_t(p.avg.runnable_avg);
     attachLoadAvg(dst, p);
     p.t.cpu = to;
+    p.t.wake_cpu = to;  // __set_task_cpu(): p->wake_cpu = cpu
     p.last_migrate = m_now;
     emitEvent(EvKind::sched_migrate_task, on_cpu, p.t.pid, 0, to, from, 'R', std::uint8_t(cause));
     m_metrics.migrations[int(cause)]++;
@@ -862,7 +874,6 @@ bool Engine::wake(int id, bool sync) {
 void Engine::doWake(int id, int waker_cpu, bool in_task, std::uint32_t wf, Task* waker) {
     SimTask& p = m_tasks[id];
     const int from = p.t.cpu;
-    emitEvent(EvKind::sched_waking, waker_cpu, p.t.pid, 0, from);
     // sync_entity_load_avg(): the sleeping task's averages decayed to its old cfs_rq's clock.
     {
         SchedAvg a = p.avg;
@@ -880,6 +891,25 @@ void Engine::doWake(int id, int waker_cpu, bool in_task, std::uint32_t wf, Task*
     w.in_task = in_task;
     w.current_ptr = waker ? waker : (m_cpus[waker_cpu].curr >= 0 ? &m_tasks[m_cpus[waker_cpu].curr].t : &m_idleTasks[waker_cpu]);
     if (waker_cpu >= 0 && m_cpus[waker_cpu].curr >= 0) update_curr(waker_cpu);
+    // The inputs go to their sink first so that the export can give the waking its context.
+    if (wake_inputs_sink) {
+        WakeInputs in;
+        in.time = m_now;
+        in.cpu = std::int16_t(waker_cpu);
+        in.prev = std::int16_t(from);
+        in.pid = p.t.pid;
+        in.this_load = m_st.rq[waker_cpu].load_avg;
+        in.prev_load = m_st.rq[from].load_avg;
+        in.p_load = p.t.h_load();
+        in.cur_load = w.cur().h_load();
+        in.sync = (wf & WF_SYNC) != 0;
+        if (const SdShared* sh = m_st.llcShared(waker_cpu)) in.scan_this = sh->nr_idle_scan, in.cores_this = sh->has_idle_cores;
+        if (const SdShared* sh = m_st.llcShared(from)) in.scan_prev = sh->nr_idle_scan, in.cores_prev = sh->has_idle_cores;
+        in.jiffies = m_st.jiffies;
+        in.in_task = in_task;
+        wake_inputs_sink(in);
+    }
+    emitEvent(EvKind::sched_waking, waker_cpu, p.t.pid, 0, from);
     const bool tr = m_tracePid == p.t.pid || m_traceNext;
     Decision d = try_to_wake_up(m_st, m_cfg.knobs, p.t, w, wf, tr);
     if (tr) traced(p.t.pid, d);
@@ -933,6 +963,7 @@ void Engine::doWake(int id, int waker_cpu, bool in_task, std::uint32_t wf, Task*
                 t.lock_free_at = std::max(t.lock_free_at, m_now) + cm.c(CostTerm::rq_lock, cm.rq_lock_hold);
             }
         }
+        p.t.on_rq = false;  // try_to_wake_up() set it; enqueue_entity() updates the sleeping entity first
         enqueueTask(cpu, id, true, d.migrated, from);
         emitEvent(EvKind::sched_wakeup, waker_cpu, p.t.pid, 0, cpu);
         if (d.preempted_curr) reschedCpu(cpu, waker_cpu);

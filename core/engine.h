@@ -188,6 +188,9 @@ public:
     const DecisionRecord* lastTraced() const { return m_lastTraced.pid ? &m_lastTraced : nullptr; }
     /// Called for every migration (time, pid, from, to, cause); cheaper than the full event stream.
     std::function<void(std::int64_t, int, int, int, MigrationCause)> migration_sink;
+    /// Called at each wakeup decision, after its sched_waking event, with what the decision
+    /// reads that no tracepoint shows (sched_event.h); the ftrace export writes it.
+    std::function<void(const WakeInputs&)> wake_inputs_sink;
 
 private:
     struct Cpu;

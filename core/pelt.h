@@ -35,10 +35,12 @@ void update_load_avg(SchedAvg& sa, unsigned long load);
 /// get_pelt_divider().
 inline std::uint32_t get_pelt_divider(const SchedAvg& sa) { return LOAD_AVG_MAX - 1024 + sa.period_contrib; }
 
-/// __update_load_avg_se / __update_load_avg_cfs_rq in one: sums then averages.
-/// `weight` is scale_load_down(weight) (1024 for nice 0).
-inline bool pelt_update(std::uint64_t now, SchedAvg& sa, unsigned long weight, unsigned long runnable, int running) {
-    if (update_load_sum(now, sa, weight ? 1 : 0, runnable, running)) {
+/// __update_load_avg_se() (and, with on_rq = runnable = running = 0, __update_load_avg_blocked_se()):
+/// the sums accrue !!se->on_rq, se_runnable() and cfs_rq->curr == se; the averages always use
+/// se_weight(), scale_load_down(weight) = 1024 for nice 0, also for a sleeping entity.
+inline bool pelt_update(std::uint64_t now, SchedAvg& sa, unsigned long on_rq, unsigned long runnable, int running,
+                        unsigned long weight = 1024) {
+    if (update_load_sum(now, sa, on_rq ? 1 : 0, runnable, running)) {
         update_load_avg(sa, weight);
         return true;
     }

@@ -456,6 +456,41 @@ AgreeReport agree(const Trace& t, std::shared_ptr<const Topology> topo, const Kn
                 if (o.sync == "task") sync = true;
                 else if (o.sync == "comm") sync = std::regex_search(t.commOf(waker), syncRe);
             }
+            // schedlab's own export says what the decision read that no tracepoint shows.
+            if (const auto wi = t.wake_inputs.find(i); wi != t.wake_inputs.end()) {
+                const WakeInputs& in = wi->second;
+                auto& ic = rep.inputs;
+                ++ic.decisions;
+                const Rq& qt = st.rq[std::size_t(c)];
+                const Rq& qp = st.rq[std::size_t(prev)];
+                const SdShared* shT = st.llcShared(c);
+                const SdShared* shP = st.llcShared(prev);
+                ic.sync += sync != in.sync;
+                ic.in_task += w.in_task != in.in_task;
+                ic.scan += (shT && shT->nr_idle_scan != in.scan_this) || (shP && shP->nr_idle_scan != in.scan_prev);
+                ic.cores += (shT && int(shT->has_idle_cores) != in.cores_this) || (shP && int(shP->has_idle_cores) != in.cores_prev);
+                ic.jiffies += st.jiffies != in.jiffies;
+                const double n = double(ic.decisions);
+                auto off = [](std::int64_t a, std::int64_t b) { return std::abs(a - b) * 16 > std::max<std::int64_t>(std::abs(b), 16); };
+                ic.load_err += ((std::abs(qt.load_avg - in.this_load) + std::abs(qp.load_avg - in.prev_load)) / 2.0 - ic.load_err) / n;
+                ic.task_err += (double(std::abs(p.h_load() - in.p_load)) - ic.task_err) / n;
+                ic.load_off += off(qt.load_avg, in.this_load) || off(qp.load_avg, in.prev_load) || off(p.h_load(), in.p_load) ||
+                               (sync && off(cur->h_load(), in.cur_load));
+                if (o.wake_inputs == "use") {
+                    ic.used = true;
+                    st.rq[std::size_t(c)].load_avg = in.this_load;
+                    st.rq[std::size_t(prev)].load_avg = in.prev_load;
+                    p.load_avg = in.p_load;
+                    p.task_h_load = -1;
+                    cur->load_avg = in.cur_load;
+                    cur->task_h_load = -1;
+                    sync = in.sync;
+                    w.in_task = in.in_task;
+                    if (SdShared* sh = st.llcShared(c)) sh->nr_idle_scan = in.scan_this;
+                    if (SdShared* sh = st.llcShared(prev)) sh->nr_idle_scan = in.scan_prev;
+                    st.jiffies = in.jiffies;
+                }
+            }
             const std::uint32_t flags = WF_TTWU | (sync ? WF_SYNC : 0u);
             // Decide on copies for the re-decisions of §9; the real call mutates the replay's tasks.
             const MachineState before = st;
@@ -468,8 +503,20 @@ AgreeReport agree(const Trace& t, std::shared_ptr<const Topology> topo, const Kn
             }
             const Decision d = try_to_wake_up(st, knobs, p, w, flags);
             const int sim = d.cpu;
-
             AgreeRow row;
+            if (o.keep_decisions) {
+                if (o.trace_disagreements && sim != choice) {  // the same call again, traced, on the same inputs
+                    MachineState s2 = before;
+                    Task p2 = pBefore, c2 = curBefore;
+                    Waker w2 = w;
+                    w2.current_ptr = waker == 0 ? nullptr : &c2;
+                    if (waker == 0) w2.current = curBefore;
+                    row.decision = std::make_shared<const Decision>(try_to_wake_up(s2, knobs, p2, w2, flags, true));
+                } else {
+                    row.decision = std::make_shared<const Decision>(d);
+                }
+            }
+
             row.line = rec[i].line;
             row.time = now;
             row.pid = pid;
@@ -593,6 +640,14 @@ std::string AgreeReport::text() const {
     o += fmt::format("{:<44}{:>10}  {}\n", "\"stay on prev\", moved ones", 0, pct(0, moved));
     o += fmt::format("{:<44}{:>10}  {}\n", "agreement without PELT/flips-cold ones", agree_warm, pct(agree_warm, warm));
     o += fmt::format("{:<44}{:>10}\n", "late decisions (mid-switch, then placed)", late);
+    if (inputs.decisions) {
+        o += fmt::format("\nschedlab's exported inputs ({} of the decisions; {}):\n", inputs.decisions,
+                         inputs.used ? "used instead of the reconstruction" : "ignored, the state reconstructed as for a kernel trace");
+        o += fmt::format("  reconstruction off: WF_SYNC {}, in_task {}, nr_idle_scan {}, has_idle_cores {}, jiffies {}\n", inputs.sync,
+                         inputs.in_task, inputs.scan, inputs.cores, inputs.jiffies);
+        o += fmt::format("  PELT: mean |error| cpu_load {:.1f}, task_h_load {:.1f}; off by > 1/16 in {} decisions\n", inputs.load_err,
+                         inputs.task_err, inputs.load_off);
+    }
     o += "\ndisagreements by class (§9)\n";
     for (std::size_t c = 0; c < by_class.size(); ++c)
         o += fmt::format("  {:<30}{:>8}  {}\n", toString(DisagreeClass(c)), by_class[c], pct(by_class[c], decisions - agree));
@@ -645,6 +700,12 @@ nlohmann::json AgreeReport::json() const {
         cls[toString(DisagreeClass(c))] = {{"count", by_class[c]}, {"first", ex}};
     }
     j["disagreements"] = cls;
+    if (inputs.decisions)
+        j["exported_inputs"] = {{"decisions", inputs.decisions}, {"used", inputs.used},
+                                {"mismatches", {{"wf_sync", inputs.sync}, {"in_task", inputs.in_task}, {"nr_idle_scan", inputs.scan},
+                                                {"has_idle_cores", inputs.cores}, {"jiffies", inputs.jiffies}}},
+                                {"cpu_load_mean_abs_error", inputs.load_err}, {"task_h_load_mean_abs_error", inputs.task_err},
+                                {"load_off_decisions", inputs.load_off}};
     nlohmann::json kinds = nlohmann::json::object();
     for (const auto& [k, v] : choice_kinds) kinds[k] = {{"idle", v[0]}, {"busy", v[1]}};
     j["choices"] = kinds;

@@ -4,6 +4,7 @@
 // and the two CPUs are compared.
 #pragma once
 
+#include "decision.h"
 #include "knobs.h"
 #include "topology.h"
 #include "trace.h"
@@ -31,6 +32,14 @@ struct AgreeOptions {
     /// "balance" only at modelled LLC-level balances (every llc_weight ms while a CPU of the LLC
     /// idles, 16 x llc_weight ms when all are busy), as the kernel does.
     std::string nr_idle_scan_at = "decision";
+    /// Keep each decision's Decision in AgreeRow::decision; with trace_disagreements, the
+    /// disagreeing ones are re-decided with their steps traced (for the GUI's inspector).
+    /// schedlab's own exports carry each decision's untraced inputs (sched_event.h WakeInputs):
+    /// "use" takes them instead of the reconstruction (PELT loads, WF_SYNC, nr_idle_scan,
+    /// jiffies); "ignore" reconstructs as for a kernel trace. Both compare the two.
+    std::string wake_inputs = "use";
+    bool keep_decisions = false;
+    bool trace_disagreements = false;
 };
 
 /// Why a disagreement happened (§9), in the order they are tried.
@@ -47,6 +56,7 @@ struct AgreeRow {
     std::string reasons;  ///< schedlab's stage reasons ("AFFINE_SYNC -> SIS_IDLE_CPU")
     int cls = -1;         ///< DisagreeClass when sim != kernel
     std::string cpus;     ///< per CPU: I idle, i curr idle but runnable/pending, B busy; then nr_running
+    std::shared_ptr<const Decision> decision;  ///< schedlab's Decision (AgreeOptions::keep_decisions)
 };
 
 struct AgreeReport {
@@ -63,6 +73,15 @@ struct AgreeReport {
     std::uint64_t unknown_state = 0;                 ///< decisions during a gap (left out)
     std::uint64_t no_choice = 0;                     ///< waking without a wakeup later in the trace
     std::array<std::uint64_t, std::size_t(DisagreeClass::count_)> by_class{};
+    /// Decisions whose inputs the trace carried (schedlab's exports), and how far the
+    /// reconstruction (§6) was from them.
+    struct InputCheck {
+        std::uint64_t decisions = 0;  ///< with a schedlab_wake line
+        bool used = false;            ///< AgreeOptions::wake_inputs == "use"
+        std::uint64_t sync = 0, in_task = 0, scan = 0, cores = 0, jiffies = 0;  ///< mismatches
+        std::uint64_t load_off = 0;   ///< decisions where this/prev cpu_load or a task_h_load was off by > 1/16
+        double load_err = 0, task_err = 0;  ///< mean |reconstructed - exported| of cpu_load (this, prev) and task_h_load (p)
+    } inputs;
     std::array<std::vector<AgreeRow>, std::size_t(DisagreeClass::count_)> examples;
     /// kernel vs schedlab choice as prev / waker / other, x idle / busy (3x2 each).
     std::map<std::string, std::array<std::uint64_t, 2>> choice_kinds;

@@ -215,6 +215,7 @@ std::unique_ptr<Engine> buildEngine(const Scenario& s, const Knobs& k, const Cos
     auto e = std::make_unique<Engine>(cfg);
     if (o.decision_sink) e->metrics().decision_sink = o.decision_sink;
     if (o.event_sink) e->metrics().event_sink = o.event_sink;
+    if (o.wake_inputs_sink) e->wake_inputs_sink = o.wake_inputs_sink;
     for (std::size_t i = 0; i < s.workloads.size(); ++i) {
         const auto idx = std::uint16_t(i);
         std::visit(

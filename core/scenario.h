@@ -58,6 +58,7 @@ struct RunOptions {
     std::function<void(const DecisionRecord&)> decision_sink;
     std::size_t event_ring = 0;                              ///< kernel-style events kept in the ring
     std::function<void(const SchedEvent&)> event_sink;      ///< every kernel-style event
+    std::function<void(const WakeInputs&)> wake_inputs_sink;  ///< each wakeup decision's untraced inputs
     std::function<void(const Engine&)> progress;  ///< called every 10 ms of simulated time
     std::function<void(const Engine&)> on_start;  ///< called once the engine exists, before the first event
 };

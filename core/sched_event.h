@@ -34,4 +34,24 @@ struct SchedEvent {
     std::uint32_t state = 0;  ///< cpu_idle
 };
 
+/// What a wakeup decision reads that no scheduler tracepoint carries: the PELT loads
+/// wake_affine_weight() compares, WF_SYNC, the SIS_UTIL budget and has_idle_cores of the
+/// LLCs of this_cpu and prev, and jiffies (record_wakee's decay). schedlab's ftrace export
+/// writes them as a `tracing_mark_write: schedlab_wake ...` line right after the
+/// sched_waking (whose context column says in_task()), so that `agree` on a simulated run can take them instead of
+/// reconstructing them (trace-replay.md §6) and say how far its reconstruction was off.
+struct WakeInputs {
+    std::int64_t time = 0;
+    std::int16_t cpu = 0;  ///< this_cpu (the waking's CPU)
+    std::int16_t prev = -1;
+    std::int32_t pid = 0;
+    std::int64_t this_load = 0, prev_load = 0;  ///< cpu_load() of this_cpu and prev
+    std::int64_t p_load = 0, cur_load = 0;      ///< task_h_load(p), task_h_load(current)
+    bool sync = false;
+    bool in_task = true;  ///< in_task() of the waker (false: from a timer / IRQ)
+    std::int32_t scan_this = -1, scan_prev = -1;    ///< nr_idle_scan of the LLCs of this_cpu / prev (-1: none)
+    std::int8_t cores_this = -1, cores_prev = -1;   ///< has_idle_cores of those LLCs (-1: none)
+    std::int64_t jiffies = 0;
+};
+
 }  // namespace sched

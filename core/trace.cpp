@@ -431,6 +431,17 @@ bool FtraceTextParser::parseRecord(std::string_view s, std::string& why) {
         if (!payload.starts_with("comm=") || pidAt == std::string_view::npos || !intOf(payload, " pid=", e.pid, pidAt))
             return bad("expected comm= pid= prio=");
         e.kind = EvKind::sched_process_exit;
+    } else if ((name == "tracing_mark_write" || name == "print") && payload.starts_with("schedlab_wake ")) {
+        // schedlab's export: the untraced inputs of the decision whose sched_waking came just before.
+        WakeInputs in;
+        std::string why;
+        if (!parseWakeInputs(payload.substr(14), in, why)) return bad(why.c_str());
+        if (m_t.events.empty() || m_t.events.back().kind != EvKind::sched_waking || m_t.events.back().pid != in.pid)
+            return bad("schedlab_wake: not right after the sched_waking of its pid");
+        in.time = time;
+        in.cpu = std::int16_t(cpu);
+        m_t.wake_inputs[std::uint32_t(m_t.events.size() - 1)] = in;
+        imported = false;
     } else if (name == "tracing_mark_write" || name == "print") {
         if (payload.find("WORKLOAD_START") != std::string_view::npos) m_t.workload_start = time;
         if (payload.find("WORKLOAD_END") != std::string_view::npos) m_t.workload_end = time;
@@ -701,6 +712,7 @@ void FtraceTextWriter::write(const SchedEvent& e) {
     switch (e.kind) {
     case EvKind::sched_waking:
         m_wakingCpu[e.pid] = cpu;
+        if (m_haveInputs && m_inputs.pid == e.pid && !m_inputs.in_task) flags = "d.h2.";
         body = fmt::format("sched_waking: comm={} pid={} prio={} target_cpu={:03d}", comm(e.pid, cpu), e.pid, prio, e.target_cpu);
         break;
     case EvKind::sched_wakeup: {
@@ -744,6 +756,69 @@ void FtraceTextWriter::write(const SchedEvent& e) {
     m_out << fmt::format("{:>16}-{:<7} [{:03d}] {} {:>12}: {}\n", who, cur, cpu, flags, ftraceTimestamp(e.time, m_usecs ? 6 : 9), body);
     if (e.kind == EvKind::sched_switch) m_curr[std::size_t(cpu)] = e.pid2;
     ++m_written;
+    if (e.kind == EvKind::sched_waking && m_haveInputs && m_inputs.pid == e.pid) {
+        m_out << fmt::format("{:>16}-{:<7} [{:03d}] {} {:>12}: tracing_mark_write: {}\n", who, cur, cpu, flags,
+                             ftraceTimestamp(e.time, m_usecs ? 6 : 9), formatWakeInputs(m_inputs));
+        m_haveInputs = false;
+    }
+}
+
+std::string formatWakeInputs(const WakeInputs& in) {
+    return fmt::format("schedlab_wake pid={} prev={} this_load={} prev_load={} p_load={} cur_load={} sync={} in_task={} scan_this={} "
+                       "scan_prev={} cores_this={} cores_prev={} jiffies={}",
+                       in.pid, in.prev, in.this_load, in.prev_load, in.p_load, in.cur_load, int(in.sync), int(in.in_task), in.scan_this,
+                       in.scan_prev, int(in.cores_this), int(in.cores_prev), in.jiffies);
+}
+
+bool parseWakeInputs(std::string_view msg, WakeInputs& in, std::string& why) {
+    // key=value by single spaces, every key present once, in any order.
+    unsigned seen = 0;
+    int sync = 0, task = 1, ct = -1, cp = -1, prev = -1;
+    while (!msg.empty()) {
+        const std::size_t sp = msg.find(' ');
+        const std::string_view kv = msg.substr(0, sp);
+        msg = sp == std::string_view::npos ? std::string_view() : msg.substr(sp + 1);
+        if (kv.empty()) continue;
+        const std::size_t eq = kv.find('=');
+        if (eq == std::string_view::npos) {
+            why = fmt::format("schedlab_wake: \"{}\" is not key=value", kv);
+            return false;
+        }
+        const std::string_view k = kv.substr(0, eq), v = kv.substr(eq + 1);
+        auto num = [&](unsigned bit, auto& out) {
+            seen |= 1u << bit;
+            return text::toInt(v, out);
+        };
+        bool ok = true;
+        if (k == "pid") ok = num(0, in.pid);
+        else if (k == "prev") ok = num(1, prev);
+        else if (k == "this_load") ok = num(2, in.this_load);
+        else if (k == "prev_load") ok = num(3, in.prev_load);
+        else if (k == "p_load") ok = num(4, in.p_load);
+        else if (k == "cur_load") ok = num(5, in.cur_load);
+        else if (k == "sync") ok = num(6, sync);
+        else if (k == "in_task") ok = num(7, task);
+        else if (k == "scan_this") ok = num(8, in.scan_this);
+        else if (k == "scan_prev") ok = num(9, in.scan_prev);
+        else if (k == "cores_this") ok = num(10, ct);
+        else if (k == "cores_prev") ok = num(11, cp);
+        else if (k == "jiffies") ok = num(12, in.jiffies);
+        if (!ok) {
+            why = fmt::format("schedlab_wake: bad number in {}", kv);
+            return false;
+        }
+    }
+    if (seen != (1u << 13) - 1) {
+        why = "schedlab_wake: a field is missing (pid prev this_load prev_load p_load cur_load sync in_task scan_this scan_prev "
+              "cores_this cores_prev jiffies)";
+        return false;
+    }
+    in.prev = std::int16_t(prev);
+    in.sync = sync != 0;
+    in.in_task = task != 0;
+    in.cores_this = std::int8_t(ct);
+    in.cores_prev = std::int8_t(cp);
+    return true;
 }
 
 }  // namespace sched

@@ -67,6 +67,9 @@ struct Trace {
     std::uint32_t truncated_line = 0;    ///< the last line was cut short (its number), 0 = no
     std::uint64_t time_backwards = 0;    ///< records older than the one before (other CPU's clock)
     std::int64_t workload_start = -1, workload_end = -1;  ///< tracing_mark_write WORKLOAD_START/END
+    /// schedlab's own exports: each decision's untraced inputs (`tracing_mark_write:
+    /// schedlab_wake ...`, sched_event.h), by the index in `events` of the sched_waking before it.
+    std::unordered_map<std::uint32_t, WakeInputs> wake_inputs;
     std::uint64_t lines = 0;
 
     static constexpr std::size_t kMaxProblems = 20;
@@ -136,6 +139,9 @@ public:
     using CommOf = std::function<std::string(std::int32_t pid)>;
     FtraceTextWriter(std::ostream& out, int nrCpus, CommOf commOf, bool usecs = false);
     void write(const SchedEvent& e);
+    /// The next sched_waking's untraced inputs: written as a `tracing_mark_write: schedlab_wake`
+    /// line after it, and its context column says in_task() ('.' or 'h').
+    void writeWakeInputs(const WakeInputs& in) { m_inputs = in, m_haveInputs = true; }
     std::uint64_t written() const { return m_written; }
 
 private:
@@ -147,7 +153,14 @@ private:
     std::vector<std::int32_t> m_curr;  ///< current pid per CPU (TASK-PID column)
     std::unordered_map<std::int32_t, int> m_wakingCpu;  ///< CPU of each pid's pending sched_waking
     std::uint64_t m_written = 0;
+    WakeInputs m_inputs;
+    bool m_haveInputs = false;
 };
+
+/// The `schedlab_wake ...` message of a tracing_mark_write line (without the event name).
+std::string formatWakeInputs(const WakeInputs& in);
+/// Parses such a message (after "schedlab_wake "); false, with `why`, if a field is missing or bad.
+bool parseWakeInputs(std::string_view msg, WakeInputs& in, std::string& why);
 
 /// ns as ftrace prints a `secs.frac` timestamp with `decimals` (6 or 9) digits.
 std::string ftraceTimestamp(std::int64_t ns, int decimals);

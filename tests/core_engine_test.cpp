@@ -55,6 +55,10 @@ TEST(Pelt, AlwaysRunningConvergesToFullUtil) {
     const auto before = a.util_avg;
     pelt_update(1000000000 + 32 * 1024 * 1024, a, 0, 0, 0);
     EXPECT_NEAR(double(a.util_avg), double(before) / 2, double(before) * 0.05);
+    // A blocked entity keeps its weight: its load decays like util, it does not drop to 0
+    // (__update_load_avg_blocked_se(): ___update_load_avg(&se->avg, se_weight(se))).
+    EXPECT_NEAR(double(a.load_avg), double(a.util_avg), 8.0);
+    EXPECT_GT(a.load_avg, 400u);
 }
 
 TEST(Pelt, CfsRqLoadIsTheQueuedWeight) {

@@ -297,9 +297,9 @@ TEST(RqLenCsv, BadRowsAreListedATruncatedLastRowIsReportedAndOtherFilesRefused) 
 TEST(RqLenCsv, ASimulatedRunsCsvReadsBackSampleForSample) {
     const sched::Scenario s = sched::parseScenario(
         nlohmann::json{{"topology", "qemu-2s2c2t"},
-                       {"workloads", nlohmann::json::array({{{"type", "hackbench"}, {"groups", 2}, {"fds", 2}, {"loops", 4000}}})},
+                       {"workloads", nlohmann::json::array({{{"type", "hackbench"}, {"groups", 2}, {"fds", 2}, {"loops", 12000}}})},
                        {"variants", {{"A", "baseline"}}}},
-        "csv.json", ".");
+        "csv.json", ".");  // ~60 ms of simulated time: a few 50 Hz samples
     const sched::RunResult r = sched::runScenario(s, s.variants[0], s.cost, {});
     const auto& t = r.engine->metrics().bpf_timeline;
     ASSERT_GT(t.rows(), 0u);
