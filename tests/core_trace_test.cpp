@@ -190,6 +190,57 @@ TEST(FtraceText, GapsUnknownEventsBadLinesAndATruncatedLastLine) {
     EXPECT_EQ(u.problem_count, 1u);
 }
 
+TEST(FtraceText, SchedlabWakeLinesAttachToTheirWakingAndBadOnesAreReported) {
+    sched::WakeInputs in;
+    in.pid = 2;
+    in.prev = 3;
+    in.this_load = 2048;
+    in.prev_load = 977;
+    in.p_load = 512;
+    in.cur_load = 1000;
+    in.sync = true;
+    in.in_task = false;
+    in.scan_this = 4;
+    in.scan_prev = 0;
+    in.cores_this = 1;
+    in.cores_prev = 0;
+    in.jiffies = 250;
+    const std::string mark = sched::formatWakeInputs(in);
+    const std::string text = std::string(kHeader5) +
+        "  a-1 [002] d.h2.     1.000010: sched_waking: comm=b pid=2 prio=120 target_cpu=003\n"       // 7
+        "  a-1 [002] d.h2.     1.000010: tracing_mark_write: " + mark + "\n"                          // 8
+        "  a-1 [002] d..2.     1.000020: tracing_mark_write: schedlab_wake pid=2 prev=3\n"            // 9: fields missing
+        "  a-1 [002] d..2.     1.000030: sched_waking: comm=c pid=4 prio=120 target_cpu=001\n"       // 10
+        "  a-1 [002] d..2.     1.000030: tracing_mark_write: " + mark + "\n"                          // 11: pid 2, not 4
+        "  a-1 [002] d..2.     1.000040: tracing_mark_write: WORKLOAD_START\n";                       // 12
+    const Trace t = parseFtraceText(text, "marks.txt");
+    ASSERT_EQ(t.events.size(), 2u);
+    ASSERT_EQ(t.wake_inputs.size(), 1u);
+    const sched::WakeInputs& got = t.wake_inputs.at(0);
+    EXPECT_EQ(got.pid, 2);
+    EXPECT_EQ(got.prev, 3);
+    EXPECT_EQ(got.cpu, 2);
+    EXPECT_EQ(got.time, 1'000'010'000);
+    EXPECT_EQ(got.this_load, 2048);
+    EXPECT_EQ(got.prev_load, 977);
+    EXPECT_EQ(got.p_load, 512);
+    EXPECT_EQ(got.cur_load, 1000);
+    EXPECT_TRUE(got.sync);
+    EXPECT_FALSE(got.in_task);
+    EXPECT_EQ(got.scan_this, 4);
+    EXPECT_EQ(got.scan_prev, 0);
+    EXPECT_EQ(got.cores_this, 1);
+    EXPECT_EQ(got.cores_prev, 0);
+    EXPECT_EQ(got.jiffies, 250);
+    EXPECT_EQ(t.records[0].context, 'h');
+    ASSERT_EQ(t.problem_count, 2u) << t.summary();
+    EXPECT_EQ(t.problems[0].line, 9u);
+    EXPECT_NE(t.problems[0].what.find("missing"), std::string::npos);
+    EXPECT_EQ(t.problems[1].line, 11u);
+    EXPECT_NE(t.problems[1].what.find("not right after"), std::string::npos);
+    EXPECT_EQ(t.workload_start, 1'000'040'000);
+}
+
 TEST(FtraceText, NotATraceEmptyAndLatencyFormatAreOneLineErrors) {
     EXPECT_THROW(parseFtraceText("", "empty.txt"), InputError);
     try {
