@@ -187,6 +187,8 @@ int main(int argc, char** argv) {
     trace->add_option("--clock", traceClock, "the trace clock, when the file does not say (local, global, mono, counter, ...)");
     bool traceQueued = false;
     trace->add_flag("--queued-only", traceQueued, "rq-length CSV: values count queued tasks only (stock runqlen), not rq->nr_running");
+    std::string traceCsv;
+    trace->add_option("--rq-csv", traceCsv, "write the trace's runqueue lengths every 20 ms as the seed's bpftrace CSV to FILE");
     auto* compare = app.add_subcommand("compare", "base vs patch: a plain-text table ready for a mail");
     addCommon(compare);
     compare->add_option("--a", sim.a, "base: a variant of the scenario or a knob preset (default: the scenario's first)");
@@ -238,7 +240,7 @@ int main(int argc, char** argv) {
         }
         if (*demo) return runDemo();
         if (*run) return cliRun(sim);
-        if (*trace) return cliTrace(tracePath, traceClock, traceQueued);
+        if (*trace) return cliTrace(tracePath, traceClock, traceQueued, traceCsv);
         if (*agreeCmd) return cliAgree(ag);
         if (*compare) return cliCompare(sim);
         if (*sweep) return cliSweep(sim);

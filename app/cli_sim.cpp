@@ -7,6 +7,7 @@
 #include "rq_csv.h"
 #include "topology_json.h"
 #include "trace.h"
+#include "trace_snapshot.h"
 
 #include <fmt/format.h>
 
@@ -187,7 +188,8 @@ struct FtraceFile {
 
 }  // namespace
 
-int cliTrace(const std::string& path, const std::string& clock, bool queuedOnly) {
+int cliTrace(const std::string& path, const std::string& clock, bool queuedOnly, const std::string& rqCsv) {
+    checkOutputPath(rqCsv, "--rq-csv");
     {
         // The seed's bpftrace rq-length CSV or a trace: the first line tells.
         std::ifstream in(path);
@@ -216,7 +218,17 @@ int cliTrace(const std::string& path, const std::string& clock, bool queuedOnly)
     }
     TraceReadOptions o;
     o.clock = clock;
-    fmt::print("{}", readTrace(path, o).summary());
+    const Trace t = readTrace(path, o);
+    fmt::print("{}", t.summary());
+    if (!rqCsv.empty()) {
+        // Only the CPU count matters for runqueue lengths: a flat machine of the trace's size.
+        TopologyParams p;
+        p.name = fmt::format("flat-{}", std::max(1, t.nr_cpus));
+        p.cores_per_llc = std::max(1, t.nr_cpus);
+        const std::string csv = traceRqLenCsv(t, std::make_shared<const Topology>(Topology::fromParams(p)));
+        writeFileAtomic(rqCsv, csv);
+        fmt::print("{}: runqueue lengths every 20 ms, {} rows\n", rqCsv, std::count(csv.begin(), csv.end(), '\n') - 1);
+    }
     return 0;
 }
 

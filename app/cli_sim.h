@@ -28,7 +28,7 @@ struct SimArgs {
 int cliRun(const SimArgs& a);
 /// schedlab-cli trace FILE: what an ftrace text trace (events, CPUs, gaps, problems) or the
 /// seed's bpftrace rq-length CSV holds. `queuedOnly`: the CSV counts queued tasks only.
-int cliTrace(const std::string& path, const std::string& clock, bool queuedOnly);
+int cliTrace(const std::string& path, const std::string& clock, bool queuedOnly, const std::string& rqCsv = {});
 
 struct AgreeArgs {
     std::string trace, topology, clock, decisions, sync = "comm", syncComm, nrIdleScanAt = "decision", wakeInputs = "use";

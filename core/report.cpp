@@ -214,17 +214,27 @@ json runReportJson(const Scenario& s, const RunResult& r) {
     return j;
 }
 
-std::string bpftraceRqlenCsv(const RunResult& r) {
-    const RqTimeline& t = r.engine->metrics().bpf_timeline;
+std::string bpftraceRqlenCsv(const std::vector<std::int64_t>& times, const std::vector<std::uint16_t>& values, int ncpus) {
     std::string o = fmt::format("[{:>12}],", "Timestamp");
-    for (int c = 0; c < t.ncpus(); ++c) o += fmt::format("CPU{:3d},", c);
+    for (int c = 0; c < ncpus; ++c) o += fmt::format("CPU{:3d},", c);
     o += "\n";
-    for (std::size_t row = 0; row < t.rows(); ++row) {
-        o += fmt::format("[{:12d}],", t.time(row));
-        for (int c = 0; c < t.ncpus(); ++c) o += fmt::format("{:3d},", t.at(row, c));
+    for (std::size_t row = 0; row < times.size(); ++row) {
+        o += fmt::format("[{:12d}],", times[row]);
+        for (int c = 0; c < ncpus; ++c) o += fmt::format("{:3d},", values[row * std::size_t(ncpus) + std::size_t(c)]);
         o += "\n";
     }
     return o;
+}
+
+std::string bpftraceRqlenCsv(const RunResult& r) {
+    const RqTimeline& t = r.engine->metrics().bpf_timeline;
+    std::vector<std::int64_t> times;
+    std::vector<std::uint16_t> values;
+    for (std::size_t row = 0; row < t.rows(); ++row) {
+        times.push_back(t.time(row));
+        for (int c = 0; c < t.ncpus(); ++c) values.push_back(std::uint16_t(t.at(row, c)));
+    }
+    return bpftraceRqlenCsv(times, values, t.ncpus());
 }
 
 std::vector<std::pair<std::string, std::string>> runCsvFiles(const RunResult& r) {

@@ -21,6 +21,8 @@ nlohmann::json runReportJson(const Scenario& s, const RunResult& r);
 std::vector<std::pair<std::string, std::string>> runCsvFiles(const RunResult& r);
 /// The seed's `rqlen.bt` output: "[   Timestamp],CPU  0,..." then one row per 50 Hz sample.
 std::string bpftraceRqlenCsv(const RunResult& r);
+/// The same layout from sample times (ns) and row-major values, `ncpus` per row.
+std::string bpftraceRqlenCsv(const std::vector<std::int64_t>& times, const std::vector<std::uint16_t>& values, int ncpus);
 
 /// One table row: a metric and its value in each run.
 struct CompareRow {

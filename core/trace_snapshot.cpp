@@ -2,6 +2,7 @@
 #include "trace_snapshot.h"
 
 #include "engine.h"
+#include "report.h"
 
 #include <algorithm>
 #include <filesystem>
@@ -37,7 +38,8 @@ Snapshot traceSnapshot(const Trace& t, std::shared_ptr<const Topology> topo, std
     std::vector<std::int64_t> idleSince(std::size_t(n), t0), lastChange(std::size_t(n), t0), busy(std::size_t(n), 0);
     std::vector<double> area(std::size_t(n), 0.0);
     std::vector<int> cstate(std::size_t(n), -1);
-    const std::int64_t period = s.sample_period_ns = std::max<std::int64_t>(1, (at - t0) / std::int64_t(std::max<std::size_t>(1, o.sample_rows)) + 1);
+    const std::int64_t period = s.sample_period_ns =
+        o.sample_period_ns > 0 ? o.sample_period_ns : std::max<std::int64_t>(1, (at - t0) / std::int64_t(std::max<std::size_t>(1, o.sample_rows)) + 1);
     std::int64_t nextSample = t0;
     auto account = [&](int c, std::int64_t now) {
         const std::size_t k = std::size_t(c);
@@ -165,6 +167,23 @@ Snapshot traceSnapshot(const Trace& t, std::shared_ptr<const Topology> topo, std
         v.busy_frac = float(double(busy[std::size_t(c)]) / span);
     }
     return s;
+}
+
+std::string traceRqLenCsv(const Trace& t, std::shared_ptr<const Topology> topo, std::int64_t period_ns) {
+    TraceViewOptions o;
+    o.arrow_span_ns = 0;
+    o.sample_period_ns = std::max<std::int64_t>(1, period_ns);
+    const auto [t0, t1] = traceSpan(t);
+    o.sample_rows = std::size_t((t1 - t0) / o.sample_period_ns) + 2;
+    const Snapshot s = traceSnapshot(t, topo, t1, "csv", o);
+    const int n = topo->nrCpus();
+    std::vector<std::int64_t> times;
+    std::vector<std::uint16_t> values;
+    for (std::size_t row = 1; row < s.sample_t.size(); ++row) {  // the first sample is at the first event: the script's come a period later
+        times.push_back(s.sample_t[row] - t0);
+        values.insert(values.end(), s.sample_len.begin() + std::ptrdiff_t(row) * n, s.sample_len.begin() + std::ptrdiff_t(row + 1) * n);
+    }
+    return bpftraceRqlenCsv(times, values, n);
 }
 
 }  // namespace sched

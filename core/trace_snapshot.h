@@ -14,6 +14,7 @@ namespace sched {
 struct TraceViewOptions {
     std::int64_t arrow_span_ns = 5'000'000;  ///< migrations kept for arrows, before the cursor
     std::size_t sample_rows = 2000;          ///< rq-length samples, evenly spaced from the start to the cursor
+    std::int64_t sample_period_ns = 0;       ///< a fixed sampling period instead (at most sample_rows samples)
 };
 
 /// The trace's state at time `at` (ns, clamped to the trace's span). `label` names the side.
@@ -22,5 +23,10 @@ struct TraceViewOptions {
 /// (reported as "periodic": the trace does not say which balance moved it).
 Snapshot traceSnapshot(const Trace& t, std::shared_ptr<const Topology> topo, std::int64_t at, const std::string& label,
                        const TraceViewOptions& o = {});
+
+/// The trace's runqueue lengths (nr_running, the running task included, as rebuilt from the
+/// events) every `period_ns` from its first event, in the seed's bpftrace CSV layout
+/// (rq_csv.h; times are ns since the first event).
+std::string traceRqLenCsv(const Trace& t, std::shared_ptr<const Topology> topo, std::int64_t period_ns = 20'000'000);
 
 }  // namespace sched

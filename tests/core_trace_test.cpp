@@ -496,3 +496,29 @@ TEST(TraceSnapshot, StateAtACursorMatchesTheRecord) {
 }
 
 }  // namespace
+
+namespace {
+
+TEST(TraceSnapshot, RqLengthCsvOfATraceHasTheStateAtEachSampleInstant) {
+    const Trace t = sched::readFtraceText(kSample);
+    auto topo = std::make_shared<const sched::Topology>(sched::Topology::preset("qemu-2s2c2t"));
+    const auto [t0, t1] = sched::traceSpan(t);
+    const std::int64_t period = 20'000'000;
+    const sched::RqLenCsv c = sched::parseRqLenCsv(sched::traceRqLenCsv(t, topo, period), "trace-rqlen.csv");
+    EXPECT_EQ(c.problem_count, 0u);
+    ASSERT_EQ(c.rows(), std::size_t((t1 - t0) / period));
+    ASSERT_EQ(c.cpus.size(), 8u);
+    int busy = 0;
+    for (std::size_t row = 0; row < c.rows(); ++row) {
+        EXPECT_EQ(c.time[row], std::int64_t(row + 1) * period);
+        // The sample sees every event before its instant.
+        const sched::Snapshot s = sched::traceSnapshot(t, topo, t0 + c.time[row] - 1, "at");
+        for (std::size_t cpu = 0; cpu < 8; ++cpu) {
+            EXPECT_EQ(c.nrRunning(row, cpu), int(s.cpus[cpu].nr_running)) << "row " << row << " CPU " << cpu;
+            busy += c.nrRunning(row, cpu) > 0;
+        }
+    }
+    EXPECT_GT(busy, 20);  // hackbench's runqueues are not empty
+}
+
+}  // namespace
