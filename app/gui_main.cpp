@@ -200,6 +200,20 @@ int main(int argc, char** argv) {
         }
     }
 
+    // Headless: the agreement is replayed before any window exists too, so that a --disagreement past the
+    // last one is refused like any bad value (the window shows this report, it does not replay it again).
+    std::shared_ptr<const sched::AgreeReport> agreed;
+    if (rec && !shot.isEmpty()) {
+        QString why;
+        std::tie(agreed, why) = schedlab::MainWindow::replayAgreement(*rec, recTopo);
+        if (disagreement > 0 && !agreed) return usage(QStringLiteral("--disagreement: no agreement: %1").arg(why));
+        if (disagreement > 0) {
+            int n = 0;
+            for (const auto& row : agreed->rows) n += row.sim != row.kernel;
+            if (disagreement > n) return usage(QStringLiteral("--disagreement %1: the trace has %2 disagreements").arg(disagreement).arg(n));
+        }
+    }
+
     schedlab::MainWindow window;
     so.autoplay = shot.isEmpty() && !parser.isSet(pausedOpt) && !rec;  // a trace is shown instead: no run in the background
     if (scenario) window.openScenario(*scenario, parser.value(scenarioOpt), so);
@@ -219,7 +233,7 @@ int main(int argc, char** argv) {
         });
     };
     if (rec) {
-        window.showTrace(rec, recTopo, parser.value(recOpt));
+        window.showTrace(rec, recTopo, parser.value(recOpt), agreed);
         if (at >= 0) window.setTraceTime(sched::traceSpan(*rec).first + at);
         // The agreement runs in the background: the timeline and --disagreement need it.
         window.whenAgreed([&window, disagreement, capture, shot] {

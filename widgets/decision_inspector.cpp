@@ -27,11 +27,11 @@ QString agreementRowText(const AgreementItem& it) {
         .arg(r.cls >= 0 ? QString::fromLatin1(sched::toString(sched::DisagreeClass(r.cls))) : QString());
 }
 
-/// The path (steps) and the CPUs examined of a decision; `untraced` when it has no steps.
-QString pathHtml(const sched::Decision& d, const QString& untraced) {
+/// The path (steps, under `title`) and the CPUs examined of a decision; `untraced` when it has no steps.
+QString pathHtml(const sched::Decision& d, const QString& title, const QString& untraced) {
     QString h;
     if (!d.steps.empty()) {
-        h += QStringLiteral("<h4>Path</h4><ol>");
+        h += QStringLiteral("<h4>%1</h4><ol>").arg(title);
         for (const auto& s : d.steps)
             h += QStringLiteral("<li><tt>%1()</tt> %2</li>").arg(QString::fromLatin1(sched::toString(s.fn)),
                                                                q(s.text).toHtmlEscaped());
@@ -157,7 +157,7 @@ QString DecisionInspector::describe(const sched::DecisionRecord& r) {
              .arg(d.cpu);
     h += QStringLiteral("reasons: <tt>%1</tt><br>").arg(q(d.reasons()).toHtmlEscaped());
     h += QStringLiteral("flags: %1<br>").arg(flagsText(d));
-    h += pathHtml(d, tr("Not traced: step to the next wakeup (W) to see the path function by function."));
+    h += pathHtml(d, tr("Path"), tr("Not traced: step to the next wakeup (W) to see the path function by function."));
     return h;
 }
 
@@ -198,6 +198,7 @@ QString DecisionInspector::describeAgreement(const AgreementItem& it) {
     if (r.cold) notes << tr("cold (PELT or wakee_flips still warming up)");
     if (!notes.isEmpty()) h += tr("note: %1<br>").arg(notes.join(QStringLiteral("; ")));
     if (r.decision) h += QStringLiteral("flags: %1<br>").arg(flagsText(*r.decision));
+    if (r.decision) h += pathHtml(*r.decision, tr("schedlab's path"), tr("schedlab's path was not traced for this decision."));
     // The state the replay rebuilt, per CPU: I idle, i curr idle but runnable/pending, B busy; nr_running.
     const QStringList cpus = q(r.cpus).split(QLatin1Char(' '), Qt::SkipEmptyParts);
     if (!cpus.isEmpty() && cpus.size() <= 64) {
@@ -209,7 +210,6 @@ QString DecisionInspector::describeAgreement(const AgreementItem& it) {
         }
         h += tr("</tt><br><small>I idle · i idle but a wakeup is pending or queued · B busy; then nr_running</small>");
     }
-    if (r.decision) h += pathHtml(*r.decision, tr("schedlab's path was not traced for this decision."));
     return h;
 }
 

@@ -171,10 +171,11 @@ void MainWindow::createViews() {
     dLat->raise();
     splitDockWidget(dKnob, dIns, Qt::Vertical);
     // Default proportions, once the window has its size (a saved layout replaces them).
-    QTimer::singleShot(20, this, [this, dRq, dLat, dKnob] {
+    QTimer::singleShot(20, this, [this, dRq, dLat, dKnob, dIns] {
         if (QSettings().contains(QStringLiteral("window/state"))) return;
         resizeDocks({dRq}, {height() * 36 / 100}, Qt::Vertical);
-        resizeDocks({dKnob}, {340}, Qt::Horizontal);
+        if (m_trace) resizeDocks({dIns}, {460}, Qt::Horizontal);  // a trace from the command line: see showTrace()
+        else resizeDocks({dKnob}, {340}, Qt::Horizontal);
         resizeDocks({dKnob}, {height() * 46 / 100}, Qt::Vertical);
         resizeDocks({dRq, dLat}, {width() * 45 / 100, width() * 55 / 100}, Qt::Horizontal);
     });
@@ -872,7 +873,8 @@ void MainWindow::createTraceBar() {
     m_traceBar->addWidget(side);
 }
 
-void MainWindow::showTrace(std::shared_ptr<const sched::Trace> trace, std::shared_ptr<const sched::Topology> topo, const QString& path) {
+void MainWindow::showTrace(std::shared_ptr<const sched::Trace> trace, std::shared_ptr<const sched::Topology> topo, const QString& path,
+                           std::shared_ptr<const sched::AgreeReport> agreed) {
     setRunning(false);
     const bool wasTrace = bool(m_trace);
     m_trace = std::move(trace);
@@ -888,6 +890,8 @@ void MainWindow::showTrace(std::shared_ptr<const sched::Trace> trace, std::share
         m_knobsHiddenForTrace = d->isVisible();
         d->hide();
     }
+    if (auto* d = findChild<QDockWidget*>(QStringLiteral("dockInspector")); d && !wasTrace && d->isVisible() && d->width() < 460)
+        resizeDocks({d}, {460}, Qt::Horizontal);  // room for a disagreement's two answers side by side
     if (!m_traceBar) createTraceBar();
     m_traceBar->show();
     m_timeline->setSpan(m_traceT0, m_traceT1);
@@ -896,17 +900,37 @@ void MainWindow::showTrace(std::shared_ptr<const sched::Trace> trace, std::share
     m_timeline->setGaps(std::move(gaps));
     m_inspector->setDisagreements({});
     clearDisagreementMarks();
-    startAgreement();
-    setTraceTime(m_traceT1);
-}
-
-void MainWindow::startAgreement() {
     m_agree.reset();
     m_disagreements.clear();
     m_openedDis = -1;
     m_agreeError.clear();
     m_agreeRunning = true;
+    setTraceTime(m_traceT1);
+    startAgreement(std::move(agreed));
+}
+
+std::pair<std::shared_ptr<const sched::AgreeReport>, QString> MainWindow::replayAgreement(const sched::Trace& trace,
+                                                                                         std::shared_ptr<const sched::Topology> topo) {
+    try {
+        if (!trace.ns_timestamps)
+            return {nullptr, tr("timestamps are not in ns (counter/uptime/tsc clock): PELT and wakee_flips decay cannot be rebuilt")};
+        // Baseline knobs and the default options, as `schedlab-cli agree TRACE --topology T` uses
+        // them; every Decision is kept, the disagreeing ones with their steps for the inspector.
+        sched::AgreeOptions o;
+        o.keep_decisions = true;
+        o.trace_disagreements = true;
+        return {std::make_shared<const sched::AgreeReport>(sched::agree(trace, std::move(topo), sched::Knobs{}, o)), QString()};
+    } catch (const std::exception& e) {
+        return {nullptr, QString::fromUtf8(e.what())};
+    }
+}
+
+void MainWindow::startAgreement(std::shared_ptr<const sched::AgreeReport> agreed) {
     const int gen = ++m_agreeGeneration;
+    if (agreed) {
+        agreementDone(std::move(agreed), QString());
+        return;
+    }
     m_timeline->setMessage(tr("replaying the trace's wakeup decisions through schedlab's path…"));
     m_agreeLabel->setText(agreementSummary());
     using Result = std::pair<std::shared_ptr<const sched::AgreeReport>, QString>;
@@ -917,20 +941,7 @@ void MainWindow::startAgreement() {
         if (gen != m_agreeGeneration) return;  // another trace is shown by now
         agreementDone(r, err);
     });
-    // Baseline knobs and the default options, as `schedlab-cli agree TRACE --topology T` uses them;
-    // every Decision is kept, the disagreeing ones with their steps for the inspector.
-    watcher->setFuture(QtConcurrent::run([trace = m_trace, topo = m_traceTopo]() -> Result {
-        try {
-            if (!trace->ns_timestamps)
-                return {nullptr, tr("timestamps are not in ns (counter/uptime/tsc clock): PELT and wakee_flips decay cannot be rebuilt")};
-            sched::AgreeOptions o;
-            o.keep_decisions = true;
-            o.trace_disagreements = true;
-            return {std::make_shared<const sched::AgreeReport>(sched::agree(*trace, topo, sched::Knobs{}, o)), QString()};
-        } catch (const std::exception& e) {
-            return {nullptr, QString::fromUtf8(e.what())};
-        }
-    }));
+    watcher->setFuture(QtConcurrent::run([trace = m_trace, topo = m_traceTopo] { return replayAgreement(*trace, topo); }));
 }
 
 void MainWindow::agreementDone(std::shared_ptr<const sched::AgreeReport> r, const QString& err) {
@@ -974,7 +985,7 @@ void MainWindow::agreementDone(std::shared_ptr<const sched::AgreeReport> r, cons
     if (m_frame) showFrame(m_frame);  // the status line names the agreement
     auto cbs = std::move(m_whenAgreed);
     m_whenAgreed.clear();
-    for (auto& cb : cbs) cb();
+    for (auto& cb : cbs) QTimer::singleShot(0, this, std::move(cb));  // from the event loop, as whenAgreed() says
 }
 
 void MainWindow::whenAgreed(std::function<void()> done) {

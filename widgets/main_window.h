@@ -76,7 +76,14 @@ public:
     /// arrows, rq plot, latency and counters at a cursor time moved on the trace bar's timeline.
     /// Starts the agreement replay (sched::agree with baseline knobs, as `schedlab-cli agree`)
     /// in the background; its decisions and disagreements then appear on the timeline.
-    void showTrace(std::shared_ptr<const sched::Trace> trace, std::shared_ptr<const sched::Topology> topo, const QString& path);
+    /// `agreed`: its agreement, already replayed (by replayAgreement()): not run again.
+    void showTrace(std::shared_ptr<const sched::Trace> trace, std::shared_ptr<const sched::Topology> topo, const QString& path,
+                   std::shared_ptr<const sched::AgreeReport> agreed = nullptr);
+    /// The agreement the window shows for a trace: sched::agree() with baseline knobs and the CLI's
+    /// default options, every Decision kept, the disagreeing ones traced. Null and the one-line
+    /// reason when it cannot run. Any thread.
+    static std::pair<std::shared_ptr<const sched::AgreeReport>, QString> replayAgreement(const sched::Trace& trace,
+                                                                                        std::shared_ptr<const sched::Topology> topo);
     /// Moves the trace cursor to `ns` (trace time, clamped to the trace).
     void setTraceTime(qint64 ns);
     bool traceMode() const { return bool(m_trace); }
@@ -180,7 +187,7 @@ private:
     QAction* m_prevDisAct = nullptr;
 
     void createTraceBar();
-    void startAgreement();
+    void startAgreement(std::shared_ptr<const sched::AgreeReport> agreed);
     void agreementDone(std::shared_ptr<const sched::AgreeReport> r, const QString& err);
     void clearDisagreementMarks();
 
