@@ -7,6 +7,7 @@
 #include "simulation.h"
 #include "trace.h"
 
+#include <functional>
 #include <memory>
 
 namespace sched {
@@ -23,6 +24,48 @@ struct TraceViewOptions {
 /// (reported as "periodic": the trace does not say which balance moved it).
 Snapshot traceSnapshot(const Trace& t, std::shared_ptr<const Topology> topo, std::int64_t at, const std::string& label,
                        const TraceViewOptions& o = {});
+
+struct TraceIndexOptions {
+    std::size_t checkpoint_events = 65536;  ///< a copy of the replay's state every this many events
+    std::size_t rows = 8192;                ///< rq-length samples over the whole span
+    /// Called with the share done (0..1) every 65536 events; false cancels (cancelled()).
+    std::function<bool(double)> progress;
+};
+
+struct TraceWalker;
+
+/// A trace prepared for a moving cursor: the replay's state every checkpoint_events events and
+/// the rq lengths at `rows` instants over the whole span, so that snapshot(at) replays at most
+/// one interval instead of the whole trace up to `at`. snapshot(at) equals traceSnapshot(at)
+/// but for the rq samples, which come from the index's instants (thinned to sample_rows).
+/// Keeps a reference to `t`.
+class TraceIndex {
+public:
+    TraceIndex(const Trace& t, std::shared_ptr<const Topology> topo, const TraceIndexOptions& o = {});
+    ~TraceIndex();
+    TraceIndex(const TraceIndex&) = delete;
+    TraceIndex& operator=(const TraceIndex&) = delete;
+
+    Snapshot snapshot(std::int64_t at, const std::string& label, const TraceViewOptions& o = {}) const;
+    bool cancelled() const { return m_cancelled; }
+    std::size_t checkpoints() const { return m_checkpoints.size(); }
+    std::int64_t samplePeriod() const { return m_period; }
+
+private:
+    struct Checkpoint {
+        std::size_t event;              ///< the state before this event
+        std::int64_t max_time_before;   ///< the latest time of the events before it
+        std::shared_ptr<const TraceWalker> state;
+    };
+    const Trace& m_t;
+    std::shared_ptr<const Topology> m_topo;
+    std::int64_t m_t0 = 0, m_t1 = 0, m_period = 1;
+    std::vector<Checkpoint> m_checkpoints;
+    std::vector<std::int64_t> m_rowT;      ///< sample instants
+    std::vector<std::int64_t> m_rowReady;  ///< the cursor from which the plain replay has taken the sample
+    std::vector<std::uint16_t> m_rowLen;   ///< nr_running per CPU per row
+    bool m_cancelled = false;
+};
 
 /// The trace's runqueue lengths (nr_running, the running task included, as rebuilt from the
 /// events) every `period_ns` from its first event, in the seed's bpftrace CSV layout

@@ -522,3 +522,66 @@ TEST(TraceSnapshot, RqLengthCsvOfATraceHasTheStateAtEachSampleInstant) {
 }
 
 }  // namespace
+
+namespace {
+
+// The cursor's index (checkpoints + rq rows) gives what a replay from the first event gives.
+TEST(TraceSnapshot, AnIndexedCursorEqualsAReplayFromTheStart) {
+    const Trace t = sched::readFtraceText(kSample);
+    auto topo = std::make_shared<const sched::Topology>(sched::Topology::preset("qemu-2s2c2t"));
+    const auto [t0, t1] = sched::traceSpan(t);
+    sched::TraceIndexOptions io;
+    io.checkpoint_events = 300;
+    io.rows = 500;
+    int calls = 0;
+    io.progress = [&](double) { return ++calls, true; };
+    const sched::TraceIndex idx(t, topo, io);
+    EXPECT_FALSE(idx.cancelled());
+    EXPECT_GE(idx.checkpoints(), t.events.size() / 300);
+    EXPECT_GE(calls, 1);
+    sched::TraceViewOptions plainRows;
+    plainRows.sample_period_ns = idx.samplePeriod();
+    plainRows.sample_rows = 100000;
+    std::uint64_t migrations = 0;
+    for (int k = 0; k <= 40; ++k) {
+        const std::int64_t at = t0 + (t1 - t0) * k / 40 + (k % 3) * 777;  // not on checkpoint boundaries
+        const sched::Snapshot a = idx.snapshot(at, "i", plainRows);
+        const sched::Snapshot b = sched::traceSnapshot(t, topo, at, "p", plainRows);
+        ASSERT_EQ(a.now, b.now);
+        EXPECT_EQ(a.events, b.events) << "at " << at;
+        EXPECT_EQ(a.ttwu_count, b.ttwu_count);
+        EXPECT_EQ(a.ttwu_local, b.ttwu_local);
+        EXPECT_EQ(a.ttwu_wakelist, b.ttwu_wakelist);
+        EXPECT_EQ(a.ctx_switches, b.ctx_switches);
+        EXPECT_EQ(a.migrations_by_cause, b.migrations_by_cause);
+        EXPECT_EQ(a.wakeup_latency.count(), b.wakeup_latency.count());
+        EXPECT_EQ(a.wakeup_latency.percentile(99), b.wakeup_latency.percentile(99));
+        ASSERT_EQ(a.migrations.size(), b.migrations.size()) << "at " << at;
+        for (std::size_t m = 0; m < a.migrations.size(); ++m) {
+            EXPECT_EQ(a.migrations[m].time, b.migrations[m].time);
+            EXPECT_EQ(a.migrations[m].pid, b.migrations[m].pid);
+            EXPECT_EQ(a.migrations[m].to, b.migrations[m].to);
+        }
+        migrations += a.migrations.size();
+        for (std::size_t c = 0; c < a.cpus.size(); ++c) {
+            EXPECT_EQ(a.cpus[c].curr_pid, b.cpus[c].curr_pid);
+            EXPECT_EQ(a.cpus[c].nr_running, b.cpus[c].nr_running);
+            EXPECT_EQ(a.cpus[c].idle_since_ns, b.cpus[c].idle_since_ns);
+            EXPECT_EQ(a.cpus[c].cstate, b.cpus[c].cstate);
+            EXPECT_FLOAT_EQ(a.cpus[c].rq_avg, b.cpus[c].rq_avg);
+            EXPECT_FLOAT_EQ(a.cpus[c].busy_frac, b.cpus[c].busy_frac);
+        }
+        EXPECT_EQ(a.sample_t, b.sample_t) << "at " << at;
+        EXPECT_EQ(a.sample_len, b.sample_len) << "at " << at;
+    }
+    EXPECT_GT(migrations, 0u);  // some cursors have arrows to compare
+    // Thinned to the view's row budget.
+    sched::TraceViewOptions few;
+    few.sample_rows = 50;
+    EXPECT_LE(idx.snapshot(t1, "i", few).sample_t.size(), 50u);
+    // Cancelled from the progress callback.
+    io.progress = [](double) { return false; };
+    EXPECT_TRUE(sched::TraceIndex(t, topo, io).cancelled());
+}
+
+}  // namespace
