@@ -596,6 +596,7 @@ Trace readFtraceText(const std::string& path, const TraceReadOptions& o) {
                     break;
                 }
                 forEachLine(std::string_view(buf.data(), std::size_t(n)), carry, false, feed);
+                if (o.progress && !o.progress(double(::gzoffset(z)) / double(std::max<off_t>(1, st.st_size)))) throw TraceReadCancelled();
             }
         } else if (st.st_size > 0) {
             // Memory-mapped and read in order: the kernel pages it in and drops it behind us.
@@ -605,7 +606,13 @@ Trace readFtraceText(const std::string& path, const TraceReadOptions& o) {
             std::unique_ptr<void, std::function<void(void*)>> unmap(m, [&](void* q) { ::munmap(q, std::size_t(st.st_size)); });
             ::madvise(m, std::size_t(st.st_size), MADV_SEQUENTIAL);
             std::string carry;
-            complete = forEachLine(std::string_view(static_cast<const char*>(m), std::size_t(st.st_size)), carry, true, feed);
+            const std::string_view all(static_cast<const char*>(m), std::size_t(st.st_size));
+            constexpr std::size_t kPiece = 8 << 20;  // progress every 8 MiB
+            for (std::size_t at = 0; at < all.size(); at += kPiece) {
+                const bool last = at + kPiece >= all.size();
+                complete = forEachLine(all.substr(at, kPiece), carry, last, feed);
+                if (o.progress && !o.progress(double(std::min(all.size(), at + kPiece)) / double(all.size()))) throw TraceReadCancelled();
+            }
         } else {
             ::close(fd);
         }

@@ -7,6 +7,7 @@
 #include "sched_event.h"
 
 #include <cstdint>
+#include <exception>
 #include <functional>
 #include <map>
 #include <ostream>
@@ -83,6 +84,14 @@ struct Trace {
 struct TraceReadOptions {
     std::string clock;  ///< the trace clock when the file does not say ("" = look for a
                         ///< `trace_clock` file beside it, else assume "local")
+    /// Text traces: called with the share of the file read (0..1) every 8 MiB (every 1 MiB of
+    /// gzip output); returning false stops the read with TraceReadCancelled.
+    std::function<bool(double)> progress;
+};
+
+/// Thrown by the readers when TraceReadOptions::progress asked them to stop.
+struct TraceReadCancelled : std::exception {
+    const char* what() const noexcept override { return "cancelled"; }
 };
 
 /// Streaming parser of ftrace text: feed it the lines in order (without the newline).

@@ -116,6 +116,33 @@ TEST(FtraceText, GzipAndPlainTextGiveTheSameTrace) {
     }
 }
 
+TEST(FtraceText, ReadingReportsProgressAndCanBeCancelled) {
+    // A plain file of more than one 8 MiB piece: the sample repeated (times going back are fine).
+    const auto tmp = std::filesystem::temp_directory_path() / ("schedlab-progress-" + std::to_string(::getpid()) + ".txt");
+    {
+        const std::string cmd = "for i in $(seq 12); do gzip -dc '" + kSample + "'; done > '" + tmp.string() + "'";
+        ASSERT_EQ(std::system(cmd.c_str()), 0);
+    }
+    ASSERT_GT(std::filesystem::file_size(tmp), std::uintmax_t(8 << 20));
+    for (const std::string& file : {tmp.string(), kSample}) {
+        std::vector<double> seen;
+        sched::TraceReadOptions o;
+        o.progress = [&](double f) { return seen.push_back(f), true; };
+        const Trace t = sched::readFtraceText(file, o);
+        EXPECT_GT(t.events.size(), 8000u);
+        ASSERT_FALSE(seen.empty()) << file;
+        EXPECT_TRUE(std::is_sorted(seen.begin(), seen.end())) << file;
+        EXPECT_GT(seen.front(), 0.0);
+        EXPECT_NEAR(seen.back(), 1.0, 1e-9) << file;
+        if (file == tmp.string()) EXPECT_GE(seen.size(), 2u);
+        int calls = 0;
+        o.progress = [&](double) { return ++calls < 1; };
+        EXPECT_THROW(sched::readFtraceText(file, o), sched::TraceReadCancelled) << file;
+        EXPECT_EQ(calls, 1);
+    }
+    std::filesystem::remove(tmp);
+}
+
 TEST(FtraceText, EveryLineLayoutParses) {
     // tgid column or not; 5, 4 or no flag columns; comm with spaces and dashes; target_cpu=017.
     const std::string text = std::string(kHeader5) +
