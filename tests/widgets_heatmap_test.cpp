@@ -683,6 +683,45 @@ TEST(TopologyHeatmap, RenderIntoAnyTargetAndHighlightDoesNotChangeCellCentres) {
     EXPECT_EQ(w.cpuAt(QPointF(-5, -5)), -1);
 }
 
+TEST(TopologyHeatmap, TheKernelsChoiceGetsASkyBlueFrameBesideSchedlabsOrangeOne) {
+    auto s = snapshotOn("i7-4790");
+    TopologyHeatmap w;
+    w.resize(800, 500);
+    w.setSnapshot(s);
+    w.setHighlight({1, 2});  // schedlab examined 1 then chose 2
+    w.setKernelChoice(5);
+    EXPECT_EQ(w.kernelChoice(), 5);
+    const QColor sky(86, 180, 233), orange(230, 159, 0);
+    auto frameHas = [&](const QImage& img, int cpu, const QColor& c) {
+        const QRectF r = w.cpuRect(cpu);
+        for (int x = int(r.left()) + 1; x < int(r.right()); ++x)  // along the box's top edge, inside it
+            for (int y = int(r.top()); y <= int(r.top()) + 3; ++y)
+                if (img.pixelColor(x, y) == c) return true;
+        return false;
+    };
+    QImage img = w.grab().toImage().convertToFormat(QImage::Format_RGB32);
+    EXPECT_TRUE(frameHas(img, 5, sky));
+    EXPECT_FALSE(frameHas(img, 5, orange));
+    EXPECT_TRUE(frameHas(img, 2, orange));
+    EXPECT_FALSE(frameHas(img, 2, sky));
+    EXPECT_FALSE(frameHas(img, 3, sky));
+    // The same CPU for both: both frames, the kernel's inside.
+    w.setKernelChoice(2);
+    img = w.grab().toImage().convertToFormat(QImage::Format_RGB32);
+    EXPECT_TRUE(frameHas(img, 2, orange));
+    EXPECT_TRUE(frameHas(img, 2, sky) || [&] {
+        const QRectF r = w.cpuRect(2).adjusted(4, 4, -4, -4);
+        for (int x = int(r.left()); x < int(r.right()); ++x)
+            for (int y = int(r.top()); y <= int(r.top()) + 3; ++y)
+                if (img.pixelColor(x, y) == sky) return true;
+        return false;
+    }());
+    EXPECT_FALSE(frameHas(img, 5, sky));
+    w.setKernelChoice(-1);
+    img = w.grab().toImage().convertToFormat(QImage::Format_RGB32);
+    EXPECT_FALSE(frameHas(img, 2, sky));
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
