@@ -20,6 +20,7 @@ struct tracecmd_input;
 struct tracecmd_input* tracecmd_open(const char* file, int flags);
 void tracecmd_close(struct tracecmd_input* handle);
 struct tep_handle* tracecmd_get_tep(struct tracecmd_input* handle);
+const char* tracecmd_get_trace_clock(struct tracecmd_input* handle);
 int tracecmd_iterate_events(struct tracecmd_input* handle, cpu_set_t* cpus, int cpu_size,
                             int (*callback)(struct tracecmd_input* handle, struct tep_record*, int, void*), void* callback_data);
 }
@@ -303,6 +304,12 @@ int onRecordStreamed(tracecmd_input* h, tep_record* rec, int cpu, void* data) {
     flushBatch(fd, t);
     nlohmann::json m;
     m["nr_cpus"] = t.nr_cpus > 0 ? t.nr_cpus : int(c.cpuLast.size());
+    // The trace clock trace-cmd saved (its trace_clock file, "[local] global ..."; or the name).
+    std::string clock = tracecmd_get_trace_clock(h) ? tracecmd_get_trace_clock(h) : "";
+    if (const auto a = clock.find('['), b = clock.find(']'); a != std::string::npos && b != std::string::npos && b > a)
+        clock = clock.substr(a + 1, b - a - 1);
+    while (!clock.empty() && (clock.back() == '\n' || clock.back() == ' ')) clock.pop_back();
+    m["clock"] = clock;
     m["records"] = c.ordinal;
     m["iterate_failed"] = rc < 0;
     nlohmann::json comm = nlohmann::json::array(), prio = nlohmann::json::array();
@@ -382,6 +389,9 @@ Trace readTraceDat(const std::string& path) {
     if (!meta.empty()) {
         const nlohmann::json m = nlohmann::json::parse(meta);
         t.nr_cpus = m.at("nr_cpus").get<int>();
+        t.clock = m.value("clock", std::string());
+        // counter, uptime (jiffies) and x86-tsc stamps are not ns (trace-replay.md §1).
+        if (t.clock == "counter" || t.clock == "uptime" || t.clock == "x86-tsc") t.ns_timestamps = false;
         t.lines = m.at("records").get<std::uint64_t>();
         for (const auto& p : m.at("comm")) t.comm[p[0].get<std::int32_t>()] = p[1].get<std::string>();
         for (const auto& p : m.at("prio")) t.prio[p[0].get<std::int32_t>()] = p[1].get<int>();

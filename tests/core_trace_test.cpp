@@ -424,6 +424,8 @@ TEST(TraceDat, Version6AndVersion7ZstdGiveTheRecordedEvents) {
         EXPECT_EQ(t->events.size(), 10121u - 2u);  // all but the two WORKLOAD markers
         EXPECT_GE(t->workload_start, 0);
         EXPECT_GT(t->workload_end, t->workload_start);
+        EXPECT_EQ(t->clock, "global");  // record_cmd.txt: trace-cmd record -C global
+        EXPECT_TRUE(t->ns_timestamps);
     }
     ASSERT_EQ(v6.events.size(), v7.events.size());
     for (std::size_t i = 0; i < v6.events.size(); ++i)
