@@ -16,6 +16,7 @@
 #include <QCheckBox>
 #include <QComboBox>
 #include <QClipboard>
+#include <QDir>
 #include <QElapsedTimer>
 #include <QEventLoop>
 #include <QFile>
@@ -253,6 +254,71 @@ TEST(MainWindow, ARecordedTraceIsShownInTheViewsAtTheCursorAndAScenarioLeavesIt)
     // Opening a scenario goes back to the simulation.
     w.openDefault(o);
     EXPECT_FALSE(w.traceMode());
+}
+
+TEST(MainWindow, ExportsTheRunAsFtraceTextAndTheRqLengthCsvAsTheCliWritesThem) {
+    QTemporaryDir dir;
+    MainWindow w;
+    StartOptions o;
+    o.autoplay = false;
+    o.ab = false;
+    const sched::Scenario s = smallScenario(3000);  // about 100 ms simulated: a few 20 ms rq samples
+    w.openScenario(s, QStringLiteral("small.json"), o);
+    w.show();
+    bool reached = false;
+    w.runUntil(3'000'000, [&] { reached = true; });
+    ASSERT_TRUE(waitFor([&] { return reached || (w.frame() && w.frame()->done); }));
+    const std::int64_t until = w.frame()->a->now;
+    ASSERT_GT(until, 0);
+    // The run to the shown time as ftrace text: the importer reads it back, nothing after the cursor.
+    const QString txt = dir.filePath(QStringLiteral("run.txt"));
+    ASSERT_EQ(w.exportRunTrace(txt), QString());
+    const sched::Trace t = sched::readFtraceText(txt.toStdString());
+    EXPECT_EQ(t.nr_cpus, 8);
+    EXPECT_EQ(t.problem_count, 0u);
+    ASSERT_GT(t.events.size(), 100u);
+    EXPECT_LE(sched::traceSpan(t).second, until);
+    std::uint64_t wakings = 0;
+    for (const auto& e : t.events) wakings += e.kind == sched::EvKind::sched_waking;
+    EXPECT_EQ(wakings, w.frame()->a->ttwu_count);  // the same run as the one shown
+    // Cancelled: no file, no temporary left behind.
+    const QString cancelled = dir.filePath(QStringLiteral("cancelled.txt"));
+    EXPECT_EQ(w.exportRunTrace(cancelled, [](qint64) { return false; }), QStringLiteral("cancelled"));
+    EXPECT_FALSE(QFile::exists(cancelled));
+    EXPECT_EQ(QDir(dir.path()).entryList(QDir::Files).size(), 1);
+    EXPECT_FALSE(w.exportRunTrace(QStringLiteral("/nonexistent/dir/x.txt")).isEmpty());
+
+    // The rq-length CSV of the finished run is the CLI's (run --csv) byte for byte.
+    reached = false;
+    w.runUntil(std::int64_t(1) << 50, [&] { reached = true; });
+    ASSERT_TRUE(waitFor([&] { return w.frame() && w.frame()->done; }));
+    const QString csv = dir.filePath(QStringLiteral("rq.csv"));
+    QString err = QStringLiteral("pending");
+    w.exportRqCsv(csv, [&](const QString& e) { err = e; });
+    ASSERT_TRUE(waitFor([&] { return err != QStringLiteral("pending"); }));
+    ASSERT_EQ(err, QString());
+    QFile f(csv);
+    ASSERT_TRUE(f.open(QIODevice::ReadOnly));
+    sched::RunOptions ro;
+    ro.seed = s.seed;
+    const std::string cli = sched::bpftraceRqlenCsv(sched::runScenario(s, sched::Variant{"baseline", sched::Knobs{}}, s.cost, ro));
+    EXPECT_EQ(f.readAll().toStdString(), cli);
+    EXPECT_TRUE(QString::fromStdString(cli).startsWith(QStringLiteral("[   Timestamp],")));
+    EXPECT_GT(std::count(cli.begin(), cli.end(), '\n'), 2);  // samples, not only the header
+
+    // A recorded trace: its runqueue lengths as schedlab-cli trace --rq-csv writes them.
+    const std::string path = std::string(SCHEDLAB_TEST_DATA) + "/traces/qemu-6.1-2s2c2t-hackbench-small/trace.txt.gz";
+    auto trace = std::make_shared<const sched::Trace>(sched::readFtraceText(path));
+    auto topo = std::make_shared<const sched::Topology>(sched::Topology::preset("qemu-2s2c2t"));
+    w.showTrace(trace, topo, QString::fromStdString(path));
+    const QString tcsv = dir.filePath(QStringLiteral("trace-rq.csv"));
+    err = QStringLiteral("pending");
+    w.exportRqCsv(tcsv, [&](const QString& e) { err = e; });
+    ASSERT_EQ(err, QString());
+    QFile tf(tcsv);
+    ASSERT_TRUE(tf.open(QIODevice::ReadOnly));
+    EXPECT_EQ(tf.readAll().toStdString(), sched::traceRqLenCsv(*trace, topo));
+    EXPECT_FALSE(w.exportRunTrace(dir.filePath(QStringLiteral("no.txt"))).isEmpty());  // a trace is not a run to export
 }
 
 TEST(KnobPanel, ControlsMapToTheNamedKnobsOfTheEditedSide) {

@@ -12,6 +12,7 @@
 
 #include "input_error.h"
 #include "report.h"
+#include "run_export.h"
 #include "topology_json.h"
 #include "trace_snapshot.h"
 
@@ -41,6 +42,7 @@
 #include <QMessageBox>
 #include <QPainter>
 #include <QPdfWriter>
+#include <QPointer>
 #include <QSaveFile>
 #include <QScrollArea>
 #include <QSettings>
@@ -55,6 +57,7 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include <atomic>
 #include <cmath>
 #include <cstdlib>
 
@@ -339,6 +342,10 @@ void MainWindow::createMenus() {
                                                                             {QStringLiteral("latency"), tr("Wakeup latency")},
                                                                             {QStringLiteral("counters"), tr("Counters")}})
         ev->addAction(label, this, [this, n = name] { exportDialog(view(n)); });
+    m_exportTraceAct = file->addAction(tr("Export &trace (ftrace text)…"), this, [this] { exportTraceDialog(); });
+    m_exportTraceAct->setToolTip(tr("Side A's run from t = 0 to the shown time as ftrace text, as schedlab-cli run --ftrace writes it"));
+    file->addAction(tr("Export rq-length &CSV…"), this, [this] { exportRqCsvDialog(); });
+    connect(file, &QMenu::aboutToShow, this, [this] { m_exportTraceAct->setEnabled(!m_trace && m_scenario && m_frame); });
     file->addAction(tr("&Copy A/B table as text"), QKeySequence(Qt::CTRL | Qt::SHIFT | Qt::Key_C), this, [this] {
         // Made by the worker from the run as it is now (running or not); the answer comes back queued.
         m_sim->post([](SimWorker& w) { w.requestCompareText(); });
@@ -762,6 +769,75 @@ void MainWindow::exportDialog(QWidget* w) {
     const QString err = exportView(w, p);
     if (!err.isEmpty()) QMessageBox::warning(this, tr("Export failed"), err);
     else statusBar()->showMessage(tr("Exported %1").arg(p), 4000);
+}
+
+QString MainWindow::exportRunTrace(const QString& path, const std::function<bool(qint64)>& keepGoing) const {
+    if (m_trace || !m_scenario || !m_frame) return tr("no simulated run is shown");
+    return exportRunFtrace(*m_scenario, m_knobs->knobs(0), m_seed, m_frame->a->now, path, keepGoing);
+}
+
+void MainWindow::exportTraceDialog() {
+    if (m_trace || !m_scenario || !m_frame) return;
+    const QString p = QFileDialog::getSaveFileName(this, tr("Export trace"), QStringLiteral("schedlab-trace.txt"),
+                                                   tr("ftrace text (*.txt);;All files (*)"));
+    if (p.isEmpty()) return;
+    setRunning(false);
+    // The run is replayed from t = 0 on the thread pool (runs are deterministic); Cancel drops the file.
+    const qint64 until = m_frame->a->now;
+    auto* progress = new QProgressDialog(tr("Writing %1…").arg(QFileInfo(p).fileName()), tr("Cancel"), 0,
+                                         int(std::max<qint64>(1, until / 1'000'000)), this);
+    progress->setWindowModality(Qt::WindowModal);
+    progress->setMinimumDuration(300);
+    auto state = std::make_shared<std::pair<std::atomic<bool>, std::atomic<qint64>>>(false, 0);
+    connect(progress, &QProgressDialog::canceled, this, [state] { state->first = true; });
+    auto* poll = new QTimer(progress);
+    connect(poll, &QTimer::timeout, progress, [progress, state] { progress->setValue(int(state->second / 1'000'000)); });
+    poll->start(100);
+    auto* watcher = new QFutureWatcher<QString>(this);
+    connect(watcher, &QFutureWatcherBase::finished, this, [this, watcher, progress, p] {
+        const QString err = watcher->result();
+        watcher->deleteLater();
+        progress->deleteLater();
+        if (err == QLatin1String("cancelled")) return;
+        if (!err.isEmpty()) QMessageBox::warning(this, tr("Export trace"), err);
+        else statusBar()->showMessage(tr("Exported side A's run as ftrace text to %1").arg(p), 6000);
+    });
+    watcher->setFuture(QtConcurrent::run([s = *m_scenario, k = m_knobs->knobs(0), seed = m_seed, until, p, state] {
+        return exportRunFtrace(s, k, seed, until, p, [state](std::int64_t now) {
+            state->second = now;
+            return !state->first.load();
+        });
+    }));
+}
+
+void MainWindow::exportRqCsvDialog() {
+    const QString p = QFileDialog::getSaveFileName(this, tr("Export runqueue lengths"), QStringLiteral("rqlen50-bpftrace.csv"),
+                                                   tr("CSV (*.csv);;All files (*)"));
+    if (p.isEmpty()) return;
+    exportRqCsv(p, [this, p](const QString& err) {
+        if (!err.isEmpty()) QMessageBox::warning(this, tr("Export rq-length CSV"), err);
+        else statusBar()->showMessage(tr("Exported the runqueue lengths to %1").arg(p), 6000);
+    });
+}
+
+void MainWindow::exportRqCsv(const QString& path, std::function<void(const QString&)> done) {
+    if (m_trace) {  // the recorded trace's runqueue lengths every 20 ms, as schedlab-cli trace --rq-csv
+        done(saveFileAtomic(path, QByteArray::fromStdString(sched::traceRqLenCsv(*m_trace, m_traceTopo))));
+        return;
+    }
+    if (!m_scenario) {
+        done(tr("no run is shown"));
+        return;
+    }
+    // The worker owns the simulation: it makes the CSV of side A's run so far; the answer comes back queued.
+    QPointer<MainWindow> self(this);
+    m_sim->post([self, path, done](SimWorker& w) {
+        const QByteArray csv = QByteArray::fromStdString(w.rqlenCsv(0));
+        QMetaObject::invokeMethod(qApp, [self, path, done, csv] {
+            if (!self) return;
+            done(csv.isEmpty() ? tr("no run is shown") : saveFileAtomic(path, csv));
+        }, Qt::QueuedConnection);
+    });
 }
 
 void MainWindow::saveScenario() {

@@ -12,6 +12,7 @@
 
 #include <QMainWindow>
 
+#include <functional>
 #include <memory>
 #include <optional>
 
@@ -62,6 +63,14 @@ public:
     /// Exports `w` (nullptr: the whole window) to PNG, SVG or PDF (by suffix) with the caption
     /// below it; writes a temporary file and renames it. Returns an error message or "".
     QString exportView(QWidget* w, const QString& path);
+
+    /// File > Export trace: side A's run from t = 0 to the shown time as ftrace text (the knobs A
+    /// has now, the run's seed), through a temporary file. "" or the one-line error ("cancelled"
+    /// when `keepGoing` said stop). Blocks; the menu runs it on the thread pool.
+    QString exportRunTrace(const QString& path, const std::function<bool(qint64)>& keepGoing = {}) const;
+    /// File > Export rq-length CSV: the seed's bpftrace CSV of side A's run so far, or of the shown
+    /// recorded trace (every 20 ms). Calls `done` with "" or the one-line error, on the GUI thread.
+    void exportRqCsv(const QString& path, std::function<void(const QString&)> done);
 
     /// Replaces the scenario's workloads with `json` (a "workloads" array) and restarts both sides;
     /// returns the one-line problem, or "" when applied.
@@ -141,6 +150,8 @@ private:
     void addRecent(const QString& path);
     void updateRecentMenu();
     void exportDialog(QWidget* w);
+    void exportTraceDialog();
+    void exportRqCsvDialog();
     void saveScenario();
 
     SimController* m_sim = nullptr;
@@ -172,6 +183,7 @@ private:
     QLabel* m_status = nullptr;
     QLabel* m_delta = nullptr;
     QAction* m_playAct = nullptr;
+    QAction* m_exportTraceAct = nullptr;
     QMenu* m_recentMenu = nullptr;
     QMenu* m_viewMenu = nullptr;
 

@@ -163,6 +163,11 @@ void SimWorker::requestCompareText() {
     emit compareTextReady(text);
 }
 
+std::string SimWorker::rqlenCsv(int side) const {
+    const sched::Simulation* sim = side == 0 ? m_a.get() : m_b.get();
+    return sim ? sched::bpftraceRqlenCsv(sim->result()) : std::string();
+}
+
 void SimWorker::publish() {
     if (!m_a) return;
     auto f = std::make_shared<Frame>();

@@ -64,6 +64,9 @@ public:
     void publishNow();
     /// The CLI's compare table of the run so far (A/B on), answered with compareTextReady.
     void requestCompareText();
+    /// Side A's (0) or B's (1) runqueue lengths so far as the seed's bpftrace CSV (`run --csv`'s
+    /// rqlen50-bpftrace.csv); "" without that side. On the worker's thread.
+    std::string rqlenCsv(int side) const;
 
 signals:
     /// A new frame is available from latest() (coalesced: emitted at most once until the GUI reads it).
