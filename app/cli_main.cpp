@@ -166,6 +166,7 @@ int main(int argc, char** argv) {
     run->add_flag("--digest", sim.digestOnly, "print only the run's digest (determinism checks)");
     run->add_option("--ftrace", sim.ftrace, "write the run's scheduler events as ftrace text to FILE (tracefs layout)");
     run->add_flag("--ftrace-usecs", sim.ftraceUsecs, "--ftrace timestamps in µs (6 decimals, as tracefs) instead of ns");
+    run->add_option("--trace-dat", sim.traceDat, "write the run's scheduler events as a trace-cmd trace.dat (version 6) to FILE");
     AgreeArgs ag;
     auto* agreeCmd = app.add_subcommand("agree", "replay a recorded trace's wakeups through schedlab's path: agreement with the kernel");
     agreeCmd->add_option("trace", ag.trace, "ftrace text (.txt/.gz) or trace-cmd trace.dat")->required();

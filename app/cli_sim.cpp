@@ -7,6 +7,7 @@
 #include "rq_csv.h"
 #include "topology_json.h"
 #include "trace.h"
+#include "trace_dat_writer.h"
 #include "trace_snapshot.h"
 
 #include <fmt/format.h>
@@ -289,18 +290,31 @@ int cliRun(const SimArgs& a) {
     std::function<void(const DecisionRecord&)> sink;
     if (dw) sink = [&](const DecisionRecord& r) { dw->write(r); };
     checkOutputPath(a.ftrace, "--ftrace");
+    checkOutputPath(a.traceDat, "--trace-dat");
     std::unique_ptr<FtraceFile> ft;
+    std::unique_ptr<TraceDatWriter> td;  // --trace-dat: the same events as a trace-cmd trace.dat
     std::function<void(const SchedEvent&)> events;
     std::function<void(const Engine&)> onStart;
     std::function<void(const WakeInputs&)> inputs;
-    if (!a.ftrace.empty()) {
-        onStart = [&](const Engine& e) { ft = std::make_unique<FtraceFile>(a.ftrace, e, a.ftraceUsecs); };
-        events = [&](const SchedEvent& e) { ft->w.write(e); };
-        inputs = [&](const WakeInputs& in) { ft->w.writeWakeInputs(in); };
+    if (!a.ftrace.empty() || !a.traceDat.empty()) {
+        onStart = [&](const Engine& e) {
+            if (!a.ftrace.empty()) ft = std::make_unique<FtraceFile>(a.ftrace, e, a.ftraceUsecs);
+            if (!a.traceDat.empty())
+                td = std::make_unique<TraceDatWriter>(a.traceDat, e.nrCpus(), [p = &e](std::int32_t pid) { return p->taskComm(pid); });
+        };
+        events = [&](const SchedEvent& e) {
+            if (ft) ft->w.write(e);
+            if (td) td->write(e);
+        };
+        inputs = [&](const WakeInputs& in) {
+            if (ft) ft->w.writeWakeInputs(in);
+            if (td) td->writeWakeInputs(in);
+        };
     }
     RunResult r = runOne(s, v, cost, a, fmt::format("{} [{}]", s.name, v.knobs.presetName), sink, events, onStart, inputs);
     if (dw) dw->commit();
     if (ft) ft->commit();
+    if (td) td->commit();
     if (!a.jsonOut.empty()) writeFileAtomic(a.jsonOut, runReportJson(s, r).dump(1) + "\n");
     if (!a.csvDir.empty())
         for (const auto& [name, content] : runCsvFiles(r)) writeFileAtomic((std::filesystem::path(a.csvDir) / name).string(), content);

@@ -18,6 +18,7 @@ struct SimArgs {
     std::string jsonOut, csvDir, decisions;
     std::string ftrace;                  ///< run: write the run's events as ftrace text to FILE
     bool ftraceUsecs = false;            ///< run: 6-decimal timestamps (µs) instead of ns
+    std::string traceDat;                ///< run: write the run's events as a trace-cmd trace.dat to FILE
     bool digestOnly = false;
     bool check = false;
     std::string a, b;                    ///< compare
