@@ -265,9 +265,9 @@ int cliAgree(const AgreeArgs& a) {
         std::string out;
         for (const AgreeRow& row : r.rows)
             out += fmt::format("{{\"line\":{},\"t\":{},\"pid\":{},\"waker\":{},\"this_cpu\":{},\"prev\":{},\"kernel\":{},\"schedlab\":{},"
-                               "\"sync\":{},\"cold\":{},\"late\":{},\"reasons\":\"{}\",\"class\":\"{}\"}}\n",
+                               "\"sync\":{},\"cold\":{},\"late\":{},\"racy\":{},\"reasons\":\"{}\",\"class\":\"{}\"}}\n",
                                row.line, row.time, row.pid, row.waker, row.this_cpu, row.prev, row.kernel, row.sim, row.sync, row.cold,
-                               row.late, row.reasons, row.cls < 0 ? "" : toString(DisagreeClass(row.cls)));
+                               row.late, row.racy, row.reasons, row.cls < 0 ? "" : toString(DisagreeClass(row.cls)));
         writeFileAtomic(a.decisions, out);
     }
     if (a.json) fmt::print("{}\n", r.json().dump(1));

@@ -207,6 +207,43 @@ AgreeReport agree(const Trace& t, std::shared_ptr<const Topology> topo, const Kn
         if (!s.empty()) s.pop_back();
         return s;
     };
+    // §6 racy: the kernel chose somewhere between the waking line and its choice line (the
+    // migrate; else the wakeup when it is recorded on the waker's CPU; else the waker CPU's next
+    // event, by which try_to_wake_up() has returned). If another CPU of the LLCs of this_cpu and
+    // prev changed curr, nr_running or ttwu_pending in between, the kernel may have seen either.
+    auto racy = [&](std::uint32_t i, int c, int prev, const Pass1& f) {
+        const std::int32_t self = ev[i].pid;  // p's own wakeup and migrate are the outcome, not a race
+        std::uint32_t end = f.migrate;
+        if (end == kNone && f.wakeup != kNone && ev[f.wakeup].cpu == c) end = f.wakeup;
+        if (end == kNone) {
+            for (std::uint32_t j = i + 1; j < ev.size() && j < i + 4096; ++j)
+                if (ev[j].cpu == c) {
+                    end = j;
+                    break;
+                }
+        }
+        if (end == kNone) return false;
+        auto candidate = [&](int x) {
+            return x >= 0 && x < ncpu && x != c && (st.sd->cpus_share_cache(x, c) || st.sd->cpus_share_cache(x, prev));
+        };
+        for (std::uint32_t j = i + 1; j < end; ++j) {
+            const SchedEvent& e = ev[j];
+            switch (e.kind) {
+            case EvKind::sched_switch:
+                if (candidate(e.cpu)) return true;
+                break;
+            case EvKind::sched_wakeup:
+            case EvKind::sched_wakeup_new:
+                if (e.pid != self && (candidate(e.target_cpu) || candidate(e.cpu))) return true;
+                break;
+            case EvKind::sched_migrate_task:
+                if (e.pid != self && (candidate(e.orig_cpu) || candidate(e.target_cpu))) return true;
+                break;
+            default: break;
+            }
+        }
+        return false;
+    };
     auto choiceKind = [&](int choice, int prev, int waker) {
         const std::string where = choice == prev ? "prev" : choice == waker ? "waker" : "other";
         return where;
@@ -535,12 +572,14 @@ AgreeReport agree(const Trace& t, std::shared_ptr<const Topology> topo, const Kn
                 return !x.forked && now - x.first_seen < kFlipsColdNs;
             };
             row.cold = now - t0 < kColdNs || flipsCold(pid) || flipsCold(waker);
+            row.racy = racy(i, c, prev, f);
             row.reasons = d.reasons();
             ++rep.decisions;
             if (late) ++rep.late;
             if (choice != prev) ++rep.moved;
             if (choice == prev) ++rep.stay_prev;
             if (!row.cold) ++rep.warm;
+            if (row.racy) ++rep.racy, rep.agree_racy += sim == choice;
             if (sim == choice) {
                 ++rep.agree;
                 if (choice != prev) ++rep.agree_moved;
@@ -640,6 +679,8 @@ std::string AgreeReport::text() const {
     o += fmt::format("{:<44}{:>10}  {}\n", "\"stay on prev\", moved ones", 0, pct(0, moved));
     o += fmt::format("{:<44}{:>10}  {}\n", "agreement without PELT/flips-cold ones", agree_warm, pct(agree_warm, warm));
     o += fmt::format("{:<44}{:>10}\n", "late decisions (mid-switch, then placed)", late);
+    o += fmt::format("{:<44}{:>10}  {}\n", "racy decisions (a candidate CPU changed)", racy, pct(racy, decisions));
+    o += fmt::format("{:<44}{:>10}  {}\n", "agreement without racy ones", agree - agree_racy, pct(agree - agree_racy, decisions - racy));
     if (inputs.decisions) {
         o += fmt::format("\nschedlab's exported inputs ({} of the decisions; {}):\n", inputs.decisions,
                          inputs.used ? "used instead of the reconstruction" : "ignored, the state reconstructed as for a kernel trace");
@@ -685,6 +726,8 @@ nlohmann::json AgreeReport::json() const {
     j["stay_on_prev"] = stay_prev;
     j["warm"] = warm;
     j["agree_warm"] = agree_warm;
+    j["racy"] = racy;
+    j["agree_without_racy"] = agree - agree_racy;
     j["late"] = late;
     j["not_decisions"] = not_decisions;
     j["no_wakeup_in_trace"] = no_choice;

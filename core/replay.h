@@ -53,6 +53,7 @@ struct AgreeRow {
     std::int32_t pid = 0, waker = 0;
     int this_cpu = -1, prev = -1, kernel = -1, sim = -1;
     bool sync = false, cold = false, late = false;
+    bool racy = false;  ///< a candidate CPU changed between the waking and the choice (§6)
     std::string reasons;  ///< schedlab's stage reasons ("AFFINE_SYNC -> SIS_IDLE_CPU")
     int cls = -1;         ///< DisagreeClass when sim != kernel
     std::string cpus;     ///< per CPU: I idle, i curr idle but runnable/pending, B busy; then nr_running
@@ -68,6 +69,7 @@ struct AgreeReport {
     std::uint64_t agree = 0, agree_moved = 0;
     std::uint64_t stay_prev = 0;                     ///< decisions where "stay on prev" is right
     std::uint64_t warm = 0, agree_warm = 0;          ///< without PELT/flips-cold decisions
+    std::uint64_t racy = 0, agree_racy = 0;          ///< racy decisions (§6), and how many of them agree
     std::uint64_t late = 0;
     std::uint64_t prev_mismatch = 0, choice_mismatch = 0;  ///< the two §5 cross-checks
     std::uint64_t unknown_state = 0;                 ///< decisions during a gap (left out)

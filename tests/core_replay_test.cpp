@@ -115,6 +115,23 @@ TEST(Agree, EachNonDecisionClassOfSection4IsCountedAndAPlainWakingIsDecided) {
     EXPECT_FALSE(d.sync);  // "hb" is not one of the default sync wakers
     EXPECT_EQ(d.sim, 1);   // prev idle and cache-affine: wake_affine_idle keeps prev, and it is idle
     EXPECT_EQ(r.agree, 1u);
+    EXPECT_FALSE(d.racy);  // only p's own wakeup came before the waker CPU's next event
+    EXPECT_EQ(r.racy, 0u);
+    // §6 racy: CPU 2 (prev's LLC) switches before the waker CPU's next event.
+    std::string racyBody = body;
+    const std::string ipi = "          <idle>-0     [001] dNh2.  1.000310: sched_wakeup: comm=w pid=200 prio=120 target_cpu=001\n";
+    racyBody.insert(racyBody.find(ipi),
+                    "          <idle>-0     [002] d..2.  1.000305: sched_switch: prev_comm=swapper/2 prev_pid=0 prev_prio=120 prev_state=R ==> next_comm=x next_pid=500 next_prio=120\n");
+    const AgreeReport rr = sched::agree(synth(racyBody), qemu(), sched::Knobs{});
+    ASSERT_EQ(rr.decisions, 1u);
+    EXPECT_TRUE(rr.rows.front().racy);
+    EXPECT_EQ(rr.racy, 1u);
+    EXPECT_EQ(rr.agree_racy, rr.agree);
+    // On CPU 5 (the other LLC) it is no race.
+    std::string far = racyBody;
+    far.replace(far.find("[002] d..2.  1.000305"), 5, "[005]");
+    far.replace(far.find("swapper/2"), 9, "swapper/5");
+    EXPECT_EQ(sched::agree(synth(far), qemu(), sched::Knobs{}).racy, 0u);
     // WF_SYNC policy "task": every task-context waking by a non-idle task is sync.
     sched::AgreeOptions o;
     o.sync = "task";
