@@ -3,9 +3,13 @@
 //     back; MB/s of text and events/s.
 //   BM_ReadFtraceFile/0 the same text from a file (memory-mapped), /1 gzip-compressed.
 //   BM_WriteFtraceText: the export, MB/s of text written.
+//   BM_WriteTraceDat/6, /7: the same events as trace.dat (version 6; 7 with zstd) to a file,
+//     libtracecmd's container included; MB/s of ring-buffer pages and events/s.
+//   BM_ReadOwnTraceDat: that version-6 file read back by readTraceDat().
 #include "engine.h"
 #include "scenario.h"
 #include "trace.h"
+#include "trace_dat_writer.h"
 
 #include <benchmark/benchmark.h>
 #include <nlohmann/json.hpp>
@@ -114,6 +118,50 @@ void BM_WriteFtraceText(benchmark::State& state) {
     state.counters["events"] = double(x.events.size());
 }
 BENCHMARK(BM_WriteFtraceText)->Unit(benchmark::kMillisecond);
+
+std::string benchDatPath(const char* what) {
+    return (std::filesystem::temp_directory_path() / ("schedlab-bench-" + std::to_string(::getpid()) + what)).string();
+}
+
+/// Writes the exported run as trace.dat at `path`; returns the bytes of ring-buffer pages.
+std::uint64_t writeDat(const Exported& x, const std::string& path, int version) {
+    sched::TraceDatOptions o;
+    o.version = version;
+    if (version == 7) o.compression = "zstd";
+    sched::TraceDatWriter w(path, x.cpus, [&](std::int32_t pid) { return x.engine->taskComm(pid); }, o);
+    for (const auto& ev : x.events) w.write(ev);
+    const std::uint64_t bytes = w.bytesOfPages();
+    w.commit();
+    return bytes;
+}
+
+void BM_WriteTraceDat(benchmark::State& state) {
+    const Exported& x = exported();
+    const std::string path = benchDatPath(".dat");
+    std::uint64_t bytes = 0;
+    for (auto _ : state) bytes = writeDat(x, path, int(state.range(0)));
+    state.SetBytesProcessed(std::int64_t(state.iterations()) * std::int64_t(bytes));  // ring-buffer pages (uncompressed)
+    state.counters["events_per_s"] = benchmark::Counter(double(state.iterations()) * double(x.events.size()), benchmark::Counter::kIsRate);
+    state.counters["file_MB"] = double(std::filesystem::file_size(path)) / 1e6;
+    state.SetLabel(state.range(0) == 7 ? "version 7, zstd" : "version 6");
+    std::filesystem::remove(path);
+}
+BENCHMARK(BM_WriteTraceDat)->Arg(6)->Arg(7)->Unit(benchmark::kMillisecond)->UseRealTime();
+
+void BM_ReadOwnTraceDat(benchmark::State& state) {
+    const Exported& x = exported();
+    const std::string path = benchDatPath(".own.dat");
+    writeDat(x, path, 6);
+    std::size_t events = 0;
+    for (auto _ : state) {
+        const sched::Trace t = sched::readTraceDat(path);
+        events += t.events.size();
+    }
+    state.SetBytesProcessed(std::int64_t(state.iterations()) * std::int64_t(std::filesystem::file_size(path)));
+    state.counters["events_per_s"] = benchmark::Counter(double(events), benchmark::Counter::kIsRate);
+    std::filesystem::remove(path);
+}
+BENCHMARK(BM_ReadOwnTraceDat)->Unit(benchmark::kMillisecond)->UseRealTime();  // the work is in the child
 
 }  // namespace
 
