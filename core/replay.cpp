@@ -141,6 +141,38 @@ AgreeReport agree(const Trace& t, std::shared_ptr<const Topology> topo, const Kn
         }
     }
 
+    // §4 pinning from behaviour: sched_setaffinity() moves a running task through the stopper
+    // (a migrate recorded with migration/N current). Pinned from there if it never migrates
+    // again over >= 20 later wakings (active balancing also uses the stopper; those tasks move
+    // again). pinnedFrom[pid] = {first event index, the index of its next migrate or end}.
+    constexpr int kPinWakings = 20;
+    static const std::regex stopperRe(R"(^migration/[0-9]+$)");
+    std::unordered_map<std::int32_t, std::pair<std::uint32_t, std::uint32_t>> pinnedFrom;
+    for (auto& [pid, list] : byPid) {
+        for (std::size_t k = 0; k < list.size(); ++k) {
+            const std::uint32_t m = list[k];
+            if (ev[m].kind != EvKind::sched_migrate_task || !std::regex_match(t.commOf(rec[m].current), stopperRe)) continue;
+            int wakings = 0;
+            std::uint32_t until = std::uint32_t(ev.size());
+            for (std::size_t q = k + 1; q < list.size(); ++q) {
+                if (ev[list[q]].kind == EvKind::sched_waking) ++wakings;
+                if (ev[list[q]].kind == EvKind::sched_migrate_task) {
+                    until = list[q];
+                    break;
+                }
+            }
+            if (wakings >= kPinWakings) {
+                pinnedFrom[pid] = {m, until};
+                rep.pinned_pids[pid] = rec[m].line;
+                break;
+            }
+        }
+    }
+    auto pinned = [&](std::int32_t pid, std::uint32_t i) {
+        const auto it = pinnedFrom.find(pid);
+        return it != pinnedFrom.end() && i > it->second.first && i < it->second.second;
+    };
+
     // Pass 2 (§3): apply events in file order; decide at each waking that is a decision.
     MachineState st(topo);
     std::vector<RCpu> cpu(static_cast<std::size_t>(ncpu));
@@ -364,6 +396,7 @@ AgreeReport agree(const Trace& t, std::shared_ptr<const Topology> topo, const Kn
                 if (cpu[std::size_t(k)].curr == pid) currSomewhere = true;
             if (waker == pid) no = "self-wakeup";
             else if (perCpuKthread(comm)) no = "pinned (per-CPU kthread)";
+            else if (pinned(pid, i)) no = "pinned (moved by the stopper, never again)";
             else if (currSomewhere || r.running) {
                 if (f.sleep == kNone || (f.wakeup != kNone && f.wakeup < f.sleep)) no = "current, still on_rq (ttwu_runnable)";
                 else if (f.migrate != kNone || (f.wakeup != kNone && ev[f.wakeup].cpu == c)) late = true;
@@ -697,6 +730,11 @@ std::string AgreeReport::text() const {
     o += fmt::format("\nwakings of CFS tasks {}; not decisions:\n", wakings);
     for (const auto& [k, v] : not_decisions) o += fmt::format("  {:<44}{:>8}\n", k, v);
     o += fmt::format("  {:<44}{:>8}\n", "no wakeup later in the trace", no_choice);
+    if (!pinned_pids.empty()) {
+        std::string l;
+        for (const auto& [pid, line] : pinned_pids) l += fmt::format(" {} (from line {})", pid, line);
+        o += fmt::format("  pinned pids, inferred (§4):{}\n", l);
+    }
     o += fmt::format("  {:<44}{:>8}\n", "state unknown (during a gap)", unknown_state);
     o += fmt::format("cross-checks (0 on a consistent replay): prev mismatches {}, choice mismatches {}\n", prev_mismatch, choice_mismatch);
     for (std::size_t c = 0; c < examples.size(); ++c) {
@@ -730,6 +768,9 @@ nlohmann::json AgreeReport::json() const {
     j["agree_without_racy"] = agree - agree_racy;
     j["late"] = late;
     j["not_decisions"] = not_decisions;
+    nlohmann::json pins = nlohmann::json::object();
+    for (const auto& [pid, line] : pinned_pids) pins[std::to_string(pid)] = line;
+    j["pinned_pids"] = pins;
     j["no_wakeup_in_trace"] = no_choice;
     j["state_unknown"] = unknown_state;
     j["prev_mismatch"] = prev_mismatch;

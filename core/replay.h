@@ -65,6 +65,9 @@ struct AgreeReport {
     std::string topology, knobs, sync, nr_idle_scan_at;
     std::uint64_t wakings = 0;                       ///< sched_waking records of CFS tasks
     std::map<std::string, std::uint64_t> not_decisions;  ///< by §4 class
+    /// §4 pinning from behaviour: pid -> the line of the migration/N stopper's move after which
+    /// it never migrated again over >= 20 wakings (its wakings from there are not decisions).
+    std::map<std::int32_t, std::uint32_t> pinned_pids;
     std::uint64_t decisions = 0, moved = 0;          ///< moved: kernel choice != prev
     std::uint64_t agree = 0, agree_moved = 0;
     std::uint64_t stay_prev = 0;                     ///< decisions where "stay on prev" is right

@@ -195,6 +195,42 @@ TEST(Agree, ASimulatedRunsOwnExportReplaysAtOneHundredPercent) {
     EXPECT_GE(double(g.agree), 0.9 * double(g.decisions));
 }
 
+// §4 pinning from behaviour: a task the stopper moved (sched_setaffinity) and that never
+// migrates again over >= 20 wakings is pinned from there; fewer wakings prove nothing.
+TEST(Agree, ATaskTheStopperMovedAndThatNeverMovesAgainIsPinned) {
+    auto body = [](int wakings) {
+        std::string b =
+            "          <idle>-0     [000] d..2.  1.000000: sched_switch: prev_comm=swapper/0 prev_pid=0 prev_prio=120 prev_state=R ==> next_comm=hb next_pid=100 next_prio=120\n"
+            "          <idle>-0     [001] d..2.  1.000000: sched_switch: prev_comm=swapper/1 prev_pid=0 prev_prio=120 prev_state=R ==> next_comm=cyc next_pid=600 next_prio=120\n"
+            "             cyc-600   [001] d..2.  1.000010: sched_switch: prev_comm=cyc prev_pid=600 prev_prio=120 prev_state=R+ ==> next_comm=migration/1 next_pid=21 next_prio=0\n"
+            "     migration/1-21    [001] d..2.  1.000020: sched_migrate_task: comm=cyc pid=600 prio=120 orig_cpu=1 dest_cpu=3\n"
+            "     migration/1-21    [001] d..2.  1.000030: sched_switch: prev_comm=migration/1 prev_pid=21 prev_prio=0 prev_state=S ==> next_comm=swapper/1 next_pid=0 next_prio=120\n"
+            "          <idle>-0     [003] d..2.  1.000040: sched_switch: prev_comm=swapper/3 prev_pid=0 prev_prio=120 prev_state=R ==> next_comm=cyc next_pid=600 next_prio=120\n"
+            "             cyc-600   [003] d..2.  1.000050: sched_switch: prev_comm=cyc prev_pid=600 prev_prio=120 prev_state=S ==> next_comm=swapper/3 next_pid=0 next_prio=120\n";
+        for (int k = 0; k < wakings; ++k) {
+            const std::string t = "1.00" + std::to_string(1000 + k * 10);  // 1.001000, 1.001010, ...
+            const std::string t1 = "1.00" + std::to_string(1000 + k * 10 + 1), t2 = "1.00" + std::to_string(1000 + k * 10 + 2),
+                              t3 = "1.00" + std::to_string(1000 + k * 10 + 3);
+            b += "              hb-100   [000] d..2.  " + t + ": sched_waking: comm=cyc pid=600 prio=120 target_cpu=003\n";
+            b += "          <idle>-0     [003] dNh2.  " + t1 + ": sched_wakeup: comm=cyc pid=600 prio=120 target_cpu=003\n";
+            b += "          <idle>-0     [003] d..2.  " + t2 +
+                 ": sched_switch: prev_comm=swapper/3 prev_pid=0 prev_prio=120 prev_state=R ==> next_comm=cyc next_pid=600 next_prio=120\n";
+            b += "             cyc-600   [003] d..2.  " + t3 +
+                 ": sched_switch: prev_comm=cyc prev_pid=600 prev_prio=120 prev_state=S ==> next_comm=swapper/3 next_pid=0 next_prio=120\n";
+        }
+        return b;
+    };
+    const AgreeReport pinned = sched::agree(synth(body(20)), qemu(), sched::Knobs{});
+    ASSERT_EQ(pinned.pinned_pids.count(600), 1u);
+    EXPECT_EQ(pinned.pinned_pids.at(600), 8u);  // the stopper's migrate line
+    EXPECT_EQ(pinned.not_decisions.at("pinned (moved by the stopper, never again)"), 20u);
+    EXPECT_EQ(pinned.decisions, 0u);
+    EXPECT_NE(pinned.text().find("pinned pids, inferred"), std::string::npos);
+    const AgreeReport few = sched::agree(synth(body(5)), qemu(), sched::Knobs{});
+    EXPECT_TRUE(few.pinned_pids.empty());
+    EXPECT_EQ(few.decisions, 5u);
+}
+
 TEST(Agree, ASimulatedRunExportedAsFtraceReplaysWithConsistentCrossChecks) {
     const sched::Scenario s = sched::parseScenario(
         nlohmann::json{{"topology", "qemu-2s2c2t"},
