@@ -7,6 +7,7 @@
 #include "replay.h"
 #include "topology_heatmap.h"
 #include "trace.h"
+#include "trace_snapshot.h"
 #include "trace_timeline.h"
 
 #include <QApplication>
@@ -289,11 +290,24 @@ TEST(AgreementInTheWindow, TheSampleReplaysAndATickOpensItsDisagreementWithBothC
     click(tl, QPointF(freeX, s.top() + 4));
     EXPECT_EQ(tl->cursorTime(), tl->timeAtX(freeX));
     EXPECT_EQ(w.openedDisagreement(), -1);
+    // Once the trace index is made, the cursor uses it: the same state as a replay from the start.
+    ASSERT_TRUE(waitFor([&] { return w.traceIndexed(); }));
+    for (int i : {0, w.disagreementCount() / 2, w.disagreementCount() - 1}) {
+        const std::int64_t at = w.disagreement(i)->time;
+        w.setTraceTime(at);
+        const sched::Snapshot plain = sched::traceSnapshot(*trace, topo, at, "trace");
+        ASSERT_EQ(heat->snapshot()->cpus.size(), plain.cpus.size());
+        for (std::size_t c = 0; c < plain.cpus.size(); ++c) {
+            EXPECT_EQ(heat->snapshot()->cpus[c].curr_pid, plain.cpus[c].curr_pid) << i << " CPU " << c;
+            EXPECT_EQ(heat->snapshot()->cpus[c].nr_running, plain.cpus[c].nr_running) << i << " CPU " << c;
+        }
+    }
     // Opening a scenario leaves the trace and its agreement.
     w.openDefault(o);
     EXPECT_FALSE(w.traceMode());
     EXPECT_FALSE(w.agreement());
     EXPECT_FALSE(w.openDisagreement(0));
+    EXPECT_FALSE(w.traceIndexed());
 }
 
 int main(int argc, char** argv) {

@@ -108,7 +108,10 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent) {
     updateRecentMenu();
 }
 
-MainWindow::~MainWindow() { m_sim->shutdown(); }
+MainWindow::~MainWindow() {
+    if (m_indexCancel) *m_indexCancel = true;  // a trace index still being made stops early
+    m_sim->shutdown();
+}
 
 void MainWindow::closeEvent(QCloseEvent* e) {
     if (auto* d = findChild<QDockWidget*>(QStringLiteral("dockKnobs")); d && m_knobsHiddenForTrace)
@@ -901,10 +904,10 @@ void MainWindow::updateRecentMenu() {
 void MainWindow::createTraceBar() {
     m_traceBar = new QToolBar(tr("Trace"), this);
     m_traceBar->setObjectName(QStringLiteral("traceBar"));
+    m_traceBar->setAllowedAreas(Qt::TopToolBarArea | Qt::BottomToolBarArea);  // a timeline is horizontal
     addToolBarBreak(Qt::BottomToolBarArea);
     addToolBar(Qt::BottomToolBarArea, m_traceBar);
     m_timeline = new TraceTimeline(m_traceBar);
-    m_timeline->setToolTip(tr("The cursor: every view shows the trace's state at this time"));
     m_traceBar->addWidget(m_timeline);
     connect(m_timeline, &TraceTimeline::cursorRequested, this, [this](qint64 ns) { setTraceTime(ns); });
     connect(m_timeline, &TraceTimeline::markClicked, this, [this](int k) { openDisagreement(k); });
@@ -970,6 +973,8 @@ void MainWindow::showTrace(std::shared_ptr<const sched::Trace> trace, std::share
         resizeDocks({d}, {460}, Qt::Horizontal);  // room for a disagreement's two answers side by side
     if (!m_traceBar) createTraceBar();
     m_traceBar->show();
+    m_nextDisAct->setEnabled(true);
+    m_prevDisAct->setEnabled(true);
     m_timeline->setSpan(m_traceT0, m_traceT1);
     std::vector<std::pair<std::int64_t, std::int64_t>> gaps;
     for (const auto& gp : m_trace->gaps) gaps.emplace_back(gp.from < 0 ? m_traceT0 : gp.from, gp.to < 0 ? m_traceT1 : gp.to);
@@ -981,8 +986,37 @@ void MainWindow::showTrace(std::shared_ptr<const sched::Trace> trace, std::share
     m_openedDis = -1;
     m_agreeError.clear();
     m_agreeRunning = true;
+    if (m_indexCancel) *m_indexCancel = true;  // the previous trace's index, if still being made
+    m_traceIndex.reset();
     setTraceTime(m_traceT1);
     startAgreement(std::move(agreed));
+    startTraceIndex();
+}
+
+void MainWindow::startTraceIndex() {
+    const int gen = m_traceGeneration;
+    m_indexCancel = std::make_shared<std::atomic<bool>>(false);
+    using Index = std::shared_ptr<const sched::TraceIndex>;
+    auto* watcher = new QFutureWatcher<Index>(this);
+    connect(watcher, &QFutureWatcherBase::finished, this, [this, watcher, gen] {
+        Index idx = watcher->result();
+        watcher->deleteLater();
+        if (gen != m_traceGeneration || !idx || idx->cancelled()) return;
+        m_traceIndex = std::move(idx);
+    });
+    watcher->setFuture(QtConcurrent::run([trace = m_trace, topo = m_traceTopo, cancel = m_indexCancel]() -> Index {
+        // The index refers to its trace: one allocation holds both, the pointer is the index.
+        struct Held {
+            std::shared_ptr<const sched::Trace> trace;
+            std::unique_ptr<sched::TraceIndex> index;
+        };
+        auto h = std::make_shared<Held>();
+        h->trace = trace;
+        sched::TraceIndexOptions o;
+        o.progress = [cancel](double) { return !cancel->load(); };
+        h->index = std::make_unique<sched::TraceIndex>(*trace, topo, o);
+        return Index(h, h->index.get());
+    }));
 }
 
 std::pair<std::shared_ptr<const sched::AgreeReport>, QString> MainWindow::replayAgreement(const sched::Trace& trace,
@@ -1002,7 +1036,7 @@ std::pair<std::shared_ptr<const sched::AgreeReport>, QString> MainWindow::replay
 }
 
 void MainWindow::startAgreement(std::shared_ptr<const sched::AgreeReport> agreed) {
-    const int gen = ++m_agreeGeneration;
+    const int gen = ++m_traceGeneration;
     if (agreed) {
         agreementDone(std::move(agreed), QString());
         return;
@@ -1014,7 +1048,7 @@ void MainWindow::startAgreement(std::shared_ptr<const sched::AgreeReport> agreed
     connect(watcher, &QFutureWatcherBase::finished, this, [this, watcher, gen] {
         const auto [r, err] = watcher->result();
         watcher->deleteLater();
-        if (gen != m_agreeGeneration) return;  // another trace is shown by now
+        if (gen != m_traceGeneration) return;  // another trace is shown by now
         agreementDone(r, err);
     });
     watcher->setFuture(QtConcurrent::run([trace = m_trace, topo = m_traceTopo] { return replayAgreement(*trace, topo); }));
@@ -1144,7 +1178,8 @@ void MainWindow::clearDisagreementMarks() {
 void MainWindow::setTraceTime(qint64 ns) {
     if (!m_trace) return;
     auto f = std::make_shared<Frame>();
-    f->a = std::make_shared<const sched::Snapshot>(sched::traceSnapshot(*m_trace, m_traceTopo, ns, "trace"));
+    f->a = std::make_shared<const sched::Snapshot>(m_traceIndex ? m_traceIndex->snapshot(ns, "trace")
+                                                                : sched::traceSnapshot(*m_trace, m_traceTopo, ns, "trace"));
     f->done = true;
     if (const sched::AgreeRow* r = disagreement(m_openedDis); r && r->time != f->a->now) {
         m_openedDis = -1;  // the heatmap's marks belong to the disagreement's instant
@@ -1161,7 +1196,9 @@ void MainWindow::leaveTrace() {
     m_trace.reset();
     m_traceTopo.reset();
     m_tracePath.clear();
-    ++m_agreeGeneration;  // a replay still running is dropped
+    ++m_traceGeneration;  // a replay or an index still being made is dropped
+    if (m_indexCancel) *m_indexCancel = true;
+    m_traceIndex.reset();
     m_agree.reset();
     m_disagreements.clear();
     m_openedDis = -1;
@@ -1169,7 +1206,11 @@ void MainWindow::leaveTrace() {
     m_agreeError.clear();
     clearDisagreementMarks();
     m_inspector->setDecisions({}, std::nullopt);
-    if (m_traceBar) m_traceBar->hide();
+    if (m_traceBar) {
+        m_traceBar->hide();
+        m_nextDisAct->setEnabled(false);  // N is free again outside a trace
+        m_prevDisAct->setEnabled(false);
+    }
     if (auto* d = findChild<QDockWidget*>(QStringLiteral("dockKnobs")); d && m_knobsHiddenForTrace) d->show();
     m_knobsHiddenForTrace = false;
     auto cbs = std::move(m_whenAgreed);  // nothing more to wait for

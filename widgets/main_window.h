@@ -5,6 +5,7 @@
 
 #include "replay.h"
 #include "trace.h"
+#include "trace_snapshot.h"
 
 #include "knobs.h"
 #include "scenario.h"
@@ -12,6 +13,7 @@
 
 #include <QMainWindow>
 
+#include <atomic>
 #include <functional>
 #include <memory>
 #include <optional>
@@ -102,6 +104,8 @@ public:
     /// The shown trace's agreement report (null while it runs, after an error, or without a trace).
     std::shared_ptr<const sched::AgreeReport> agreement() const { return m_agree; }
     bool agreementRunning() const { return m_agreeRunning; }
+    /// The cursor of the shown trace uses its TraceIndex (made in the background after showTrace()).
+    bool traceIndexed() const { return bool(m_traceIndex); }
     /// Why the agreement could not run ("" when it did or still runs).
     QString agreementError() const { return m_agreeError; }
     /// Calls `done` from the GUI thread's event loop once the shown trace's agreement has finished
@@ -207,7 +211,12 @@ private:
     std::vector<const sched::AgreeRow*> m_disagreements;  ///< into *m_agree, time order
     bool m_agreeRunning = false;
     QString m_agreeError;
-    int m_agreeGeneration = 0;  ///< a new trace (or leaving it) drops a replay still running
+    int m_traceGeneration = 0;  ///< a new trace (or leaving it) drops a replay or an index still being made
+    /// The shown trace prepared for a moving cursor (built in the background; until then the
+    /// cursor replays the trace from its start).
+    std::shared_ptr<const sched::TraceIndex> m_traceIndex;
+    std::shared_ptr<std::atomic<bool>> m_indexCancel;
+    void startTraceIndex();
     std::vector<std::function<void()>> m_whenAgreed;
     int m_openedDis = -1;
     bool m_knobsHiddenForTrace = false;  ///< showTrace hid the knobs dock; leaveTrace shows it again
