@@ -310,6 +310,38 @@ TEST(AgreementInTheWindow, TheSampleReplaysAndATickOpensItsDisagreementWithBothC
     EXPECT_FALSE(w.traceIndexed());
 }
 
+TEST(AgreementInTheWindow, ATraceWithoutNsTimestampsSaysWhyThereIsNoAgreement) {
+    MainWindow w;
+    StartOptions o;
+    o.autoplay = false;
+    w.openDefault(o);
+    w.show();
+    const std::string text =
+        "# tracer: nop\n"
+        "#\n"
+        "            bash-100   [001] d..2.   1000: sched_waking: comm=cat pid=200 prio=120 target_cpu=002\n"
+        "            bash-100   [001] d..2.   1010: sched_wakeup: comm=cat pid=200 prio=120 target_cpu=002\n";
+    auto trace = std::make_shared<const sched::Trace>(sched::parseFtraceText(text, "counter.txt"));
+    ASSERT_FALSE(trace->ns_timestamps);
+    auto topo = std::make_shared<const sched::Topology>(sched::Topology::preset("qemu-2s2c2t"));
+    w.showTrace(trace, topo, QStringLiteral("counter.txt"));
+    bool agreed = false;
+    w.whenAgreed([&] { agreed = true; });
+    ASSERT_TRUE(waitFor([&] { return agreed; }));
+    EXPECT_FALSE(w.agreement());
+    EXPECT_TRUE(w.agreementError().contains(QStringLiteral("not in ns"))) << w.agreementError().toStdString();
+    EXPECT_TRUE(w.agreementSummary().startsWith(QStringLiteral("no agreement: "))) << w.agreementSummary().toStdString();
+    EXPECT_TRUE(w.caption().contains(w.agreementSummary()));
+    EXPECT_EQ(w.disagreementCount(), 0);
+    EXPECT_FALSE(w.openDisagreement(0));
+    w.stepDisagreement(+1);
+    EXPECT_EQ(w.openedDisagreement(), -1);
+    EXPECT_EQ(sum(w.traceTimeline()->bins().decisions), 0u);
+    // The window still paints (the timeline says why it is empty).
+    const QImage img = w.grab().toImage();
+    EXPECT_FALSE(img.isNull());
+}
+
 int main(int argc, char** argv) {
     qputenv("QT_QPA_PLATFORM", "offscreen");
     QApplication app(argc, argv);
