@@ -196,6 +196,7 @@ QString DecisionInspector::describeAgreement(const AgreementItem& it) {
     QStringList notes;
     if (r.late) notes << tr("late (woken mid-switch, then placed)");
     if (r.cold) notes << tr("cold (PELT or wakee_flips still warming up)");
+    if (r.racy) notes << tr("racy (a candidate CPU changed between the waking and the kernel's choice: it may have seen either)");
     if (!notes.isEmpty()) h += tr("note: %1<br>").arg(notes.join(QStringLiteral("; ")));
     if (r.decision) h += QStringLiteral("flags: %1<br>").arg(flagsText(*r.decision));
     if (r.decision) h += pathHtml(*r.decision, tr("schedlab's path"), tr("schedlab's path was not traced for this decision."));
