@@ -420,8 +420,9 @@ void TraceDatWriter::flushCpu(int cpu, bool all) {
 }
 
 void TraceDatWriter::emit(int cpu, std::uint64_t ts, std::uint16_t type, std::uint8_t flags, std::uint8_t preempt, std::int32_t pid,
-                          const void* fields, std::size_t len) {
-    char* b = static_cast<char*>(const_cast<void*>(fields));
+                          char* b, std::size_t len) {
+    // The common fields (offsets 0-7 of every format): common_type, common_flags,
+    // common_preempt_count, common_pid.
     std::memcpy(b, &type, 2);
     b[2] = char(flags);
     b[3] = char(preempt);
@@ -449,7 +450,7 @@ void TraceDatWriter::write(const SchedEvent& e) {
     std::uint8_t flags = TRACE_FLAG_IRQS_OFF, preempt = 2;
     Fields f;
     std::uint16_t id = 0;
-    const std::uint64_t ts = std::uint64_t(std::max<std::int64_t>(e.time, 0));
+    const std::uint64_t ts = std::uint64_t(std::max<std::int64_t>({e.time, m_opt.min_time_ns, 0}));
     auto wakeLike = [&](std::uint16_t eid) {
         id = eid;
         f.comm(8, commOf(e.pid, cpu));

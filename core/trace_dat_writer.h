@@ -67,6 +67,11 @@ struct TraceDatOptions {
     int version = 6;          ///< trace.dat file version: 6 (uncompressed) or 7
     std::string compression;  ///< version 7 only: "" (none) or a libtracecmd algorithm ("zstd", "zlib")
     std::string clock = "local";  ///< the trace clock the file names (the simulator's ns)
+    /// Earlier events are written at this time (ns). KernelShark 2.2 takes a timestamp of 0 for
+    /// "unset" when it merges the CPUs (libkshark-tepdata.c, pick_next_cpu) and then puts the
+    /// whole CPU after all others; a kernel never records 0, a simulation starts at 0. So the
+    /// events at t = 0 are written at 1 ns; 0 keeps every time as it is.
+    std::int64_t min_time_ns = 1;
 };
 
 /// Writes the scheduler events of a run as trace.dat: the same events, context and current
@@ -77,6 +82,10 @@ struct TraceDatOptions {
 /// work directory beside `path`; commit() builds the file under a temporary name and renames
 /// it into place. Every failure is an InputError with one line ("PATH: ..."); a writer
 /// destroyed before commit() leaves nothing behind.
+///
+/// commit() points libtracefs' process-wide tracing directory at the fake one while it creates
+/// the output handle (and back to the default after), and lowers libtracecmd's log level to
+/// critical (its warnings about a version-6 top buffer are noise): call it from one thread at a time.
 class TraceDatWriter {
 public:
     using CommOf = std::function<std::string(std::int32_t pid)>;
@@ -96,8 +105,9 @@ public:
 private:
     struct Cpu;
     void flushCpu(int cpu, bool all);
-    void emit(int cpu, std::uint64_t ts, std::uint16_t type, std::uint8_t flags, std::uint8_t preempt, std::int32_t pid,
-              const void* fields, std::size_t len);
+    /// Fills the common fields of `rec` (len bytes, the event's fields from offset 8) and adds it to the CPU's pages.
+    void emit(int cpu, std::uint64_t ts, std::uint16_t type, std::uint8_t flags, std::uint8_t preempt, std::int32_t pid, char* rec,
+              std::size_t len);
     void removeWork() noexcept;
     std::string commOf(std::int32_t pid, int cpu);
 
