@@ -3,10 +3,10 @@
 # --trace-dat), then how long reading it takes: `schedlab-cli trace` (readTraceDat() in its
 # forked child, plus the summary) and, for comparison, `trace-cmd report` to /dev/null.
 # Not part of ctest. Usage: tests/bench/trace_dat_big.sh [BUILD_DIR] [LOOPS]
-#   BUILD_DIR default build/release; LOOPS default 46000 (about 150 MB on qemu-2s2c2t).
+#   BUILD_DIR default build/release; LOOPS default 33000 (about 150 MB on qemu-2s2c2t; the size follows the engine's behaviour).
 set -euo pipefail
 build="${1:-build/release}"
-loops="${2:-46000}"
+loops="${2:-33000}"
 cli="$build/app/schedlab-cli"
 [[ -x "$cli" ]] || { echo "trace_dat_big.sh: $cli not built" >&2; exit 1; }
 dir="$(mktemp -d "${TMPDIR:-/tmp}/schedlab-dat-big.XXXXXX")"
