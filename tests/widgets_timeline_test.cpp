@@ -15,6 +15,7 @@
 #include <QEventLoop>
 #include <QImage>
 #include <QListWidget>
+#include <QKeyEvent>
 #include <QMouseEvent>
 #include <QScrollBar>
 #include <QTimer>
@@ -178,6 +179,19 @@ TEST(TraceTimeline, ZoomPanAndAMarksPixel) {
     click(&one, QPointF(s.left() + 200, y));
     EXPECT_EQ(asked, one.timeAtX(s.left() + 200));
     EXPECT_NEAR(double(asked), 200.0 / 800 * 1e9, 2e6);
+    // The tooltip names the disagreement under the pointer, or the column's counts.
+    EXPECT_TRUE(one.tooltipAt(QPoint(int(mx), y)).contains(QStringLiteral("disagreement 1 of 1"))) << one.tooltipAt(QPoint(int(mx), y)).toStdString();
+    EXPECT_TRUE(one.tooltipAt(QPoint(int(mx), y)).contains(QStringLiteral("wake_wide")));
+    const int x900 = int(one.xForTime(900'000'000));
+    EXPECT_TRUE(one.tooltipAt(QPoint(x900, y)).contains(QStringLiteral(": 1 decisions, 0 disagreements"))) << one.tooltipAt(QPoint(x900, y)).toStdString();
+    // Arrow keys move the cursor by a column (Shift: ten).
+    one.setCursorTime(500'000'000);
+    QKeyEvent right(QEvent::KeyPress, Qt::Key_Right, Qt::NoModifier);
+    QApplication::sendEvent(&one, &right);
+    EXPECT_EQ(asked, 500'000'000 + 1'000'000'000 / 800);
+    QKeyEvent left10(QEvent::KeyPress, Qt::Key_Left, Qt::ShiftModifier);
+    QApplication::sendEvent(&one, &left10);
+    EXPECT_EQ(asked, 500'000'000 - 10 * (1'000'000'000 / 800));
 }
 
 TEST(AgreementInTheWindow, TheSampleReplaysAndATickOpensItsDisagreementWithBothCpus) {

@@ -3,6 +3,7 @@
 #include "trace_timeline.h"
 
 #include <QHelpEvent>
+#include <QKeyEvent>
 #include <QMouseEvent>
 #include <QPainter>
 #include <QScrollBar>
@@ -87,7 +88,7 @@ QColor disagreeColor(int cls) {
 TraceTimeline::TraceTimeline(QWidget* parent) : QWidget(parent) {
     setObjectName(QStringLiteral("traceTimeline"));
     setSizePolicy(QSizePolicy::Expanding, QSizePolicy::Fixed);
-    setMouseTracking(false);
+    setFocusPolicy(Qt::ClickFocus);  // a click gives the arrow keys to the cursor
     m_scroll = new QScrollBar(Qt::Horizontal, this);
     m_scroll->setObjectName(QStringLiteral("traceTimelineScroll"));
     m_scroll->setToolTip(tr("Pan the zoomed timeline"));
@@ -401,6 +402,19 @@ void TraceTimeline::mouseReleaseEvent(QMouseEvent* e) {
 
 void TraceTimeline::mouseDoubleClickEvent(QMouseEvent* e) {
     if (e->button() == Qt::LeftButton) resetView();
+}
+
+void TraceTimeline::keyPressEvent(QKeyEvent* e) {
+    const std::int64_t column = std::max<std::int64_t>(1, (m_to - m_from) / std::max(1, stripRect().width()));
+    const std::int64_t step = column * (e->modifiers() & Qt::ShiftModifier ? 10 : 1);
+    switch (e->key()) {
+    case Qt::Key_Left: emit cursorRequested(std::max(m_t0, m_cursor - step)); break;
+    case Qt::Key_Right: emit cursorRequested(std::min(m_t1, m_cursor + step)); break;
+    case Qt::Key_Home: emit cursorRequested(m_from); break;
+    case Qt::Key_End: emit cursorRequested(m_to); break;
+    default: QWidget::keyPressEvent(e); return;
+    }
+    e->accept();
 }
 
 bool TraceTimeline::event(QEvent* e) {

@@ -4,7 +4,7 @@
 // between the kernel and schedlab (coloured by its shared/spec/trace-replay.md §9 class), the
 // trace's gaps hatched and the cursor. Wheel zooms around the pointer, drag or the scroll bar
 // pans, double-click shows the whole trace again; a click moves the cursor or, on a tick,
-// picks the nearest disagreement.
+// picks the nearest disagreement; the arrow keys move the cursor by columns.
 #pragma once
 
 #include "replay.h"
@@ -86,6 +86,8 @@ public:
     /// The bins painted for the current view and width.
     const TimelineBins& bins() const;
     QScrollBar* scrollBar() const { return m_scroll; }
+    /// The tooltip at `p` (widget coordinates): the disagreement under it, or the column's counts.
+    QString tooltipAt(QPoint p) const;
 
     static constexpr std::int64_t kMinViewNs = 10'000;
 
@@ -106,11 +108,13 @@ protected:
     void mouseMoveEvent(QMouseEvent* e) override;
     void mouseReleaseEvent(QMouseEvent* e) override;
     void mouseDoubleClickEvent(QMouseEvent* e) override;
+    /// Left / Right: the cursor one column earlier / later (Shift: ten); Home / End: the view's ends.
+    void keyPressEvent(QKeyEvent* e) override;
     bool event(QEvent* e) override;
 
 private:
     void syncScrollBar();
-    QString tooltipAt(QPoint p) const;
+
 
     std::int64_t m_t0 = 0, m_t1 = 1, m_from = 0, m_to = 1, m_cursor = 0;
     std::vector<std::int64_t> m_times;  ///< sorted
