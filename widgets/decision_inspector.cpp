@@ -222,7 +222,11 @@ void DecisionInspector::setDisagreements(std::vector<AgreementItem> items) {
     m_next->setText(tr("Next disagreement (N)"));
     m_list->blockSignals(true);
     m_list->clear();
-    for (const auto& it : m_disagreements) m_list->addItem(agreementRowText(it));
+    // A list widget of a million rows is slow to fill: the rest is on the timeline and one N away.
+    constexpr std::size_t kMaxRows = 20000;
+    for (std::size_t i = 0; i < m_disagreements.size() && i < kMaxRows; ++i) m_list->addItem(agreementRowText(m_disagreements[i]));
+    if (m_disagreements.size() > kMaxRows)
+        m_list->addItem(tr("… %1 more: N steps to the next one, the timeline shows them all").arg(m_disagreements.size() - kMaxRows));
     m_list->blockSignals(false);
     m_text->clear();
     m_text->setPlaceholderText(tr("Pick a disagreement above or a tick on the trace timeline (N / Shift+N: next / previous): "
@@ -232,7 +236,8 @@ void DecisionInspector::setDisagreements(std::vector<AgreementItem> items) {
 void DecisionInspector::showDisagreement(int index) {
     if (!m_agreementMode || index < 0 || index >= int(m_disagreements.size())) return;
     m_list->blockSignals(true);
-    m_list->setCurrentRow(index);
+    if (index < m_list->count() - (m_list->count() < int(m_disagreements.size()) ? 1 : 0)) m_list->setCurrentRow(index);
+    else m_list->setCurrentRow(-1);  // past the listed rows
     m_list->blockSignals(false);
     showAgreement(m_disagreements[std::size_t(index)]);
 }
