@@ -182,6 +182,15 @@ int main(int argc, char** argv) {
     agreeCmd->add_option("--clock", ag.clock, "the trace clock, when the file does not say");
     agreeCmd->add_option("--wake-inputs", ag.wakeInputs, "schedlab's own exports carry each decision's untraced inputs (loads, WF_SYNC, nr_idle_scan, jiffies): use (default) or ignore them (reconstruct as for a kernel trace)");
     agreeCmd->add_option("--nr-idle-scan-at", ag.nrIdleScanAt, "SIS_UTIL's nr_idle_scan: recomputed at each decision, or at modelled LLC balances (balance)");
+    CompareTracesArgs ct;
+    auto* compareTraces = app.add_subcommand("compare-traces", "two recorded traces (before/after a patch, or a kernel trace beside schedlab's export) as a compare table");
+    compareTraces->add_option("base", ct.base, "the base trace (ftrace text or trace.dat)")->required();
+    compareTraces->add_option("patch", ct.patch, "the patched kernel's trace")->required();
+    compareTraces->add_option("--topology", ct.topology, "the machine both were recorded on: a preset or an hwloc XML");
+    compareTraces->add_option("--knobs", ct.knobs, "knobs of schedlab's path for the agreement rows (default: baseline)")->expected(1, -1);
+    compareTraces->add_option("--patch-knobs", ct.patchKnobs, "knobs for the patch trace's agreement (default: as --knobs)")->expected(1, -1);
+    compareTraces->add_flag("--workload-only", ct.workloadOnly, "only between WORKLOAD_START and WORKLOAD_END");
+    compareTraces->add_flag("--no-agree", ct.noAgree, "leave out the agreement rows (no replay through schedlab's path)");
     auto* trace = app.add_subcommand("trace", "read an ftrace text trace (.txt or .gz) and say what it holds");
     std::string tracePath, traceClock;
     trace->add_option("file", tracePath, "trace text as tracefs or trace-cmd report write it")->required();
@@ -243,6 +252,7 @@ int main(int argc, char** argv) {
         if (*run) return cliRun(sim);
         if (*trace) return cliTrace(tracePath, traceClock, traceQueued, traceCsv);
         if (*agreeCmd) return cliAgree(ag);
+        if (*compareTraces) return cliCompareTraces(ct);
         if (*compare) return cliCompare(sim);
         if (*sweep) return cliSweep(sim);
     } catch (const InputError& e) {

@@ -7,6 +7,7 @@
 #include "rq_csv.h"
 #include "topology_json.h"
 #include "trace.h"
+#include "trace_compare.h"
 #include "trace_dat_writer.h"
 #include "trace_snapshot.h"
 
@@ -233,6 +234,38 @@ int cliTrace(const std::string& path, const std::string& clock, bool queuedOnly,
     return 0;
 }
 
+namespace {
+
+/// The machine a trace was recorded on: --topology, or one line naming the presets of its size.
+std::shared_ptr<const Topology> topologyOfTrace(const std::string& name, int nrCpus) {
+    if (name.empty()) {
+        const auto same = Topology::presetsWithCpus(nrCpus);
+        throw InputError("--topology", "", fmt::format("give the machine the trace was recorded on (the trace has {} CPUs; presets with {} CPUs: {}; or an hwloc XML)",
+                                                       nrCpus, nrCpus, same.empty() ? "none" : fmt::format("{}", fmt::join(same, ", "))));
+    }
+    auto topo = std::make_shared<const Topology>(loadTopology(name));
+    if (topo->nrCpus() < nrCpus) throw InputError("--topology", name, fmt::format("has {} CPUs, the trace {}", topo->nrCpus(), nrCpus));
+    return topo;
+}
+
+}  // namespace
+
+int cliCompareTraces(const CompareTracesArgs& a) {
+    const Trace base = readTrace(a.base);
+    const Trace patch = readTrace(a.patch);
+    if (!a.noAgree)
+        for (const Trace* t : {&base, &patch})
+            if (!t->ns_timestamps) throw InputError(t->file, "", "timestamps are not in ns (counter/uptime/tsc clock): give --no-agree");
+    const auto topo = topologyOfTrace(a.topology, std::max(base.nr_cpus, patch.nr_cpus));
+    TraceCompareOptions o;
+    o.workload_only = a.workloadOnly;
+    o.agreement = !a.noAgree;
+    const Knobs kb = resolveKnobs(Knobs{}, a.knobs, {}, "--knobs");
+    const Knobs kp = a.patchKnobs.empty() ? kb : resolveKnobs(Knobs{}, a.patchKnobs, {}, "--patch-knobs");
+    fmt::print("{}", traceCompareTable(base, patch, topo, kb, kp, o));
+    return 0;
+}
+
 int cliAgree(const AgreeArgs& a) {
     checkOutputPath(a.decisions, "--decisions");
     if (a.sync != "comm" && a.sync != "task" && a.sync != "none")
@@ -241,14 +274,7 @@ int cliAgree(const AgreeArgs& a) {
     ro.clock = a.clock;
     const Trace t = readTrace(a.trace, ro);
     if (!t.ns_timestamps) throw InputError(a.trace, "", "timestamps are not in ns (counter/uptime/tsc clock): PELT and wakee_flips decay cannot be rebuilt");
-    if (a.topology.empty()) {
-        const auto same = Topology::presetsWithCpus(t.nr_cpus);
-        throw InputError("--topology", "", fmt::format("give the machine the trace was recorded on (the trace has {} CPUs; presets with {} CPUs: {}; or an hwloc XML)",
-                                                       t.nr_cpus, t.nr_cpus, same.empty() ? "none" : fmt::format("{}", fmt::join(same, ", "))));
-    }
-    auto topo = std::make_shared<const Topology>(loadTopology(a.topology));
-    if (topo->nrCpus() < t.nr_cpus)
-        throw InputError("--topology", a.topology, fmt::format("has {} CPUs, the trace {}", topo->nrCpus(), t.nr_cpus));
+    auto topo = topologyOfTrace(a.topology, t.nr_cpus);
     const Knobs k = resolveKnobs(Knobs{}, a.knobs, a.sets, "--knobs");
     AgreeOptions o;
     o.sync = a.sync;

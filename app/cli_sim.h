@@ -40,6 +40,13 @@ struct AgreeArgs {
 /// schedlab-cli agree TRACE: replays every wakeup decision of a recorded trace through
 /// schedlab's wakeup path and reports the agreement (shared/spec/trace-replay.md §9).
 int cliAgree(const AgreeArgs& a);
+struct CompareTracesArgs {
+    std::string base, patch, topology;
+    std::vector<std::string> knobs, patchKnobs;
+    bool workloadOnly = false, noAgree = false;
+};
+/// schedlab-cli compare-traces BASE PATCH: two traces side by side (trace_compare.h).
+int cliCompareTraces(const CompareTracesArgs& a);
 int cliCompare(const SimArgs& a);
 int cliSweep(const SimArgs& a);
 

@@ -604,6 +604,9 @@ void Engine::enqueueTask(int cpu, int id, bool wakeup, bool migrated, int from_c
     Rq& rq = m_st.rq[cpu];
     update_curr(cpu);
     updateLoadAvg(cpu, &p);
+    // update_rq_clock() before an activation or attach: on an idle rq, update_rq_clock_pelt()
+    // stamps rq->clock_idle (idle-delay v3's clock).
+    if (c.curr < 0) rq.clock_idle = m_now;
     if (wakeup) {
         std::int64_t vr = p.t.vruntime;
         if (migrated && from_cpu >= 0) vr = vr - m_st.rq[from_cpu].min_vruntime + rq.min_vruntime;
@@ -612,6 +615,9 @@ void Engine::enqueueTask(int cpu, int id, bool wakeup, bool migrated, int from_c
     } else {
         p.t.vruntime += rq.min_vruntime;  // attach: renormalise to this cfs_rq
     }
+    // ENQUEUE_MIGRATED (ttwu with WF_MIGRATED, attach_task): "Entity has migrated, no longer
+    // consider this task hot": exec_start = 0, after place_entity (6.1 stable, a53ce18cacb4).
+    if (migrated) p.t.exec_start = 0;
     p.state = TaskState::Runnable;
     p.t.on_rq = true;
     p.t.cpu = cpu;
@@ -824,6 +830,7 @@ void Engine::leaveIdle(int cpu) {
     c.in_idle = false;
     emitEvent(EvKind::cpu_idle, cpu, 0, 0, -1, -1, 'R', 0, PWR_EVENT_EXIT);
     rq.idle_end_time = m_now;  // idle-delay v1/v2: stamped when the idle loop is left
+    rq.clock_idle = m_now;     // __schedule()'s update_rq_clock() while curr is still the idle task
     rq.exit_latency_ns = -1;
 }
 
@@ -1435,8 +1442,10 @@ void Engine::onNohzKick(int ilb, bool balance) {
     auto balanceFor = [&](int o) {
         Cpu& c = m_cpus[o];
         if (c.curr >= 0 || !c.queue.empty() || !c.in_idle) return;
-        // update_nohz_stats(): decay the idle CPU's blocked load and apply removed load.
+        // update_nohz_stats(): decay the idle CPU's blocked load and apply removed load
+        // (update_blocked_averages() updates its rq clock: clock_idle).
         updateLoadAvg(o, nullptr);
+        m_st.rq[o].clock_idle = m_now;
         syncRq(o);
         if (!balance || m_st.jiffies < c.next_balance) return;
         rebalanceDomains(o, IdleType::CPU_IDLE);

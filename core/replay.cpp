@@ -71,10 +71,12 @@ struct RTask {
     int cpu = -1;          ///< task_cpu as replayed (-1 unknown)
     Pelt pelt;
     std::int64_t first_seen = -1;
+    std::int64_t exec_start = 0;  ///< se.exec_start: when it last ran (update_curr), 0 after a migration (ENQUEUE_MIGRATED)
     bool forked = false;   ///< forked inside the trace: its wakee_flips are known (copied from the parent)
     SchedAvg ue;           ///< util_est (enqueued, ewma), updated when it dequeues to sleep
     Task sim;              ///< what schedlab's path reads and mutates (flips, recent_used_cpu)
     bool have_sim = false;
+    bool recent_known = false;  ///< sim.recent_used_cpu was set at fork (CPU 0 is a CPU too)
 };
 
 struct RCpu {
@@ -83,6 +85,7 @@ struct RCpu {
     int cfs = 0;          ///< the CFS ones
     int pending = 0;      ///< wakeups in flight to this CPU (ttwu_pending)
     std::int64_t idle_stamp = 0, clock_idle = 0, idle_end = 0, first = -1;
+    bool claimed = false;  ///< claim variants: set by the path's own calls, cleared when the CPU goes idle
 };
 
 struct Pass1 {
@@ -227,6 +230,22 @@ AgreeReport agree(const Trace& t, std::shared_ptr<const Topology> topo, const Kn
             if ((g.from < 0 || now >= g.from) && (g.to < 0 || now <= g.to)) return true;
         return false;
     };
+    // The runqueue state the path reads of CPU k, from the trace (PELT is filled at decisions).
+    auto fillRq = [&](int k) {
+        Rq& q = st.rq[std::size_t(k)];
+        const RCpu& s = cpu[std::size_t(k)];
+        q.curr = s.curr == 0 ? CurrKind::Idle : looksKthread(t.commOf(s.curr)) ? CurrKind::Kthread : CurrKind::Normal;
+        q.nr_running = unsigned(std::max(0, s.nr));
+        q.h_nr_running = unsigned(std::max(0, s.cfs));
+        q.idle_h_nr_running = 0;
+        q.ttwu_pending = s.pending > 0;
+        q.idle_stamp = s.idle_stamp;
+        q.clock_idle = s.clock_idle;
+        q.idle_end_time = s.idle_end;
+        q.claimed = s.claimed;
+        q.exit_latency_ns = -1;
+        q.curr_need_resched = false;
+    };
     auto idleNow = [&](int c) { return cpu[std::size_t(c)].curr == 0 && cpu[std::size_t(c)].nr == 0 && cpu[std::size_t(c)].pending == 0; };
     auto cpuRow = [&]() {
         std::string s;
@@ -312,23 +331,27 @@ AgreeReport agree(const Trace& t, std::shared_ptr<const Topology> topo, const Kn
                 RTask& r = task(e.pid, now);
                 touch(r, now);
                 r.running = false;
+                r.exec_start = now;  // update_curr() at put_prev / dequeue
                 if (e.prev_state != 'R') dequeue(e.pid, now);
             }
             if (e.pid2) {
                 enqueue(e.pid2, c, now);
                 RTask& n = tasks[e.pid2];
                 n.running = true;
-                if (rc.curr == 0) rc.idle_end = now;  // leaving idle (idle-delay v1/v2 clock)
+                n.exec_start = now;  // set_next_entity()
+                if (rc.curr == 0) rc.idle_end = rc.clock_idle = now;  // leaving idle (v1/v2's idle_end_time; __schedule's rq clock)
             } else {
                 rc.clock_idle = now;
+                rc.claimed = false;  // set_next_task_idle() clears the claim
                 if (!rc.pending) rc.idle_stamp = now;
-                // __update_idle_core: the core is idle when every SMT sibling is.
-                bool core = true;
-                for (int s = 0; s < ncpu; ++s)
-                    if (s != c && topo->smtMask(c).test(s) && !idleNow(s)) core = false;
+                // set_next_task_idle(): __update_idle_core() as the path has it: the other SMT
+                // siblings must be available_idle_cpu() (the idle-delay knobs count there too).
                 rc.curr = 0;
-                if (core && rc.nr == 0)
-                    if (SdShared* sh = st.llcShared(c)) sh->has_idle_cores = true;
+                st.now_ns = now;
+                topo->smtMask(c).forEach([&](int sib) {
+                    if (sib != c) fillRq(sib);
+                });
+                update_idle_core(st, knobs, c);
             }
             rc.curr = e.pid2;
             break;
@@ -339,10 +362,8 @@ AgreeReport agree(const Trace& t, std::shared_ptr<const Topology> topo, const Kn
             if (target >= 0 && target < ncpu) {
                 RCpu& tc = cpu[std::size_t(target)];
                 if (tc.pending > 0 && e.kind == EvKind::sched_wakeup && target != -1 && c == target) --tc.pending;
-                if (e.kind == EvKind::sched_wakeup) {
-                    tc.idle_stamp = 0;  // ttwu activation clears idle_stamp (not wakeup_new)
-                    if (tc.curr == 0) tc.clock_idle = now;
-                }
+                if (e.kind == EvKind::sched_wakeup) tc.idle_stamp = 0;  // ttwu activation clears idle_stamp (not wakeup_new)
+                if (tc.curr == 0) tc.clock_idle = now;                    // any activation updates an idle rq's clock
                 if (e.kind == EvKind::sched_wakeup_new) {
                     // post_init_entity_util_avg(): load = weight; util = a share of the CPU's (§6).
                     RTask& r = task(e.pid, now);
@@ -357,7 +378,7 @@ AgreeReport agree(const Trace& t, std::shared_ptr<const Topology> topo, const Kn
                     r.pelt.load = 1024;
                     r.pelt.util = cu > 0 ? std::min(cu * 1024.0 / (cl + 1), cap) : cap;
                     r.pelt.last = now;
-                    if (!r.have_sim) r.sim.recent_used_cpu = target;  // at fork: the CPU of the wakeup_new line
+                    if (!r.have_sim) r.sim.recent_used_cpu = c, r.recent_known = true;  // wake_up_new_task(): task_cpu(p) before select = the CPU of the wakeup_new line
                 }
                 enqueue(e.pid, target, now);
             }
@@ -366,8 +387,14 @@ AgreeReport agree(const Trace& t, std::shared_ptr<const Topology> topo, const Kn
         case EvKind::sched_migrate_task: {
             RTask& r = task(e.pid, now);
             touch(r, now);
-            if (r.runnable) enqueue(e.pid, e.target_cpu, now);
-            else r.cpu = e.target_cpu;
+            if (e.orig_cpu != e.target_cpu) r.exec_start = 0;  // enqueued with ENQUEUE_MIGRATED
+            if (r.runnable) {
+                enqueue(e.pid, e.target_cpu, now);
+                // attach_task() updates the destination's rq clock: clock_idle when it is idle.
+                if (e.target_cpu >= 0 && e.target_cpu < ncpu && cpu[std::size_t(e.target_cpu)].curr == 0) cpu[std::size_t(e.target_cpu)].clock_idle = now;
+            } else {
+                r.cpu = e.target_cpu;
+            }
             break;
         }
         case EvKind::sched_process_exit: {
@@ -439,23 +466,12 @@ AgreeReport agree(const Trace& t, std::shared_ptr<const Topology> topo, const Kn
             st.now_ns = now;
             st.jiffies = now * o.hz / 1'000'000'000;
             for (int k = 0; k < ncpu; ++k) {
+                fillRq(k);
                 Rq& q = st.rq[std::size_t(k)];
-                const RCpu& s = cpu[std::size_t(k)];
-                q.curr = s.curr == 0 ? CurrKind::Idle : looksKthread(t.commOf(s.curr)) ? CurrKind::Kthread : CurrKind::Normal;
-                q.nr_running = unsigned(std::max(0, s.nr));
-                q.h_nr_running = unsigned(std::max(0, s.cfs));
-                q.idle_h_nr_running = 0;
-                q.ttwu_pending = s.pending > 0;
                 q.util_avg = std::int64_t(util[std::size_t(k)]);
                 q.load_avg = std::int64_t(load[std::size_t(k)]);
                 q.runnable_avg = q.load_avg;
                 q.util_est = knobs.UTIL_EST ? ue[std::size_t(k)] : 0;
-                q.idle_stamp = s.idle_stamp;
-                q.clock_idle = s.clock_idle;
-                q.idle_end_time = s.idle_end;
-                q.claimed = false;
-                q.exit_latency_ns = -1;
-                q.curr_need_resched = false;
             }
             // nr_idle_scan from the LLC's summed cpu_util_cfs: at the decision (§6 default) or at
             // modelled LLC balances (seeded at the first computation).
@@ -481,7 +497,7 @@ AgreeReport agree(const Trace& t, std::shared_ptr<const Topology> topo, const Kn
             if (!r.have_sim) {
                 r.sim.pid = pid;
                 r.sim.comm = comm;
-                r.sim.recent_used_cpu = r.sim.recent_used_cpu ? r.sim.recent_used_cpu : prev;
+                if (!r.recent_known) r.sim.recent_used_cpu = prev;  // first seen mid-trace: its first prev (§6)
                 r.sim.kthread = looksKthread(comm);
                 r.have_sim = true;
             }
@@ -496,6 +512,7 @@ AgreeReport agree(const Trace& t, std::shared_ptr<const Topology> topo, const Kn
             p.runnable_avg = p.load_avg;
             p.util_est = knobs.UTIL_EST ? std::int64_t(task_util_est(r.ue)) : 0;
             p.last_update_time = 1;
+            p.exec_start = r.exec_start;
             Waker w;
             w.cpu = c;
             w.in_task = rec[i].context == '.' || rec[i].context == '?';
@@ -573,6 +590,7 @@ AgreeReport agree(const Trace& t, std::shared_ptr<const Topology> topo, const Kn
             }
             const Decision d = try_to_wake_up(st, knobs, p, w, flags);
             const int sim = d.cpu;
+            for (int k = 0; k < ncpu; ++k) cpu[std::size_t(k)].claimed = st.rq[std::size_t(k)].claimed;  // the path's claims persist
             AgreeRow row;
             if (o.keep_decisions) {
                 if (o.trace_disagreements && sim != choice) {  // the same call again, traced, on the same inputs

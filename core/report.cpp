@@ -363,8 +363,12 @@ std::string compareTable(const Scenario& s, const RunResult& a, const RunResult&
     o += fmt::format("# base:  {}\n# patch: {}\n", knobsLine(a.knobs), knobsLine(b.knobs));
     o += "# change: patch vs base; (+) marks a change for the better, (-) for the worse\n\n";
     const std::string ha = a.knobs.presetName, hb = b.knobs.presetName == ha ? "patch" : b.knobs.presetName;
-    o += fmt::format("{:<30}{:>15}{:>15}  {}\n", "metric", ha.substr(0, 14), hb.substr(0, 14), "change");
-    for (const auto& r : compareRows(runs)) {
+    return o + compareRowsText(compareRows(runs), ha, hb);
+}
+
+std::string compareRowsText(const std::vector<CompareRow>& rows, const std::string& ha, const std::string& hb) {
+    std::string o = fmt::format("{:<30}{:>15}{:>15}  {}\n", "metric", ha.substr(0, 14), hb.substr(0, 14), "change");
+    for (const auto& r : rows) {
         if (r.section) {
             o += fmt::format("{:=^75}\n", " " + r.label.substr(0, 70) + " ");
             continue;

@@ -34,6 +34,8 @@ struct CompareRow {
 };
 /// The rows compare and sweep print, for any number of runs of one scenario.
 std::vector<CompareRow> compareRows(const std::vector<const RunResult*>& runs);
+/// Two-column rows as compare prints them: metric, base, patch, change in % with (+)/(-).
+std::string compareRowsText(const std::vector<CompareRow>& rows, const std::string& base, const std::string& patch);
 /// `compare`: base vs patch, fixed width, ready to paste into an email.
 std::string compareTable(const Scenario& s, const RunResult& a, const RunResult& b);
 /// `sweep`: one row per value of `what`, the headline columns.

@@ -34,6 +34,7 @@ struct TraceWalker {
     std::uint64_t events = 0, ttwu_count = 0, ttwu_local = 0, ttwu_wakelist = 0, ctx_switches = 0;
     std::array<std::uint64_t, kMigrationCauses> migrations_by_cause{};
     LatencyHistogram wakeup_latency;
+    std::int64_t latency_from = INT64_MIN;
 
     TraceWalker(int ncpus, std::int64_t first)
         : n(ncpus), t0(first), nr(std::size_t(ncpus), 0), curr(std::size_t(ncpus), 0), idleSince(std::size_t(ncpus), first),
@@ -110,7 +111,7 @@ struct TraceWalker {
                 enqueue(e.pid2, c, e.time);
                 TaskState& ts = tasks[e.pid2];
                 if (ts.waking >= 0) {
-                    wakeup_latency.record(e.time - ts.waking);
+                    if (e.time >= latency_from) wakeup_latency.record(e.time - ts.waking);
                     ts.waking = -1;
                 }
                 ts.forked = false;
@@ -199,6 +200,7 @@ Snapshot traceSnapshot(const Trace& t, std::shared_ptr<const Topology> topo, std
     Snapshot s = emptySnapshot(t, topo, at, label);
     const std::int64_t t0 = s.measure_start;
     TraceWalker w(topo->nrCpus(), t0);
+    w.latency_from = o.latency_from;
     const std::int64_t period = s.sample_period_ns =
         o.sample_period_ns > 0 ? o.sample_period_ns : std::max<std::int64_t>(1, (at - t0) / std::int64_t(std::max<std::size_t>(1, o.sample_rows)) + 1);
     std::int64_t nextSample = t0;
@@ -256,6 +258,7 @@ Snapshot TraceIndex::snapshot(std::int64_t at, const std::string& label, const T
             break;
         }
     TraceWalker w = m_checkpoints.empty() ? TraceWalker(m_topo->nrCpus(), m_t0) : *m_checkpoints[k].state;
+    // (the index keeps every latency: latency_from is for traceSnapshot's windows)
     const std::size_t first = m_checkpoints.empty() ? 0 : m_checkpoints[k].event;
     for (std::size_t i = first; i < m_t.events.size(); ++i) {
         const SchedEvent& e = m_t.events[i];

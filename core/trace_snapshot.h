@@ -7,6 +7,7 @@
 #include "simulation.h"
 #include "trace.h"
 
+#include <cstdint>
 #include <functional>
 #include <memory>
 
@@ -16,6 +17,7 @@ struct TraceViewOptions {
     std::int64_t arrow_span_ns = 5'000'000;  ///< migrations kept for arrows, before the cursor
     std::size_t sample_rows = 2000;          ///< rq-length samples, evenly spaced from the start to the cursor
     std::int64_t sample_period_ns = 0;       ///< a fixed sampling period instead (at most sample_rows samples)
+    std::int64_t latency_from = INT64_MIN;   ///< wakeup latencies of switch-ins from this time on only
 };
 
 /// The trace's state at time `at` (ns, clamped to the trace's span). `label` names the side.
