@@ -83,7 +83,7 @@ DecisionInspector::DecisionInspector(QWidget* parent) : QWidget(parent) {
     auto* lay = new QVBoxLayout(this);
     m_next = new QPushButton(tr("Step to the next wakeup (W)"), this);
     lay->addWidget(m_next);
-    auto* split = new QSplitter(Qt::Vertical, this);
+    auto* split = m_split = new QSplitter(Qt::Vertical, this);
     m_list = new QListWidget(split);
     m_list->setUniformItemSizes(true);
     m_text = new QTextBrowser(split);
@@ -220,6 +220,7 @@ void DecisionInspector::setDisagreements(std::vector<AgreementItem> items) {
     m_shown.clear();
     m_tracedTime = -1;
     m_next->setText(tr("Next disagreement (N)"));
+    if (m_split->sizes().value(0) < 120) m_split->setSizes({130, 400});  // room for a few more disagreements
     m_list->blockSignals(true);
     m_list->clear();
     // A list widget of a million rows is slow to fill: the rest is on the timeline and one N away.
@@ -236,8 +237,12 @@ void DecisionInspector::setDisagreements(std::vector<AgreementItem> items) {
 void DecisionInspector::showDisagreement(int index) {
     if (!m_agreementMode || index < 0 || index >= int(m_disagreements.size())) return;
     m_list->blockSignals(true);
-    if (index < m_list->count() - (m_list->count() < int(m_disagreements.size()) ? 1 : 0)) m_list->setCurrentRow(index);
-    else m_list->setCurrentRow(-1);  // past the listed rows
+    if (index < m_list->count() - (m_list->count() < int(m_disagreements.size()) ? 1 : 0)) {
+        m_list->setCurrentRow(index);
+        m_list->scrollToItem(m_list->currentItem(), QAbstractItemView::PositionAtCenter);
+    } else {
+        m_list->setCurrentRow(-1);  // past the listed rows
+    }
     m_list->blockSignals(false);
     showAgreement(m_disagreements[std::size_t(index)]);
 }

@@ -16,6 +16,7 @@
 
 class QListWidget;
 class QPushButton;
+class QSplitter;
 class QTextBrowser;
 
 namespace schedlab {
@@ -74,6 +75,7 @@ private:
 
     QListWidget* m_list = nullptr;
     QTextBrowser* m_text = nullptr;
+    QSplitter* m_split = nullptr;
     QPushButton* m_next = nullptr;
     std::vector<sched::DecisionRecord> m_shown;  ///< list rows (newest first), traced one first when present
     std::int64_t m_tracedTime = -1;
