@@ -273,7 +273,7 @@ bool FtraceTextParser::parseRecord(std::string_view s, std::string& why) {
         why = fmt::format("no event name after the timestamp (\"{}\")", name);
         return false;
     }
-    const std::string_view payload = trim(rest.substr(colon + 1));
+    std::string_view payload = trim(rest.substr(colon + 1));
 
     SchedEvent e;
     e.time = time;
@@ -431,7 +431,9 @@ bool FtraceTextParser::parseRecord(std::string_view s, std::string& why) {
         if (!payload.starts_with("comm=") || pidAt == std::string_view::npos || !intOf(payload, " pid=", e.pid, pidAt))
             return bad("expected comm= pid= prio=");
         e.kind = EvKind::sched_process_exit;
-    } else if ((name == "tracing_mark_write" || name == "print") && payload.starts_with("schedlab_wake ")) {
+    } else if ((name == "tracing_mark_write" || name == "print") &&
+               (payload.starts_with("schedlab_wake ") || payload.starts_with("tracing_mark_write: schedlab_wake "))) {
+        if (payload.starts_with("tracing_mark_write: ")) payload = trimLeft(payload.substr(20));  // trace-cmd report's print layout
         // schedlab's export: the untraced inputs of the decision whose sched_waking came just before.
         WakeInputs in;
         std::string why;

@@ -51,6 +51,9 @@ struct Ctx {
     tep_event *waking = nullptr, *wakeup = nullptr, *wakeup_new = nullptr, *migrate = nullptr;  ///< the events read
     tep_event *sw = nullptr, *idle = nullptr, *fork = nullptr, *exit = nullptr, *print = nullptr;
     std::uint32_t ordinal = 0;
+    std::uint32_t pushed = 0;                      ///< events imported so far (batches are flushed)
+    std::int32_t lastWakingPid = -1;               ///< pid of the last imported event if it is a sched_waking
+    std::vector<std::pair<std::uint32_t, WakeInputs>> inputs;  ///< schedlab_wake prints, by event index
     std::vector<std::int64_t> cpuLast;
     std::int64_t lastTime = std::numeric_limits<std::int64_t>::min();
 };
@@ -188,6 +191,20 @@ int onRecord(tracecmd_input*, tep_record* rec, int cpu, void* data) {
     } else {
         if (ev == c.print) {
             const std::string buf = str(ev, "buf", rec);
+            if (buf.rfind("schedlab_wake ", 0) == 0) {
+                // schedlab's own export: the untraced inputs of the waking just before (sched_event.h).
+                WakeInputs in;
+                std::string why;
+                std::string_view msg(buf);
+                msg.remove_prefix(14);
+                while (!msg.empty() && (msg.back() == '\n' || msg.back() == ' ')) msg.remove_suffix(1);
+                if (!parseWakeInputs(msg, in, why)) return bad(why.c_str()), 0;
+                if (c.lastWakingPid != in.pid || c.pushed == 0) return bad("schedlab_wake: not right after the sched_waking of its pid"), 0;
+                in.time = time;
+                in.cpu = std::int16_t(cpu);
+                c.inputs.push_back({c.pushed - 1, in});
+                return 0;
+            }
             if (buf.find("WORKLOAD_START") != std::string::npos) t.workload_start = time;
             if (buf.find("WORKLOAD_END") != std::string::npos) t.workload_end = time;
         } else {
@@ -201,6 +218,8 @@ int onRecord(tracecmd_input*, tep_record* rec, int cpu, void* data) {
     }
     t.events.push_back(e);
     t.records.push_back({c.ordinal, current, contextOf(tep_data_flags(c.tep, rec))});
+    ++c.pushed;
+    c.lastWakingPid = e.kind == EvKind::sched_waking ? e.pid : -1;
     return 0;
 }
 
@@ -302,6 +321,15 @@ int onRecordStreamed(tracecmd_input* h, tep_record* rec, int cpu, void* data) {
     c.print = find("ftrace", "print");
     const int rc = tracecmd_iterate_events(h, nullptr, 0, onRecordStreamed, &cc);
     flushBatch(fd, t);
+    static_assert(std::is_trivially_copyable_v<WakeInputs>);
+    for (std::size_t k = 0; k < c.inputs.size(); k += kBatch) {
+        std::string b;
+        for (std::size_t q = k; q < std::min(c.inputs.size(), k + kBatch); ++q) {
+            b.append(reinterpret_cast<const char*>(&c.inputs[q].first), sizeof(std::uint32_t));
+            b.append(reinterpret_cast<const char*>(&c.inputs[q].second), sizeof(WakeInputs));
+        }
+        frame(fd, 'W', b);
+    }
     nlohmann::json m;
     m["nr_cpus"] = t.nr_cpus > 0 ? t.nr_cpus : int(c.cpuLast.size());
     // The trace clock trace-cmd saved (its trace_clock file, "[local] global ..."; or the name).
@@ -374,6 +402,15 @@ Trace readTraceDat(const std::string& path) {
                 std::memcpy(&r, payload.data() + off + sizeof e, sizeof r);
                 t.events.push_back(e);
                 t.records.push_back(r);
+            }
+        } else if (type == 'W') {
+            constexpr std::size_t one = sizeof(std::uint32_t) + sizeof(WakeInputs);
+            for (std::size_t off = 0; off + one <= payload.size(); off += one) {
+                std::uint32_t idx = 0;
+                WakeInputs in;
+                std::memcpy(&idx, payload.data() + off, sizeof idx);
+                std::memcpy(&in, payload.data() + off + sizeof idx, sizeof in);
+                t.wake_inputs[idx] = in;
             }
         } else if (type == 'M') {
             meta = std::move(payload);

@@ -4,6 +4,7 @@
 // 7 (zstd), many pages per CPU, `trace-cmd report` on the file, and write failures.
 #include "input_error.h"
 #include "scenario.h"
+#include "replay.h"
 #include "trace.h"
 #include "trace_dat_writer.h"
 
@@ -268,6 +269,15 @@ TEST(TraceDatWriter, ASimulatedRunReadsBackAsItsFtraceTextExport) {
     EXPECT_EQ(dat.nr_cpus, 8);
     EXPECT_EQ(dat.event_counts.at("print"), r.inputs);  // the schedlab_wake marks
     EXPECT_TRUE(dat.skipped_events.empty());
+    // ... attached to their wakings as the text importer attaches them: the round trip of §10
+    // holds through trace.dat too.
+    ASSERT_EQ(dat.wake_inputs.size(), r.inputs);
+    ASSERT_EQ(txt.wake_inputs.size(), r.inputs);
+    const auto topo = std::make_shared<const sched::Topology>(sched::Topology::preset("qemu-2s2c2t"));
+    const sched::AgreeReport ag = sched::agree(dat, topo, sched::Knobs{});
+    EXPECT_EQ(ag.inputs.decisions, ag.decisions);
+    EXPECT_GT(ag.decisions, 50u);
+    EXPECT_EQ(ag.agree, ag.decisions);
     EXPECT_FALSE(fs::exists(r.dat + ".tmp." + std::to_string(::getpid())));
     EXPECT_FALSE(fs::exists(r.dat + ".tmp." + std::to_string(::getpid()) + ".d"));
 }
@@ -329,6 +339,7 @@ TEST(TraceDatWriter, TraceCmdReportOpensItAndPrintsTheSameEvents) {
     // The report, read by the text importer, holds the same events (its stamps are µs).
     const Trace rep = sched::parseFtraceText(report, "report.txt");
     EXPECT_EQ(rep.problem_count, 0u) << rep.summary();
+    EXPECT_EQ(rep.wake_inputs.size(), r.inputs);  // "print: tracing_mark_write: schedlab_wake ..."
     const Trace dat = sched::readTraceDat(r.dat);
     ASSERT_EQ(rep.events.size(), dat.events.size());
     for (std::size_t i = 0; i < dat.events.size(); ++i) {
