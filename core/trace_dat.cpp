@@ -27,13 +27,17 @@ int tracecmd_iterate_events(struct tracecmd_input* handle, cpu_set_t* cpus, int 
 constexpr int TRACECMD_FL_LOAD_NO_PLUGINS = 1 << 0;
 constexpr int TRACECMD_FL_LOAD_NO_SYSTEM_PLUGINS = 1 << 1;
 
+#include <array>
 #include <cerrno>
+#include <cstdint>
 #include <cstdio>
 #include <cstring>
 #include <fstream>
 #include <limits>
 #include <memory>
+#include <string_view>
 #include <type_traits>
+#include <unordered_map>
 
 #include <fcntl.h>
 #include <sys/wait.h>
@@ -56,10 +60,39 @@ struct Ctx {
     std::vector<std::pair<std::uint32_t, WakeInputs>> inputs;  ///< schedlab_wake prints, by event index
     std::vector<std::int64_t> cpuLast;
     std::int64_t lastTime = std::numeric_limits<std::int64_t>::min();
+    /// Looked up once per (event, field name): tep_find_field() compares names.
+    struct FieldKey {
+        tep_event* ev;
+        const char* name;  ///< a string literal: compared by address
+        tep_format_field* f;
+    };
+    std::array<FieldKey, 256> fields{};  ///< direct-mapped: a collision only costs a lookup again
+    /// Records per event, counted by event pointer and named at the end (no string per record).
+    std::vector<std::pair<tep_event*, std::uint64_t>> counts, skipped;
+
+    tep_format_field* field(tep_event* ev, const char* name) {
+        FieldKey& k = fields[((std::uintptr_t(ev) >> 4) ^ (std::uintptr_t(name) >> 1) ^ (std::uintptr_t(name) >> 9)) & 255];
+        if (k.ev != ev || k.name != name) k = {ev, name, ev ? tep_find_field(ev, name) : nullptr};
+        return k.f;
+    }
+    static void count(std::vector<std::pair<tep_event*, std::uint64_t>>& v, tep_event* ev) {
+        for (auto& [e, n] : v)
+            if (e == ev) {
+                ++n;
+                return;
+            }
+        v.push_back({ev, 1});
+    }
 };
 
-bool num(tep_event* ev, const char* name, const tep_record* rec, long long& v) {
-    tep_format_field* f = ev ? tep_find_field(ev, name) : nullptr;
+void setComm(Trace& t, std::int32_t pid, std::string_view s) {
+    const auto it = t.comm.find(pid);
+    if (it == t.comm.end()) t.comm.emplace(pid, std::string(s));
+    else if (it->second != s) it->second.assign(s);
+}
+
+bool num(Ctx& c, tep_event* ev, const char* name, const tep_record* rec, long long& v) {
+    tep_format_field* f = c.field(ev, name);
     unsigned long long u = 0;
     if (!f || tep_read_number_field(f, rec->data, &u) != 0) return false;
     // Sign-extend signed fields narrower than 64 bits.
@@ -74,20 +107,21 @@ bool num(tep_event* ev, const char* name, const tep_record* rec, long long& v) {
     return true;
 }
 
-std::string str(tep_event* ev, const char* name, const tep_record* rec) {
-    tep_format_field* f = ev ? tep_find_field(ev, name) : nullptr;
+/// A string field of the record, pointing into the record's data.
+std::string_view str(Ctx& c, tep_event* ev, const char* name, const tep_record* rec) {
+    tep_format_field* f = c.field(ev, name);
     if (!f || rec->size < 0 || unsigned(f->offset) + unsigned(f->size) > unsigned(rec->size)) return {};
     const char* p = static_cast<const char*>(rec->data) + f->offset;
-    if (f->size == 0) return std::string(p, ::strnlen(p, unsigned(rec->size) - unsigned(f->offset)));  // char buf[]
+    if (f->size == 0) return std::string_view(p, ::strnlen(p, unsigned(rec->size) - unsigned(f->offset)));  // char buf[]
     if (f->flags & TEP_FIELD_IS_DYNAMIC) {  // __data_loc: offset and length packed in 32 bits
         unsigned long long loc = 0;
         if (tep_read_number_field(f, rec->data, &loc) != 0) return {};
         const unsigned off = unsigned(loc & 0xffff), len = unsigned(loc >> 16);
         if (off + len > unsigned(rec->size)) return {};
         p = static_cast<const char*>(rec->data) + off;
-        return std::string(p, ::strnlen(p, len));
+        return std::string_view(p, ::strnlen(p, len));
     }
-    return std::string(p, ::strnlen(p, f->size));
+    return std::string_view(p, ::strnlen(p, f->size));
 }
 
 char contextOf(int flags) {
@@ -126,8 +160,8 @@ int onRecord(tracecmd_input*, tep_record* rec, int cpu, void* data) {
         if (t.problems.size() < Trace::kMaxProblems) t.problems.push_back({c.ordinal, fmt::format("record of unknown event type {}", type)});
         return 0;
     }
-    const std::string name = ev->name ? ev->name : "?";
-    ++t.event_counts[name];
+    const char* name = ev->name ? ev->name : "?";
+    Ctx::count(c.counts, ev);
     const std::int32_t current = tep_data_pid(c.tep, rec);
     SchedEvent e;
     e.time = time;
@@ -139,12 +173,12 @@ int onRecord(tracecmd_input*, tep_record* rec, int cpu, void* data) {
         return 0;
     };
     auto wakeLike = [&](EvKind k) {
-        if (!num(ev, "pid", rec, v) || !num(ev, "target_cpu", rec, w)) return false;
+        if (!num(c, ev, "pid", rec, v) || !num(c, ev, "target_cpu", rec, w)) return false;
         e.kind = k;
         e.pid = std::int32_t(v);
         e.target_cpu = std::int16_t(w);
-        t.comm[e.pid] = str(ev, "comm", rec);
-        if (num(ev, "prio", rec, x)) t.prio[e.pid] = int(x);
+        setComm(t, e.pid, str(c, ev, "comm", rec));
+        if (num(c, ev, "prio", rec, x)) t.prio[e.pid] = int(x);
         return true;
     };
     if (ev == c.waking || ev == c.wakeup || ev == c.wakeup_new) {
@@ -152,45 +186,45 @@ int onRecord(tracecmd_input*, tep_record* rec, int cpu, void* data) {
         if (!wakeLike(k)) return bad("missing pid/target_cpu");
     } else if (ev == c.sw) {
         long long pp = 0, np = 0, st = 0;
-        if (!num(ev, "prev_pid", rec, pp) || !num(ev, "next_pid", rec, np) || !num(ev, "prev_state", rec, st))
+        if (!num(c, ev, "prev_pid", rec, pp) || !num(c, ev, "next_pid", rec, np) || !num(c, ev, "prev_state", rec, st))
             return bad("missing prev_pid/next_pid/prev_state");
         e.kind = EvKind::sched_switch;
         e.pid = std::int32_t(pp);
         e.pid2 = std::int32_t(np);
         e.prev_state = prevStateLetter(st);
-        if (e.pid) t.comm[e.pid] = str(ev, "prev_comm", rec);
-        if (e.pid2) t.comm[e.pid2] = str(ev, "next_comm", rec);
-        if (num(ev, "prev_prio", rec, x) && e.pid) t.prio[e.pid] = int(x);
-        if (num(ev, "next_prio", rec, x) && e.pid2) t.prio[e.pid2] = int(x);
+        if (e.pid) setComm(t, e.pid, str(c, ev, "prev_comm", rec));
+        if (e.pid2) setComm(t, e.pid2, str(c, ev, "next_comm", rec));
+        if (num(c, ev, "prev_prio", rec, x) && e.pid) t.prio[e.pid] = int(x);
+        if (num(c, ev, "next_prio", rec, x) && e.pid2) t.prio[e.pid2] = int(x);
     } else if (ev == c.migrate) {
         long long o = 0, d = 0;
-        if (!num(ev, "pid", rec, v) || !num(ev, "orig_cpu", rec, o) || !num(ev, "dest_cpu", rec, d))
+        if (!num(c, ev, "pid", rec, v) || !num(c, ev, "orig_cpu", rec, o) || !num(c, ev, "dest_cpu", rec, d))
             return bad("missing pid/orig_cpu/dest_cpu");
         e.kind = EvKind::sched_migrate_task;
         e.pid = std::int32_t(v);
         e.orig_cpu = std::int16_t(o);
         e.target_cpu = std::int16_t(d);
         e.cause = kMigrationCauseUnknown;
-        t.comm[e.pid] = str(ev, "comm", rec);
+        setComm(t, e.pid, str(c, ev, "comm", rec));
     } else if (ev == c.idle) {
-        if (!num(ev, "state", rec, v) || !num(ev, "cpu_id", rec, w)) return bad("missing state/cpu_id");
+        if (!num(c, ev, "state", rec, v) || !num(c, ev, "cpu_id", rec, w)) return bad("missing state/cpu_id");
         e.kind = EvKind::cpu_idle;
         e.state = std::uint32_t(v);
         e.cpu = std::int16_t(w);
     } else if (ev == c.fork) {
-        if (!num(ev, "parent_pid", rec, v) || !num(ev, "child_pid", rec, w)) return bad("missing parent_pid/child_pid");
+        if (!num(c, ev, "parent_pid", rec, v) || !num(c, ev, "child_pid", rec, w)) return bad("missing parent_pid/child_pid");
         e.kind = EvKind::sched_process_fork;
         e.pid = std::int32_t(v);
         e.pid2 = std::int32_t(w);
-        t.comm[e.pid] = str(ev, "parent_comm", rec);
-        t.comm[e.pid2] = str(ev, "child_comm", rec);
+        setComm(t, e.pid, str(c, ev, "parent_comm", rec));
+        setComm(t, e.pid2, str(c, ev, "child_comm", rec));
     } else if (ev == c.exit) {
-        if (!num(ev, "pid", rec, v)) return bad("missing pid");
+        if (!num(c, ev, "pid", rec, v)) return bad("missing pid");
         e.kind = EvKind::sched_process_exit;
         e.pid = std::int32_t(v);
     } else {
         if (ev == c.print) {
-            const std::string buf = str(ev, "buf", rec);
+            const std::string buf(str(c, ev, "buf", rec));
             if (buf.rfind("schedlab_wake ", 0) == 0) {
                 // schedlab's own export: the untraced inputs of the waking just before (sched_event.h).
                 WakeInputs in;
@@ -208,7 +242,7 @@ int onRecord(tracecmd_input*, tep_record* rec, int cpu, void* data) {
             if (buf.find("WORKLOAD_START") != std::string::npos) t.workload_start = time;
             if (buf.find("WORKLOAD_END") != std::string::npos) t.workload_end = time;
         } else {
-            ++t.skipped_events[name];
+            Ctx::count(c.skipped, ev);
         }
         return 0;
     }
@@ -321,6 +355,8 @@ int onRecordStreamed(tracecmd_input* h, tep_record* rec, int cpu, void* data) {
     c.print = find("ftrace", "print");
     const int rc = tracecmd_iterate_events(h, nullptr, 0, onRecordStreamed, &cc);
     flushBatch(fd, t);
+    for (const auto& [ev, n] : c.counts) t.event_counts[ev->name ? ev->name : "?"] += n;
+    for (const auto& [ev, n] : c.skipped) t.skipped_events[ev->name ? ev->name : "?"] += n;
     static_assert(std::is_trivially_copyable_v<WakeInputs>);
     for (std::size_t k = 0; k < c.inputs.size(); k += kBatch) {
         std::string b;
@@ -386,7 +422,7 @@ Trace readTraceDat(const std::string& path) {
     t.file = path;
     t.flag_columns = 5;  // the binary records carry the flags (context kept per record)
     t.ns_timestamps = true;
-    std::string error, meta;
+    std::string error, meta, inputs;
     for (;;) {
         char type = 0;
         std::uint32_t n = 0;
@@ -404,14 +440,7 @@ Trace readTraceDat(const std::string& path) {
                 t.records.push_back(r);
             }
         } else if (type == 'W') {
-            constexpr std::size_t one = sizeof(std::uint32_t) + sizeof(WakeInputs);
-            for (std::size_t off = 0; off + one <= payload.size(); off += one) {
-                std::uint32_t idx = 0;
-                WakeInputs in;
-                std::memcpy(&idx, payload.data() + off, sizeof idx);
-                std::memcpy(&in, payload.data() + off + sizeof idx, sizeof in);
-                t.wake_inputs[idx] = in;
-            }
+            inputs.append(payload);  // (u32 index, WakeInputs) pairs, put in the map at the end
         } else if (type == 'M') {
             meta = std::move(payload);
         } else if (type == 'X') {
@@ -423,6 +452,17 @@ Trace readTraceDat(const std::string& path) {
     while (::waitpid(child, &status, 0) < 0 && errno == EINTR) {
     }
     if (!error.empty()) throw InputError(path, "", error);
+    {
+        constexpr std::size_t one = sizeof(std::uint32_t) + sizeof(WakeInputs);
+        t.wake_inputs.reserve(inputs.size() / one);
+        for (std::size_t off = 0; off + one <= inputs.size(); off += one) {
+            std::uint32_t idx = 0;
+            WakeInputs in;
+            std::memcpy(&idx, inputs.data() + off, sizeof idx);
+            std::memcpy(&in, inputs.data() + off + sizeof idx, sizeof in);
+            t.wake_inputs[idx] = in;
+        }
+    }
     if (!meta.empty()) {
         const nlohmann::json m = nlohmann::json::parse(meta);
         t.nr_cpus = m.at("nr_cpus").get<int>();
