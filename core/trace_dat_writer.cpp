@@ -419,7 +419,7 @@ void TraceDatWriter::flushCpu(int cpu, bool all) {
     c.bytes += pages.size();
 }
 
-void TraceDatWriter::emit(int cpu, std::uint64_t ts, std::uint16_t type, std::uint8_t flags, std::uint8_t preempt, std::int32_t pid,
+void TraceDatWriter::emitRecord(int cpu, std::uint64_t ts, std::uint16_t type, std::uint8_t flags, std::uint8_t preempt, std::int32_t pid,
                           char* b, std::size_t len) {
     // The common fields (offsets 0-7 of every format): common_type, common_flags,
     // common_preempt_count, common_pid.
@@ -516,7 +516,7 @@ void TraceDatWriter::write(const SchedEvent& e) {
         break;
     }
     if (cur) (void)commOf(cur, cpu);  // every common_pid gets a saved_cmdlines line
-    emit(cpu, ts, id, flags, preempt, cur, f.b, f.len);
+    emitRecord(cpu, ts, id, flags, preempt, cur, f.b, f.len);
     if (e.kind == EvKind::sched_switch) m_curr[std::size_t(cpu)] = e.pid2;
     ++m_written;
     if (e.kind == EvKind::sched_waking && m_haveInputs && m_inputs.pid == e.pid) {
@@ -527,7 +527,7 @@ void TraceDatWriter::write(const SchedEvent& e) {
         const std::size_t n = std::min(msg.size(), sizeof p.b - 17);
         std::memcpy(p.b + 16, msg.data(), n);
         p.len = 16 + n + 1;  // char buf[] with its NUL
-        emit(cpu, ts, kIdPrint, flags, preempt, cur, p.b, p.len);
+        emitRecord(cpu, ts, kIdPrint, flags, preempt, cur, p.b, p.len);
         m_haveInputs = false;
     }
 }

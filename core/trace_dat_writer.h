@@ -106,7 +106,7 @@ private:
     struct Cpu;
     void flushCpu(int cpu, bool all);
     /// Fills the common fields of `rec` (len bytes, the event's fields from offset 8) and adds it to the CPU's pages.
-    void emit(int cpu, std::uint64_t ts, std::uint16_t type, std::uint8_t flags, std::uint8_t preempt, std::int32_t pid, char* rec,
+    void emitRecord(int cpu, std::uint64_t ts, std::uint16_t type, std::uint8_t flags, std::uint8_t preempt, std::int32_t pid, char* rec,
               std::size_t len);
     void removeWork() noexcept;
     std::string commOf(std::int32_t pid, int cpu);

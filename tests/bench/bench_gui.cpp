@@ -1,6 +1,10 @@
 // bench_gui.cpp: the main window's frame cost and the simulation speed with the GUI attached.
 //   BM_WindowFrame512: give every view a frame of a 512-CPU machine (bergamo-9754-2s, hackbench,
 //     migrations capped at 200 arrows) and paint the whole window into an image (target < 8 ms).
+//   BM_OpenTraceDat: a ~140 MB trace.dat (hackbench on qemu-2s2c2t, 1.4 M events; made once by
+//     schedlab's own writer, SCHEDLAB_BENCH_DAT_LOOPS loops, default 33000) read and shown in a new
+//     window until its first frame is painted: the agreement replay and the cursor index go on
+//     in the background, as in the window (tests/bench/kernelshark_open.sh times KernelShark).
 //   BM_Throughput/0 headless (Simulation::advance in a loop) and /1 through the worker thread with
 //     the window taking frames (target: /1 at least 80% of /0's simulated ns per second).
 #include "counters_plot.h"
@@ -10,6 +14,8 @@
 #include "scenario.h"
 #include "simulation.h"
 #include "topology_heatmap.h"
+#include "trace.h"
+#include "trace_dat_writer.h"
 
 #include <QApplication>
 #include <QCoreApplication>
@@ -228,6 +234,53 @@ void BM_GuiStall(benchmark::State& state) {
     state.counters["frames_per_s"] = frames / wallS;
 }
 BENCHMARK(BM_GuiStall)->Unit(benchmark::kMillisecond)->Iterations(1);
+
+const std::string& bigTraceDat() {
+    static const std::string path = [] {
+        const std::string p = "/tmp/schedlab-bench-open.dat";
+        const char* env = std::getenv("SCHEDLAB_BENCH_DAT_LOOPS");
+        const int loops = env ? std::atoi(env) : 33000;
+        const sched::Scenario s = sched::parseScenario(
+            nlohmann::json{{"topology", "qemu-2s2c2t"},
+                           {"workloads", nlohmann::json::array({{{"type", "hackbench"}, {"groups", 4}, {"fds", 4}, {"threads", true},
+                                                                {"pipe", true}, {"loops", loops}}})},
+                           {"variants", {{"A", "baseline"}}}},
+            "bench-dat.json", ".");
+        std::unique_ptr<sched::TraceDatWriter> w;
+        sched::RunOptions o;
+        o.on_start = [&](const sched::Engine& e) {
+            w = std::make_unique<sched::TraceDatWriter>(p, e.nrCpus(), [&e](std::int32_t pid) { return e.taskComm(pid); });
+        };
+        o.event_sink = [&](const sched::SchedEvent& e) { w->write(e); };
+        o.wake_inputs_sink = [&](const sched::WakeInputs& in) { w->writeWakeInputs(in); };
+        sched::runScenario(s, s.variants[0], s.cost, o);
+        w->commit();
+        return p;
+    }();
+    return path;
+}
+
+void BM_OpenTraceDat(benchmark::State& state) {
+    const std::string& path = bigTraceDat();
+    const auto topo = std::make_shared<const sched::Topology>(sched::Topology::preset("qemu-2s2c2t"));
+    std::size_t events = 0;
+    for (auto _ : state) {
+        auto trace = std::make_shared<const sched::Trace>(sched::readTrace(path));
+        events = trace->events.size();
+        schedlab::MainWindow w;
+        w.resize(1920, 1080);
+        w.show();
+        w.showTrace(trace, topo, QString::fromStdString(path));
+        const QImage img = w.grab().toImage();  // every view painted once
+        benchmark::DoNotOptimize(img.constBits());
+        state.PauseTiming();
+        waitFor([&] { return w.agreement() != nullptr; });  // let the background replay end before the window goes
+        state.ResumeTiming();
+    }
+    state.counters["events"] = double(events);
+    state.counters["MB"] = double(QFile(QString::fromStdString(path)).size()) / 1e6;
+}
+BENCHMARK(BM_OpenTraceDat)->Unit(benchmark::kMillisecond)->Iterations(3)->UseRealTime();
 
 BENCHMARK(BM_Throughput)->Arg(0)->Arg(1)->Unit(benchmark::kMillisecond)->Iterations(2);
 
