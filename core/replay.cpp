@@ -300,7 +300,12 @@ AgreeReport agree(const Trace& t, std::shared_ptr<const Topology> topo, const Kn
         return where;
     };
 
+    const std::uint32_t progressEvery = std::uint32_t(std::clamp<std::size_t>(ev.size() / 100, 1, 16384));
     for (std::uint32_t i = 0; i < ev.size(); ++i) {
+        if (o.progress && i % progressEvery == 0 && !o.progress(double(i) / double(ev.size()))) {
+            rep.cancelled = true;
+            break;
+        }
         const SchedEvent& e = ev[i];
         const std::int64_t now = e.time;
         const int c = e.cpu;

@@ -13,6 +13,7 @@
 
 #include <array>
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <memory>
 #include <string>
@@ -40,6 +41,9 @@ struct AgreeOptions {
     std::string wake_inputs = "use";
     bool keep_decisions = false;
     bool trace_disagreements = false;
+    /// Called with the share of the trace replayed (0..1) about every 1 % (at most every 16384 events); false stops the
+    /// replay (AgreeReport::cancelled, counts so far).
+    std::function<bool(double)> progress;
 };
 
 /// Why a disagreement happened (§9), in the order they are tried.
@@ -92,6 +96,7 @@ struct AgreeReport {
     std::map<std::string, std::array<std::uint64_t, 2>> choice_kinds;
     std::vector<AgreeRow> rows;                      ///< every decision (for --decisions)
     double seconds = 0;                              ///< wall time of the replay
+    bool cancelled = false;                          ///< AgreeOptions::progress stopped it
 
     std::string text() const;
     nlohmann::json json() const;

@@ -177,6 +177,16 @@ TEST(Agree, ASimulatedRunsOwnExportReplaysAtOneHundredPercent) {
     EXPECT_EQ(r.agree_moved, r.moved);
     EXPECT_EQ(r.prev_mismatch, 0u);
     EXPECT_EQ(r.choice_mismatch, 0u);
+    EXPECT_FALSE(r.cancelled);
+    // Progress, and a stop half-way: fewer decisions, flagged.
+    sched::AgreeOptions half;
+    std::vector<double> seen;
+    half.progress = [&](double f) { return seen.push_back(f), f < 0.5; };
+    const AgreeReport h = sched::agree(t, qemu(), s.variants[0].knobs, half);
+    EXPECT_TRUE(h.cancelled);
+    EXPECT_LT(h.decisions, r.decisions);
+    ASSERT_GE(seen.size(), 2u);
+    EXPECT_TRUE(std::is_sorted(seen.begin(), seen.end()));
     // What the trace shows is rebuilt exactly: jiffies (the export's clock starts at 0),
     // the waker's context, and has_idle_cores as the path's own calls evolve it.
     EXPECT_EQ(r.inputs.jiffies, 0u);
