@@ -27,6 +27,7 @@ int tracecmd_iterate_events(struct tracecmd_input* handle, cpu_set_t* cpus, int 
 constexpr int TRACECMD_FL_LOAD_NO_PLUGINS = 1 << 0;
 constexpr int TRACECMD_FL_LOAD_NO_SYSTEM_PLUGINS = 1 << 1;
 
+#include <algorithm>
 #include <array>
 #include <cerrno>
 #include <cstdint>
@@ -40,6 +41,8 @@ constexpr int TRACECMD_FL_LOAD_NO_SYSTEM_PLUGINS = 1 << 1;
 #include <unordered_map>
 
 #include <fcntl.h>
+#include <poll.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -75,6 +78,32 @@ struct Ctx {
         if (k.ev != ev || k.name != name) k = {ev, name, ev ? tep_find_field(ev, name) : nullptr};
         return k.f;
     }
+    /// Names and priorities with where they were last seen (time, recording CPU): the reading is
+    /// split over children by CPU, and the last one seen in time order wins when they are merged.
+    struct Seen {
+        std::string name;
+        int prio = 0;
+        bool has_name = false, has_prio = false;
+        std::int64_t name_ts = 0, prio_ts = 0;
+        std::int16_t name_cpu = 0, prio_cpu = 0;
+    };
+    std::unordered_map<std::int32_t, Seen> seen;
+    std::int64_t ts = 0;   ///< the record being read
+    std::int16_t cpu = 0;
+    void setComm(std::int32_t pid, std::string_view s) {
+        Seen& x = seen[pid];
+        if (!x.has_name || x.name != s) x.name.assign(s);
+        x.has_name = true;
+        x.name_ts = ts;
+        x.name_cpu = cpu;
+    }
+    void setPrio(std::int32_t pid, int p) {
+        Seen& x = seen[pid];
+        x.prio = p;
+        x.has_prio = true;
+        x.prio_ts = ts;
+        x.prio_cpu = cpu;
+    }
     static void count(std::vector<std::pair<tep_event*, std::uint64_t>>& v, tep_event* ev) {
         for (auto& [e, n] : v)
             if (e == ev) {
@@ -85,11 +114,7 @@ struct Ctx {
     }
 };
 
-void setComm(Trace& t, std::int32_t pid, std::string_view s) {
-    const auto it = t.comm.find(pid);
-    if (it == t.comm.end()) t.comm.emplace(pid, std::string(s));
-    else if (it->second != s) it->second.assign(s);
-}
+
 
 bool num(Ctx& c, tep_event* ev, const char* name, const tep_record* rec, long long& v) {
     tep_format_field* f = c.field(ev, name);
@@ -148,6 +173,8 @@ int onRecord(tracecmd_input*, tep_record* rec, int cpu, void* data) {
     tep_event* ev = tep_find_event(c.tep, type);
     const std::int64_t time = std::int64_t(rec->ts);
     if (cpu < 0 || cpu >= 4096) return 0;
+    c.ts = time;
+    c.cpu = std::int16_t(cpu);
     if (std::size_t(cpu) >= c.cpuLast.size()) c.cpuLast.resize(std::size_t(cpu) + 1, -1);
     if (rec->missed_events) {
         t.gaps.push_back({cpu, c.cpuLast[std::size_t(cpu)], time, c.ordinal, rec->missed_events > 0 ? std::uint64_t(rec->missed_events) : 0, false});
@@ -177,8 +204,8 @@ int onRecord(tracecmd_input*, tep_record* rec, int cpu, void* data) {
         e.kind = k;
         e.pid = std::int32_t(v);
         e.target_cpu = std::int16_t(w);
-        setComm(t, e.pid, str(c, ev, "comm", rec));
-        if (num(c, ev, "prio", rec, x)) t.prio[e.pid] = int(x);
+        c.setComm(e.pid, str(c, ev, "comm", rec));
+        if (num(c, ev, "prio", rec, x)) c.setPrio(e.pid, int(x));
         return true;
     };
     if (ev == c.waking || ev == c.wakeup || ev == c.wakeup_new) {
@@ -192,10 +219,10 @@ int onRecord(tracecmd_input*, tep_record* rec, int cpu, void* data) {
         e.pid = std::int32_t(pp);
         e.pid2 = std::int32_t(np);
         e.prev_state = prevStateLetter(st);
-        if (e.pid) setComm(t, e.pid, str(c, ev, "prev_comm", rec));
-        if (e.pid2) setComm(t, e.pid2, str(c, ev, "next_comm", rec));
-        if (num(c, ev, "prev_prio", rec, x) && e.pid) t.prio[e.pid] = int(x);
-        if (num(c, ev, "next_prio", rec, x) && e.pid2) t.prio[e.pid2] = int(x);
+        if (e.pid) c.setComm(e.pid, str(c, ev, "prev_comm", rec));
+        if (e.pid2) c.setComm(e.pid2, str(c, ev, "next_comm", rec));
+        if (num(c, ev, "prev_prio", rec, x) && e.pid) c.setPrio(e.pid, int(x));
+        if (num(c, ev, "next_prio", rec, x) && e.pid2) c.setPrio(e.pid2, int(x));
     } else if (ev == c.migrate) {
         long long o = 0, d = 0;
         if (!num(c, ev, "pid", rec, v) || !num(c, ev, "orig_cpu", rec, o) || !num(c, ev, "dest_cpu", rec, d))
@@ -205,7 +232,7 @@ int onRecord(tracecmd_input*, tep_record* rec, int cpu, void* data) {
         e.orig_cpu = std::int16_t(o);
         e.target_cpu = std::int16_t(d);
         e.cause = kMigrationCauseUnknown;
-        setComm(t, e.pid, str(c, ev, "comm", rec));
+        c.setComm(e.pid, str(c, ev, "comm", rec));
     } else if (ev == c.idle) {
         if (!num(c, ev, "state", rec, v) || !num(c, ev, "cpu_id", rec, w)) return bad("missing state/cpu_id");
         e.kind = EvKind::cpu_idle;
@@ -216,8 +243,8 @@ int onRecord(tracecmd_input*, tep_record* rec, int cpu, void* data) {
         e.kind = EvKind::sched_process_fork;
         e.pid = std::int32_t(v);
         e.pid2 = std::int32_t(w);
-        setComm(t, e.pid, str(c, ev, "parent_comm", rec));
-        setComm(t, e.pid2, str(c, ev, "child_comm", rec));
+        c.setComm(e.pid, str(c, ev, "parent_comm", rec));
+        c.setComm(e.pid2, str(c, ev, "child_comm", rec));
     } else if (ev == c.exit) {
         if (!num(c, ev, "pid", rec, v)) return bad("missing pid");
         e.kind = EvKind::sched_process_exit;
@@ -246,9 +273,10 @@ int onRecord(tracecmd_input*, tep_record* rec, int cpu, void* data) {
         }
         return 0;
     }
-    if (current > 0 && t.comm.find(current) == t.comm.end()) {
-        const char* cm = tep_data_comm_from_pid(c.tep, current);
-        if (cm) t.comm[current] = cm;
+    if (current > 0) {
+        const auto it = c.seen.find(current);
+        if (it == c.seen.end() || !it->second.has_name)
+            if (const char* cm = tep_data_comm_from_pid(c.tep, current)) c.setComm(current, cm);
     }
     t.events.push_back(e);
     t.records.push_back({c.ordinal, current, contextOf(tep_data_flags(c.tep, rec))});
@@ -304,33 +332,52 @@ bool frame(int fd, char type, const std::string& payload) {
     return writeAll(fd, &type, 1) && writeAll(fd, &n, 4) && writeAll(fd, payload.data(), payload.size());
 }
 
-void flushBatch(int fd, Trace& t) {
-    if (t.events.empty()) return;
-    std::string b;
-    b.reserve(t.events.size() * (sizeof(SchedEvent) + sizeof(TraceRecord)));
-    for (std::size_t i = 0; i < t.events.size(); ++i) {
-        b.append(reinterpret_cast<const char*>(&t.events[i]), sizeof(SchedEvent));
-        b.append(reinterpret_cast<const char*>(&t.records[i]), sizeof(TraceRecord));
-    }
-    frame(fd, 'B', b);
-    t.events.clear();
-    t.records.clear();
-}
+/// One record as a child streams it: imported (an event) or not (a marker that only keeps the
+/// record's place in time order, for the ordinals), with the CPU whose buffer held it.
+constexpr std::uint8_t kMarker = 0xff;
+struct Streamed {
+    SchedEvent e;   ///< e.kind == EvKind(kMarker): a record not imported
+    TraceRecord r;  ///< r.line: the child's ordinal
+    std::int16_t rec_cpu = 0;
+};
+static_assert(std::is_trivially_copyable_v<Streamed>);
 
 struct ChildCtx {
     Ctx c;
     int fd = -1;
+    std::vector<Streamed> batch;
 };
+
+void flushBatch(ChildCtx& cc) {
+    if (cc.batch.empty()) return;
+    frame(cc.fd, 'B', std::string(reinterpret_cast<const char*>(cc.batch.data()), cc.batch.size() * sizeof(Streamed)));
+    cc.batch.clear();
+}
 
 int onRecordStreamed(tracecmd_input* h, tep_record* rec, int cpu, void* data) {
     auto& cc = *static_cast<ChildCtx*>(data);
+    Trace& t = *cc.c.t;
+    const std::size_t before = t.events.size();
     onRecord(h, rec, cpu, &cc.c);
-    if (cc.c.t->events.size() >= kBatch) flushBatch(cc.fd, *cc.c.t);
+    Streamed s;
+    if (t.events.size() > before) {
+        s.e = t.events.back();
+        s.r = t.records.back();
+        t.events.pop_back();
+        t.records.pop_back();
+    } else {
+        s.e.time = std::int64_t(rec->ts);
+        s.e.kind = EvKind(kMarker);
+        s.r.line = cc.c.ordinal;
+    }
+    s.rec_cpu = std::int16_t(cpu);
+    cc.batch.push_back(s);
+    if (cc.batch.size() >= kBatch) flushBatch(cc);
     return 0;
 }
 
 /// The child's side: read the file, stream it, exit.
-[[noreturn]] void readInChild(const std::string& path, int fd) {
+[[noreturn]] void readInChild(const std::string& path, int fd, int part, int parts) {
     tracecmd_input* h = tracecmd_open(path.c_str(), TRACECMD_FL_LOAD_NO_PLUGINS | TRACECMD_FL_LOAD_NO_SYSTEM_PLUGINS);
     if (!h) {
         frame(fd, 'X', "libtracecmd cannot read it (truncated, corrupt, or an unsupported file version)");
@@ -353,8 +400,15 @@ int onRecordStreamed(tracecmd_input* h, tep_record* rec, int cpu, void* data) {
     c.fork = find("sched", "sched_process_fork");
     c.exit = find("sched", "sched_process_exit");
     c.print = find("ftrace", "print");
-    const int rc = tracecmd_iterate_events(h, nullptr, 0, onRecordStreamed, &cc);
-    flushBatch(fd, t);
+    // This child's share of the CPUs: every parts-th one from `part`.
+    cpu_set_t* set = CPU_ALLOC(std::max(t.nr_cpus, 1));
+    const std::size_t setSize = CPU_ALLOC_SIZE(std::max(t.nr_cpus, 1));
+    CPU_ZERO_S(setSize, set);
+    bool any = false;
+    for (int k = part; k < t.nr_cpus; k += parts) CPU_SET_S(std::size_t(k), setSize, set), any = true;
+    const int rc = any ? tracecmd_iterate_events(h, set, int(setSize), onRecordStreamed, &cc) : 0;
+    CPU_FREE(set);
+    flushBatch(cc);
     for (const auto& [ev, n] : c.counts) t.event_counts[ev->name ? ev->name : "?"] += n;
     for (const auto& [ev, n] : c.skipped) t.skipped_events[ev->name ? ev->name : "?"] += n;
     static_assert(std::is_trivially_copyable_v<WakeInputs>);
@@ -377,8 +431,10 @@ int onRecordStreamed(tracecmd_input* h, tep_record* rec, int cpu, void* data) {
     m["records"] = c.ordinal;
     m["iterate_failed"] = rc < 0;
     nlohmann::json comm = nlohmann::json::array(), prio = nlohmann::json::array();
-    for (const auto& [pid, name] : t.comm) comm.push_back({pid, name});
-    for (const auto& [pid, p] : t.prio) prio.push_back({pid, p});
+    for (const auto& [pid, x] : c.seen) {
+        if (x.has_name) comm.push_back({pid, x.name, x.name_ts, x.name_cpu});
+        if (x.has_prio) prio.push_back({pid, x.prio, x.prio_ts, x.prio_cpu});
+    }
     m["comm"] = comm;
     m["prio"] = prio;
     m["event_counts"] = t.event_counts;
@@ -404,103 +460,235 @@ Trace readTraceDat(const std::string& path) {
         if (!in) throw InputError(path, "", "cannot open");
         throw InputError(path, "", "not a trace-cmd trace.dat (no \"\\027\\010Dtracing\" magic at the start)");
     }
-    int fds[2];
-    if (::pipe2(fds, O_CLOEXEC) != 0) throw InputError(path, "", fmt::format("cannot read: pipe: {}", std::strerror(errno)));
+    // Two children, each reading every other CPU's buffers (the parsing is most of the time, and
+    // it runs on both cores); their streams are merged here as tracecmd_iterate_events() merges
+    // CPUs: the earliest record next, ties to the lower CPU, so the result is the same as one
+    // reader's, record ordinals included.
+    constexpr int kParts = 2;
+    struct Child {
+        pid_t pid = -1;
+        int fd = -1;
+        std::string buf;  ///< bytes read, not yet cut into frames
+        std::size_t at = 0;
+        std::vector<Streamed> recs;
+        std::string inputs, meta, error;
+        bool eof = false;
+        int status = 0;
+    };
+    std::array<Child, kParts> ch;
     std::fflush(nullptr);  // nothing buffered may be written twice
-    const pid_t child = ::fork();
-    if (child < 0) {
-        ::close(fds[0]);
+    for (int k = 0; k < kParts; ++k) {
+        int fds[2];
+        if (::pipe2(fds, O_CLOEXEC) != 0) throw InputError(path, "", fmt::format("cannot read: pipe: {}", std::strerror(errno)));
+        const pid_t pid = ::fork();
+        if (pid < 0) {
+            ::close(fds[0]);
+            ::close(fds[1]);
+            for (int q = 0; q < k; ++q) ::close(ch[std::size_t(q)].fd), ::waitpid(ch[std::size_t(q)].pid, nullptr, 0);
+            throw InputError(path, "", fmt::format("cannot read: fork: {}", std::strerror(errno)));
+        }
+        if (pid == 0) {
+            ::close(fds[0]);
+            for (int q = 0; q < k; ++q) ::close(ch[std::size_t(q)].fd);
+            readInChild(path, fds[1], k, kParts);
+        }
         ::close(fds[1]);
-        throw InputError(path, "", fmt::format("cannot read: fork: {}", std::strerror(errno)));
+        ch[std::size_t(k)].pid = pid;
+        ch[std::size_t(k)].fd = fds[0];
     }
-    if (child == 0) {
-        ::close(fds[0]);
-        readInChild(path, fds[1]);
+    // Drain both pipes as data comes (a child blocked on a full pipe would stop reading).
+    auto frames = [](Child& c) {
+        for (;;) {
+            if (c.buf.size() - c.at < 5) break;
+            const char type = c.buf[c.at];
+            std::uint32_t n = 0;
+            std::memcpy(&n, c.buf.data() + c.at + 1, 4);
+            if (c.buf.size() - c.at - 5 < n) break;
+            const char* p = c.buf.data() + c.at + 5;
+            if (type == 'B') {
+                const std::size_t k = n / sizeof(Streamed), old = c.recs.size();
+                c.recs.resize(old + k);
+                std::memcpy(static_cast<void*>(c.recs.data() + old), p, k * sizeof(Streamed));
+            } else if (type == 'W') {
+                c.inputs.append(p, n);
+            } else if (type == 'M') {
+                c.meta.assign(p, n);
+            } else if (type == 'X') {
+                c.error.assign(p, n);
+            }
+            c.at += 5 + n;
+        }
+        if (c.at > (1u << 20)) c.buf.erase(0, c.at), c.at = 0;
+    };
+    {
+        // About 80 bytes of file per record: grow each child's record list once, not by doubling.
+        struct stat st {};
+        const std::size_t guess = ::stat(path.c_str(), &st) == 0 ? std::size_t(st.st_size) / 80 / kParts + 1024 : 0;
+        for (Child& c : ch) c.recs.reserve(guess);
     }
-    ::close(fds[1]);
+    std::vector<char> chunk(1 << 20);
+    for (;;) {
+        std::array<pollfd, kParts> pf{};
+        int open = 0;
+        for (int k = 0; k < kParts; ++k) {
+            pf[std::size_t(k)] = {ch[std::size_t(k)].eof ? -1 : ch[std::size_t(k)].fd, POLLIN, 0};
+            open += !ch[std::size_t(k)].eof;
+        }
+        if (!open) break;
+        if (::poll(pf.data(), kParts, -1) < 0) {
+            if (errno == EINTR) continue;
+            break;
+        }
+        for (int k = 0; k < kParts; ++k) {
+            Child& c = ch[std::size_t(k)];
+            if (c.eof || !(pf[std::size_t(k)].revents & (POLLIN | POLLHUP | POLLERR))) continue;
+            const ssize_t r = ::read(c.fd, chunk.data(), chunk.size());
+            if (r < 0 && errno == EINTR) continue;
+            if (r <= 0) {
+                c.eof = true;
+                continue;
+            }
+            c.buf.append(chunk.data(), std::size_t(r));
+            frames(c);
+        }
+    }
+    for (Child& c : ch) {
+        ::close(c.fd);
+        while (::waitpid(c.pid, &c.status, 0) < 0 && errno == EINTR) {
+        }
+    }
+    for (const Child& c : ch)
+        if (!c.error.empty()) throw InputError(path, "", c.error);
+
     Trace t;
     t.file = path;
     t.flag_columns = 5;  // the binary records carry the flags (context kept per record)
     t.ns_timestamps = true;
-    std::string error, meta, inputs;
+    // The merge: global ordinals for every record, events in order, each child's event index
+    // mapped to the global one (for its wake inputs) and its ordinals (for its problems and gaps).
+    std::array<std::vector<std::uint32_t>, kParts> evMap, ordMap;
+    std::array<std::size_t, kParts> next{};
+    std::array<std::uint32_t, kParts> lastOrd{};  ///< each child's last record, as a global ordinal
+    std::size_t total = 0;
+    for (int k = 0; k < kParts; ++k) total += ch[std::size_t(k)].recs.size();
+    t.events.reserve(total);
+    t.records.reserve(total);
+    std::uint32_t ord = 0;
+    std::int64_t lastTime = std::numeric_limits<std::int64_t>::min();
     for (;;) {
-        char type = 0;
-        std::uint32_t n = 0;
-        if (!readAll(fds[0], &type, 1) || !readAll(fds[0], &n, 4)) break;
-        std::string payload(n, '\0');
-        if (n && !readAll(fds[0], payload.data(), n)) break;
-        if (type == 'B') {
-            constexpr std::size_t one = sizeof(SchedEvent) + sizeof(TraceRecord);
-            for (std::size_t off = 0; off + one <= payload.size(); off += one) {
-                SchedEvent e;
-                TraceRecord r;
-                std::memcpy(&e, payload.data() + off, sizeof e);
-                std::memcpy(&r, payload.data() + off + sizeof e, sizeof r);
-                t.events.push_back(e);
-                t.records.push_back(r);
+        int pick = -1;
+        for (int k = 0; k < kParts; ++k) {
+            const Child& c = ch[std::size_t(k)];
+            if (next[std::size_t(k)] >= c.recs.size()) continue;
+            if (pick < 0) {
+                pick = k;
+                continue;
             }
-        } else if (type == 'W') {
-            inputs.append(payload);  // (u32 index, WakeInputs) pairs, put in the map at the end
-        } else if (type == 'M') {
-            meta = std::move(payload);
-        } else if (type == 'X') {
-            error = std::move(payload);
+            const Streamed& a = c.recs[next[std::size_t(k)]];
+            const Streamed& b = ch[std::size_t(pick)].recs[next[std::size_t(pick)]];
+            if (a.e.time < b.e.time || (a.e.time == b.e.time && a.rec_cpu < b.rec_cpu)) pick = k;
         }
+        if (pick < 0) break;
+        const Streamed& s = ch[std::size_t(pick)].recs[next[std::size_t(pick)]++];
+        ++ord;
+        auto& om = ordMap[std::size_t(pick)];
+        if (om.size() <= s.r.line) om.resize(std::size_t(s.r.line) + 1, 0);
+        om[s.r.line] = ord;
+        lastOrd[std::size_t(pick)] = ord;
+        if (s.e.time < lastTime) ++t.time_backwards;
+        lastTime = std::max(lastTime, s.e.time);
+        if (s.e.kind == EvKind(kMarker)) continue;
+        evMap[std::size_t(pick)].push_back(std::uint32_t(t.events.size()));
+        t.events.push_back(s.e);
+        t.records.push_back({ord, s.r.current, s.r.context});
     }
-    ::close(fds[0]);
-    int status = 0;
-    while (::waitpid(child, &status, 0) < 0 && errno == EINTR) {
-    }
-    if (!error.empty()) throw InputError(path, "", error);
+    auto globalOrd = [&](int k, std::uint32_t line) {
+        const auto& om = ordMap[std::size_t(k)];
+        return line < om.size() && om[line] ? om[line] : line;
+    };
+    struct Latest {
+        std::int64_t ts;
+        std::int16_t cpu;
+    };
+    std::unordered_map<std::int32_t, Latest> commAt, prioAt;
+    std::string crashed;
     {
+        std::size_t n = 0;
+        for (const Child& c : ch) n += c.inputs.size() / (sizeof(std::uint32_t) + sizeof(WakeInputs));
+        t.wake_inputs.reserve(n);
+    }
+    for (int k = 0; k < kParts; ++k) {
+        Child& c = ch[std::size_t(k)];
         constexpr std::size_t one = sizeof(std::uint32_t) + sizeof(WakeInputs);
-        t.wake_inputs.reserve(inputs.size() / one);
-        for (std::size_t off = 0; off + one <= inputs.size(); off += one) {
+        for (std::size_t off = 0; off + one <= c.inputs.size(); off += one) {
             std::uint32_t idx = 0;
             WakeInputs in;
-            std::memcpy(&idx, inputs.data() + off, sizeof idx);
-            std::memcpy(&in, inputs.data() + off + sizeof idx, sizeof in);
-            t.wake_inputs[idx] = in;
+            std::memcpy(&idx, c.inputs.data() + off, sizeof idx);
+            std::memcpy(&in, c.inputs.data() + off + sizeof idx, sizeof in);
+            if (idx < evMap[std::size_t(k)].size()) t.wake_inputs[evMap[std::size_t(k)][idx]] = in;
         }
-    }
-    if (!meta.empty()) {
-        const nlohmann::json m = nlohmann::json::parse(meta);
-        t.nr_cpus = m.at("nr_cpus").get<int>();
-        t.clock = m.value("clock", std::string());
-        // counter, uptime (jiffies) and x86-tsc stamps are not ns (trace-replay.md §1).
-        if (t.clock == "counter" || t.clock == "uptime" || t.clock == "x86-tsc") t.ns_timestamps = false;
-        t.lines = m.at("records").get<std::uint64_t>();
-        for (const auto& p : m.at("comm")) t.comm[p[0].get<std::int32_t>()] = p[1].get<std::string>();
-        for (const auto& p : m.at("prio")) t.prio[p[0].get<std::int32_t>()] = p[1].get<int>();
-        t.event_counts = m.at("event_counts").get<std::map<std::string, std::uint64_t>>();
-        t.skipped_events = m.at("skipped_events").get<std::map<std::string, std::uint64_t>>();
-        for (const auto& p : m.at("problems")) t.problems.push_back({p[0].get<std::uint32_t>(), p[1].get<std::string>()});
-        t.problem_count = m.at("problem_count").get<std::uint64_t>();
+        if (c.meta.empty()) {
+            // This child died before it finished: keep what it sent, say where it stopped.
+            const std::string how = WIFSIGNALED(c.status) ? fmt::format("crashed (signal {})", WTERMSIG(c.status)) : std::string("stopped");
+            for (std::size_t q = 0; q < c.recs.size(); ++q)
+                if (c.recs[q].e.kind != EvKind(kMarker)) ++t.event_counts[toString(c.recs[q].e.kind)];
+            if (crashed.empty()) crashed = how;
+            const std::uint32_t after = c.recs.empty() ? 0 : lastOrd[std::size_t(k)];
+            t.truncated_line = std::max(t.truncated_line, after + 1);
+            ++t.problem_count;
+            t.problems.push_back({after + 1, fmt::format("libtracecmd {} reading CPUs {} of every {} after record {}: truncated or corrupt data; "
+                                                         "the records before are kept",
+                                                         how, k, kParts, after)});
+            continue;
+        }
+        const nlohmann::json m = nlohmann::json::parse(c.meta);
+        t.nr_cpus = std::max(t.nr_cpus, m.at("nr_cpus").get<int>());
+        if (t.clock.empty()) t.clock = m.value("clock", std::string());
+        for (const auto& p : m.at("comm")) {
+            const auto pid = p[0].get<std::int32_t>();
+            const Latest at{p[2].get<std::int64_t>(), p[3].get<std::int16_t>()};
+            const auto it = commAt.find(pid);
+            if (it == commAt.end() || at.ts > it->second.ts || (at.ts == it->second.ts && at.cpu > it->second.cpu)) {
+                t.comm[pid] = p[1].get<std::string>();
+                commAt[pid] = at;
+            }
+        }
+        for (const auto& p : m.at("prio")) {
+            const auto pid = p[0].get<std::int32_t>();
+            const Latest at{p[2].get<std::int64_t>(), p[3].get<std::int16_t>()};
+            const auto it = prioAt.find(pid);
+            if (it == prioAt.end() || at.ts > it->second.ts || (at.ts == it->second.ts && at.cpu > it->second.cpu)) {
+                t.prio[pid] = p[1].get<int>();
+                prioAt[pid] = at;
+            }
+        }
+        for (const auto& [name, n] : m.at("event_counts").get<std::map<std::string, std::uint64_t>>()) t.event_counts[name] += n;
+        for (const auto& [name, n] : m.at("skipped_events").get<std::map<std::string, std::uint64_t>>()) t.skipped_events[name] += n;
+        for (const auto& p : m.at("problems")) t.problems.push_back({globalOrd(k, p[0].get<std::uint32_t>()), p[1].get<std::string>()});
+        t.problem_count += m.at("problem_count").get<std::uint64_t>();
         for (const auto& g : m.at("gaps"))
-            t.gaps.push_back({g[0].get<int>(), g[1].get<std::int64_t>(), g[2].get<std::int64_t>(), g[3].get<std::uint32_t>(),
+            t.gaps.push_back({g[0].get<int>(), g[1].get<std::int64_t>(), g[2].get<std::int64_t>(), globalOrd(k, g[3].get<std::uint32_t>()),
                               g[4].get<std::uint64_t>(), false});
-        t.workload_start = m.at("workload")[0].get<std::int64_t>();
-        t.workload_end = m.at("workload")[1].get<std::int64_t>();
-        t.time_backwards = m.at("time_backwards").get<std::uint64_t>();
+        const std::int64_t ws = m.at("workload")[0].get<std::int64_t>(), we = m.at("workload")[1].get<std::int64_t>();
+        if (ws >= 0) t.workload_start = std::max(t.workload_start, ws);
+        if (we >= 0) t.workload_end = std::max(t.workload_end, we);
         if (m.at("iterate_failed").get<bool>() && t.events.empty())
             throw InputError(path, "", "libtracecmd could not read its records (corrupt data section)");
-        return t;
     }
-    // The child died before it finished: keep what it sent.
-    const std::string how = WIFSIGNALED(status) ? fmt::format("crashed (signal {})", WTERMSIG(status)) : std::string("stopped");
-    if (t.events.empty())
-        throw InputError(path, "", fmt::format("libtracecmd {} reading it: truncated or corrupt file", how));
-    t.lines = t.records.back().line;
-    t.truncated_line = t.records.back().line + 1;
-    ++t.problem_count;
-    t.problems.push_back({t.truncated_line, fmt::format("libtracecmd {} after record {}: truncated or corrupt data; the {} records before are kept",
-                                                        how, t.records.back().line, t.events.size())});
-    std::int32_t maxCpu = -1;
-    for (const auto& e : t.events) {
-        ++t.event_counts[toString(e.kind)];
-        maxCpu = std::max<std::int32_t>(maxCpu, e.cpu);
+    t.lines = ord;
+    // counter, uptime (jiffies) and x86-tsc stamps are not ns (trace-replay.md §1).
+    if (t.clock == "counter" || t.clock == "uptime" || t.clock == "x86-tsc") t.ns_timestamps = false;
+    std::sort(t.problems.begin(), t.problems.end(), [](const TraceProblem& a, const TraceProblem& b) { return a.line < b.line; });
+    if (t.problems.size() > Trace::kMaxProblems) t.problems.resize(Trace::kMaxProblems);
+    std::sort(t.gaps.begin(), t.gaps.end(), [](const TraceGap& a, const TraceGap& b) { return a.line < b.line; });
+    if (!crashed.empty()) {
+        if (t.events.empty()) throw InputError(path, "", fmt::format("libtracecmd {} reading it: truncated or corrupt file", crashed));
+        if (t.nr_cpus <= 0) {
+            std::int32_t maxCpu = -1;
+            for (const auto& e : t.events) maxCpu = std::max<std::int32_t>(maxCpu, e.cpu);
+            t.nr_cpus = maxCpu + 1;
+        }
     }
-    t.nr_cpus = maxCpu + 1;
     return t;
 }
 

@@ -425,6 +425,12 @@ TEST(TraceDat, Version6AndVersion7ZstdGiveTheRecordedEvents) {
         EXPECT_GE(t->workload_start, 0);
         EXPECT_GT(t->workload_end, t->workload_start);
         EXPECT_EQ(t->clock, "global");  // record_cmd.txt: trace-cmd record -C global
+        // Two readers merge their CPUs' records back into one time order: every record has its
+        // ordinal once, in order (the 2 prints included in the count, not imported).
+        EXPECT_EQ(t->lines, 10121u);
+        for (std::size_t i = 1; i < t->records.size(); ++i) ASSERT_LT(t->records[i - 1].line, t->records[i].line);
+        for (std::size_t i = 1; i < t->events.size(); ++i)
+            ASSERT_TRUE(t->events[i - 1].time <= t->events[i].time) << "record " << t->records[i].line;
         EXPECT_TRUE(t->ns_timestamps);
     }
     ASSERT_EQ(v6.events.size(), v7.events.size());
