@@ -264,13 +264,21 @@ void BM_OpenTraceDat(benchmark::State& state) {
     const std::string& path = bigTraceDat();
     const auto topo = std::make_shared<const sched::Topology>(sched::Topology::preset("qemu-2s2c2t"));
     std::size_t events = 0;
+    double readMs = 0, windowMs = 0, showMs = 0;
     for (auto _ : state) {
+        QElapsedTimer clock;
+        clock.start();
         auto trace = std::make_shared<const sched::Trace>(sched::readTrace(path));
         events = trace->events.size();
+        readMs += double(clock.nsecsElapsed()) / 1e6;
+        clock.restart();
         schedlab::MainWindow w;
         w.resize(1920, 1080);
         w.show();
+        windowMs += double(clock.nsecsElapsed()) / 1e6;
+        clock.restart();
         w.showTrace(trace, topo, QString::fromStdString(path));
+        showMs += double(clock.nsecsElapsed()) / 1e6;
         const QImage img = w.grab().toImage();  // every view painted once
         benchmark::DoNotOptimize(img.constBits());
         state.PauseTiming();
@@ -278,6 +286,9 @@ void BM_OpenTraceDat(benchmark::State& state) {
         state.ResumeTiming();
     }
     state.counters["events"] = double(events);
+    state.counters["read_ms"] = readMs / double(state.iterations());
+    state.counters["window_ms"] = windowMs / double(state.iterations());
+    state.counters["showTrace_ms"] = showMs / double(state.iterations());
     state.counters["MB"] = double(QFile(QString::fromStdString(path)).size()) / 1e6;
 }
 BENCHMARK(BM_OpenTraceDat)->Unit(benchmark::kMillisecond)->Iterations(3)->UseRealTime();
