@@ -93,8 +93,16 @@ int main(int argc, char** argv) {
                                     QStringLiteral("With --trace: open the K-th disagreement with the kernel (1 = the first in time) in the "
                                                    "decision inspector and move the cursor to it (instead of --at)."),
                                     QStringLiteral("K"));
+    const QCommandLineOption recBOpt(QStringLiteral("trace-b"),
+                                     QStringLiteral("With --trace: a second recorded trace on the same machine as side B (before/after a patch); "
+                                                    "both are shown at the same time since their first event."),
+                                     QStringLiteral("file"));
+    const QCommandLineOption besideOpt(QStringLiteral("beside-sim"),
+                                       QStringLiteral("With --trace: side B simulates this scenario (the trace's topology, or as many CPUs) "
+                                                      "to the cursor's time since the trace's first event."),
+                                       QStringLiteral("scenario"));
     for (const auto* o : {&scenarioOpt, &runForOpt, &shotOpt, &viewOpt, &aOpt, &bOpt, &setAOpt, &setBOpt, &noAbOpt,
-                          &seedOpt, &traceOpt, &pausedOpt, &recOpt, &topoOpt, &atOpt, &disOpt})
+                          &seedOpt, &traceOpt, &pausedOpt, &recOpt, &topoOpt, &atOpt, &disOpt, &recBOpt, &besideOpt})
         parser.addOption(*o);
 
     if (!parser.parse(QApplication::arguments())) return usage(parser.errorText());
@@ -175,6 +183,10 @@ int main(int argc, char** argv) {
         if (!ok || disagreement < 1)
             return usage(QStringLiteral("--disagreement '%1': not a positive integer (1 = the first disagreement)").arg(parser.value(disOpt)));
     }
+    if (parser.isSet(recBOpt) && !parser.isSet(recOpt)) return usage(QStringLiteral("--trace-b needs --trace (side A)"));
+    if (parser.isSet(besideOpt) && !parser.isSet(recOpt)) return usage(QStringLiteral("--beside-sim needs --trace"));
+    if (parser.isSet(recBOpt) && parser.isSet(besideOpt))
+        return usage(QStringLiteral("--trace-b and --beside-sim: side B is one or the other"));
     if (parser.isSet(recOpt)) {
         if (parser.isSet(atOpt)) {
             const auto d = sched::parseDurationNs(parser.value(atOpt).toStdString());
@@ -199,6 +211,32 @@ int main(int argc, char** argv) {
             return kExitUsage;
         }
     }
+    // Side B: a second trace on the same machine, or a scenario simulated beside the trace.
+    std::shared_ptr<const sched::Trace> recB;
+    std::optional<sched::Scenario> beside;
+    try {
+        if (parser.isSet(recBOpt)) {
+            recB = std::make_shared<const sched::Trace>(sched::readTrace(parser.value(recBOpt).toStdString()));
+            if (recB->nr_cpus > recTopo->nrCpus())
+                return usage(QStringLiteral("--trace-b %1: has %2 CPUs, more than --topology %3 (%4 CPUs)")
+                                 .arg(parser.value(recBOpt))
+                                 .arg(recB->nr_cpus)
+                                 .arg(parser.value(topoOpt))
+                                 .arg(recTopo->nrCpus()));
+        }
+        if (parser.isSet(besideOpt)) {
+            beside = sched::loadScenario(parser.value(besideOpt).toStdString());
+            if (beside->topo->name() != recTopo->name() && beside->topo->nrCpus() != recTopo->nrCpus())
+                return usage(QStringLiteral("--beside-sim %1: topology %2 (%3 CPUs) is not the trace's %4 (%5 CPUs)")
+                                 .arg(parser.value(besideOpt), QString::fromStdString(beside->topo->name()))
+                                 .arg(beside->topo->nrCpus())
+                                 .arg(QString::fromStdString(recTopo->name()))
+                                 .arg(recTopo->nrCpus()));
+        }
+    } catch (const std::exception& e) {
+        std::fprintf(stderr, "schedlab: %s\n", e.what());
+        return kExitUsage;
+    }
 
     // Headless: the agreement is replayed before any window exists too, so that a --disagreement past the
     // last one is refused like any bad value (the window shows this report, it does not replay it again).
@@ -213,6 +251,8 @@ int main(int argc, char** argv) {
             if (disagreement > n) return usage(QStringLiteral("--disagreement %1: the trace has %2 disagreements").arg(disagreement).arg(n));
         }
     }
+    std::shared_ptr<const sched::AgreeReport> agreedB;
+    if (recB && !shot.isEmpty()) agreedB = schedlab::MainWindow::replayAgreement(*recB, recTopo).first;
 
     schedlab::MainWindow window;
     so.autoplay = shot.isEmpty() && !parser.isSet(pausedOpt) && !rec;  // a trace is shown instead: no run in the background
@@ -234,9 +274,22 @@ int main(int argc, char** argv) {
     };
     if (rec) {
         window.showTrace(rec, recTopo, parser.value(recOpt), agreed);
+        if (recB) {
+            const QString why = window.showTraceB(recB, parser.value(recBOpt), agreedB);
+            if (!why.isEmpty()) return usage(why);
+        }
+        if (beside) {
+            const QString why = window.showSimulationBeside(*beside, parser.value(besideOpt));
+            if (!why.isEmpty()) return usage(why);
+        }
         if (at >= 0) window.setTraceTime(sched::traceSpan(*rec).first + at);
-        // The agreement runs in the background: the timeline and --disagreement need it.
-        window.whenAgreed([&window, disagreement, capture, shot] {
+        // The agreement runs in the background: the timeline and --disagreement need it; side B's
+        // simulation runs to the cursor's time on the worker.
+        auto ready = [&window, capture, shot] {
+            if (shot.isEmpty()) return;
+            window.whenBesideReady(capture);
+        };
+        window.whenAgreed([&window, disagreement, ready] {
             if (disagreement > 0) {
                 if (!window.agreement()) {
                     std::fprintf(stderr, "schedlab: --disagreement: %s\n", qPrintable(window.agreementSummary()));
@@ -250,7 +303,7 @@ int main(int argc, char** argv) {
                     return;
                 }
             }
-            if (!shot.isEmpty()) capture();
+            ready();
         });
     } else if (!shot.isEmpty()) {
         const bool trace = parser.isSet(traceOpt);

@@ -14,6 +14,7 @@
 #include "report.h"
 #include "run_export.h"
 #include "topology_json.h"
+#include "trace_compare.h"
 #include "trace_snapshot.h"
 
 #include <qcustomplot.h>
@@ -81,6 +82,17 @@ constexpr int kDefaultSpeed = 7;
 
 constexpr int kMaxRecent = 8;
 
+/// "2089 decisions · agreement 96.8 % · moved 120: 61.9 % · stay-on-prev 95.5 % · 67 disagreements".
+QString summarizeAgreement(const sched::AgreeReport& r, std::size_t disagreements) {
+    auto pct = [](std::uint64_t a, std::uint64_t n) { return n ? QString::number(100.0 * double(a) / double(n), 'f', 1) : QStringLiteral("-"); };
+    return MainWindow::tr("%1 decisions · agreement %2 % · moved %3: %4 % · stay-on-prev %5 % · %6 disagreements")
+        .arg(r.decisions)
+        .arg(pct(r.agree, r.decisions))
+        .arg(r.moved)
+        .arg(pct(r.agree_moved, r.moved), pct(r.stay_prev, r.decisions))
+        .arg(disagreements);
+}
+
 }  // namespace
 
 MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent) {
@@ -102,6 +114,9 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent) {
     createViews();
     createActions();
     createMenus();
+    m_agreeTimer = new QTimer(this);
+    m_agreeTimer->setInterval(200);
+    connect(m_agreeTimer, &QTimer::timeout, this, [this] { updateAgreeProgress(); });
     QSettings st;
     restoreGeometry(st.value(QStringLiteral("window/geometry")).toByteArray());
     restoreState(st.value(QStringLiteral("window/state")).toByteArray());
@@ -109,7 +124,9 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent) {
 }
 
 MainWindow::~MainWindow() {
-    if (m_indexCancel) *m_indexCancel = true;  // a trace index still being made stops early
+    // A trace index or an agreement replay still being made stops early.
+    for (const auto& c : {m_indexCancel, m_agreeCancel, m_b.indexCancel, m_b.agreeCancel})
+        if (c) *c = true;
     m_sim->shutdown();
 }
 
@@ -119,6 +136,8 @@ void MainWindow::closeEvent(QCloseEvent* e) {
     QSettings st;
     st.setValue(QStringLiteral("window/geometry"), saveGeometry());
     st.setValue(QStringLiteral("window/state"), saveState());
+    for (const auto& c : {m_indexCancel, m_agreeCancel, m_b.indexCancel, m_b.agreeCancel})
+        if (c) *c = true;  // replays and indexes on the thread pool stop
     m_sim->shutdown();  // stops mid-run cleanly: abort flag, quit, wait
     e->accept();
 }
@@ -333,6 +352,13 @@ void MainWindow::createMenus() {
     });
     file->addAction(tr("Open &default scenario"), this, [this] { openDefault(); });
     file->addAction(tr("Open &trace…"), QKeySequence(Qt::CTRL | Qt::Key_T), this, [this] { openTraceDialog(); });
+    m_openTraceBAct = file->addAction(tr("Open trace as &B…"), QKeySequence(Qt::CTRL | Qt::SHIFT | Qt::Key_T), this,
+                                      [this] { openTraceBDialog(); });
+    m_openTraceBAct->setToolTip(tr("A second recording on the same machine beside the shown trace (before/after a patch)"));
+    m_openTraceBAct->setEnabled(false);
+    m_besideAct = file->addAction(tr("Si&mulate beside the trace…"), this, [this] { besideSimDialog(); });
+    m_besideAct->setToolTip(tr("Side B: a scenario on the trace's machine, run to the cursor's time"));
+    m_besideAct->setEnabled(false);
     m_recentMenu = file->addMenu(tr("Open &recent"));
     file->addAction(tr("&Save scenario as…"), QKeySequence::Save, this, [this] { saveScenario(); });
     file->addSeparator();
@@ -348,11 +374,12 @@ void MainWindow::createMenus() {
     m_exportTraceAct = file->addAction(tr("Export &trace (ftrace text)…"), this, [this] { exportTraceDialog(); });
     m_exportTraceAct->setToolTip(tr("Side A's run from t = 0 to the shown time as ftrace text, as schedlab-cli run --ftrace writes it"));
     file->addAction(tr("Export rq-length &CSV…"), this, [this] { exportRqCsvDialog(); });
-    connect(file, &QMenu::aboutToShow, this, [this] { m_exportTraceAct->setEnabled(!m_trace && m_scenario && m_frame); });
-    file->addAction(tr("&Copy A/B table as text"), QKeySequence(Qt::CTRL | Qt::SHIFT | Qt::Key_C), this, [this] {
-        // Made by the worker from the run as it is now (running or not); the answer comes back queued.
-        m_sim->post([](SimWorker& w) { w.requestCompareText(); });
+    connect(file, &QMenu::aboutToShow, this, [this] {
+        m_exportTraceAct->setEnabled(!m_trace && m_scenario && m_frame);
+        m_openTraceBAct->setEnabled(bool(m_trace));
+        m_besideAct->setEnabled(bool(m_trace));
     });
+    file->addAction(tr("&Copy A/B table as text"), QKeySequence(Qt::CTRL | Qt::SHIFT | Qt::Key_C), this, [this] { copyCompareText(); });
     file->addSeparator();
     file->addAction(tr("&Quit"), QKeySequence::Quit, this, &QWidget::close);
     menuBar()->addMenu(m_viewMenu);
@@ -514,7 +541,21 @@ void MainWindow::onFrame() {
     }
     m_lastFrameMs = nowWallMs;
     auto f = m_sim->take();
-    if (!f || m_trace) return;  // a trace is shown: the (paused) simulation's frames wait
+    if (!f) return;
+    if (m_trace) {  // a trace is shown: the (paused) simulation's frames wait, unless it runs beside the trace
+        if (!m_beside || !m_frame || f->b || f->a->topo != m_beside->topo) return;  // not (yet) the run beside the trace
+        m_besideSnap = f->a;
+        m_besideRunning = f->running;
+        auto g = std::make_shared<Frame>(*m_frame);
+        g->b = f->a;
+        showFrame(g);
+        if (besideReady()) {
+            auto cbs = std::move(m_whenBeside);
+            m_whenBeside.clear();
+            for (auto& cb : cbs) QTimer::singleShot(0, this, std::move(cb));
+        }
+        return;
+    }
     showFrame(f);
 }
 
@@ -532,12 +573,24 @@ void MainWindow::showFrame(std::shared_ptr<const Frame> f) {
     m_heatB->setScaleMax(scale);
     m_rq->setScaleMax(scale);  // one colour scale for the heatmaps and the time x CPU map
     m_rqB->setScaleMax(scale);
-    m_heatA->setTitle(QStringLiteral("A: %1").arg(q(a->knobs)));
+    if (m_trace && (m_b.trace || m_beside))  // two sides at one cursor: each one's time since its start
+        m_heatA->setTitle(QStringLiteral("A: %1 · %2 since its first event").arg(q(a->knobs), simTime(a->now - m_traceT0)));
+    else
+        m_heatA->setTitle(QStringLiteral("A: %1").arg(q(a->knobs)));
     if (f->traced) m_heatA->setHighlightTarget(f->traced->d.cpu);
     // setSnapshot last: it starts the heatmap's render on the thread pool (a later setter would wait for it).
     m_heatA->setSnapshot(a);
     if (b) {
-        m_heatB->setTitle(QStringLiteral("B: %1").arg(q(b->knobs)));
+        if (m_trace && m_beside)
+            m_heatB->setTitle(QStringLiteral("B: simulated, %1 · %2%3")
+                                  .arg(q(b->knobs), simTime(b->now),
+                                       b->now >= m_besideTarget ? QString()
+                                       : b->done                ? tr(" (its run ended)")
+                                                                : tr(" (running to %1)").arg(simTime(m_besideTarget))));
+        else if (m_trace && m_b.trace)
+            m_heatB->setTitle(QStringLiteral("B: %1 · %2 since its first event").arg(q(b->knobs), simTime(b->now - m_b.t0)));
+        else
+            m_heatB->setTitle(QStringLiteral("B: %1").arg(q(b->knobs)));
         m_heatB->setSnapshot(b);
     }
     m_rq->setSnapshot(a);
@@ -582,12 +635,14 @@ void MainWindow::showFrame(std::shared_ptr<const Frame> f) {
                 for (std::size_t i = 0; i < a->reports[w].headline.size() && i < b->reports[w].headline.size() && i < 3; ++i)
                     cols.push_back({q(a->reports[w].headline[i].label), a->reports[w].headline[i].value,
                                     b->reports[w].headline[i].value, a->reports[w].headline[i].decimals});
-        cols.push_back({tr("wakeups"), double(a->ttwu_count), double(b->ttwu_count), 0});
+        // A recorded trace counts its sched_waking records (the wakeups the views show).
+        cols.push_back({m_trace ? QStringLiteral("sched_waking") : tr("wakeups"), double(a->ttwu_count), double(b->ttwu_count), 0});
         cols.push_back({tr("migrations"), mig(*a), mig(*b), 0});
         cols.push_back({tr("ctx switches"), double(a->ctx_switches), double(b->ctx_switches), 0});
         cols.push_back({tr("wakeup p50 µs"), double(a->wakeup_latency.percentile(50)) / 1e3, double(b->wakeup_latency.percentile(50)) / 1e3, 1});
         cols.push_back({tr("wakeup p99 µs"), double(a->wakeup_latency.percentile(99)) / 1e3, double(b->wakeup_latency.percentile(99)) / 1e3, 1});
-        cols.push_back({tr("idle-delay hits"), double(a->idle_delay_hits), double(b->idle_delay_hits), 0});
+        if (!m_trace || a->idle_delay_hits || b->idle_delay_hits)  // a trace has none
+            cols.push_back({tr("idle-delay hits"), double(a->idle_delay_hits), double(b->idle_delay_hits), 0});
         QStringList rows(4);
         rows[0] = QStringLiteral("%1").arg(QString(), -7);
         rows[1] = QStringLiteral("%1").arg(QStringLiteral("A"), -7);
@@ -608,12 +663,7 @@ void MainWindow::showFrame(std::shared_ptr<const Frame> f) {
     m_delta->setText(delta);
     m_delta->setVisible(!delta.isEmpty());
     if (m_trace) {
-        m_status->setText(QStringLiteral("trace %1 · %2 (%3 CPUs) · %4 events · cursor %5 (%6 .. %7)")
-                              .arg(QFileInfo(m_tracePath).fileName(), q(m_traceTopo->name()))
-                              .arg(m_traceTopo->nrCpus())
-                              .arg(m_trace->events.size())
-                              .arg(simTime(a->now - m_traceT0), simTime(0), simTime(m_traceT1 - m_traceT0))
-                          + QStringLiteral(" · ") + agreementSummary());
+        m_status->setText(traceStatus());
     } else if (m_scenario) {
         const QString wl = a->reports.empty() ? QString() : q(a->reports.front().command);
         m_status->setText(QStringLiteral("%1 · %2 (%3 CPUs) · %4 · seed %5 · %6 events · %7")
@@ -645,6 +695,32 @@ void MainWindow::showFrame(std::shared_ptr<const Frame> f) {
 }
 
 QString MainWindow::caption() const {
+    if (m_trace && m_frame && m_b.trace) {
+        // Two traces: both files, the machine, the shared cursor (time since each one's first event).
+        QString c = QStringLiteral("schedlab %1 · A: recorded trace %2 (%3 events, %4) · B: recorded trace %5 (%6 events, %7) · %8 (%9 CPUs)")
+                        .arg(QStringLiteral(SCHEDLAB_VERSION), QFileInfo(m_tracePath).fileName())
+                        .arg(m_trace->events.size())
+                        .arg(simTime(m_traceT1 - m_traceT0), QFileInfo(m_b.path).fileName())
+                        .arg(m_b.trace->events.size())
+                        .arg(simTime(m_b.t1 - m_b.t0), q(m_traceTopo->name()))
+                        .arg(m_traceTopo->nrCpus());
+        c += QStringLiteral(" · cursor t = %1 since each trace's first event").arg(simTime(traceCursor()));
+        auto agreeText = [](const QString& side, const sched::AgreeReport* r, const QString& summary, bool failed) {
+            if (r) return QStringLiteral(" · agree %1 (knobs %2, sync %3): %4").arg(side, q(r->knobs), q(r->sync), summary);
+            return failed ? QStringLiteral(" · %1: %2").arg(side, summary) : QString();
+        };
+        c += agreeText(QStringLiteral("A"), m_agree.get(), agreementSummary(), !m_agreeError.isEmpty());
+        c += agreeText(QStringLiteral("B"), m_b.agree.get(), agreementSummaryB(), !m_b.agreeError.isEmpty());
+        if (const sched::AgreeRow* r = disagreement(m_openedDis))
+            c += QStringLiteral(" · A's disagreement %1 (line %2, pid %3): kernel CPU %4, schedlab CPU %5, %6")
+                     .arg(m_openedDis + 1)
+                     .arg(r->line)
+                     .arg(r->pid)
+                     .arg(r->kernel)
+                     .arg(r->sim)
+                     .arg(QString::fromLatin1(sched::toString(sched::DisagreeClass(r->cls))));
+        return c;
+    }
     if (m_trace && m_frame) {
         QString c = QStringLiteral("schedlab %1 · recorded trace %2 · %3 (%4 CPUs) · %5 events · cursor t = %6 of %7 from the first event")
                         .arg(QStringLiteral(SCHEDLAB_VERSION), QFileInfo(m_tracePath).fileName(), q(m_traceTopo->name()))
@@ -661,6 +737,16 @@ QString MainWindow::caption() const {
                      .arg(r->kernel)
                      .arg(r->sim)
                      .arg(QString::fromLatin1(sched::toString(sched::DisagreeClass(r->cls))));
+        if (m_beside) {
+            const auto& b = m_frame->b;
+            c += QStringLiteral(" · B: simulated %1 (%2, %3 CPUs), knobs %4, seed %5, t = %6 simulated (the cursor's time since the trace's first event%7)")
+                     .arg(QFileInfo(m_besidePath).fileName(), q(m_beside->topo->name()))
+                     .arg(m_beside->topo->nrCpus())
+                     .arg(b ? q(b->knobs) : QStringLiteral("-"))
+                     .arg(m_besideSeed)
+                     .arg(simTime(b ? b->now : 0),
+                          b && b->now < m_besideTarget ? (b->done ? tr("; the run ended first") : tr("; still running")) : QString());
+        }
         return c;
     }
     if (!m_frame || !m_scenario) return QStringLiteral("schedlab");
@@ -956,6 +1042,7 @@ void MainWindow::showTrace(std::shared_ptr<const sched::Trace> trace, std::share
                            std::shared_ptr<const sched::AgreeReport> agreed) {
     setRunning(false);
     const bool wasTrace = bool(m_trace);
+    clearSideB();  // B is compared with the trace it was opened beside
     m_trace = std::move(trace);
     m_traceTopo = std::move(topo);
     m_tracePath = path;
@@ -987,6 +1074,7 @@ void MainWindow::showTrace(std::shared_ptr<const sched::Trace> trace, std::share
     m_agreeError.clear();
     m_agreeRunning = true;
     if (m_indexCancel) *m_indexCancel = true;  // the previous trace's index, if still being made
+    if (m_agreeCancel) *m_agreeCancel = true;  // and its replay
     m_traceIndex.reset();
     setTraceTime(m_traceT1);
     startAgreement(std::move(agreed));
@@ -1020,7 +1108,8 @@ void MainWindow::startTraceIndex() {
 }
 
 std::pair<std::shared_ptr<const sched::AgreeReport>, QString> MainWindow::replayAgreement(const sched::Trace& trace,
-                                                                                         std::shared_ptr<const sched::Topology> topo) {
+                                                                                         std::shared_ptr<const sched::Topology> topo,
+                                                                                         const std::function<bool(double)>& progress) {
     try {
         if (!trace.ns_timestamps)
             return {nullptr, tr("timestamps are not in ns (counter/uptime/tsc clock): PELT and wakee_flips decay cannot be rebuilt")};
@@ -1029,7 +1118,10 @@ std::pair<std::shared_ptr<const sched::AgreeReport>, QString> MainWindow::replay
         sched::AgreeOptions o;
         o.keep_decisions = true;
         o.trace_disagreements = true;
-        return {std::make_shared<const sched::AgreeReport>(sched::agree(trace, std::move(topo), sched::Knobs{}, o)), QString()};
+        o.progress = progress;
+        auto r = std::make_shared<const sched::AgreeReport>(sched::agree(trace, std::move(topo), sched::Knobs{}, o));
+        if (r->cancelled) return {nullptr, tr("cancelled")};
+        return {std::move(r), QString()};
     } catch (const std::exception& e) {
         return {nullptr, QString::fromUtf8(e.what())};
     }
@@ -1042,7 +1134,10 @@ void MainWindow::startAgreement(std::shared_ptr<const sched::AgreeReport> agreed
         return;
     }
     m_timeline->setMessage(tr("replaying the trace's wakeup decisions through schedlab's path…"));
+    m_agreeCancel = std::make_shared<std::atomic<bool>>(false);
+    m_agreeProgress = std::make_shared<std::atomic<int>>(0);
     m_agreeLabel->setText(agreementSummary());
+    m_agreeTimer->start();
     using Result = std::pair<std::shared_ptr<const sched::AgreeReport>, QString>;
     auto* watcher = new QFutureWatcher<Result>(this);
     connect(watcher, &QFutureWatcherBase::finished, this, [this, watcher, gen] {
@@ -1051,7 +1146,12 @@ void MainWindow::startAgreement(std::shared_ptr<const sched::AgreeReport> agreed
         if (gen != m_traceGeneration) return;  // another trace is shown by now
         agreementDone(r, err);
     });
-    watcher->setFuture(QtConcurrent::run([trace = m_trace, topo = m_traceTopo] { return replayAgreement(*trace, topo); }));
+    watcher->setFuture(QtConcurrent::run([trace = m_trace, topo = m_traceTopo, cancel = m_agreeCancel, done = m_agreeProgress] {
+        return replayAgreement(*trace, topo, [cancel, done](double share) {
+            *done = int(share * 1000);
+            return !cancel->load();
+        });
+    }));
 }
 
 void MainWindow::agreementDone(std::shared_ptr<const sched::AgreeReport> r, const QString& err) {
@@ -1091,30 +1191,46 @@ void MainWindow::agreementDone(std::shared_ptr<const sched::AgreeReport> r, cons
     }
     m_timeline->setDecisions(std::move(times), std::move(marks));
     m_inspector->setDisagreements(std::move(items));
-    m_agreeLabel->setText(agreementSummary());
+    updateAgreeProgress();
     if (m_frame) showFrame(m_frame);  // the status line names the agreement
+    fireWhenAgreed();
+}
+
+void MainWindow::fireWhenAgreed() {
+    if (m_agreeRunning || m_b.agreeRunning) return;
     auto cbs = std::move(m_whenAgreed);
     m_whenAgreed.clear();
     for (auto& cb : cbs) QTimer::singleShot(0, this, std::move(cb));  // from the event loop, as whenAgreed() says
 }
 
 void MainWindow::whenAgreed(std::function<void()> done) {
-    if (m_trace && m_agreeRunning) m_whenAgreed.push_back(std::move(done));
+    if (m_trace && (m_agreeRunning || m_b.agreeRunning)) m_whenAgreed.push_back(std::move(done));
     else QTimer::singleShot(0, this, std::move(done));  // always from the event loop, as when it has to wait
+}
+
+void MainWindow::updateAgreeProgress() {
+    if (!m_agreeRunning && !m_b.agreeRunning) m_agreeTimer->stop();
+    if (!m_agreeLabel) return;
+    QString text = agreementSummary();
+    if (m_b.trace) text = QStringLiteral("A: %1\nB: %2").arg(text, agreementSummaryB());
+    m_agreeLabel->setText(text);
+    if (m_trace && m_frame) m_status->setText(traceStatus());
 }
 
 QString MainWindow::agreementSummary() const {
     if (!m_trace) return {};
-    if (m_agreeRunning) return tr("agreement: replaying the decisions…");
+    if (m_agreeRunning)
+        return tr("agreement: replaying the decisions… %1 %").arg(m_agreeProgress ? m_agreeProgress->load() / 10 : 0);
     if (!m_agree) return tr("no agreement: %1").arg(m_agreeError);
-    const sched::AgreeReport& r = *m_agree;
-    auto pct = [](std::uint64_t a, std::uint64_t n) { return n ? QString::number(100.0 * double(a) / double(n), 'f', 1) : QStringLiteral("-"); };
-    return tr("%1 decisions · agreement %2 % · moved %3: %4 % · stay-on-prev %5 % · %6 disagreements")
-        .arg(r.decisions)
-        .arg(pct(r.agree, r.decisions))
-        .arg(r.moved)
-        .arg(pct(r.agree_moved, r.moved), pct(r.stay_prev, r.decisions))
-        .arg(m_disagreements.size());
+    return summarizeAgreement(*m_agree, m_disagreements.size());
+}
+
+QString MainWindow::agreementSummaryB() const {
+    if (!m_b.trace) return {};
+    if (m_b.agreeRunning)
+        return tr("agreement: replaying the decisions… %1 %").arg(m_b.agreeProgress ? m_b.agreeProgress->load() / 10 : 0);
+    if (!m_b.agree) return tr("no agreement: %1").arg(m_b.agreeError);
+    return summarizeAgreement(*m_b.agree, std::size_t(m_b.disagreements));
 }
 
 const sched::AgreeRow* MainWindow::disagreement(int index) const {
@@ -1178,9 +1294,16 @@ void MainWindow::clearDisagreementMarks() {
 void MainWindow::setTraceTime(qint64 ns) {
     if (!m_trace) return;
     auto f = std::make_shared<Frame>();
-    f->a = std::make_shared<const sched::Snapshot>(m_traceIndex ? m_traceIndex->snapshot(ns, "trace")
-                                                                : sched::traceSnapshot(*m_trace, m_traceTopo, ns, "trace"));
+    const std::string label = m_b.trace ? "trace A" : "trace";
+    f->a = std::make_shared<const sched::Snapshot>(m_traceIndex ? m_traceIndex->snapshot(ns, label)
+                                                                : sched::traceSnapshot(*m_trace, m_traceTopo, ns, label));
     f->done = true;
+    const qint64 rel = f->a->now - m_traceT0;  // B is shown at the same time since its own first event
+    if (m_b.trace)
+        f->b = std::make_shared<const sched::Snapshot>(m_b.index ? m_b.index->snapshot(m_b.t0 + rel, "trace B")
+                                                                 : sched::traceSnapshot(*m_b.trace, m_traceTopo, m_b.t0 + rel, "trace B"));
+    else if (m_beside && m_besideSnap)
+        f->b = m_besideSnap;  // until the simulation reaches the new time
     if (const sched::AgreeRow* r = disagreement(m_openedDis); r && r->time != f->a->now) {
         m_openedDis = -1;  // the heatmap's marks belong to the disagreement's instant
         clearDisagreementMarks();
@@ -1189,10 +1312,18 @@ void MainWindow::setTraceTime(qint64 ns) {
         m_traceLabel->setText(QStringLiteral("%1 of %2").arg(simTime(f->a->now - m_traceT0), simTime(m_traceT1 - m_traceT0)));
     if (m_timeline) m_timeline->setCursorTime(f->a->now);
     showFrame(f);
+    if (m_beside && m_besideTarget != rel) {
+        m_besideTarget = rel;
+        requestBesideFrame();
+    }
 }
+
+qint64 MainWindow::traceCursor() const { return m_trace && m_frame ? m_frame->a->now - m_traceT0 : 0; }
 
 void MainWindow::leaveTrace() {
     if (!m_trace) return;
+    clearSideB();
+    if (m_agreeCancel) *m_agreeCancel = true;
     m_trace.reset();
     m_traceTopo.reset();
     m_tracePath.clear();
@@ -1218,24 +1349,58 @@ void MainWindow::leaveTrace() {
     for (auto& cb : cbs) cb();
 }
 
+void MainWindow::readTraceAsync(const QString& path, std::function<void(std::shared_ptr<const sched::Trace>, QString)> done) {
+    // Read on the thread pool; text traces report the share read (a percentage in the dialog) and
+    // stop when Cancel is pressed. A trace.dat is read in one piece (the dialog stays busy).
+    auto* progress = new QProgressDialog(tr("Reading %1…").arg(QFileInfo(path).fileName()), tr("Cancel"), 0, 0, this);
+    progress->setWindowModality(Qt::WindowModal);
+    progress->setMinimumDuration(300);
+    struct State {
+        std::atomic<bool> cancel{false};
+        std::atomic<int> permille{-1};
+    };
+    auto state = std::make_shared<State>();
+    connect(progress, &QProgressDialog::canceled, this, [state] { state->cancel = true; });
+    auto* poll = new QTimer(progress);
+    connect(poll, &QTimer::timeout, progress, [progress, state] {
+        const int p = state->permille.load();
+        if (p < 0) return;
+        if (progress->maximum() == 0) progress->setRange(0, 100);
+        progress->setValue(p / 10);
+    });
+    poll->start(100);
+    using Result = std::pair<std::shared_ptr<const sched::Trace>, QString>;
+    auto* watcher = new QFutureWatcher<Result>(this);
+    connect(watcher, &QFutureWatcherBase::finished, this, [watcher, progress, state, done = std::move(done)] {
+        const auto [trace, err] = watcher->result();
+        watcher->deleteLater();
+        progress->deleteLater();
+        if (state->cancel) return done(nullptr, QString());
+        done(trace, err);
+    });
+    watcher->setFuture(QtConcurrent::run([path, state]() -> Result {
+        try {
+            sched::TraceReadOptions o;
+            o.progress = [state](double share) {
+                state->permille = int(share * 1000);
+                return !state->cancel.load();
+            };
+            return {std::make_shared<const sched::Trace>(sched::readTrace(path.toStdString(), o)), QString()};
+        } catch (const sched::TraceReadCancelled&) {
+            return {nullptr, QString()};
+        } catch (const std::exception& e) {
+            return {nullptr, QString::fromUtf8(e.what())};
+        }
+    }));
+}
+
 void MainWindow::openTraceDialog() {
     const QString path = QFileDialog::getOpenFileName(this, tr("Open trace"), QString(),
                                                       tr("Scheduler traces (*.txt *.gz *.dat *.trace);;All files (*)"));
     if (path.isEmpty()) return;
-    // Read in the background; the dialog's Cancel abandons the result.
-    auto* progress = new QProgressDialog(tr("Reading %1…").arg(QFileInfo(path).fileName()), tr("Cancel"), 0, 0, this);
-    progress->setWindowModality(Qt::WindowModal);
-    progress->setMinimumDuration(300);
-    auto* watcher = new QFutureWatcher<std::pair<std::shared_ptr<const sched::Trace>, QString>>(this);
-    auto cancelled = std::make_shared<bool>(false);
-    connect(progress, &QProgressDialog::canceled, this, [cancelled] { *cancelled = true; });
-    connect(watcher, &QFutureWatcherBase::finished, this, [this, watcher, progress, cancelled, path] {
-        const auto [trace, err] = watcher->result();
-        watcher->deleteLater();
-        progress->deleteLater();
-        if (*cancelled) return;
+    readTraceAsync(path, [this, path](std::shared_ptr<const sched::Trace> trace, const QString& err) {
         if (!trace) {
-            QMessageBox::warning(this, tr("Open trace"), err);
+            if (!err.isEmpty()) QMessageBox::warning(this, tr("Open trace"), err);
             return;
         }
         // The machine it was recorded on: presets with its CPU count, or an hwloc XML.
@@ -1262,13 +1427,282 @@ void MainWindow::openTraceDialog() {
             QMessageBox::warning(this, tr("Open trace"), QString::fromUtf8(e.what()));
         }
     });
-    watcher->setFuture(QtConcurrent::run([path]() -> std::pair<std::shared_ptr<const sched::Trace>, QString> {
+}
+
+// ---------------------------------------------------------------------------------------------
+// Side B beside a recorded trace: a second trace, or a simulation
+
+void MainWindow::openTraceBDialog() {
+    if (!m_trace) {
+        statusBar()->showMessage(tr("Open a trace first: B is shown beside it"), 6000);
+        return;
+    }
+    const QString path = QFileDialog::getOpenFileName(this, tr("Open trace as B"), QString(),
+                                                      tr("Scheduler traces (*.txt *.gz *.dat *.trace);;All files (*)"));
+    if (path.isEmpty()) return;
+    const auto forA = m_trace;
+    readTraceAsync(path, [this, path, forA](std::shared_ptr<const sched::Trace> trace, const QString& err) {
+        if (!trace) {
+            if (!err.isEmpty()) QMessageBox::warning(this, tr("Open trace as B"), err);
+            return;
+        }
+        if (m_trace != forA) return;  // A was replaced (or left) while B was read
+        const QString why = showTraceB(std::move(trace), path);
+        if (!why.isEmpty()) QMessageBox::warning(this, tr("Open trace as B"), why);
+    });
+}
+
+QString MainWindow::showTraceB(std::shared_ptr<const sched::Trace> trace, const QString& path,
+                               std::shared_ptr<const sched::AgreeReport> agreed) {
+    if (!m_trace) return tr("%1: no trace is shown as A (open one first)").arg(path);
+    if (!trace) return tr("%1: no trace").arg(path);
+    if (trace->nr_cpus > m_traceTopo->nrCpus())
+        return tr("%1: has %2 CPUs, more than trace A's machine %3 (%4 CPUs)")
+            .arg(path)
+            .arg(trace->nr_cpus)
+            .arg(q(m_traceTopo->name()))
+            .arg(m_traceTopo->nrCpus());
+    clearSideB();
+    m_b.trace = std::move(trace);
+    m_b.path = path;
+    std::tie(m_b.t0, m_b.t1) = sched::traceSpan(*m_b.trace);
+    m_b.agreeRunning = true;
+    m_heatB->show();
+    if (auto* d = findChild<QDockWidget*>(QStringLiteral("dockRqB"))) d->show();
+    m_heatA->setTitle(QStringLiteral("A: recorded: %1").arg(QFileInfo(m_tracePath).fileName()));
+    setTraceTime(m_frame ? m_frame->a->now : m_traceT1);
+    startAgreementB(std::move(agreed));
+    startTraceIndexB();
+    return {};
+}
+
+void MainWindow::startTraceIndexB() {
+    const int gen = m_b.generation;
+    m_b.indexCancel = std::make_shared<std::atomic<bool>>(false);
+    using Index = std::shared_ptr<const sched::TraceIndex>;
+    auto* watcher = new QFutureWatcher<Index>(this);
+    connect(watcher, &QFutureWatcherBase::finished, this, [this, watcher, gen] {
+        Index idx = watcher->result();
+        watcher->deleteLater();
+        if (gen != m_b.generation || !m_b.trace || !idx || idx->cancelled()) return;
+        m_b.index = std::move(idx);
+    });
+    watcher->setFuture(QtConcurrent::run([trace = m_b.trace, topo = m_traceTopo, cancel = m_b.indexCancel]() -> Index {
+        struct Held {  // as startTraceIndex(): the index and the trace it refers to in one allocation
+            std::shared_ptr<const sched::Trace> trace;
+            std::unique_ptr<sched::TraceIndex> index;
+        };
+        auto h = std::make_shared<Held>();
+        h->trace = trace;
+        sched::TraceIndexOptions o;
+        o.progress = [cancel](double) { return !cancel->load(); };
+        h->index = std::make_unique<sched::TraceIndex>(*trace, topo, o);
+        return Index(h, h->index.get());
+    }));
+}
+
+void MainWindow::startAgreementB(std::shared_ptr<const sched::AgreeReport> agreed) {
+    const int gen = m_b.generation;
+    auto done = [this](std::shared_ptr<const sched::AgreeReport> r, const QString& err) {
+        m_b.agreeRunning = false;
+        m_b.agree = std::move(r);
+        m_b.agreeError = err;
+        m_b.disagreements = 0;
+        std::vector<TimelineMark> marks;
+        if (m_b.agree)
+            for (const auto& row : m_b.agree->rows)
+                if (row.sim != row.kernel) {
+                    ++m_b.disagreements;
+                    marks.push_back({m_traceT0 + (row.time - m_b.t0), std::max(row.cls, 0)});  // on A's clock
+                }
+        if (m_timeline) m_timeline->setSecondLane(std::move(marks), true);
+        updateAgreeProgress();
+        if (m_frame) showFrame(m_frame);
+        fireWhenAgreed();
+    };
+    if (agreed) {
+        done(std::move(agreed), QString());
+        return;
+    }
+    m_b.agreeCancel = std::make_shared<std::atomic<bool>>(false);
+    m_b.agreeProgress = std::make_shared<std::atomic<int>>(0);
+    m_agreeTimer->start();
+    using Result = std::pair<std::shared_ptr<const sched::AgreeReport>, QString>;
+    auto* watcher = new QFutureWatcher<Result>(this);
+    connect(watcher, &QFutureWatcherBase::finished, this, [this, watcher, gen, done] {
+        const auto [r, err] = watcher->result();
+        watcher->deleteLater();
+        if (gen != m_b.generation || !m_b.trace) return;  // B was replaced or dropped
+        done(r, err);
+    });
+    watcher->setFuture(QtConcurrent::run([trace = m_b.trace, topo = m_traceTopo, cancel = m_b.agreeCancel, pr = m_b.agreeProgress] {
+        return replayAgreement(*trace, topo, [cancel, pr](double share) {
+            *pr = int(share * 1000);
+            return !cancel->load();
+        });
+    }));
+    updateAgreeProgress();
+}
+
+void MainWindow::clearSideB() {
+    const bool had = m_b.trace || m_beside;
+    for (const auto& c : {m_b.indexCancel, m_b.agreeCancel})
+        if (c) *c = true;
+    const int gen = m_b.generation + 1;
+    m_b = TraceB{};
+    m_b.generation = gen;  // a replay or an index still being made for the old B is dropped
+    if (m_timeline) m_timeline->setSecondLane({}, false);
+    if (m_beside) {
+        m_beside.reset();
+        m_besideSnap.reset();
+        m_besidePath.clear();
+        m_sim->post([](SimWorker& w) {
+            w.pause();
+            w.setStopAt(0);
+        });
+    }
+    auto cbs = std::move(m_whenBeside);  // nothing more to wait for
+    m_whenBeside.clear();
+    for (auto& cb : cbs) QTimer::singleShot(0, this, std::move(cb));
+    if (had && m_trace) {
+        m_heatB->hide();
+        if (auto* d = findChild<QDockWidget*>(QStringLiteral("dockRqB"))) d->hide();
+        m_heatA->setTitle(QStringLiteral("recorded: %1").arg(QFileInfo(m_tracePath).fileName()));
+    }
+    fireWhenAgreed();
+}
+
+QString MainWindow::showSimulationBeside(const QString& path) {
+    try {
+        return showSimulationBeside(sched::loadScenario(path.toStdString()), path);
+    } catch (const std::exception& e) {
+        return QString::fromUtf8(e.what());
+    }
+}
+
+QString MainWindow::showSimulationBeside(const sched::Scenario& s, const QString& path) {
+    if (!m_trace) return tr("%1: no trace is shown (open one first: the simulation runs beside it)").arg(path);
+    if (s.topo->name() != m_traceTopo->name() && s.topo->nrCpus() != m_traceTopo->nrCpus())
+        return tr("%1: topology %2 (%3 CPUs) is not the trace's %4 (%5 CPUs)")
+            .arg(path, q(s.topo->name()))
+            .arg(s.topo->nrCpus())
+            .arg(q(m_traceTopo->name()))
+            .arg(m_traceTopo->nrCpus());
+    clearSideB();
+    m_beside = s;
+    m_besidePath = path;
+    m_besideSeed = s.seed;
+    m_besideSnap.reset();
+    m_heatB->show();
+    if (auto* d = findChild<QDockWidget*>(QStringLiteral("dockRqB"))) d->show();
+    m_heatA->setTitle(QStringLiteral("A: recorded: %1").arg(QFileInfo(m_tracePath).fileName()));
+    // A fresh run of this scenario (side A of the worker, shown as B), then to the cursor's time.
+    const sched::Knobs k = s.variants.front().knobs;
+    m_sim->post([s, k](SimWorker& w) {
+        w.pause();
+        w.restart(s, k, k, false, s.seed);
+    });
+    m_besideTarget = traceCursor();
+    requestBesideFrame();
+    return {};
+}
+
+void MainWindow::requestBesideFrame() {
+    if (!m_beside) return;
+    m_besideRunning = true;
+    m_sim->post([s = *m_beside, k = m_beside->variants.front().knobs, seed = m_besideSeed, ns = m_besideTarget](SimWorker& w) {
+        w.runTo(s, k, seed, ns);
+    });
+}
+
+bool MainWindow::besideReady() const {
+    // The worker stops exactly at the asked time (or earlier when the run ends); an older frame
+    // still on its way (running, or paused at the previous cursor) does not count.
+    return m_besideSnap && !m_besideRunning && (m_besideSnap->now == m_besideTarget || (m_besideSnap->done && m_besideSnap->now < m_besideTarget));
+}
+
+void MainWindow::whenBesideReady(std::function<void()> done) {
+    if (m_beside && !besideReady()) m_whenBeside.push_back(std::move(done));
+    else QTimer::singleShot(0, this, std::move(done));
+}
+
+void MainWindow::besideSimDialog() {
+    if (!m_trace) {
+        statusBar()->showMessage(tr("Open a trace first: the simulation runs beside it"), 6000);
+        return;
+    }
+    const QString p = QFileDialog::getOpenFileName(this, tr("Simulate beside the trace"), QString(), tr("Scenarios (*.json)"));
+    if (p.isEmpty()) return;
+    const QString err = showSimulationBeside(p);
+    if (!err.isEmpty()) QMessageBox::warning(this, tr("Simulate beside the trace"), err);
+}
+
+void MainWindow::copyCompareText() {
+    if (!m_trace) {
+        // Made by the worker from the run as it is now (running or not); the answer comes back queued.
+        m_sim->post([](SimWorker& w) { w.requestCompareText(); });
+        return;
+    }
+    if (!m_b.trace) {
+        statusBar()->showMessage(m_beside ? tr("The A/B table compares two traces (schedlab-cli compare-traces): open a second trace as B")
+                                          : tr("Open a second trace as B: the table compares the two traces"),
+                                 6000);
+        return;
+    }
+    // schedlab-cli compare-traces A B --topology T: baseline knobs for both agreement rows.
+    statusBar()->showMessage(tr("Making the A/B table of the two traces…"), 4000);
+    auto* watcher = new QFutureWatcher<QString>(this);
+    const auto a = m_trace, b = m_b.trace;
+    connect(watcher, &QFutureWatcherBase::finished, this, [this, watcher, a, b] {
+        const QString t = watcher->result();
+        watcher->deleteLater();
+        if (a != m_trace || b != m_b.trace) return;  // the traces changed meanwhile
+        if (t.startsWith(QLatin1String("error: "))) {
+            statusBar()->showMessage(t.mid(7), 8000);
+            return;
+        }
+        QApplication::clipboard()->setText(t);
+        statusBar()->showMessage(tr("A/B table of the two traces copied (%1 lines)").arg(t.count(QLatin1Char('\n'))), 4000);
+        emit compareTextCopied(t);
+    });
+    watcher->setFuture(QtConcurrent::run([a, b, topo = m_traceTopo]() -> QString {
         try {
-            return {std::make_shared<const sched::Trace>(sched::readTrace(path.toStdString())), QString()};
+            sched::TraceCompareOptions o;
+            o.agreement = a->ns_timestamps && b->ns_timestamps;
+            return QString::fromStdString(sched::traceCompareTable(*a, *b, topo, sched::Knobs{}, sched::Knobs{}, o));
         } catch (const std::exception& e) {
-            return {nullptr, QString::fromUtf8(e.what())};
+            return QStringLiteral("error: ") + QString::fromUtf8(e.what());
         }
     }));
+}
+
+QString MainWindow::traceStatus() const {
+    if (!m_trace || !m_frame) return {};
+    const qint64 rel = m_frame->a->now - m_traceT0;
+    if (m_b.trace) {
+        // Short: the trace bar and the caption carry the whole agreement summaries.
+        auto brief = [](const sched::AgreeReport* r, int dis, const QString& full) {
+            if (!r) return full;
+            return tr("agreement %1 %, %2 disagreements").arg(r->decisions ? 100.0 * double(r->agree) / double(r->decisions) : 0.0, 0, 'f', 1).arg(dis);
+        };
+        return QStringLiteral("A %1 · B %2 · %3 (%4 CPUs) · cursor %5 since each trace's first event (A 0 .. %6, B 0 .. %7) · A: %8 · B: %9")
+            .arg(QFileInfo(m_tracePath).fileName(), QFileInfo(m_b.path).fileName(), q(m_traceTopo->name()))
+            .arg(m_traceTopo->nrCpus())
+            .arg(simTime(rel), simTime(m_traceT1 - m_traceT0), simTime(m_b.t1 - m_b.t0),
+                 brief(m_agree.get(), int(m_disagreements.size()), agreementSummary()),
+                 brief(m_b.agree.get(), m_b.disagreements, agreementSummaryB()));
+    }
+    QString st = QStringLiteral("trace %1 · %2 (%3 CPUs) · %4 events · cursor %5 (%6 .. %7)")
+                     .arg(QFileInfo(m_tracePath).fileName(), q(m_traceTopo->name()))
+                     .arg(m_traceTopo->nrCpus())
+                     .arg(m_trace->events.size())
+                     .arg(simTime(rel), simTime(0), simTime(m_traceT1 - m_traceT0));
+    if (m_beside) {
+        const auto& b = m_frame->b;
+        st += QStringLiteral(" · B: %1 simulated to %2").arg(QFileInfo(m_besidePath).fileName(), simTime(b ? b->now : 0));
+        if (b && b->now < m_besideTarget) st += b->done ? tr(" (its run ended)") : tr(" (running to %1)").arg(simTime(m_besideTarget));
+    }
+    return st + QStringLiteral(" · ") + agreementSummary();
 }
 
 }  // namespace schedlab

@@ -19,6 +19,7 @@
 #include <optional>
 
 class QAction;
+class QTimer;
 class QComboBox;
 class QLabel;
 class QMenu;
@@ -93,10 +94,50 @@ public:
     /// The agreement the window shows for a trace: sched::agree() with baseline knobs and the CLI's
     /// default options, every Decision kept, the disagreeing ones traced. Null and the one-line
     /// reason when it cannot run. Any thread.
+    /// `progress` (any thread): the share replayed (0..1); false stops it (then null and "cancelled").
     static std::pair<std::shared_ptr<const sched::AgreeReport>, QString> replayAgreement(const sched::Trace& trace,
-                                                                                        std::shared_ptr<const sched::Topology> topo);
-    /// Moves the trace cursor to `ns` (trace time, clamped to the trace).
+                                                                                        std::shared_ptr<const sched::Topology> topo,
+                                                                                        const std::function<bool(double)>& progress = {});
+    /// Moves the trace cursor to `ns` (trace A's time, clamped to the trace). Side B (a second
+    /// trace, or a simulation beside the trace) shows the same time since its own start.
     void setTraceTime(qint64 ns);
+    /// The cursor as time since trace A's first event (what B is shown at, from its own start).
+    qint64 traceCursor() const;
+
+    /// A second recorded trace as side B beside the shown trace A, on A's topology (before/after a
+    /// patch): heatmap B, rq plot B, latency, counters and the delta table show it at the same time
+    /// since its first event as A's cursor. Its own TraceIndex and agreement replay are made in the
+    /// background (`agreed`: already replayed). "" or the one-line reason it is refused (no trace A,
+    /// more CPUs than the topology). Replaces a simulation beside the trace.
+    QString showTraceB(std::shared_ptr<const sched::Trace> trace, const QString& path,
+                       std::shared_ptr<const sched::AgreeReport> agreed = nullptr);
+    bool traceBShown() const { return bool(m_b.trace); }
+    std::shared_ptr<const sched::Trace> traceB() const { return m_b.trace; }
+    std::shared_ptr<const sched::AgreeReport> agreementB() const { return m_b.agree; }
+    bool agreementBRunning() const { return m_b.agreeRunning; }
+    bool traceIndexedB() const { return bool(m_b.index); }
+    /// Trace B's agreement in the words of agreementSummary() ("" without a trace B).
+    QString agreementSummaryB() const;
+    /// File > Open trace as B: pick a file, read it in the background (progress, cancellable).
+    void openTraceBDialog();
+
+    /// Side B runs scenario `s` (its topology named as the trace's, or with as many CPUs) beside
+    /// the shown trace: at every cursor move the simulation is run to the cursor's time since the
+    /// trace's first event (paused there; a move backwards restarts it from t = 0) and its frame
+    /// is shown as side B. "" or the one-line reason it is refused. Replaces a trace B.
+    QString showSimulationBeside(const sched::Scenario& s, const QString& path);
+    QString showSimulationBeside(const QString& path);
+    bool besideSimulation() const { return m_beside.has_value(); }
+    /// The simulation's time the cursor asks for (ns since t = 0), -1 without one.
+    qint64 besideTarget() const { return m_beside ? m_besideTarget : -1; }
+    /// Calls `done` (from the event loop) once side B's simulated frame has reached the cursor's time.
+    void whenBesideReady(std::function<void()> done);
+    /// File > Simulate beside the trace: pick a scenario.
+    void besideSimDialog();
+    /// File > Copy A/B table as text: the CLI's compare table of the run (schedlab-cli compare), or
+    /// of the two traces shown (schedlab-cli compare-traces), made in the background; the result
+    /// goes to the clipboard and compareTextCopied().
+    void copyCompareText();
     bool traceMode() const { return bool(m_trace); }
     /// File > Open trace: pick a file and a topology, read it in the background (cancellable).
     void openTraceDialog();
@@ -108,8 +149,8 @@ public:
     bool traceIndexed() const { return bool(m_traceIndex); }
     /// Why the agreement could not run ("" when it did or still runs).
     QString agreementError() const { return m_agreeError; }
-    /// Calls `done` from the GUI thread's event loop once the shown trace's agreement has finished
-    /// or failed (in the next turn when it already has).
+    /// Calls `done` from the GUI thread's event loop once the shown traces' agreements (A's, and
+    /// B's when shown) have finished or failed (in the next turn when they already have).
     void whenAgreed(std::function<void()> done);
     /// "2089 decisions · agreement 96.8 % · moved: 61.9 % · stay-on-prev 95.5 % · 67 disagreements".
     QString agreementSummary() const;
@@ -203,6 +244,19 @@ private:
     QAction* m_prevDisAct = nullptr;
 
     void createTraceBar();
+    /// Reads `path` on the thread pool with a progress dialog (a percentage for text traces;
+    /// Cancel stops the read); `done` gets the trace or the error ("" when cancelled).
+    void readTraceAsync(const QString& path, std::function<void(std::shared_ptr<const sched::Trace>, QString)> done);
+    /// Drops trace B or the simulation beside the trace (cancels B's replay and index).
+    void clearSideB();
+    void startAgreementB(std::shared_ptr<const sched::AgreeReport> agreed);
+    void startTraceIndexB();
+    void fireWhenAgreed();
+    void updateAgreeProgress();
+    QString traceStatus() const;
+    /// Posts the beside simulation's run to the cursor's relative time.
+    void requestBesideFrame();
+    bool besideReady() const;
     void startAgreement(std::shared_ptr<const sched::AgreeReport> agreed);
     void agreementDone(std::shared_ptr<const sched::AgreeReport> r, const QString& err);
     void clearDisagreementMarks();
@@ -220,6 +274,35 @@ private:
     std::vector<std::function<void()>> m_whenAgreed;
     int m_openedDis = -1;
     bool m_knobsHiddenForTrace = false;  ///< showTrace hid the knobs dock; leaveTrace shows it again
+    std::shared_ptr<std::atomic<bool>> m_agreeCancel;   ///< stops A's replay (replaced, left, closed)
+    std::shared_ptr<std::atomic<int>> m_agreeProgress;  ///< A's replay, per mille
+
+    /// Side B in trace mode: a second trace.
+    struct TraceB {
+        std::shared_ptr<const sched::Trace> trace;
+        QString path;
+        qint64 t0 = 0, t1 = 0;
+        std::shared_ptr<const sched::TraceIndex> index;
+        std::shared_ptr<std::atomic<bool>> indexCancel;
+        std::shared_ptr<const sched::AgreeReport> agree;
+        int disagreements = 0;
+        bool agreeRunning = false;
+        QString agreeError;
+        std::shared_ptr<std::atomic<bool>> agreeCancel;
+        std::shared_ptr<std::atomic<int>> agreeProgress;
+        int generation = 0;
+    } m_b;
+    /// Side B in trace mode: a simulation beside the trace.
+    std::optional<sched::Scenario> m_beside;
+    QString m_besidePath;
+    quint64 m_besideSeed = 0;
+    qint64 m_besideTarget = 0;  ///< the simulated time asked for (the cursor's relative time)
+    std::shared_ptr<const sched::Snapshot> m_besideSnap;  ///< its newest frame's side A
+    bool m_besideRunning = false;  ///< its newest frame is still on its way to the target
+    std::vector<std::function<void()>> m_whenBeside;
+    QTimer* m_agreeTimer = nullptr;  ///< refreshes the replays' progress
+    QAction* m_openTraceBAct = nullptr;
+    QAction* m_besideAct = nullptr;
 };
 
 }  // namespace schedlab

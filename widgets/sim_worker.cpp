@@ -46,7 +46,7 @@ void SimWorker::restart(const sched::Scenario& s, const sched::Knobs& a, const s
     const int n = s.topo->nrCpus();
     o.sample_period_ns = 100'000;
     o.sample_rows = std::size_t(std::clamp(400'000 / std::max(n, 1), 200, 2000));
-    m_a = std::make_unique<sched::Simulation>(s, a, "A", o, seed);
+    m_a = std::make_unique<sched::Simulation>(s, a, m_labelA, o, seed);
     m_b = ab ? std::make_unique<sched::Simulation>(s, b, "B", o, seed) : nullptr;
     m_traced.reset();
     m_playSim0 = 0;
@@ -156,6 +156,23 @@ void SimWorker::tick() {
 }
 
 void SimWorker::publishNow() { publish(); }
+
+void SimWorker::runTo(const sched::Scenario& s, const sched::Knobs& k, quint64 seed, qint64 ns) {
+    if (!m_a || m_b || m_a->now() > ns) {
+        m_labelA = "simulated";  // shown beside a trace, as its side B
+        restart(s, k, k, false, seed);
+        m_labelA = "A";
+    }
+    if (m_a->now() >= ns || m_a->done()) {
+        m_running = false;
+        if (m_timer) m_timer->stop();
+        publish();
+        return;
+    }
+    m_speed = 0;
+    m_stopAt = ns;
+    play();
+}
 
 void SimWorker::requestCompareText() {
     QString text;

@@ -60,6 +60,10 @@ public:
     void stepEvent();
     void stepWakeup();
     void stepTime(qint64 ns);
+    /// Side A only, paused at simulated time `ns`: runs on as fast as possible from where it is, or
+    /// starts `s` again from t = 0 (knobs `k`, `seed`) when there is no run or it is already past
+    /// `ns` (a simulation beside a recorded trace follows the trace's cursor this way). Publishes.
+    void runTo(const sched::Scenario& s, const sched::Knobs& k, quint64 seed, qint64 ns);
     /// Publishes a frame now (e.g. after a resize, or for a screenshot).
     void publishNow();
     /// The CLI's compare table of the run so far (A/B on), answered with compareTextReady.
@@ -83,6 +87,7 @@ private:
     bool chunk(std::int64_t ns);
 
     std::unique_ptr<sched::Simulation> m_a, m_b;
+    std::string m_labelA = "A";  ///< side A's Snapshot::label
     std::optional<sched::DecisionRecord> m_traced;
     QTimer* m_timer = nullptr;
     bool m_running = false;

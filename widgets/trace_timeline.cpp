@@ -25,6 +25,7 @@ constexpr int kTickBandPx = 12;   ///< the disagreement ticks, at the top of the
 constexpr int kDensityPx = 22;    ///< the decision density, below them
 constexpr int kAxisPx = 14;
 constexpr int kLegendPx = 15;
+constexpr int kLanePx = 5;        ///< the second lane (another trace's disagreements), under the strip
 
 /// ceil(a * b / c) for a, b, c >= 0, c > 0.
 std::int64_t mulDivCeil(std::int64_t a, std::int64_t b, std::int64_t c) {
@@ -100,7 +101,19 @@ TraceTimeline::TraceTimeline(QWidget* parent) : QWidget(parent) {
 }
 
 QSize TraceTimeline::sizeHint() const {
-    return {700, kStripTop + kTickBandPx + kDensityPx + kAxisPx + kLegendPx + m_scroll->sizeHint().height() + 2};
+    return {700, kStripTop + kTickBandPx + kDensityPx + laneExtra() + kAxisPx + kLegendPx + m_scroll->sizeHint().height() + 2};
+}
+
+int TraceTimeline::laneExtra() const { return m_laneShown ? kLanePx + 2 : 0; }
+
+void TraceTimeline::setSecondLane(std::vector<TimelineMark> marks, bool shown) {
+    std::stable_sort(marks.begin(), marks.end(), [](const TimelineMark& a, const TimelineMark& b) { return a.time < b.time; });
+    m_lane = std::move(marks);
+    if (m_laneShown != shown) {
+        m_laneShown = shown;
+        updateGeometry();
+    }
+    update();
 }
 
 QSize TraceTimeline::minimumSizeHint() const { return {300, sizeHint().height()}; }
@@ -325,8 +338,23 @@ void TraceTimeline::paintEvent(QPaintEvent*) {
             step = std::max<std::int64_t>(1, std::int64_t(m * pow10));
             break;
         }
+    // The second lane: one thin tick per column holding another trace's disagreement.
+    if (m_laneShown) {
+        const QRect lane(s.left(), bottom + 1, s.width(), kLanePx);
+        p.fillRect(lane, pal.color(QPalette::Base));
+        int lastCol = -1;
+        for (const TimelineMark& m : m_lane) {
+            const int c = timelineColumn(m.time, m_from, m_to, s.width());
+            if (c < 0 || c == lastCol) continue;
+            lastCol = c;
+            p.fillRect(QRect(s.left() + c, lane.top(), 2, kLanePx), disagreeColor(m.cls));
+        }
+        p.setPen(pal.color(QPalette::Mid));
+        p.setBrush(Qt::NoBrush);
+        p.drawRect(lane.adjusted(0, 0, -1, -1));
+    }
     p.setPen(pal.color(QPalette::WindowText));
-    const int axisY = bottom;
+    const int axisY = bottom + laneExtra();
     const std::int64_t firstRel = ((m_from - m_t0) + step - 1) / step * step;
     int lastRight = -1000;
     for (std::int64_t rel = firstRel; m_t0 + rel <= m_to; rel += step) {
@@ -356,6 +384,13 @@ void TraceTimeline::paintEvent(QPaintEvent*) {
     swatch(dens, tr("%1 decisions (density)").arg(m_times.size()));
     for (int c = 0; c < kDisagreeClasses; ++c)
         swatch(disagreeColor(c), QStringLiteral("%1 %2").arg(QString::fromLatin1(sched::toString(sched::DisagreeClass(c)))).arg(m_classTotals[std::size_t(c)]));
+    if (m_laneShown) {
+        p.setPen(pal.color(QPalette::WindowText));
+        const QString t = tr("thin lane: B's %1 disagreements").arg(m_lane.size());
+        const int w = fm.horizontalAdvance(t);
+        p.drawText(QRect(x, ly, w + 2, kLegendPx - 1), Qt::AlignLeft | Qt::AlignVCenter, t);
+        x += w + 12;
+    }
     if (span < m_t1 - m_t0 && x + 150 < width())
         p.drawText(QRect(x, ly, width() - x - kMargin, kLegendPx - 1), Qt::AlignRight | Qt::AlignVCenter,
                    tr("zoom %1× (double-click: whole trace)").arg(double(m_t1 - m_t0) / double(span), 0, 'f', 1));

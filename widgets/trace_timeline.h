@@ -56,6 +56,11 @@ public:
     /// Decision times (any order) and disagreements (sorted here by time; markAt() indexes the
     /// sorted list).
     void setDecisions(std::vector<std::int64_t> times, std::vector<TimelineMark> marks);
+    /// A second, thinner lane under the strip: another trace's disagreements (times already on
+    /// this timeline's clock), coloured by class; `shown` false removes the lane.
+    void setSecondLane(std::vector<TimelineMark> marks, bool shown);
+    bool hasSecondLane() const { return m_laneShown; }
+    const std::vector<TimelineMark>& secondLane() const { return m_lane; }
     /// Stretches of missing events (ns; drawn hatched), clamped to the span.
     void setGaps(std::vector<std::pair<std::int64_t, std::int64_t>> gaps);
     /// Text drawn over the strip while there are no decisions ("replaying…", an error); "" none.
@@ -121,6 +126,9 @@ private:
     std::vector<TimelineMark> m_marks;  ///< sorted by time
     std::array<std::uint32_t, kDisagreeClasses> m_classTotals{};
     std::vector<std::pair<std::int64_t, std::int64_t>> m_gaps;
+    std::vector<TimelineMark> m_lane;  ///< the second lane, sorted by time
+    bool m_laneShown = false;
+    int laneExtra() const;
     QString m_message;
     int m_selected = -1;
     QScrollBar* m_scroll = nullptr;
