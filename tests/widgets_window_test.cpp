@@ -2,7 +2,11 @@
 // same results as the CLI) and the main window (frames reach the views, knob changes apply live,
 // export writes whole files with the caption, the A/B text is the CLI's table).
 #include "knob_panel.h"
+#include "latency_plot.h"
 #include "main_window.h"
+#include "replay.h"
+#include "rq_plot.h"
+#include "trace_compare.h"
 #include "trace.h"
 #include "trace_snapshot.h"
 #include "report.h"
@@ -21,7 +25,9 @@
 #include <QEventLoop>
 #include <QFile>
 #include <QImage>
+#include <QLabel>
 #include <QMouseEvent>
+#include <QTableWidget>
 #include <QTemporaryDir>
 #include <QTimer>
 
@@ -319,6 +325,208 @@ TEST(MainWindow, ExportsTheRunAsFtraceTextAndTheRqLengthCsvAsTheCliWritesThem) {
     ASSERT_TRUE(tf.open(QIODevice::ReadOnly));
     EXPECT_EQ(tf.readAll().toStdString(), sched::traceRqLenCsv(*trace, topo));
     EXPECT_FALSE(w.exportRunTrace(dir.filePath(QStringLiteral("no.txt"))).isEmpty());  // a trace is not a run to export
+}
+
+namespace {
+
+std::string sampleText() { return std::string(SCHEDLAB_TEST_DATA) + "/traces/qemu-6.1-2s2c2t-hackbench-small/trace.txt.gz"; }
+std::string sampleDat() { return std::string(SCHEDLAB_TEST_DATA) + "/traces/qemu-6.1-2s2c2t-hackbench-small-dat/trace.dat"; }
+
+/// The delta table's row `row` (1 = A, 2 = B) split into its values (the row's name left out).
+QStringList deltaRow(const MainWindow& w, int row) {
+    auto* l = w.findChild<QLabel*>(QStringLiteral("deltaTable"));
+    if (!l) return {};
+    const QStringList lines = l->text().split(QLatin1Char('\n'));
+    if (row >= lines.size()) return {};
+    QStringList v = lines[row].split(QLatin1Char(' '), Qt::SkipEmptyParts);
+    if (!v.isEmpty()) v.removeFirst();
+    return v;
+}
+
+/// The delta table's values for snapshot `s`: sched_waking, migrations, ctx switches, p50, p99.
+QStringList deltaValues(const sched::Snapshot& s) {
+    std::uint64_t mig = 0;
+    for (std::size_t i = 0; i < s.migrations_by_cause.size(); ++i)
+        if (i != std::size_t(sched::MigrationCause::fork)) mig += s.migrations_by_cause[i];
+    return {QString::number(s.ttwu_count), QString::number(mig), QString::number(s.ctx_switches),
+            QString::number(double(s.wakeup_latency.percentile(50)) / 1e3, 'f', 1),
+            QString::number(double(s.wakeup_latency.percentile(99)) / 1e3, 'f', 1)};
+}
+
+}  // namespace
+
+TEST(MainWindow, TwoTracesSideBySideAtOneCursorFromEachStartWithTheirAgreementsAndTheCompareTable) {
+    MainWindow w;
+    StartOptions o;
+    o.autoplay = false;
+    w.openDefault(o);
+    w.show();
+    auto ta = std::make_shared<const sched::Trace>(sched::readTrace(sampleText()));
+    auto tb = std::make_shared<const sched::Trace>(sched::readTrace(sampleDat()));
+    auto topo = std::make_shared<const sched::Topology>(sched::Topology::preset("qemu-2s2c2t"));
+    const QString pa = QString::fromStdString(sampleText()), pb = QString::fromStdString(sampleDat());
+    // Without a trace A there is nothing to put B beside.
+    EXPECT_FALSE(w.showTraceB(tb, pb).isEmpty());
+    EXPECT_FALSE(w.traceBShown());
+    w.showTrace(ta, topo, pa);
+    EXPECT_FALSE(w.view(QStringLiteral("heatmapB"))->isVisible());
+    ASSERT_EQ(w.showTraceB(tb, pb), QString());
+    ASSERT_TRUE(w.traceBShown());
+    EXPECT_TRUE(w.view(QStringLiteral("heatmapB"))->isVisible());
+    const auto [a0, a1] = sched::traceSpan(*ta);
+    const auto [b0, b1] = sched::traceSpan(*tb);
+    ASSERT_NE(a0, b0);  // two recordings: different clocks, so the cursor is relative
+    auto* ha = static_cast<TopologyHeatmap*>(w.view(QStringLiteral("heatmapA")));
+    auto* hb = static_cast<TopologyHeatmap*>(w.view(QStringLiteral("heatmapB")));
+    auto* rqB = static_cast<RqPlot*>(w.view(QStringLiteral("rqB")));
+    auto* lat = static_cast<LatencyPlot*>(w.view(QStringLiteral("latency")));
+    for (const std::int64_t rel : {std::int64_t(100'000'000), std::int64_t(250'000'000)}) {
+        w.setTraceTime(a0 + rel);
+        ASSERT_TRUE(ha->snapshot() && hb->snapshot());
+        EXPECT_EQ(ha->snapshot()->now, a0 + rel);
+        EXPECT_EQ(hb->snapshot()->now, b0 + rel);  // the same time since its own first event
+        EXPECT_EQ(w.traceCursor(), rel);
+        EXPECT_EQ(w.frame()->b, hb->snapshot());
+        // The delta table under the heatmaps: traceSnapshot's counters of each trace.
+        const sched::Snapshot sa = sched::traceSnapshot(*ta, topo, a0 + rel, "A");
+        const sched::Snapshot sb = sched::traceSnapshot(*tb, topo, b0 + rel, "B");
+        EXPECT_EQ(deltaRow(w, 1), deltaValues(sa)) << rel;
+        EXPECT_EQ(deltaRow(w, 2), deltaValues(sb)) << rel;
+        EXPECT_NE(sa.ttwu_count, sb.ttwu_count);
+        // The latency view's table: B's column from trace B.
+        QApplication::processEvents();  // the slow views refresh in the next turn of the event loop
+        ASSERT_GE(lat->table()->columnCount(), 3);
+        EXPECT_EQ(lat->table()->item(0, 1)->text(), LatencyPlot::formatUs(sb.wakeup_latency.percentile(50)));
+        EXPECT_EQ(lat->table()->item(0, 0)->text(), LatencyPlot::formatUs(sa.wakeup_latency.percentile(50)));
+    }
+    EXPECT_TRUE(w.findChild<QLabel*>(QStringLiteral("deltaTable"))->text().contains(QStringLiteral("sched_waking")));
+    // rq plot B (its tab shown) holds trace B's snapshot.
+    ASSERT_EQ(w.exportView(rqB, QDir::temp().filePath(QStringLiteral("schedlab-rqB-test.png"))), QString());
+    ASSERT_TRUE(rqB->snapshot());
+    EXPECT_EQ(rqB->snapshot()->now, b0 + 250'000'000);
+    // Past B's end: B stays at its end.
+    w.setTraceTime(a1);
+    EXPECT_EQ(hb->snapshot()->now, b1);
+    w.setTraceTime(a0 + 100'000'000);
+    // Both agreements replay; the caption names both files, the machine, both summaries and the cursor.
+    bool agreed = false;
+    w.whenAgreed([&] { agreed = true; });
+    ASSERT_TRUE(waitFor([&] { return agreed; }));
+    ASSERT_TRUE(w.agreement());
+    ASSERT_TRUE(w.agreementB());
+    const sched::AgreeReport cliB = sched::agree(*tb, topo, sched::Knobs{}, sched::AgreeOptions{});
+    EXPECT_EQ(w.agreementB()->decisions, cliB.decisions);
+    EXPECT_EQ(w.agreementB()->agree, cliB.agree);
+    const QString cap = w.caption();
+    for (const QString& part : {QStringLiteral("A: recorded trace trace.txt.gz"), QStringLiteral("B: recorded trace trace.dat"),
+                                QStringLiteral("qemu-2s2c2t (8 CPUs)"), QStringLiteral("cursor t = 100.000 ms since each trace's first event"),
+                                w.agreementSummary(), w.agreementSummaryB()})
+        EXPECT_TRUE(cap.contains(part)) << part.toStdString() << " in " << cap.toStdString();
+    EXPECT_NE(w.agreementSummary(), w.agreementSummaryB());
+    // B's disagreements in the timeline's second lane, on A's clock.
+    TraceTimeline* tl = w.traceTimeline();
+    ASSERT_TRUE(tl->hasSecondLane());
+    EXPECT_EQ(tl->secondLane().size(), cliB.decisions - cliB.agree);
+    EXPECT_GE(tl->secondLane().front().time, a0);
+    // The index of B: the same state as a replay from its start.
+    ASSERT_TRUE(waitFor([&] { return w.traceIndexedB(); }));
+    w.setTraceTime(a0 + 150'000'000);
+    const sched::Snapshot plainB = sched::traceSnapshot(*tb, topo, b0 + 150'000'000, "B");
+    for (std::size_t c = 0; c < plainB.cpus.size(); ++c) {
+        EXPECT_EQ(hb->snapshot()->cpus[c].curr_pid, plainB.cpus[c].curr_pid) << c;
+        EXPECT_EQ(hb->snapshot()->cpus[c].nr_running, plainB.cpus[c].nr_running) << c;
+    }
+    // "Copy A/B table as text": schedlab-cli compare-traces' table.
+    QString copied;
+    QObject::connect(&w, &MainWindow::compareTextCopied, [&](const QString& t) { copied = t; });
+    w.copyCompareText();
+    ASSERT_TRUE(waitFor([&] { return !copied.isEmpty(); }));
+    EXPECT_EQ(copied.toStdString(), sched::traceCompareTable(*ta, *tb, topo, sched::Knobs{}, sched::Knobs{}));
+    EXPECT_EQ(QApplication::clipboard()->text(), copied);
+
+    // A trace B with more CPUs than A's machine is refused with one line; the B shown stays.
+    const std::string wide =
+        "# tracer: nop\n#\n"
+        "            bash-100   [015] d..2.   1.000000: sched_waking: comm=cat pid=200 prio=120 target_cpu=015\n"
+        "            bash-100   [015] d..2.   1.000010: sched_wakeup: comm=cat pid=200 prio=120 target_cpu=015\n";
+    auto tw = std::make_shared<const sched::Trace>(sched::parseFtraceText(wide, "wide.txt"));
+    ASSERT_GT(tw->nr_cpus, 8);
+    const QString why = w.showTraceB(tw, QStringLiteral("wide.txt"));
+    EXPECT_TRUE(why.startsWith(QStringLiteral("wide.txt: has %1 CPUs, more than").arg(tw->nr_cpus))) << why.toStdString();
+    EXPECT_FALSE(why.contains(QLatin1Char('\n')));
+    EXPECT_EQ(w.traceB(), tb);
+    // Leaving trace mode clears both sides.
+    w.openDefault(o);
+    EXPECT_FALSE(w.traceMode());
+    EXPECT_FALSE(w.traceBShown());
+    EXPECT_FALSE(w.agreementB());
+}
+
+TEST(MainWindow, ASimulationBesideATraceShowsItsFrameAtTheCursorsTimeSinceTheTracesStart) {
+    MainWindow w;
+    StartOptions o;
+    o.autoplay = false;
+    w.openDefault(o);
+    w.show();
+    auto ta = std::make_shared<const sched::Trace>(sched::readTrace(sampleText()));
+    auto topo = std::make_shared<const sched::Topology>(sched::Topology::preset("qemu-2s2c2t"));
+    w.showTrace(ta, topo, QString::fromStdString(sampleText()));
+    const auto [a0, a1] = sched::traceSpan(*ta);
+    const sched::Scenario s = sched::parseScenario(
+        nlohmann::json::parse(R"({"topology":"qemu-2s2c2t","seed":7,"workloads":[{"type":"hackbench","groups":2,"fds":4,"loops":2000}]})"),
+        "beside.json", ".");
+    // Another machine (not the trace's name, another CPU count) is refused with one line.
+    const sched::Scenario other = sched::parseScenario(
+        nlohmann::json::parse(R"({"topology":"x86-20c40t","seed":7,"workloads":[{"type":"hackbench","groups":2,"fds":4,"loops":20}]})"),
+        "other.json", ".");
+    const QString why = w.showSimulationBeside(other, QStringLiteral("other.json"));
+    EXPECT_TRUE(why.startsWith(QStringLiteral("other.json: topology x86-20c40t (40 CPUs) is not the trace's qemu-2s2c2t (8 CPUs)")))
+        << why.toStdString();
+    EXPECT_FALSE(w.besideSimulation());
+    ASSERT_EQ(w.showSimulationBeside(s, QStringLiteral("beside.json")), QString());
+    ASSERT_TRUE(w.besideSimulation());
+    auto* hb = static_cast<TopologyHeatmap*>(w.view(QStringLiteral("heatmapB")));
+    EXPECT_TRUE(hb->isVisible());
+    // What a direct run of the scenario has done by `ns`.
+    auto direct = [&](std::int64_t ns) {
+        sched::SimOptions so;
+        sched::Simulation sim(s, s.variants.front().knobs, "x", so, s.seed);
+        sim.advance(ns);
+        return sim.snapshot();
+    };
+    // Forwards, then backwards (a restart from t = 0).
+    for (const std::int64_t rel : {std::int64_t(3'000'000), std::int64_t(6'000'000), std::int64_t(2'000'000)}) {
+        w.setTraceTime(a0 + rel);
+        EXPECT_EQ(w.besideTarget(), rel);
+        bool ready = false;
+        w.whenBesideReady([&] { ready = true; });
+        ASSERT_TRUE(waitFor([&] { return ready; })) << rel;
+        ASSERT_TRUE(hb->snapshot());
+        EXPECT_EQ(hb->snapshot()->now, rel);
+        EXPECT_EQ(hb->snapshot()->label, "simulated");
+        const sched::Snapshot d = direct(rel);
+        EXPECT_EQ(hb->snapshot()->ttwu_count, d.ttwu_count) << rel;
+        EXPECT_EQ(hb->snapshot()->events, d.events) << rel;
+        EXPECT_GT(d.ttwu_count, 0u);
+        EXPECT_EQ(deltaRow(w, 2).value(0), QString::number(d.ttwu_count));
+        EXPECT_EQ(static_cast<TopologyHeatmap*>(w.view(QStringLiteral("heatmapA")))->snapshot()->now, a0 + rel);
+    }
+    EXPECT_TRUE(w.caption().contains(QStringLiteral("B: simulated beside.json (qemu-2s2c2t, 8 CPUs), knobs baseline, seed 7, t = 2.000 ms simulated")))
+        << w.caption().toStdString();
+    // A second trace replaces the simulation; a scenario leaves trace mode.
+    auto tb = std::make_shared<const sched::Trace>(sched::readTrace(sampleDat()));
+    ASSERT_EQ(w.showTraceB(tb, QString::fromStdString(sampleDat())), QString());
+    EXPECT_FALSE(w.besideSimulation());
+    ASSERT_EQ(w.showSimulationBeside(s, QStringLiteral("beside.json")), QString());
+    EXPECT_FALSE(w.traceBShown());
+    w.openDefault(o);
+    EXPECT_FALSE(w.besideSimulation());
+    // The worker runs the scenario again (not stopped at the old cursor).
+    bool reached = false;
+    w.runUntil(4'000'000, [&] { reached = true; });
+    ASSERT_TRUE(waitFor([&] { return reached; }));
+    ASSERT_TRUE(w.frame()->b);
+    EXPECT_EQ(w.frame()->a->now, 4'000'000);
 }
 
 TEST(KnobPanel, ControlsMapToTheNamedKnobsOfTheEditedSide) {

@@ -35,6 +35,7 @@ public:
 
     /// Shows `snapshot`'s rq-length buffer; nullptr clears both plots.
     void setSnapshot(std::shared_ptr<const sched::Snapshot> snapshot);
+    const std::shared_ptr<const sched::Snapshot>& snapshot() const { return m_snapshot; }
     /// CPUs drawn as lines (CPU indices; out-of-range ones are ignored). Empty: the machine mean.
     void setSelectedCpus(const QList<int>& cpus);
     /// CPUs currently selected (as given to setSelectedCpus).
