@@ -1060,6 +1060,8 @@ void MainWindow::showTrace(std::shared_ptr<const sched::Trace> trace, std::share
         resizeDocks({d}, {460}, Qt::Horizontal);  // room for a disagreement's two answers side by side
     if (!m_traceBar) createTraceBar();
     m_traceBar->show();
+    m_openTraceBAct->setEnabled(true);  // (the File menu refreshes them too; this is for the shortcut)
+    m_besideAct->setEnabled(true);
     m_nextDisAct->setEnabled(true);
     m_prevDisAct->setEnabled(true);
     m_timeline->setSpan(m_traceT0, m_traceT1);
@@ -1337,6 +1339,8 @@ void MainWindow::leaveTrace() {
     m_agreeError.clear();
     clearDisagreementMarks();
     m_inspector->setDecisions({}, std::nullopt);
+    m_openTraceBAct->setEnabled(false);
+    m_besideAct->setEnabled(false);
     if (m_traceBar) {
         m_traceBar->hide();
         m_nextDisAct->setEnabled(false);  // N is free again outside a trace
