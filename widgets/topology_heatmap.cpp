@@ -998,12 +998,18 @@ void TopologyHeatmap::paintLegend(QPainter& p, const Geometry& g) const {
             for (int v = 0; v <= 1024; v += 256) ticks.push_back({double(v), QString::number(v)});
         }
         const double top = m_metric == Metric::RqLength ? m_scaleMax : 1024.0;
-        for (const auto& [v, label] : ticks) {
+        // Right to left, so that the top one ("N+") always shows; a label that would touch the one
+        // to its right is left out (its tick stays).
+        double rightLimit = 1e9;
+        for (auto it = ticks.rbegin(); it != ticks.rend(); ++it) {
+            const auto& [v, label] = *it;
             const double x = std::round(lg.bar.left() + lg.bar.width() * std::clamp(v / top, 0.0, 1.0));
             p.drawLine(QPointF(x, lg.bar.bottom()), QPointF(x, lg.bar.bottom() + 3));
             const double tw = fm.horizontalAdvance(label);
             const double tx = std::clamp(x - tw / 2, lg.bar.left() - 2, lg.bar.right() + 8 - tw);
+            if (tx + tw + 3 > rightLimit) continue;
             p.drawText(QRectF(tx, lg.bar.bottom() + 3, tw + 2, fm.height()), Qt::AlignLeft | Qt::AlignTop, label);
+            rightLimit = tx;
         }
     }
 
