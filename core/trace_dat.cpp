@@ -468,9 +468,12 @@ Trace readTraceDat(const std::string& path) {
     struct Child {
         pid_t pid = -1;
         int fd = -1;
-        std::string buf;  ///< bytes read, not yet cut into frames
-        std::size_t at = 0;
         std::vector<Streamed> recs;
+        char hdr[5] = {};         ///< the frame header being read
+        std::size_t hdrAt = 0, need = 0, recsBytes = 0;
+        bool inHeader = true;
+        char type = 0;
+        std::string other;        ///< a frame other than 'B' being read
         std::string inputs, meta, error;
         bool eof = false;
         int status = 0;
@@ -497,36 +500,62 @@ Trace readTraceDat(const std::string& path) {
         ch[std::size_t(k)].fd = fds[0];
     }
     // Drain both pipes as data comes (a child blocked on a full pipe would stop reading).
-    auto frames = [](Child& c) {
-        for (;;) {
-            if (c.buf.size() - c.at < 5) break;
-            const char type = c.buf[c.at];
-            std::uint32_t n = 0;
-            std::memcpy(&n, c.buf.data() + c.at + 1, 4);
-            if (c.buf.size() - c.at - 5 < n) break;
-            const char* p = c.buf.data() + c.at + 5;
-            if (type == 'B') {
-                const std::size_t k = n / sizeof(Streamed), old = c.recs.size();
-                c.recs.resize(old + k);
-                std::memcpy(static_cast<void*>(c.recs.data() + old), p, k * sizeof(Streamed));
-            } else if (type == 'W') {
-                c.inputs.append(p, n);
-            } else if (type == 'M') {
-                c.meta.assign(p, n);
-            } else if (type == 'X') {
-                c.error.assign(p, n);
-            }
-            c.at += 5 + n;
-        }
-        if (c.at > (1u << 20)) c.buf.erase(0, c.at), c.at = 0;
-    };
     {
         // About 80 bytes of file per record: grow each child's record list once, not by doubling.
         struct stat st {};
-        const std::size_t guess = ::stat(path.c_str(), &st) == 0 ? std::size_t(st.st_size) / 80 / kParts + 1024 : 0;
+        const std::size_t guess = ::stat(path.c_str(), &st) == 0 ? std::size_t(st.st_size) / 64 / kParts + 4096 : 0;
         for (Child& c : ch) c.recs.reserve(guess);
     }
-    std::vector<char> chunk(1 << 20);
+    // Each frame is read straight into where it goes: its 5-byte header, then its payload (a
+    // batch of records into the child's list, anything else into a string).
+    auto step = [](Child& c) {
+        if (c.need == 0) {  // a new frame: its header
+            c.hdrAt = 0;
+            c.need = 5;
+            c.inHeader = true;
+        }
+        char* dst = nullptr;
+        if (c.inHeader) {
+            dst = c.hdr + c.hdrAt;
+        } else if (c.type == 'B') {
+            dst = reinterpret_cast<char*>(c.recs.data()) + c.recsBytes;
+        } else {
+            dst = c.other.data() + (c.other.size() - c.need);
+        }
+        const ssize_t r = ::read(c.fd, dst, c.need);
+        if (r < 0 && errno == EINTR) return;
+        if (r <= 0) {
+            c.eof = true;
+            return;
+        }
+        c.need -= std::size_t(r);
+        if (c.inHeader) {
+            c.hdrAt += std::size_t(r);
+            if (c.need) return;
+            c.type = c.hdr[0];
+            std::uint32_t n = 0;
+            std::memcpy(&n, c.hdr + 1, 4);
+            c.inHeader = false;
+            c.need = n;
+            if (c.type == 'B') {
+                c.recsBytes = c.recs.size() * sizeof(Streamed);
+                c.recs.resize(c.recs.size() + n / sizeof(Streamed));
+            } else {
+                c.other.assign(n, '\0');
+            }
+            if (n) return;
+        } else if (c.type == 'B') {
+            c.recsBytes += std::size_t(r);
+            if (c.need) return;
+        } else if (c.need) {
+            return;
+        }
+        // A whole frame is in.
+        if (c.type == 'W') c.inputs.append(c.other);
+        else if (c.type == 'M') c.meta = std::move(c.other);
+        else if (c.type == 'X') c.error = std::move(c.other);
+        c.other.clear();
+    };
     for (;;) {
         std::array<pollfd, kParts> pf{};
         int open = 0;
@@ -541,17 +570,12 @@ Trace readTraceDat(const std::string& path) {
         }
         for (int k = 0; k < kParts; ++k) {
             Child& c = ch[std::size_t(k)];
-            if (c.eof || !(pf[std::size_t(k)].revents & (POLLIN | POLLHUP | POLLERR))) continue;
-            const ssize_t r = ::read(c.fd, chunk.data(), chunk.size());
-            if (r < 0 && errno == EINTR) continue;
-            if (r <= 0) {
-                c.eof = true;
-                continue;
-            }
-            c.buf.append(chunk.data(), std::size_t(r));
-            frames(c);
+            if (!c.eof && (pf[std::size_t(k)].revents & (POLLIN | POLLHUP | POLLERR))) step(c);
         }
     }
+    // A child that died mid-frame: drop the records of its half-read batch.
+    for (Child& c : ch)
+        if (!c.inHeader && c.type == 'B' && c.need) c.recs.resize(c.recsBytes / sizeof(Streamed));
     for (Child& c : ch) {
         ::close(c.fd);
         while (::waitpid(c.pid, &c.status, 0) < 0 && errno == EINTR) {
