@@ -186,6 +186,18 @@ AgreeReport agree(const Trace& t, std::shared_ptr<const Topology> topo, const Kn
     const char* dbg = std::getenv("SCHEDLAB_AGREE_DEBUG");
     const std::uint32_t debugLine = dbg ? std::uint32_t(std::strtoul(dbg, nullptr, 10)) : 0;
     std::vector<std::int64_t> llcScanAt(static_cast<std::size_t>(ncpu), -1);  // last nr_idle_scan update per LLC
+    bool tailUnknown = false;  // a waking before had no wakeup in the trace
+    std::unordered_map<std::int32_t, std::uint32_t> lastWakeup;  // each pid's last sched_wakeup
+    for (const auto& [pid, list] : byPid)
+        for (auto it = list.rbegin(); it != list.rend(); ++it)
+            if (ev[*it].kind == EvKind::sched_wakeup) {
+                lastWakeup[pid] = *it;
+                break;
+            }
+    auto wokenLater = [&](std::int32_t pid, std::uint32_t i) {
+        const auto it = lastWakeup.find(pid);
+        return it != lastWakeup.end() && it->second > i;
+    };
     auto task = [&](std::int32_t pid, std::int64_t now) -> RTask& {
         RTask& r = tasks[pid];
         if (r.first_seen < 0) r.first_seen = now;
@@ -434,6 +446,9 @@ AgreeReport agree(const Trace& t, std::shared_ptr<const Topology> topo, const Kn
                 else if (f.migrate != kNone || (f.wakeup != kNone && ev[f.wakeup].cpu == c)) late = true;
                 else no = "mid-switch, on_cpu wakelist";
             } else if (r.runnable) no = "still queued (ttwu_runnable)";
+            // A waking whose wakeup is not in the trace (it ends first): where it went, and which CPU
+            // has it pending, is unknown from here on, so later decisions are "state unknown".
+            if (f.wakeup == kNone && waker != pid && !wokenLater(pid, i)) tailUnknown = true;
             if (!no.empty()) {
                 ++rep.not_decisions[no];
                 // A wakelist wakeup still marks its target pending until the IPI runs.
@@ -451,7 +466,7 @@ AgreeReport agree(const Trace& t, std::shared_ptr<const Topology> topo, const Kn
             if (ev[f.wakeup].target_cpu != choice) ++rep.choice_mismatch;
             const bool workload = !o.workload_only || ((t.workload_start < 0 || now >= t.workload_start) && (t.workload_end < 0 || now <= t.workload_end));
             const int wakeupCpu = ev[f.wakeup].cpu;
-            if (!workload || inGap(now)) {
+            if (!workload || inGap(now) || tailUnknown) {
                 if (workload) ++rep.unknown_state;
                 if (wakeupCpu != c && wakeupCpu >= 0 && wakeupCpu < ncpu) ++cpu[std::size_t(wakeupCpu)].pending;
                 break;
@@ -758,7 +773,7 @@ std::string AgreeReport::text() const {
         for (const auto& [pid, line] : pinned_pids) l += fmt::format(" {} (from line {})", pid, line);
         o += fmt::format("  pinned pids, inferred (§4):{}\n", l);
     }
-    o += fmt::format("  {:<44}{:>8}\n", "state unknown (during a gap)", unknown_state);
+    o += fmt::format("  {:<44}{:>8}\n", "state unknown (a gap; the trace ends first)", unknown_state);
     o += fmt::format("cross-checks (0 on a consistent replay): prev mismatches {}, choice mismatches {}\n", prev_mismatch, choice_mismatch);
     for (std::size_t c = 0; c < examples.size(); ++c) {
         if (examples[c].empty()) continue;

@@ -287,6 +287,11 @@ TEST(MainWindow, ExportsTheRunAsFtraceTextAndTheRqLengthCsvAsTheCliWritesThem) {
     std::uint64_t wakings = 0;
     for (const auto& e : t.events) wakings += e.kind == sched::EvKind::sched_waking;
     EXPECT_EQ(wakings, w.frame()->a->ttwu_count);  // the same run as the one shown
+    // It carries each decision's untraced inputs as run --ftrace does: it replays at 100 %.
+    EXPECT_GT(t.wake_inputs.size(), 100u);
+    const sched::AgreeReport ag = sched::agree(t, s.topo, sched::Knobs{});
+    EXPECT_EQ(ag.inputs.decisions, ag.decisions);
+    EXPECT_EQ(ag.agree, ag.decisions) << ag.text();
     // Cancelled: no file, no temporary left behind.
     const QString cancelled = dir.filePath(QStringLiteral("cancelled.txt"));
     EXPECT_EQ(w.exportRunTrace(cancelled, [](qint64) { return false; }), QStringLiteral("cancelled"));

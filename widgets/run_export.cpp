@@ -59,6 +59,9 @@ QString exportRunFtrace(const sched::Scenario& s, const sched::Knobs& knobs, std
     o.event_sink = [&writer](const sched::SchedEvent& e) {
         if (writer) writer->write(e);
     };
+    o.wake_inputs_sink = [&writer](const sched::WakeInputs& in) {  // the schedlab_wake lines, as the CLI writes them
+        if (writer) writer->writeWakeInputs(in);
+    };
     try {
         std::unique_ptr<sched::Engine> eng = sched::buildEngine(s, knobs, s.cost, o);
         const sched::Engine* ep = eng.get();
