@@ -316,17 +316,6 @@ bool writeAll(int fd, const void* p, std::size_t n) {
     }
     return true;
 }
-bool readAll(int fd, void* p, std::size_t n) {
-    char* c = static_cast<char*>(p);
-    while (n) {
-        const ssize_t r = ::read(fd, c, n);
-        if (r < 0 && errno == EINTR) continue;
-        if (r <= 0) return false;
-        c += r;
-        n -= std::size_t(r);
-    }
-    return true;
-}
 bool frame(int fd, char type, const std::string& payload) {
     const std::uint32_t n = std::uint32_t(payload.size());
     return writeAll(fd, &type, 1) && writeAll(fd, &n, 4) && writeAll(fd, payload.data(), payload.size());
