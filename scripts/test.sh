@@ -9,6 +9,7 @@ bash scripts/setup.sh asan
 
 export QT_QPA_PLATFORM=offscreen
 export ASAN_OPTIONS=detect_leaks=1
+export LSAN_OPTIONS="suppressions=$repo_root/tests/lsan.supp:print_suppressions=0"  # libtracecmd's own leaks
 
 # ctest prints its own summary ("N% tests passed, M tests failed out of K" and the failed tests) last.
 status=0
