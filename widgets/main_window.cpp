@@ -1079,8 +1079,13 @@ void MainWindow::showTrace(std::shared_ptr<const sched::Trace> trace, std::share
     if (m_agreeCancel) *m_agreeCancel = true;  // and its replay
     m_traceIndex.reset();
     setTraceTime(m_traceT1);
-    startAgreement(std::move(agreed));
-    startTraceIndex();
+    // The replay and the cursor index start once the first frame is painted (the paint is a
+    // posted event, the zero timer comes after it): drawn first, analysed after.
+    QTimer::singleShot(0, this, [this, trace = m_trace, agreed = std::move(agreed)]() mutable {
+        if (m_trace != trace) return;  // another trace (or none) since
+        startAgreement(std::move(agreed));
+        startTraceIndex();
+    });
 }
 
 void MainWindow::startTraceIndex() {
