@@ -238,6 +238,34 @@ TEST(RqPlotData, LongBuffersAreBinnedToPixelsKeepingSpikesInTheMap) {
     EXPECT_DOUBLE_EQ(w.linePlot()->xAxis->range().upper, 2000.0);
 }
 
+TEST(RqPlotData, ARecordedTraceIsShownInTimeSinceItsFirstEvent) {
+    RqPlot w;
+    w.resize(600, 400);
+    // A trace's samples on its own clock: 9 s into the machine's uptime.
+    auto s = rqSnapshot(500, 4, [](std::size_t i, std::size_t c) { return int((i + c) % 3); });
+    const std::int64_t t0 = 9'000'000'000;
+    for (auto& t : s->sample_t) t += t0;
+    s->measure_start = t0;
+    s->now += t0;
+    s->knobs = "recorded: trace.dat";
+    w.setSnapshot(s);
+    EXPECT_NEAR(w.linePlot()->xAxis->range().lower, 0.0, 1e-9);
+    EXPECT_NEAR(w.linePlot()->xAxis->range().upper, 500.0, 1e-9);
+    EXPECT_NE(w.mapPlot()->xAxis->label().indexOf(QStringLiteral("first event")), -1);
+    w.setWindowMs(100);
+    EXPECT_NEAR(w.linePlot()->xAxis->range().lower, 400.0, 1e-9);
+    ASSERT_GT(w.linePlot()->graph(0)->dataCount(), 0);
+    EXPECT_NEAR(w.linePlot()->graph(0)->data()->begin()->key, 400.0, 1e-9);
+    // A simulation keeps its own clock (its measure_start is the workload's GO, not 0).
+    auto sim = rqSnapshot(500, 4, [](std::size_t, std::size_t) { return 1; });
+    sim->measure_start = 20'000'000;
+    sim->knobs = "baseline";
+    w.setWindowMs(0);
+    w.setSnapshot(sim);
+    EXPECT_NEAR(w.linePlot()->xAxis->range().lower, 0.0, 1e-9);
+    EXPECT_NE(w.mapPlot()->xAxis->label().indexOf(QStringLiteral("simulated")), -1);
+}
+
 TEST(RqPlotData, MoreCpusThanPixelRowsAreGroupedByMax) {
     RqPlot w;
     w.resize(900, 300);  // the map has far fewer than 512 pixel rows

@@ -74,9 +74,12 @@ struct Window {
     double periodMs = 1;
     double xLo = 0, xHi = 1;          // axis range, ms
     double tFirstMs = 0, tEndMs = 0;  // start of the first row, end of the last row
+    std::int64_t originNs = 0;        // the axis' 0: a recorded trace's first event, else the run's start
     int columns = 0;                  // number of bins (<= rows)
     std::size_t binBegin(int j) const { return first + std::size_t(double(j) * double(rows) / columns); }
 };
+
+bool isRecorded(const sched::Snapshot& s) { return s.knobs.rfind("recorded:", 0) == 0; }
 
 Window makeWindow(const sched::Snapshot& s, double windowMs, int pixelColumns) {
     Window w;
@@ -85,12 +88,15 @@ Window makeWindow(const sched::Snapshot& s, double windowMs, int pixelColumns) {
     std::size_t total = std::min(s.sample_t.size(), s.sample_len.size() / w.ncpus);
     if (total == 0) return w;
     w.periodMs = s.sample_period_ns > 0 ? double(s.sample_period_ns) / 1e6 : 1.0;
-    const double t0 = double(s.sample_t.front()) / 1e6;
-    w.tEndMs = double(s.sample_t[total - 1]) / 1e6 + w.periodMs;
+    // A recorded trace (traceSnapshot) is shown in time since its first event, as the trace
+    // bar's timeline and cursor are.
+    w.originNs = isRecorded(s) ? s.measure_start : 0;
+    const double t0 = double(s.sample_t.front() - w.originNs) / 1e6;
+    w.tEndMs = double(s.sample_t[total - 1] - w.originNs) / 1e6 + w.periodMs;
     if (windowMs > 0) {
         w.xLo = std::max(w.tEndMs - windowMs, t0);
         w.xHi = w.xLo + windowMs;
-        const auto lo = std::int64_t(std::llround((w.tEndMs - windowMs) * 1e6));
+        const auto lo = std::int64_t(std::llround((w.tEndMs - windowMs) * 1e6)) + w.originNs;
         w.first = std::size_t(std::lower_bound(s.sample_t.begin(), s.sample_t.begin() + std::ptrdiff_t(total), lo) -
                               s.sample_t.begin());
     } else {
@@ -99,7 +105,7 @@ Window makeWindow(const sched::Snapshot& s, double windowMs, int pixelColumns) {
     }
     w.rows = total - w.first;
     if (w.rows == 0) return w;
-    w.tFirstMs = double(s.sample_t[w.first]) / 1e6;
+    w.tFirstMs = double(s.sample_t[w.first] - w.originNs) / 1e6;
     w.columns = int(std::min<std::size_t>(w.rows, std::size_t(std::max(pixelColumns, 1))));
     return w;
 }
@@ -177,8 +183,8 @@ RqPlot::~RqPlot() = default;
 void RqPlot::setSnapshot(std::shared_ptr<const sched::Snapshot> snapshot) {
     m_snapshot = std::move(snapshot);
     // A recorded trace (traceSnapshot) runs on the trace's clock, not the simulator's.
-    const bool recorded = m_snapshot && m_snapshot->knobs.rfind("recorded:", 0) == 0;
-    const QString xLabel = recorded ? QStringLiteral("trace time (ms)") : QStringLiteral("simulated time (ms)");
+    const bool recorded = m_snapshot && isRecorded(*m_snapshot);
+    const QString xLabel = recorded ? QStringLiteral("time since the trace's first event (ms)") : QStringLiteral("simulated time (ms)");
     if (m_mapPlot->xAxis->label() != xLabel) m_mapPlot->xAxis->setLabel(xLabel);
     rebuild();
     replotIfVisible();
@@ -326,7 +332,7 @@ void RqPlot::rebuild() {
                 }
             }
             const double v = sum / double((e - b) * (mean ? ncpus : 1));
-            points[j] = QCPGraphData(double(m_snapshot->sample_t[b]) / 1e6, v);
+            points[j] = QCPGraphData(double(m_snapshot->sample_t[b] - w.originNs) / 1e6, v);
             lineMax = std::max(lineMax, v);
         }
         // lsStepLeft holds a value until the next key: close the last step at the end of its row.
