@@ -612,14 +612,23 @@ AgreeReport agree(const Trace& t, std::shared_ptr<const Topology> topo, const Kn
             const int sim = d.cpu;
             for (int k = 0; k < ncpu; ++k) cpu[std::size_t(k)].claimed = st.rq[std::size_t(k)].claimed;  // the path's claims persist
             AgreeRow row;
+            // The same decision again on copies of its inputs, one of them changed by `change`
+            // (the §9 classes), or traced step by step for the window's inspector.
+            auto redecide = [&](auto&& change, bool traced) {
+                MachineState s2 = before;
+                Task p2 = pBefore, c2 = curBefore;
+                Waker w2 = w;
+                w2.current_ptr = waker == 0 ? nullptr : &c2;
+                if (waker == 0) w2.current = curBefore;
+                Knobs k2 = knobs;
+                std::uint32_t f2 = flags;
+                change(s2, p2, c2, k2, f2);
+                return try_to_wake_up(s2, k2, p2, w2, f2, traced);
+            };
             if (o.keep_decisions) {
-                if (o.trace_disagreements && sim != choice) {  // the same call again, traced, on the same inputs
-                    MachineState s2 = before;
-                    Task p2 = pBefore, c2 = curBefore;
-                    Waker w2 = w;
-                    w2.current_ptr = waker == 0 ? nullptr : &c2;
-                    if (waker == 0) w2.current = curBefore;
-                    row.decision = std::make_shared<const Decision>(try_to_wake_up(s2, knobs, p2, w2, flags, true));
+                if (o.trace_disagreements && sim != choice) {
+                    row.decision = std::make_shared<const Decision>(
+                        redecide([](MachineState&, Task&, Task&, Knobs&, std::uint32_t&) {}, true));
                 } else {
                     row.decision = std::make_shared<const Decision>(d);
                 }
@@ -657,17 +666,7 @@ AgreeReport agree(const Trace& t, std::shared_ptr<const Topology> topo, const Kn
                 if (!row.cold) ++rep.agree_warm;
             } else {
                 // §9 classes: observed first, then re-decide with one input changed.
-                auto redo = [&](auto&& change) {
-                    MachineState s2 = before;
-                    Task p2 = pBefore, c2 = curBefore;
-                    Waker w2 = w;
-                    w2.current_ptr = waker == 0 ? nullptr : &c2;
-                    if (waker == 0) w2.current = curBefore;
-                    Knobs k2 = knobs;
-                    std::uint32_t f2 = flags;
-                    change(s2, p2, c2, k2, f2);
-                    return try_to_wake_up(s2, k2, p2, w2, f2).cpu;
-                };
+                auto redo = [&](auto&& change) { return redecide(change, false).cpu; };
                 DisagreeClass cls = DisagreeClass::unexplained;
                 const int llcSize = st.sd->sd_llc_size(prev);
                 if (idleNow(choice) && idleNow(sim)) cls = DisagreeClass::different_idle;

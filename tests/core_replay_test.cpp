@@ -77,6 +77,24 @@ TEST(Agree, RecordedSampleMeetsTheOraclesOfSection10) {
 }
 
 /// A tiny trace on qemu-2s2c2t (8 CPUs) from records "comm-pid [cpu] time: event: payload".
+/// Runs the scenario's first variant and returns its ftrace export with the schedlab_wake
+/// lines (as run --ftrace writes it); `inputs` counts those lines.
+std::string exportRun(const sched::Scenario& s, std::uint64_t* inputs = nullptr) {
+    std::ostringstream out;
+    std::unique_ptr<sched::FtraceTextWriter> w;
+    sched::RunOptions o;
+    o.on_start = [&](const sched::Engine& e) {
+        w = std::make_unique<sched::FtraceTextWriter>(out, e.nrCpus(), [&e](std::int32_t pid) { return e.taskComm(pid); });
+    };
+    o.event_sink = [&](const sched::SchedEvent& e) { w->write(e); };
+    o.wake_inputs_sink = [&](const sched::WakeInputs& in) {
+        if (inputs) ++*inputs;
+        w->writeWakeInputs(in);
+    };
+    sched::runScenario(s, s.variants[0], s.cost, o);
+    return out.str();
+}
+
 sched::Trace synth(const std::string& body) {
     return sched::parseFtraceText("# tracer: nop\n#\n# entries-in-buffer/entries-written: 1/1   #P:8\n#\n" + body, "synth.txt");
 }
@@ -151,20 +169,9 @@ TEST(Agree, ASimulatedRunsOwnExportReplaysAtOneHundredPercent) {
                                                             {"pipe", true}, {"loops", 200}}})},
                        {"variants", {{"A", "baseline"}}}},
         "rt.json", ".");
-    std::ostringstream out;
-    std::unique_ptr<sched::FtraceTextWriter> w;
-    sched::RunOptions o;
-    o.on_start = [&](const sched::Engine& e) {
-        w = std::make_unique<sched::FtraceTextWriter>(out, e.nrCpus(), [&e](std::int32_t pid) { return e.taskComm(pid); });
-    };
-    o.event_sink = [&](const sched::SchedEvent& e) { w->write(e); };
     std::uint64_t inputs = 0;
-    o.wake_inputs_sink = [&](const sched::WakeInputs& in) {
-        ++inputs;
-        w->writeWakeInputs(in);
-    };
-    const sched::RunResult run = sched::runScenario(s, s.variants[0], s.cost, o);
-    const sched::Trace t = sched::parseFtraceText(out.str(), "rt.txt");
+    const std::string text = exportRun(s, &inputs);
+    const sched::Trace t = sched::parseFtraceText(text, "rt.txt");
     EXPECT_EQ(t.problem_count, 0u);
     EXPECT_EQ(t.wake_inputs.size(), inputs);
 
@@ -180,7 +187,6 @@ TEST(Agree, ASimulatedRunsOwnExportReplaysAtOneHundredPercent) {
     EXPECT_FALSE(r.cancelled);
     // Cut short (as an export up to a cursor is): wakeups that fall after the end leave the
     // state behind them unknown, and the decisions there are counted so, not guessed.
-    std::string text = out.str();
     std::size_t cut = text.size() * 3 / 5;
     cut = text.rfind('\n', cut) + 1;
     const AgreeReport c = sched::agree(sched::parseFtraceText(text.substr(0, cut), "cut.txt"), qemu(), s.variants[0].knobs);
@@ -227,16 +233,7 @@ TEST_P(RoundTrip, EveryVariantsOwnExportReplaysAtOneHundredPercent) {
     const sched::Scenario s = sched::parseScenario(
         nlohmann::json{{"topology", "qemu-2s2c2t"}, {"seed", 2}, {"workloads", nlohmann::json::array({w})}, {"variants", {{"A", preset}}}},
         "rt.json", ".");
-    std::ostringstream out;
-    std::unique_ptr<sched::FtraceTextWriter> wr;
-    sched::RunOptions o;
-    o.on_start = [&](const sched::Engine& e) {
-        wr = std::make_unique<sched::FtraceTextWriter>(out, e.nrCpus(), [&e](std::int32_t pid) { return e.taskComm(pid); });
-    };
-    o.event_sink = [&](const sched::SchedEvent& e) { wr->write(e); };
-    o.wake_inputs_sink = [&](const sched::WakeInputs& in) { wr->writeWakeInputs(in); };
-    const sched::RunResult run = sched::runScenario(s, s.variants[0], s.cost, o);
-    const AgreeReport r = sched::agree(sched::parseFtraceText(out.str(), "rt.txt"), qemu(), s.variants[0].knobs);
+    const AgreeReport r = sched::agree(sched::parseFtraceText(exportRun(s), "rt.txt"), qemu(), s.variants[0].knobs);
     ASSERT_GT(r.decisions, 200u);
     EXPECT_EQ(r.inputs.decisions, r.decisions);
     EXPECT_EQ(r.prev_mismatch + r.choice_mismatch, 0u);

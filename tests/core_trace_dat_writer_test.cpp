@@ -328,7 +328,7 @@ std::size_t countLines(const std::string& text, const std::string& needle) {
 
 TEST(TraceDatWriter, TraceCmdReportOpensItAndPrintsTheSameEvents) {
     const std::string tc = SCHEDLAB_TRACE_CMD;
-    if (tc.empty() || !fs::exists(tc)) GTEST_SKIP() << "trace-cmd not installed (scripts/setup.sh installs it)";
+    ASSERT_TRUE(!tc.empty() && fs::exists(tc)) << "trace-cmd not found when configuring (scripts/setup.sh installs it)";
     const Exported r = exportRun(4, 4, 50, "report.dat");
     int rc = 0;
     const std::string report = run("'" + tc + "' report -i '" + r.dat + "' 2>&1", rc);
