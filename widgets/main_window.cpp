@@ -1609,7 +1609,7 @@ QString MainWindow::showSimulationBeside(const sched::Scenario& s, const QString
     const sched::Knobs k = s.variants.front().knobs;
     m_sim->post([s, k](SimWorker& w) {
         w.pause();
-        w.restart(s, k, k, false, s.seed);
+        w.restart(s, k, k, false, s.seed, "simulated");
     });
     m_besideTarget = traceCursor();
     requestBesideFrame();

@@ -36,7 +36,7 @@ std::shared_ptr<const Frame> SimWorker::latest() const {
 }
 
 void SimWorker::restart(const sched::Scenario& s, const sched::Knobs& a, const sched::Knobs& b, bool ab,
-                        quint64 seed) {
+                        quint64 seed, const std::string& labelA) {
     if (!m_timer) {
         m_timer = new QTimer(this);
         m_timer->setInterval(0);
@@ -46,7 +46,7 @@ void SimWorker::restart(const sched::Scenario& s, const sched::Knobs& a, const s
     const int n = s.topo->nrCpus();
     o.sample_period_ns = 100'000;
     o.sample_rows = std::size_t(std::clamp(400'000 / std::max(n, 1), 200, 2000));
-    m_a = std::make_unique<sched::Simulation>(s, a, m_labelA, o, seed);
+    m_a = std::make_unique<sched::Simulation>(s, a, labelA, o, seed);
     m_b = ab ? std::make_unique<sched::Simulation>(s, b, "B", o, seed) : nullptr;
     m_traced.reset();
     m_playSim0 = 0;
@@ -158,11 +158,7 @@ void SimWorker::tick() {
 void SimWorker::publishNow() { publish(); }
 
 void SimWorker::runTo(const sched::Scenario& s, const sched::Knobs& k, quint64 seed, qint64 ns) {
-    if (!m_a || m_b || m_a->now() > ns) {
-        m_labelA = "simulated";  // shown beside a trace, as its side B
-        restart(s, k, k, false, seed);
-        m_labelA = "A";
-    }
+    if (!m_a || m_b || m_a->now() > ns) restart(s, k, k, false, seed, "simulated");  // shown beside a trace, as its side B
     if (m_a->now() >= ns || m_a->done()) {
         m_running = false;
         if (m_timer) m_timer->stop();

@@ -49,8 +49,10 @@ public:
     void requestStop() { m_stop = true; }
 
     // Commands: call on the worker's thread (SimController::post queues them there).
-    /// New run from t = 0: scenario, knobs of A and B (B ignored unless `ab`), seed (0: the scenario's).
-    void restart(const sched::Scenario& s, const sched::Knobs& a, const sched::Knobs& b, bool ab, quint64 seed);
+    /// New run from t = 0: scenario, knobs of A and B (B ignored unless `ab`), seed (0: the scenario's);
+    /// `labelA` is side A's Snapshot::label ("simulated" for a run beside a recorded trace).
+    void restart(const sched::Scenario& s, const sched::Knobs& a, const sched::Knobs& b, bool ab, quint64 seed,
+                 const std::string& labelA = "A");
     void setKnobs(int side, const sched::Knobs& k);
     void play();
     void pause();
@@ -87,7 +89,6 @@ private:
     bool chunk(std::int64_t ns);
 
     std::unique_ptr<sched::Simulation> m_a, m_b;
-    std::string m_labelA = "A";  ///< side A's Snapshot::label
     std::optional<sched::DecisionRecord> m_traced;
     QTimer* m_timer = nullptr;
     bool m_running = false;
