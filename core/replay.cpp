@@ -564,8 +564,8 @@ AgreeReport agree(const Trace& t, std::shared_ptr<const Topology> topo, const Kn
                 else if (o.sync == "comm") sync = std::regex_search(t.commOf(waker), syncRe);
             }
             // schedlab's own export says what the decision read that no tracepoint shows.
-            if (const auto wi = t.wake_inputs.find(i); wi != t.wake_inputs.end()) {
-                const WakeInputs& in = wi->second;
+            if (const WakeInputs* wi = t.wake_inputs.find(std::uint32_t(i))) {
+                const WakeInputs& in = *wi;
                 auto& ic = rep.inputs;
                 ++ic.decisions;
                 const Rq& qt = st.rq[std::size_t(c)];

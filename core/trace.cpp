@@ -442,7 +442,7 @@ bool FtraceTextParser::parseRecord(std::string_view s, std::string& why) {
             return bad("schedlab_wake: not right after the sched_waking of its pid");
         in.time = time;
         in.cpu = std::int16_t(cpu);
-        m_t.wake_inputs[std::uint32_t(m_t.events.size() - 1)] = in;
+        m_t.wake_inputs.add(std::uint32_t(m_t.events.size() - 1), in);
         imported = false;
     } else if (name == "tracing_mark_write" || name == "print") {
         if (payload.find("WORKLOAD_START") != std::string_view::npos) m_t.workload_start = time;
@@ -477,6 +477,7 @@ bool FtraceTextParser::parseRecord(std::string_view s, std::string& why) {
 }
 
 void FtraceTextParser::finish(bool lastLineComplete) {
+    m_t.wake_inputs.finish();
     if (!lastLineComplete && !m_pendingLastProblem.empty()) {
         // The last line was cut short: reported as truncated, not as a bad line.
         --m_t.problem_count;
@@ -627,7 +628,7 @@ Trace readFtraceText(const std::string& path, const TraceReadOptions& o) {
 }
 
 Trace readTrace(const std::string& path, const TraceReadOptions& o) {
-    return looksLikeTraceDat(path) ? readTraceDat(path) : readFtraceText(path, o);
+    return looksLikeTraceDat(path) ? readTraceDat(path, o) : readFtraceText(path, o);
 }
 
 std::pair<std::int64_t, std::int64_t> traceSpan(const Trace& t) {
@@ -779,7 +780,75 @@ std::string formatWakeInputs(const WakeInputs& in) {
                        in.scan_prev, int(in.cores_this), int(in.cores_prev), in.jiffies);
 }
 
+void WakeInputsByEvent::finish() {
+    if (m_sorted) return;
+    std::stable_sort(m_v.begin(), m_v.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
+    std::size_t w = 0;
+    for (std::size_t r = 0; r < m_v.size(); ++r) {
+        if (w > 0 && m_v[w - 1].first == m_v[r].first) m_v[w - 1] = m_v[r];
+        else m_v[w++] = m_v[r];
+    }
+    m_v.resize(w);
+    m_sorted = true;
+}
+
+const WakeInputs* WakeInputsByEvent::find(std::uint32_t event) const {
+    const auto it = std::lower_bound(m_v.begin(), m_v.end(), event, [](const auto& a, std::uint32_t e) { return a.first < e; });
+    return it != m_v.end() && it->first == event ? &it->second : nullptr;
+}
+
+const WakeInputs& WakeInputsByEvent::at(std::uint32_t event) const {
+    if (const WakeInputs* in = find(event)) return *in;
+    throw std::out_of_range("WakeInputsByEvent::at: no inputs for that event");
+}
+
+namespace {
+
+/// The layout schedlab writes (formatWakeInputs): the keys in order, single spaces. One pass, no
+/// search; anything else goes to the general parser.
+bool parseWakeInputsFast(std::string_view msg, WakeInputs& in) {
+    const char* p = msg.data();
+    const char* const end = p + msg.size();
+    auto field = [&](std::string_view key, auto& out) {
+        if (std::size_t(end - p) < key.size() + 2 || std::memcmp(p, key.data(), key.size()) != 0 || p[key.size()] != '=') return false;
+        p += key.size() + 1;
+        bool neg = false;
+        if (p < end && *p == '-') neg = true, ++p;
+        if (p == end || *p < '0' || *p > '9') return false;
+        std::int64_t v = 0;
+        int digits = 0;
+        for (; p < end && *p >= '0' && *p <= '9'; ++p, ++digits) v = v * 10 + (*p - '0');
+        if (digits > 18) return false;
+        if (p < end) {
+            if (*p != ' ') return false;
+            ++p;
+        }
+        v = neg ? -v : v;
+        using T = std::remove_reference_t<decltype(out)>;
+        if (v < std::int64_t(std::numeric_limits<T>::min()) || v > std::int64_t(std::numeric_limits<T>::max())) return false;
+        out = T(v);
+        return true;
+    };
+    int sync = 0, task = 1, ct = -1, cp = -1, prev = -1;
+    WakeInputs w = in;
+    if (!(field("pid", w.pid) && field("prev", prev) && field("this_load", w.this_load) && field("prev_load", w.prev_load) &&
+          field("p_load", w.p_load) && field("cur_load", w.cur_load) && field("sync", sync) && field("in_task", task) &&
+          field("scan_this", w.scan_this) && field("scan_prev", w.scan_prev) && field("cores_this", ct) && field("cores_prev", cp) &&
+          field("jiffies", w.jiffies) && p == end))
+        return false;
+    w.prev = std::int16_t(prev);
+    w.sync = sync != 0;
+    w.in_task = task != 0;
+    w.cores_this = std::int8_t(ct);
+    w.cores_prev = std::int8_t(cp);
+    in = w;
+    return true;
+}
+
+}  // namespace
+
 bool parseWakeInputs(std::string_view msg, WakeInputs& in, std::string& why) {
+    if (parseWakeInputsFast(msg, in)) return true;
     // key=value by single spaces, every key present once, in any order.
     unsigned seen = 0;
     int sync = 0, task = 1, ct = -1, cp = -1, prev = -1;

@@ -46,6 +46,28 @@ struct TraceProblem {
     std::string what;
 };
 
+/// schedlab_wake inputs by the index in Trace::events of their sched_waking: a vector sorted by
+/// that index (the readers add them as they come and sort once at the end).
+class WakeInputsByEvent {
+public:
+    void reserve(std::size_t n) { m_v.reserve(n); }
+    void add(std::uint32_t event, const WakeInputs& in) {
+        m_sorted = m_sorted && (m_v.empty() || m_v.back().first < event);
+        m_v.push_back({event, in});
+    }
+    /// Sorts by event index; of two for one index, the one added last stays.
+    void finish();
+    const WakeInputs* find(std::uint32_t event) const;
+    /// Throws std::out_of_range when `event` has none.
+    const WakeInputs& at(std::uint32_t event) const;
+    std::size_t size() const { return m_v.size(); }
+    bool empty() const { return m_v.empty(); }
+
+private:
+    std::vector<std::pair<std::uint32_t, WakeInputs>> m_v;
+    bool m_sorted = true;
+};
+
 /// A trace read into the simulator's event vocabulary, with what the reader had to skip.
 struct Trace {
     std::string file;
@@ -70,7 +92,7 @@ struct Trace {
     std::int64_t workload_start = -1, workload_end = -1;  ///< tracing_mark_write WORKLOAD_START/END
     /// schedlab's own exports: each decision's untraced inputs (`tracing_mark_write:
     /// schedlab_wake ...`, sched_event.h), by the index in `events` of the sched_waking before it.
-    std::unordered_map<std::uint32_t, WakeInputs> wake_inputs;
+    WakeInputsByEvent wake_inputs;
     std::uint64_t lines = 0;
 
     static constexpr std::size_t kMaxProblems = 20;
@@ -138,8 +160,10 @@ bool looksLikeTraceDat(const std::string& path);
 /// Reads a trace-cmd trace.dat (versions 6 and 7, zstd/zlib compressed or not) through
 /// libtracecmd into the same Trace as the text importer; records[i].line is the record's
 /// ordinal in time order. Throws InputError (one line) for a file that is not a trace.dat or
-/// that libtracecmd cannot open. Missed events become gaps.
-Trace readTraceDat(const std::string& path);
+/// that libtracecmd cannot open. Missed events become gaps. TraceReadOptions::progress is
+/// called about every 50 ms with the share of the CPU buffers read (`clock` is not used: the
+/// file says its clock).
+Trace readTraceDat(const std::string& path, const TraceReadOptions& o = {});
 
 /// Writes events as ftrace text in the layout of tracefs' `trace` file (header with `#P:N`,
 /// 5 flag columns, no tgid column). Timestamps with 9 decimals (ns) unless `usecs`.

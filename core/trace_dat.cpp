@@ -1,6 +1,8 @@
 // trace_dat.cpp: trace-cmd's trace.dat (file versions 6 and 7, compressed or not) read through
-// libtracecmd/libtraceevent into the same Trace as the text importer. Records come merged in
-// time order from tracecmd_iterate_events(); Trace::records[i].line is the record's ordinal.
+// libtracecmd/libtraceevent into the same Trace as the text importer. Forked children read the
+// CPUs' buffers (tracecmd_read_data, one CPU after another) into shared memory; the parent merges
+// them in time order as tracecmd_iterate_events() would; Trace::records[i].line is the record's
+// ordinal in that order.
 #include "trace.h"
 
 #include "input_error.h"
@@ -10,7 +12,6 @@
 #include <event-parse.h>
 #include <nlohmann/json.hpp>
 
-#include <sched.h>
 
 // libtracecmd's API as trace-cmd.h declares it (libtracecmd 1.x). trace-cmd.h itself is not
 // included: it pulls in tracefs.h, whose inline helpers pass an int as an enum, which C
@@ -21,8 +22,11 @@ struct tracecmd_input* tracecmd_open(const char* file, int flags);
 void tracecmd_close(struct tracecmd_input* handle);
 struct tep_handle* tracecmd_get_tep(struct tracecmd_input* handle);
 const char* tracecmd_get_trace_clock(struct tracecmd_input* handle);
-int tracecmd_iterate_events(struct tracecmd_input* handle, cpu_set_t* cpus, int cpu_size,
-                            int (*callback)(struct tracecmd_input* handle, struct tep_record*, int, void*), void* callback_data);
+struct tep_record* tracecmd_read_data(struct tracecmd_input* handle, int cpu);
+void tracecmd_free_record(struct tep_record* record);
+// Not in trace-cmd.h (trace-cmd-private.h) but exported by libtracecmd 1.x: the size of a CPU's
+// buffer data, for the progress. Weak: without it the progress counts CPUs.
+unsigned long long tracecmd_get_cpu_file_size(struct tracecmd_input* handle, int cpu) __attribute__((weak));
 }
 constexpr int TRACECMD_FL_LOAD_NO_PLUGINS = 1 << 0;
 constexpr int TRACECMD_FL_LOAD_NO_SYSTEM_PLUGINS = 1 << 1;
@@ -34,14 +38,20 @@ constexpr int TRACECMD_FL_LOAD_NO_SYSTEM_PLUGINS = 1 << 1;
 #include <cstdio>
 #include <cstring>
 #include <fstream>
+#include <functional>
+#include <map>
 #include <limits>
 #include <memory>
 #include <string_view>
 #include <type_traits>
 #include <unordered_map>
 
+#include <atomic>
+#include <csignal>
+
 #include <fcntl.h>
 #include <poll.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -52,17 +62,59 @@ namespace {
 
 constexpr int kTraceFlagNmi = 0x40;  // kernel's TRACE_FLAG_NMI (not in libtraceevent's enum)
 
+/// One record as a child hands it over: imported (an event) or not (a marker that only keeps
+/// the record's place in time order, for the ordinals). The CPU is its stream's.
+constexpr std::uint8_t kMarker = 0xff;
+struct Streamed {
+    SchedEvent e;   ///< e.kind == EvKind(kMarker): a record not imported
+    std::int32_t current = 0;
+    char context = '?';
+};
+static_assert(std::is_trivially_copyable_v<Streamed> && std::is_trivially_copyable_v<WakeInputs>);
+/// A schedlab_wake print: the inputs of the sched_waking that is the child's record `waking`.
+struct StreamedInputs {
+    std::uint64_t waking = 0;
+    WakeInputs in;
+};
+static_assert(std::is_trivially_copyable_v<StreamedInputs>);
+
+/// An array in a memfd that a child fills and the parent maps once the child has ended (also
+/// after a crash: the child publishes how many elements are whole in the shared header).
+template <class T>
+struct ShmVec {
+    int fd = -1;
+    T* p = nullptr;
+    std::size_t cap = 0, n = 0;
+    bool reserve(std::size_t want) {
+        if (want <= cap) return true;
+        const std::size_t nc = std::max({want, cap * 2, std::size_t(1) << 16});
+        if (::ftruncate(fd, off_t(nc * sizeof(T))) != 0) return false;
+        void* q = p ? ::mremap(p, cap * sizeof(T), nc * sizeof(T), MREMAP_MAYMOVE)
+                    : ::mmap(nullptr, nc * sizeof(T), PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+        if (q == MAP_FAILED) return false;
+        p = static_cast<T*>(q);
+        cap = nc;
+        return true;
+    }
+    bool push(const T& v) {
+        if (!reserve(n + 1)) return false;
+        p[n++] = v;
+        return true;
+    }
+};
+
 struct Ctx {
     Trace* t = nullptr;
     tep_handle* tep = nullptr;
     tep_event *waking = nullptr, *wakeup = nullptr, *wakeup_new = nullptr, *migrate = nullptr;  ///< the events read
     tep_event *sw = nullptr, *idle = nullptr, *fork = nullptr, *exit = nullptr, *print = nullptr;
-    std::uint32_t ordinal = 0;
-    std::uint32_t pushed = 0;                      ///< events imported so far (batches are flushed)
-    std::int32_t lastWakingPid = -1;               ///< pid of the last imported event if it is a sched_waking
-    std::vector<std::pair<std::uint32_t, WakeInputs>> inputs;  ///< schedlab_wake prints, by event index
-    std::vector<std::int64_t> cpuLast;
-    std::int64_t lastTime = std::numeric_limits<std::int64_t>::min();
+    bool swap = false;          ///< the file's byte order is not the host's: libtraceevent reads the numbers
+    std::uint64_t ordinal = 0;  ///< the record being read: its index in the child's list, plus 1
+    /// The last imported event of the CPU being read, when it is a sched_waking: its pid and index.
+    std::int32_t lastWakingPid = -1;
+    std::uint64_t lastWakingAt = 0;
+    ShmVec<StreamedInputs>* inputs = nullptr;  ///< where schedlab_wake prints go
+    std::int64_t cpuLast = -1;  ///< the previous record's time on the CPU being read
     /// Looked up once per (event, field name): tep_find_field() compares names.
     struct FieldKey {
         tep_event* ev;
@@ -70,6 +122,9 @@ struct Ctx {
         tep_format_field* f;
     };
     std::array<FieldKey, 256> fields{};  ///< direct-mapped: a collision only costs a lookup again
+    std::vector<tep_event*> byType;      ///< tep_find_event() once per type (it bisects)
+    std::vector<bool> typeLooked;
+    tep_format_field *commonType = nullptr, *commonPid = nullptr, *commonFlags = nullptr;
     /// Records per event, counted by event pointer and named at the end (no string per record).
     std::vector<std::pair<tep_event*, std::uint64_t>> counts, skipped;
 
@@ -78,8 +133,21 @@ struct Ctx {
         if (k.ev != ev || k.name != name) k = {ev, name, ev ? tep_find_field(ev, name) : nullptr};
         return k.f;
     }
-    /// Names and priorities with where they were last seen (time, recording CPU): the reading is
-    /// split over children by CPU, and the last one seen in time order wins when they are merged.
+    tep_event* event(int type) {
+        if (type < 0 || type > 0xffff) return nullptr;
+        if (std::size_t(type) >= byType.size()) {
+            byType.resize(std::size_t(type) + 1, nullptr);
+            typeLooked.resize(std::size_t(type) + 1, false);
+        }
+        if (!typeLooked[std::size_t(type)]) {
+            byType[std::size_t(type)] = tep_find_event(tep, type);
+            typeLooked[std::size_t(type)] = true;
+        }
+        return byType[std::size_t(type)];
+    }
+    /// Names and priorities with where they were seen (time, recording CPU): the children read
+    /// one CPU after another, so the one seen last in time order is kept (ties: the higher CPU,
+    /// which a time-ordered reading gives last; on one CPU, the later record).
     struct Seen {
         std::string name;
         int prio = 0;
@@ -87,22 +155,45 @@ struct Ctx {
         std::int64_t name_ts = 0, prio_ts = 0;
         std::int16_t name_cpu = 0, prio_cpu = 0;
     };
-    std::unordered_map<std::int32_t, Seen> seen;
+    std::vector<Seen> seenLow;                    ///< by pid, for pids below kLowPids
+    std::unordered_map<std::int32_t, Seen> seenHigh;
+    static constexpr std::int32_t kLowPids = 1 << 22;  ///< PID_MAX_LIMIT on 64-bit
     std::int64_t ts = 0;   ///< the record being read
     std::int16_t cpu = 0;
+    Seen& seen(std::int32_t pid) {
+        if (pid >= 0 && pid < kLowPids) {
+            if (std::size_t(pid) >= seenLow.size()) seenLow.resize(std::max(std::size_t(pid) + 1, seenLow.size() * 2));
+            return seenLow[std::size_t(pid)];
+        }
+        return seenHigh[pid];
+    }
+    const Seen* seenIf(std::int32_t pid) const {
+        if (pid >= 0 && pid < kLowPids) return std::size_t(pid) < seenLow.size() ? &seenLow[std::size_t(pid)] : nullptr;
+        const auto it = seenHigh.find(pid);
+        return it == seenHigh.end() ? nullptr : &it->second;
+    }
+    bool later(std::int64_t t0, std::int16_t c0) const { return ts > t0 || (ts == t0 && cpu >= c0); }
     void setComm(std::int32_t pid, std::string_view s) {
-        Seen& x = seen[pid];
+        Seen& x = seen(pid);
+        if (x.has_name && !later(x.name_ts, x.name_cpu)) return;
         if (!x.has_name || x.name != s) x.name.assign(s);
         x.has_name = true;
         x.name_ts = ts;
         x.name_cpu = cpu;
     }
     void setPrio(std::int32_t pid, int p) {
-        Seen& x = seen[pid];
+        Seen& x = seen(pid);
+        if (x.has_prio && !later(x.prio_ts, x.prio_cpu)) return;
         x.prio = p;
         x.has_prio = true;
         x.prio_ts = ts;
         x.prio_cpu = cpu;
+    }
+    template <class F>
+    void forEachSeen(F&& f) const {
+        for (std::size_t pid = 0; pid < seenLow.size(); ++pid)
+            if (seenLow[pid].has_name || seenLow[pid].has_prio) f(std::int32_t(pid), seenLow[pid]);
+        for (const auto& [pid, x] : seenHigh) f(pid, x);
     }
     static void count(std::vector<std::pair<tep_event*, std::uint64_t>>& v, tep_event* ev) {
         for (auto& [e, n] : v)
@@ -114,12 +205,27 @@ struct Ctx {
     }
 };
 
-
+/// A number field of the record: read in place when the file has the host's byte order (the
+/// common case; libtraceevent's reader is a call and a switch per field), else by libtraceevent.
+bool readField(const Ctx& c, const tep_format_field* f, const tep_record* rec, unsigned long long& u) {
+    if (!f) return false;
+    if (!c.swap && rec->size >= 0 && unsigned(f->offset) + unsigned(f->size) <= unsigned(rec->size)) {
+        const char* p = static_cast<const char*>(rec->data) + f->offset;
+        switch (f->size) {
+            case 1: u = *reinterpret_cast<const std::uint8_t*>(p); return true;
+            case 2: { std::uint16_t v; std::memcpy(&v, p, 2); u = v; return true; }
+            case 4: { std::uint32_t v; std::memcpy(&v, p, 4); u = v; return true; }
+            case 8: { std::uint64_t v; std::memcpy(&v, p, 8); u = v; return true; }
+            default: break;
+        }
+    }
+    return tep_read_number_field(const_cast<tep_format_field*>(f), rec->data, &u) == 0;
+}
 
 bool num(Ctx& c, tep_event* ev, const char* name, const tep_record* rec, long long& v) {
     tep_format_field* f = c.field(ev, name);
     unsigned long long u = 0;
-    if (!f || tep_read_number_field(f, rec->data, &u) != 0) return false;
+    if (!readField(c, f, rec, u)) return false;
     // Sign-extend signed fields narrower than 64 bits.
     if ((f->flags & TEP_FIELD_IS_SIGNED) && f->size < 8) {
         const int bits = f->size * 8;
@@ -140,7 +246,7 @@ std::string_view str(Ctx& c, tep_event* ev, const char* name, const tep_record* 
     if (f->size == 0) return std::string_view(p, ::strnlen(p, unsigned(rec->size) - unsigned(f->offset)));  // char buf[]
     if (f->flags & TEP_FIELD_IS_DYNAMIC) {  // __data_loc: offset and length packed in 32 bits
         unsigned long long loc = 0;
-        if (tep_read_number_field(f, rec->data, &loc) != 0) return {};
+        if (!readField(c, f, rec, loc)) return {};
         const unsigned off = unsigned(loc & 0xffff), len = unsigned(loc >> 16);
         if (off + len > unsigned(rec->size)) return {};
         p = static_cast<const char*>(rec->data) + off;
@@ -165,39 +271,35 @@ char prevStateLetter(long long st) {
     return 'R';
 }
 
-int onRecord(tracecmd_input*, tep_record* rec, int cpu, void* data) {
-    Ctx& c = *static_cast<Ctx*>(data);
+/// One record of CPU `cpu` (c.ordinal already set to its place in the child's list): an event
+/// into `s` (returns true), or not imported (false: `s` is left for the caller to mark).
+bool onRecord(Ctx& c, tep_record* rec, int cpu, Streamed& s) {
     Trace& t = *c.t;
-    ++c.ordinal;
-    const int type = tep_data_type(c.tep, rec);
-    tep_event* ev = tep_find_event(c.tep, type);
+    unsigned long long u = 0;
+    const int type = c.commonType && readField(c, c.commonType, rec, u) ? int(u) : tep_data_type(c.tep, rec);
+    tep_event* ev = c.event(type);
     const std::int64_t time = std::int64_t(rec->ts);
-    if (cpu < 0 || cpu >= 4096) return 0;
     c.ts = time;
     c.cpu = std::int16_t(cpu);
-    if (std::size_t(cpu) >= c.cpuLast.size()) c.cpuLast.resize(std::size_t(cpu) + 1, -1);
-    if (rec->missed_events) {
-        t.gaps.push_back({cpu, c.cpuLast[std::size_t(cpu)], time, c.ordinal, rec->missed_events > 0 ? std::uint64_t(rec->missed_events) : 0, false});
-    }
-    c.cpuLast[std::size_t(cpu)] = time;
-    if (time < c.lastTime) ++t.time_backwards;
-    c.lastTime = std::max(c.lastTime, time);
+    if (rec->missed_events)
+        t.gaps.push_back({cpu, c.cpuLast, time, std::uint32_t(c.ordinal), rec->missed_events > 0 ? std::uint64_t(rec->missed_events) : 0, false});
+    c.cpuLast = time;
     if (!ev) {
         ++t.problem_count;
-        if (t.problems.size() < Trace::kMaxProblems) t.problems.push_back({c.ordinal, fmt::format("record of unknown event type {}", type)});
-        return 0;
+        if (t.problems.size() < Trace::kMaxProblems) t.problems.push_back({std::uint32_t(c.ordinal), fmt::format("record of unknown event type {}", type)});
+        return false;
     }
     const char* name = ev->name ? ev->name : "?";
     Ctx::count(c.counts, ev);
-    const std::int32_t current = tep_data_pid(c.tep, rec);
-    SchedEvent e;
+    SchedEvent& e = s.e;
+    e = SchedEvent{};
     e.time = time;
     e.cpu = std::int16_t(cpu);
     long long v = 0, w = 0, x = 0;
     auto bad = [&](const char* what) {
         ++t.problem_count;
-        if (t.problems.size() < Trace::kMaxProblems) t.problems.push_back({c.ordinal, fmt::format("{}: {}", name, what)});
-        return 0;
+        if (t.problems.size() < Trace::kMaxProblems) t.problems.push_back({std::uint32_t(c.ordinal), fmt::format("{}: {}", name, what)});
+        return false;
     };
     auto wakeLike = [&](EvKind k) {
         if (!num(c, ev, "pid", rec, v) || !num(c, ev, "target_cpu", rec, w)) return false;
@@ -251,38 +353,39 @@ int onRecord(tracecmd_input*, tep_record* rec, int cpu, void* data) {
         e.pid = std::int32_t(v);
     } else {
         if (ev == c.print) {
-            const std::string buf(str(c, ev, "buf", rec));
-            if (buf.rfind("schedlab_wake ", 0) == 0) {
-                // schedlab's own export: the untraced inputs of the waking just before (sched_event.h).
-                WakeInputs in;
+            std::string_view msg = str(c, ev, "buf", rec);
+            if (msg.starts_with("schedlab_wake ")) {
+                // schedlab's own export: the untraced inputs of the waking just before on this CPU (sched_event.h).
+                StreamedInputs si;
                 std::string why;
-                std::string_view msg(buf);
                 msg.remove_prefix(14);
                 while (!msg.empty() && (msg.back() == '\n' || msg.back() == ' ')) msg.remove_suffix(1);
-                if (!parseWakeInputs(msg, in, why)) return bad(why.c_str()), 0;
-                if (c.lastWakingPid != in.pid || c.pushed == 0) return bad("schedlab_wake: not right after the sched_waking of its pid"), 0;
-                in.time = time;
-                in.cpu = std::int16_t(cpu);
-                c.inputs.push_back({c.pushed - 1, in});
-                return 0;
+                if (!parseWakeInputs(msg, si.in, why)) return bad(why.c_str());
+                if (c.lastWakingPid != si.in.pid) return bad("schedlab_wake: not right after the sched_waking of its pid");
+                si.in.time = time;
+                si.in.cpu = std::int16_t(cpu);
+                si.waking = c.lastWakingAt;
+                if (!c.inputs->push(si)) return bad("out of memory for the wake inputs");
+                return false;
             }
-            if (buf.find("WORKLOAD_START") != std::string::npos) t.workload_start = time;
-            if (buf.find("WORKLOAD_END") != std::string::npos) t.workload_end = time;
+            if (msg.find("WORKLOAD_START") != std::string_view::npos) t.workload_start = time;
+            if (msg.find("WORKLOAD_END") != std::string_view::npos) t.workload_end = time;
         } else {
             Ctx::count(c.skipped, ev);
         }
-        return 0;
+        return false;
     }
+    const std::int32_t current = c.commonPid && readField(c, c.commonPid, rec, u) ? std::int32_t(std::uint32_t(u)) : tep_data_pid(c.tep, rec);
     if (current > 0) {
-        const auto it = c.seen.find(current);
-        if (it == c.seen.end() || !it->second.has_name)
+        const Ctx::Seen* x = c.seenIf(current);
+        if (!x || !x->has_name)
             if (const char* cm = tep_data_comm_from_pid(c.tep, current)) c.setComm(current, cm);
     }
-    t.events.push_back(e);
-    t.records.push_back({c.ordinal, current, contextOf(tep_data_flags(c.tep, rec))});
-    ++c.pushed;
+    s.current = current;
+    s.context = contextOf(c.commonFlags && readField(c, c.commonFlags, rec, u) ? int(u) : tep_data_flags(c.tep, rec));
     c.lastWakingPid = e.kind == EvKind::sched_waking ? e.pid : -1;
-    return 0;
+    c.lastWakingAt = c.ordinal - 1;
+    return true;
 }
 
 }  // namespace
@@ -296,14 +399,23 @@ bool looksLikeTraceDat(const std::string& path) {
 namespace {
 
 // libtracecmd 1.3 can crash on a truncated or corrupt file (seen: SIGSEGV in tracecmd_open_fd's
-// error path, and in the record reader of a cut version-6 file). So the reading runs in a
-// forked child that streams what it read through a pipe: a crash costs the child, and the
-// records read before it stay usable.
-//
-// Frames on the pipe: [u8 type][u32 length][payload]; 'B' a batch of (SchedEvent,
-// TraceRecord) pairs, 'M' the rest of the Trace as JSON, 'X' an error message.
-static_assert(std::is_trivially_copyable_v<SchedEvent> && std::is_trivially_copyable_v<TraceRecord>);
-constexpr std::size_t kBatch = 4096;
+// error path, and in the record reader of a cut version-6 file). So the reading runs in forked
+// children: a crash costs the child, and the records it read before stay usable. Each child
+// reads its share of the CPUs, one CPU's buffer after another, into shared memory (records and
+// wake inputs, see ShmVec); a pipe carries the rest: [u8 type][u32 length][payload] frames,
+// 'C' a CPU's records start here, 'M' the rest of the Trace as JSON, 'X' an error message.
+
+/// What a child publishes while it reads (a shared page): whole elements so far, progress.
+struct ShmHeader {
+    std::atomic<std::uint64_t> records{0}, inputs{0};
+    std::atomic<std::uint64_t> done{0}, total{0};  ///< bytes of CPU data read / to read (or CPUs)
+};
+constexpr std::size_t kPublishEvery = 4096;
+struct CpuStart {
+    std::int32_t cpu = 0;
+    std::uint64_t start = 0;
+};
+static_assert(std::is_trivially_copyable_v<CpuStart>);
 
 bool writeAll(int fd, const void* p, std::size_t n) {
     const char* c = static_cast<const char*>(p);
@@ -321,63 +433,47 @@ bool frame(int fd, char type, const std::string& payload) {
     return writeAll(fd, &type, 1) && writeAll(fd, &n, 4) && writeAll(fd, payload.data(), payload.size());
 }
 
-/// One record as a child streams it: imported (an event) or not (a marker that only keeps the
-/// record's place in time order, for the ordinals), with the CPU whose buffer held it.
-constexpr std::uint8_t kMarker = 0xff;
-struct Streamed {
-    SchedEvent e;   ///< e.kind == EvKind(kMarker): a record not imported
-    TraceRecord r;  ///< r.line: the child's ordinal
-    std::int16_t rec_cpu = 0;
-};
-static_assert(std::is_trivially_copyable_v<Streamed>);
-
-struct ChildCtx {
-    Ctx c;
-    int fd = -1;
-    std::vector<Streamed> batch;
-};
-
-void flushBatch(ChildCtx& cc) {
-    if (cc.batch.empty()) return;
-    frame(cc.fd, 'B', std::string(reinterpret_cast<const char*>(cc.batch.data()), cc.batch.size() * sizeof(Streamed)));
-    cc.batch.clear();
-}
-
-int onRecordStreamed(tracecmd_input* h, tep_record* rec, int cpu, void* data) {
-    auto& cc = *static_cast<ChildCtx*>(data);
-    Trace& t = *cc.c.t;
-    const std::size_t before = t.events.size();
-    onRecord(h, rec, cpu, &cc.c);
-    Streamed s;
-    if (t.events.size() > before) {
-        s.e = t.events.back();
-        s.r = t.records.back();
-        t.events.pop_back();
-        t.records.pop_back();
-    } else {
-        s.e.time = std::int64_t(rec->ts);
-        s.e.kind = EvKind(kMarker);
-        s.r.line = cc.c.ordinal;
+/// Which child reads which CPU: the biggest buffers first, each to the child with the least data
+/// so far (ties: the lower child). Every child computes the same from the file.
+std::vector<int> assignCpus(tracecmd_input* h, int nrCpus, int parts, std::vector<unsigned long long>& sizes) {
+    sizes.assign(std::size_t(std::max(nrCpus, 0)), 0);
+    std::vector<int> owner(sizes.size(), 0);
+    if (!tracecmd_get_cpu_file_size) {
+        for (int k = 0; k < nrCpus; ++k) owner[std::size_t(k)] = k % parts;
+        return owner;
     }
-    s.rec_cpu = std::int16_t(cpu);
-    cc.batch.push_back(s);
-    if (cc.batch.size() >= kBatch) flushBatch(cc);
-    return 0;
+    std::vector<int> order(sizes.size());
+    for (int k = 0; k < nrCpus; ++k) {
+        sizes[std::size_t(k)] = tracecmd_get_cpu_file_size(h, k);
+        order[std::size_t(k)] = k;
+    }
+    std::stable_sort(order.begin(), order.end(), [&](int a, int b) { return sizes[std::size_t(a)] > sizes[std::size_t(b)]; });
+    std::vector<unsigned long long> load(std::size_t(parts), 0);
+    for (const int k : order) {
+        const auto least = std::size_t(std::min_element(load.begin(), load.end()) - load.begin());
+        owner[std::size_t(k)] = int(least);
+        load[least] += sizes[std::size_t(k)];
+    }
+    return owner;
 }
 
-/// The child's side: read the file, stream it, exit.
-[[noreturn]] void readInChild(const std::string& path, int fd, int part, int parts) {
+/// The child's side: read its CPUs, publish, exit.
+[[noreturn]] void readInChild(const std::string& path, int fd, ShmHeader* hdr, int recFd, int inFd, int part, int parts) {
     tracecmd_input* h = tracecmd_open(path.c_str(), TRACECMD_FL_LOAD_NO_PLUGINS | TRACECMD_FL_LOAD_NO_SYSTEM_PLUGINS);
     if (!h) {
         frame(fd, 'X', "libtracecmd cannot read it (truncated, corrupt, or an unsupported file version)");
         ::_exit(0);
     }
     Trace t;
-    ChildCtx cc;
-    cc.fd = fd;
-    Ctx& c = cc.c;
+    Ctx c;
+    ShmVec<Streamed> recs;
+    ShmVec<StreamedInputs> inputs;
+    recs.fd = recFd;
+    inputs.fd = inFd;
     c.t = &t;
+    c.inputs = &inputs;
     c.tep = tracecmd_get_tep(h);
+    c.swap = tep_is_file_bigendian(c.tep) != tep_is_local_bigendian(c.tep);
     t.nr_cpus = tep_get_cpus(c.tep);
     auto find = [&](const char* sys, const char* name) { return tep_find_event_by_name(c.tep, sys, name); };
     c.waking = find("sched", "sched_waking");
@@ -389,41 +485,87 @@ int onRecordStreamed(tracecmd_input* h, tep_record* rec, int cpu, void* data) {
     c.fork = find("sched", "sched_process_fork");
     c.exit = find("sched", "sched_process_exit");
     c.print = find("ftrace", "print");
-    // This child's share of the CPUs: every parts-th one from `part`.
-    cpu_set_t* set = CPU_ALLOC(std::max(t.nr_cpus, 1));
-    const std::size_t setSize = CPU_ALLOC_SIZE(std::max(t.nr_cpus, 1));
-    CPU_ZERO_S(setSize, set);
-    bool any = false;
-    for (int k = part; k < t.nr_cpus; k += parts) CPU_SET_S(std::size_t(k), setSize, set), any = true;
-    const int rc = any ? tracecmd_iterate_events(h, set, int(setSize), onRecordStreamed, &cc) : 0;
-    CPU_FREE(set);
-    flushBatch(cc);
+    // The common fields (type, flags, pid) are at the same place in every event.
+    for (tep_event* ev : {c.sw, c.waking, c.wakeup, c.print})
+        if (ev && !c.commonType) {
+            c.commonType = tep_find_common_field(ev, "common_type");
+            c.commonPid = tep_find_common_field(ev, "common_pid");
+            c.commonFlags = tep_find_common_field(ev, "common_flags");
+        }
+    std::vector<unsigned long long> sizes;
+    const std::vector<int> owner = assignCpus(h, t.nr_cpus, parts, sizes);
+    const bool bySize = bool(tracecmd_get_cpu_file_size);
+    {
+        unsigned long long total = 0;
+        for (int k = 0; k < t.nr_cpus; ++k)
+            if (owner[std::size_t(k)] == part) total += bySize ? sizes[std::size_t(k)] : 1;
+        hdr->total.store(std::max<unsigned long long>(total, 1), std::memory_order_relaxed);
+    }
+    std::string failed;
+    unsigned long long doneBefore = 0;
+    int lastCpu = -1;
+    for (int cpu = 0; cpu < t.nr_cpus && failed.empty(); ++cpu) {
+        if (owner[std::size_t(cpu)] != part) continue;
+        const CpuStart cs{cpu, recs.n};
+        frame(fd, 'C', std::string(reinterpret_cast<const char*>(&cs), sizeof cs));
+        lastCpu = cpu;
+        c.lastWakingPid = -1;
+        c.cpuLast = -1;
+        unsigned long long first = 0;
+        bool any = false;
+        while (tep_record* rec = tracecmd_read_data(h, cpu)) {
+            if (!recs.reserve(recs.n + 1)) {
+                tracecmd_free_record(rec);
+                failed = "out of memory for its records";
+                break;
+            }
+            Streamed& s = recs.p[recs.n];
+            c.ordinal = recs.n + 1;
+            if (!onRecord(c, rec, cpu, s)) {
+                s.e = SchedEvent{};
+                s.e.time = std::int64_t(rec->ts);
+                s.e.kind = EvKind(kMarker);
+                s.e.cpu = std::int16_t(cpu);
+            }
+            ++recs.n;
+            if (!any) first = rec->offset, any = true;
+            if (recs.n % kPublishEvery == 0) {
+                hdr->records.store(recs.n, std::memory_order_release);
+                hdr->inputs.store(inputs.n, std::memory_order_release);
+                if (bySize) hdr->done.store(doneBefore + std::min<unsigned long long>(rec->offset - first, sizes[std::size_t(cpu)]), std::memory_order_relaxed);
+            }
+            tracecmd_free_record(rec);
+        }
+        doneBefore += bySize ? sizes[std::size_t(cpu)] : 1;
+        hdr->done.store(doneBefore, std::memory_order_relaxed);
+    }
+    hdr->records.store(recs.n, std::memory_order_release);
+    hdr->inputs.store(inputs.n, std::memory_order_release);
+    if (!failed.empty()) {
+        frame(fd, 'X', failed);
+        ::_exit(0);
+    }
     for (const auto& [ev, n] : c.counts) t.event_counts[ev->name ? ev->name : "?"] += n;
     for (const auto& [ev, n] : c.skipped) t.skipped_events[ev->name ? ev->name : "?"] += n;
-    static_assert(std::is_trivially_copyable_v<WakeInputs>);
-    for (std::size_t k = 0; k < c.inputs.size(); k += kBatch) {
-        std::string b;
-        for (std::size_t q = k; q < std::min(c.inputs.size(), k + kBatch); ++q) {
-            b.append(reinterpret_cast<const char*>(&c.inputs[q].first), sizeof(std::uint32_t));
-            b.append(reinterpret_cast<const char*>(&c.inputs[q].second), sizeof(WakeInputs));
-        }
-        frame(fd, 'W', b);
-    }
     nlohmann::json m;
-    m["nr_cpus"] = t.nr_cpus > 0 ? t.nr_cpus : int(c.cpuLast.size());
+    m["nr_cpus"] = t.nr_cpus > 0 ? t.nr_cpus : lastCpu + 1;
     // The trace clock trace-cmd saved (its trace_clock file, "[local] global ..."; or the name).
     std::string clock = tracecmd_get_trace_clock(h) ? tracecmd_get_trace_clock(h) : "";
     if (const auto a = clock.find('['), b = clock.find(']'); a != std::string::npos && b != std::string::npos && b > a)
         clock = clock.substr(a + 1, b - a - 1);
     while (!clock.empty() && (clock.back() == '\n' || clock.back() == ' ')) clock.pop_back();
     m["clock"] = clock;
-    m["records"] = c.ordinal;
-    m["iterate_failed"] = rc < 0;
+    {
+        unsigned long long data = 0;
+        for (int k = 0; k < t.nr_cpus; ++k)
+            if (owner[std::size_t(k)] == part) data += sizes[std::size_t(k)];
+        m["unreadable"] = data > 0 && recs.n == 0;  // buffers with data, not one record read
+    }
     nlohmann::json comm = nlohmann::json::array(), prio = nlohmann::json::array();
-    for (const auto& [pid, x] : c.seen) {
+    c.forEachSeen([&](std::int32_t pid, const Ctx::Seen& x) {
         if (x.has_name) comm.push_back({pid, x.name, x.name_ts, x.name_cpu});
         if (x.has_prio) prio.push_back({pid, x.prio, x.prio_ts, x.prio_cpu});
-    }
+    });
     m["comm"] = comm;
     m["prio"] = prio;
     m["event_counts"] = t.event_counts;
@@ -435,82 +577,127 @@ int onRecordStreamed(tracecmd_input* h, tep_record* rec, int cpu, void* data) {
     m["problem_count"] = t.problem_count;
     m["gaps"] = gaps;
     m["workload"] = {t.workload_start, t.workload_end};
-    m["time_backwards"] = t.time_backwards;
     frame(fd, 'M', m.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace));
     tracecmd_close(h);
     ::_exit(0);
 }
 
+/// A read-only view of a child's memfd after the child ended: its first `n` whole elements.
+template <class T>
+struct ShmView {
+    const T* p = nullptr;
+    std::size_t n = 0, bytes = 0;
+    ShmView() = default;
+    ShmView(int fd, std::uint64_t whole) {
+        struct stat st {};
+        if (fd < 0 || ::fstat(fd, &st) != 0 || st.st_size <= 0) return;
+        void* q = ::mmap(nullptr, std::size_t(st.st_size), PROT_READ, MAP_SHARED, fd, 0);
+        if (q == MAP_FAILED) return;
+        p = static_cast<const T*>(q);
+        bytes = std::size_t(st.st_size);
+        n = std::min<std::size_t>(whole, bytes / sizeof(T));
+    }
+    ShmView(const ShmView&) = delete;
+    ShmView& operator=(const ShmView&) = delete;
+    ShmView& operator=(ShmView&& o) noexcept {
+        std::swap(p, o.p);
+        std::swap(n, o.n);
+        std::swap(bytes, o.bytes);
+        return *this;
+    }
+    ~ShmView() {
+        if (p) ::munmap(const_cast<T*>(p), bytes);
+    }
+};
+
 }  // namespace
 
-Trace readTraceDat(const std::string& path) {
+Trace readTraceDat(const std::string& path, const TraceReadOptions& o) {
     if (!looksLikeTraceDat(path)) {
         std::ifstream in(path, std::ios::binary);
         if (!in) throw InputError(path, "", "cannot open");
         throw InputError(path, "", "not a trace-cmd trace.dat (no \"\\027\\010Dtracing\" magic at the start)");
     }
-    // Two children, each reading every other CPU's buffers (the parsing is most of the time, and
-    // it runs on both cores); their streams are merged here as tracecmd_iterate_events() merges
-    // CPUs: the earliest record next, ties to the lower CPU, so the result is the same as one
-    // reader's, record ordinals included.
+    // Two children, each reading about half of the CPUs' data (the parsing is most of the time,
+    // and it runs on both cores); their per-CPU lists are merged here as
+    // tracecmd_iterate_events() merges CPUs: the earliest record next, ties to the lower CPU, so
+    // the result is one reader's, record ordinals included.
     constexpr int kParts = 2;
     struct Child {
         pid_t pid = -1;
-        int fd = -1;
-        std::vector<Streamed> recs;
-        char hdr[5] = {};         ///< the frame header being read
-        std::size_t hdrAt = 0, need = 0, recsBytes = 0;
+        int fd = -1, recFd = -1, inFd = -1;
+        ShmHeader* hdr = nullptr;
+        char hdr5[5] = {};  ///< the frame header being read
+        std::size_t hdrAt = 0, need = 0;
         bool inHeader = true;
         char type = 0;
-        std::string other;        ///< a frame other than 'B' being read
-        std::string inputs, meta, error;
+        std::string payload;  ///< the frame being read
+        std::vector<CpuStart> starts;
+        std::string meta, error;
         bool eof = false;
         int status = 0;
     };
     std::array<Child, kParts> ch;
+    auto release = [&](bool kill) {
+        for (Child& c : ch) {
+            if (kill && c.pid > 0) ::kill(c.pid, SIGKILL);
+            if (c.fd >= 0) ::close(c.fd);
+            c.fd = -1;
+            if (c.pid > 0)
+                while (::waitpid(c.pid, &c.status, 0) < 0 && errno == EINTR) {
+                }
+            c.pid = -1;
+        }
+    };
+    auto closeShm = [&] {
+        for (Child& c : ch) {
+            if (c.recFd >= 0) ::close(c.recFd);
+            if (c.inFd >= 0) ::close(c.inFd);
+            if (c.hdr) ::munmap(c.hdr, sizeof(ShmHeader));
+            c.recFd = c.inFd = -1;
+            c.hdr = nullptr;
+        }
+    };
+    struct Cleanup {
+        std::function<void()> f;
+        ~Cleanup() { f(); }
+    } cleanup{[&] {
+        release(true);
+        closeShm();
+    }};
     std::fflush(nullptr);  // nothing buffered may be written twice
     for (int k = 0; k < kParts; ++k) {
-        int fds[2];
-        if (::pipe2(fds, O_CLOEXEC) != 0) throw InputError(path, "", fmt::format("cannot read: pipe: {}", std::strerror(errno)));
+        Child& c = ch[std::size_t(k)];
+        int fds[2] = {-1, -1};
+        c.recFd = ::memfd_create("schedlab-trace-records", MFD_CLOEXEC);
+        c.inFd = ::memfd_create("schedlab-trace-inputs", MFD_CLOEXEC);
+        void* h = ::mmap(nullptr, sizeof(ShmHeader), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+        if (c.recFd < 0 || c.inFd < 0 || h == MAP_FAILED || ::pipe2(fds, O_CLOEXEC) != 0)
+            throw InputError(path, "", fmt::format("cannot read: {}", std::strerror(errno)));
+        c.hdr = new (h) ShmHeader();
         const pid_t pid = ::fork();
         if (pid < 0) {
             ::close(fds[0]);
             ::close(fds[1]);
-            for (int q = 0; q < k; ++q) ::close(ch[std::size_t(q)].fd), ::waitpid(ch[std::size_t(q)].pid, nullptr, 0);
             throw InputError(path, "", fmt::format("cannot read: fork: {}", std::strerror(errno)));
         }
         if (pid == 0) {
             ::close(fds[0]);
             for (int q = 0; q < k; ++q) ::close(ch[std::size_t(q)].fd);
-            readInChild(path, fds[1], k, kParts);
+            readInChild(path, fds[1], c.hdr, c.recFd, c.inFd, k, kParts);
         }
         ::close(fds[1]);
-        ch[std::size_t(k)].pid = pid;
-        ch[std::size_t(k)].fd = fds[0];
+        c.pid = pid;
+        c.fd = fds[0];
     }
-    // Drain both pipes as data comes (a child blocked on a full pipe would stop reading).
-    {
-        // About 80 bytes of file per record: grow each child's record list once, not by doubling.
-        struct stat st {};
-        const std::size_t guess = ::stat(path.c_str(), &st) == 0 ? std::size_t(st.st_size) / 64 / kParts + 4096 : 0;
-        for (Child& c : ch) c.recs.reserve(guess);
-    }
-    // Each frame is read straight into where it goes: its 5-byte header, then its payload (a
-    // batch of records into the child's list, anything else into a string).
+    // The pipes: read each frame as it comes (its 5-byte header, then its payload).
     auto step = [](Child& c) {
         if (c.need == 0) {  // a new frame: its header
             c.hdrAt = 0;
             c.need = 5;
             c.inHeader = true;
         }
-        char* dst = nullptr;
-        if (c.inHeader) {
-            dst = c.hdr + c.hdrAt;
-        } else if (c.type == 'B') {
-            dst = reinterpret_cast<char*>(c.recs.data()) + c.recsBytes;
-        } else {
-            dst = c.other.data() + (c.other.size() - c.need);
-        }
+        char* dst = c.inHeader ? c.hdr5 + c.hdrAt : c.payload.data() + (c.payload.size() - c.need);
         const ssize_t r = ::read(c.fd, dst, c.need);
         if (r < 0 && errno == EINTR) return;
         if (r <= 0) {
@@ -521,29 +708,27 @@ Trace readTraceDat(const std::string& path) {
         if (c.inHeader) {
             c.hdrAt += std::size_t(r);
             if (c.need) return;
-            c.type = c.hdr[0];
+            c.type = c.hdr5[0];
             std::uint32_t n = 0;
-            std::memcpy(&n, c.hdr + 1, 4);
+            std::memcpy(&n, c.hdr5 + 1, 4);
             c.inHeader = false;
             c.need = n;
-            if (c.type == 'B') {
-                c.recsBytes = c.recs.size() * sizeof(Streamed);
-                c.recs.resize(c.recs.size() + n / sizeof(Streamed));
-            } else {
-                c.other.assign(n, '\0');
-            }
+            c.payload.assign(n, '\0');
             if (n) return;
-        } else if (c.type == 'B') {
-            c.recsBytes += std::size_t(r);
-            if (c.need) return;
         } else if (c.need) {
             return;
         }
         // A whole frame is in.
-        if (c.type == 'W') c.inputs.append(c.other);
-        else if (c.type == 'M') c.meta = std::move(c.other);
-        else if (c.type == 'X') c.error = std::move(c.other);
-        c.other.clear();
+        if (c.type == 'C' && c.payload.size() == sizeof(CpuStart)) {
+            CpuStart cs;
+            std::memcpy(&cs, c.payload.data(), sizeof cs);
+            c.starts.push_back(cs);
+        } else if (c.type == 'M') {
+            c.meta = std::move(c.payload);
+        } else if (c.type == 'X') {
+            c.error = std::move(c.payload);
+        }
+        c.payload.clear();
     };
     for (;;) {
         std::array<pollfd, kParts> pf{};
@@ -553,7 +738,8 @@ Trace readTraceDat(const std::string& path) {
             open += !ch[std::size_t(k)].eof;
         }
         if (!open) break;
-        if (::poll(pf.data(), kParts, -1) < 0) {
+        const int ready = ::poll(pf.data(), kParts, o.progress ? 50 : -1);
+        if (ready < 0) {
             if (errno == EINTR) continue;
             break;
         }
@@ -561,63 +747,98 @@ Trace readTraceDat(const std::string& path) {
             Child& c = ch[std::size_t(k)];
             if (!c.eof && (pf[std::size_t(k)].revents & (POLLIN | POLLHUP | POLLERR))) step(c);
         }
-    }
-    // A child that died mid-frame: drop the records of its half-read batch.
-    for (Child& c : ch)
-        if (!c.inHeader && c.type == 'B' && c.need) c.recs.resize(c.recsBytes / sizeof(Streamed));
-    for (Child& c : ch) {
-        ::close(c.fd);
-        while (::waitpid(c.pid, &c.status, 0) < 0 && errno == EINTR) {
+        if (o.progress) {
+            double done = 0, total = 0;
+            for (const Child& c : ch) {
+                const double n = double(c.hdr->total.load(std::memory_order_relaxed));
+                if (n > 0) done += std::min(1.0, double(c.hdr->done.load(std::memory_order_relaxed)) / n), total += 1;
+            }
+            if (!o.progress(total > 0 ? 0.97 * done / kParts : 0.0)) throw TraceReadCancelled();  // the merge is the rest
         }
     }
+    release(false);
     for (const Child& c : ch)
         if (!c.error.empty()) throw InputError(path, "", c.error);
+
+    // Each child's lists, as far as they are whole.
+    std::array<ShmView<Streamed>, kParts> recs;
+    std::array<ShmView<StreamedInputs>, kParts> ins;
+    for (int k = 0; k < kParts; ++k) {
+        const Child& c = ch[std::size_t(k)];
+        recs[std::size_t(k)] = ShmView<Streamed>(c.recFd, c.hdr->records.load(std::memory_order_acquire));
+        ins[std::size_t(k)] = ShmView<StreamedInputs>(c.inFd, c.hdr->inputs.load(std::memory_order_acquire));
+    }
 
     Trace t;
     t.file = path;
     t.flag_columns = 5;  // the binary records carry the flags (context kept per record)
     t.ns_timestamps = true;
-    // The merge: global ordinals for every record, events in order, each child's event index
-    // mapped to the global one (for its wake inputs) and its ordinals (for its problems and gaps).
-    std::array<std::vector<std::uint32_t>, kParts> evMap, ordMap;
-    std::array<std::size_t, kParts> next{};
-    std::array<std::uint32_t, kParts> lastOrd{};  ///< each child's last record, as a global ordinal
+    // The merge of the per-CPU lists: global ordinals for every record, events in order, each
+    // child's records mapped to their ordinals (for its problems and gaps) and to their event
+    // index (for its wake inputs).
+    struct Stream {
+        std::int64_t time;  ///< of its next record
+        int cpu, k;
+        const Streamed* p;
+        std::uint64_t at, end;
+    };
+    std::vector<Stream> streams;
+    std::array<std::vector<std::uint32_t>, kParts> ordOf, evOf;
     std::size_t total = 0;
-    for (int k = 0; k < kParts; ++k) total += ch[std::size_t(k)].recs.size();
+    for (int k = 0; k < kParts; ++k) {
+        const auto& r = recs[std::size_t(k)];
+        const auto& st = ch[std::size_t(k)].starts;
+        for (std::size_t q = 0; q < st.size(); ++q) {
+            const std::uint64_t b = std::min<std::uint64_t>(st[q].start, r.n);
+            const std::uint64_t e = q + 1 < st.size() ? std::min<std::uint64_t>(st[q + 1].start, r.n) : r.n;
+            if (b < e) streams.push_back({r.p[b].e.time, st[q].cpu, k, r.p, b, e});
+        }
+        total += r.n;
+        ordOf[std::size_t(k)].resize(r.n);
+        if (ins[std::size_t(k)].n) evOf[std::size_t(k)].resize(r.n);
+    }
     t.events.reserve(total);
     t.records.reserve(total);
+    // A binary heap of the streams by their next record's (time, CPU).
+    auto before = [](const Stream& a, const Stream& b) { return a.time < b.time || (a.time == b.time && a.cpu < b.cpu); };
+    std::vector<Stream> heap = streams;
+    auto siftDown = [&](std::size_t i) {
+        const std::size_t n = heap.size();
+        for (;;) {
+            std::size_t l = 2 * i + 1, m = i;
+            if (l < n && before(heap[l], heap[m])) m = l;
+            if (l + 1 < n && before(heap[l + 1], heap[m])) m = l + 1;
+            if (m == i) return;
+            std::swap(heap[i], heap[m]);
+            i = m;
+        }
+    };
+    for (std::size_t i = heap.size(); i-- > 0;) siftDown(i);
     std::uint32_t ord = 0;
     std::int64_t lastTime = std::numeric_limits<std::int64_t>::min();
-    for (;;) {
-        int pick = -1;
-        for (int k = 0; k < kParts; ++k) {
-            const Child& c = ch[std::size_t(k)];
-            if (next[std::size_t(k)] >= c.recs.size()) continue;
-            if (pick < 0) {
-                pick = k;
-                continue;
-            }
-            const Streamed& a = c.recs[next[std::size_t(k)]];
-            const Streamed& b = ch[std::size_t(pick)].recs[next[std::size_t(pick)]];
-            if (a.e.time < b.e.time || (a.e.time == b.e.time && a.rec_cpu < b.rec_cpu)) pick = k;
-        }
-        if (pick < 0) break;
-        const Streamed& s = ch[std::size_t(pick)].recs[next[std::size_t(pick)]++];
+    while (!heap.empty()) {
+        Stream& s = heap.front();
+        const Streamed& r = s.p[s.at];
         ++ord;
-        auto& om = ordMap[std::size_t(pick)];
-        if (om.size() <= s.r.line) om.resize(std::size_t(s.r.line) + 1, 0);
-        om[s.r.line] = ord;
-        lastOrd[std::size_t(pick)] = ord;
-        if (s.e.time < lastTime) ++t.time_backwards;
-        lastTime = std::max(lastTime, s.e.time);
-        if (s.e.kind == EvKind(kMarker)) continue;
-        evMap[std::size_t(pick)].push_back(std::uint32_t(t.events.size()));
-        t.events.push_back(s.e);
-        t.records.push_back({ord, s.r.current, s.r.context});
+        ordOf[std::size_t(s.k)][s.at] = ord;
+        if (r.e.time < lastTime) ++t.time_backwards;
+        lastTime = std::max(lastTime, r.e.time);
+        if (r.e.kind != EvKind(kMarker)) {
+            if (!evOf[std::size_t(s.k)].empty()) evOf[std::size_t(s.k)][s.at] = std::uint32_t(t.events.size());
+            t.events.push_back(r.e);
+            t.records.push_back({ord, r.current, r.context});
+        }
+        if (++s.at == s.end) {
+            heap.front() = heap.back();
+            heap.pop_back();
+        } else {
+            s.time = s.p[s.at].e.time;
+        }
+        if (!heap.empty()) siftDown(0);
     }
     auto globalOrd = [&](int k, std::uint32_t line) {
-        const auto& om = ordMap[std::size_t(k)];
-        return line < om.size() && om[line] ? om[line] : line;
+        const auto& om = ordOf[std::size_t(k)];
+        return line >= 1 && line <= om.size() && om[line - 1] ? om[line - 1] : line;
     };
     struct Latest {
         std::int64_t ts;
@@ -625,33 +846,27 @@ Trace readTraceDat(const std::string& path) {
     };
     std::unordered_map<std::int32_t, Latest> commAt, prioAt;
     std::string crashed;
-    {
-        std::size_t n = 0;
-        for (const Child& c : ch) n += c.inputs.size() / (sizeof(std::uint32_t) + sizeof(WakeInputs));
-        t.wake_inputs.reserve(n);
-    }
+    bool unreadable = true;  ///< every child found data it could not read a record of
+    t.wake_inputs.reserve(ins[0].n + ins[1].n);
     for (int k = 0; k < kParts; ++k) {
-        Child& c = ch[std::size_t(k)];
-        constexpr std::size_t one = sizeof(std::uint32_t) + sizeof(WakeInputs);
-        for (std::size_t off = 0; off + one <= c.inputs.size(); off += one) {
-            std::uint32_t idx = 0;
-            WakeInputs in;
-            std::memcpy(&idx, c.inputs.data() + off, sizeof idx);
-            std::memcpy(&in, c.inputs.data() + off + sizeof idx, sizeof in);
-            if (idx < evMap[std::size_t(k)].size()) t.wake_inputs[evMap[std::size_t(k)][idx]] = in;
-        }
+        const Child& c = ch[std::size_t(k)];
+        const auto& in = ins[std::size_t(k)];
+        for (std::size_t q = 0; q < in.n; ++q)
+            if (in.p[q].waking < evOf[std::size_t(k)].size()) t.wake_inputs.add(evOf[std::size_t(k)][in.p[q].waking], in.p[q].in);
         if (c.meta.empty()) {
-            // This child died before it finished: keep what it sent, say where it stopped.
+            // This child died before it finished: keep what it published, say where it stopped.
             const std::string how = WIFSIGNALED(c.status) ? fmt::format("crashed (signal {})", WTERMSIG(c.status)) : std::string("stopped");
-            for (std::size_t q = 0; q < c.recs.size(); ++q)
-                if (c.recs[q].e.kind != EvKind(kMarker)) ++t.event_counts[toString(c.recs[q].e.kind)];
+            const auto& r = recs[std::size_t(k)];
+            for (std::size_t q = 0; q < r.n; ++q)
+                if (r.p[q].e.kind != EvKind(kMarker)) ++t.event_counts[toString(r.p[q].e.kind)];
             if (crashed.empty()) crashed = how;
-            const std::uint32_t after = c.recs.empty() ? 0 : lastOrd[std::size_t(k)];
+            const std::uint32_t after = r.n ? ordOf[std::size_t(k)][r.n - 1] : 0;
+            const int cpu = c.starts.empty() ? -1 : c.starts.back().cpu;
             t.truncated_line = std::max(t.truncated_line, after + 1);
             ++t.problem_count;
-            t.problems.push_back({after + 1, fmt::format("libtracecmd {} reading CPUs {} of every {} after record {}: truncated or corrupt data; "
+            t.problems.push_back({after + 1, fmt::format("libtracecmd {} reading CPU {}'s buffer after record {}: truncated or corrupt data; "
                                                          "the records before are kept",
-                                                         how, k, kParts, after)});
+                                                         how, cpu, after)});
             continue;
         }
         const nlohmann::json m = nlohmann::json::parse(c.meta);
@@ -685,9 +900,10 @@ Trace readTraceDat(const std::string& path) {
         const std::int64_t ws = m.at("workload")[0].get<std::int64_t>(), we = m.at("workload")[1].get<std::int64_t>();
         if (ws >= 0) t.workload_start = std::max(t.workload_start, ws);
         if (we >= 0) t.workload_end = std::max(t.workload_end, we);
-        if (m.at("iterate_failed").get<bool>() && t.events.empty())
-            throw InputError(path, "", "libtracecmd could not read its records (corrupt data section)");
+        unreadable = unreadable && m.value("unreadable", false);
     }
+    t.wake_inputs.finish();
+    if (unreadable) throw InputError(path, "", "libtracecmd could not read one record of its CPU buffers (truncated or corrupt data section)");
     t.lines = ord;
     // counter, uptime (jiffies) and x86-tsc stamps are not ns (trace-replay.md §1).
     if (t.clock == "counter" || t.clock == "uptime" || t.clock == "x86-tsc") t.ns_timestamps = false;
@@ -702,6 +918,7 @@ Trace readTraceDat(const std::string& path) {
             t.nr_cpus = maxCpu + 1;
         }
     }
+    if (o.progress && !o.progress(1.0)) throw TraceReadCancelled();
     return t;
 }
 
