@@ -16,7 +16,12 @@
 #include <sstream>
 #include <string>
 
+#include <sys/wait.h>
 #include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <vector>
 
 namespace {
 
@@ -268,6 +273,64 @@ TEST(FtraceText, SchedlabWakeLinesAttachToTheirWakingAndBadOnesAreReported) {
     EXPECT_EQ(t.workload_start, 1'000'040'000);
 }
 
+TEST(WakeInputs, AnyKeyOrderParsesAsSchedlabsOwnLayout) {
+    sched::WakeInputs in;
+    in.pid = 42;
+    in.prev = 7;
+    in.this_load = -3;
+    in.prev_load = 977;
+    in.p_load = 512;
+    in.cur_load = 1000;
+    in.sync = true;
+    in.in_task = false;
+    in.scan_this = 4;
+    in.scan_prev = -1;
+    in.cores_this = 1;
+    in.cores_prev = -1;
+    in.jiffies = 4294967296;
+    const std::string own = sched::formatWakeInputs(in).substr(14);  // without "schedlab_wake "
+    // The same fields backwards: the general parser, not the one-pass path for schedlab's layout.
+    std::vector<std::string> kv;
+    for (std::istringstream is(own); is;) {
+        std::string w;
+        if (is >> w) kv.insert(kv.begin(), w);
+    }
+    std::string back;
+    for (const auto& w : kv) back += (back.empty() ? "" : " ") + w;
+    ASSERT_NE(back, own);
+    for (const std::string& msg : {own, back, own + " ", std::string(back + "  ")}) {
+        sched::WakeInputs got;
+        std::string why;
+        ASSERT_TRUE(sched::parseWakeInputs(msg, got, why)) << msg << ": " << why;
+        EXPECT_EQ(sched::formatWakeInputs(got), sched::formatWakeInputs(in)) << msg;
+    }
+    // Out of range for its field, a missing field, a stray word: refused by both paths.
+    for (const std::string& msg : {own.substr(0, own.rfind(" jiffies")), own + " x", std::string("pid=99999999999 ") + own.substr(own.find(" prev=") + 1)}) {
+        sched::WakeInputs got;
+        std::string why;
+        EXPECT_FALSE(sched::parseWakeInputs(msg, got, why)) << msg;
+        EXPECT_FALSE(why.empty()) << msg;
+    }
+}
+
+TEST(WakeInputs, ByEventFindsWhatWasAddedInAnyOrderTheLastOneForAnIndex) {
+    sched::WakeInputsByEvent w;
+    auto in = [](std::int32_t pid) {
+        sched::WakeInputs x;
+        x.pid = pid;
+        return x;
+    };
+    for (const std::uint32_t ev : {9u, 3u, 5u, 3u, 0u}) w.add(ev, in(std::int32_t(ev * 10 + w.size())));
+    w.finish();
+    EXPECT_EQ(w.size(), 4u);
+    EXPECT_EQ(w.find(3)->pid, 33);  // the second one for event 3
+    EXPECT_EQ(w.at(9).pid, 90);
+    EXPECT_EQ(w.at(0).pid, 4);
+    EXPECT_EQ(w.find(4), nullptr);
+    EXPECT_EQ(w.find(10), nullptr);
+    EXPECT_THROW(w.at(1), std::out_of_range);
+}
+
 TEST(FtraceText, NotATraceEmptyAndLatencyFormatAreOneLineErrors) {
     EXPECT_THROW(parseFtraceText("", "empty.txt"), InputError);
     try {
@@ -460,6 +523,28 @@ TEST(TraceDat, TheSameRecordingAsTraceCmdReportTextGivesTheSameEvents) {
         if (pid != 0 && dat.comm.count(pid)) {
             EXPECT_EQ(dat.comm.at(pid), name) << pid;
         }
+}
+
+TEST(TraceDat, ReadingReportsProgressAndCanBeCancelled) {
+    for (const char* f : {"trace.dat", "trace.v7-zstd.dat"}) {
+        std::vector<double> seen;
+        sched::TraceReadOptions o;
+        o.progress = [&](double x) { return seen.push_back(x), true; };
+        const Trace t = sched::readTraceDat(kDat + f, o);
+        EXPECT_EQ(t.events.size(), 10119u) << f;
+        ASSERT_FALSE(seen.empty()) << f;
+        EXPECT_TRUE(std::is_sorted(seen.begin(), seen.end())) << f;
+        EXPECT_GE(seen.front(), 0.0);
+        EXPECT_DOUBLE_EQ(seen.back(), 1.0) << f;
+        // Cancelled at the first call: TraceReadCancelled, and no child left behind.
+        int calls = 0;
+        o.progress = [&](double) { return ++calls < 1; };
+        EXPECT_THROW(sched::readTraceDat(kDat + f, o), sched::TraceReadCancelled) << f;
+        EXPECT_EQ(calls, 1);
+        errno = 0;
+        EXPECT_EQ(::waitpid(-1, nullptr, WNOHANG), -1);
+        EXPECT_EQ(errno, ECHILD);
+    }
 }
 
 TEST(TraceDat, OtherFilesAndTruncatedOnesAreOneLineErrorsOrPartialNeverACrash) {
