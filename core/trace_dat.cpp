@@ -78,28 +78,36 @@ struct StreamedInputs {
 };
 static_assert(std::is_trivially_copyable_v<StreamedInputs>);
 
-/// An array in a memfd that a child fills and the parent maps once the child has ended (also
-/// after a crash: the child publishes how many elements are whole in the shared header).
+/// Appends to a memfd in batches of kBatch elements (write(), no page faults in the child) and
+/// publishes how many are whole, so that the parent reads them once the child has ended, also
+/// after a crash.
+constexpr std::size_t kBatch = 4096;
 template <class T>
-struct ShmVec {
+struct ShmAppender {
     int fd = -1;
-    T* p = nullptr;
-    std::size_t cap = 0, n = 0;
-    bool reserve(std::size_t want) {
-        if (want <= cap) return true;
-        const std::size_t nc = std::max({want, cap * 2, std::size_t(1) << 16});
-        if (::ftruncate(fd, off_t(nc * sizeof(T))) != 0) return false;
-        void* q = p ? ::mremap(p, cap * sizeof(T), nc * sizeof(T), MREMAP_MAYMOVE)
-                    : ::mmap(nullptr, nc * sizeof(T), PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
-        if (q == MAP_FAILED) return false;
-        p = static_cast<T*>(q);
-        cap = nc;
-        return true;
+    std::atomic<std::uint64_t>* published = nullptr;
+    std::vector<T> buf;
+    std::uint64_t flushed = 0;
+    bool ok = true;
+    std::uint64_t size() const { return flushed + buf.size(); }
+    /// A new element at index size() - 1 (the batch before it written out first when full).
+    T& next() {
+        if (buf.size() == kBatch) flush();
+        if (buf.capacity() < kBatch) buf.reserve(kBatch);
+        return buf.emplace_back();
     }
-    bool push(const T& v) {
-        if (!reserve(n + 1)) return false;
-        p[n++] = v;
-        return true;
+    void flush() {
+        const char* p = reinterpret_cast<const char*>(buf.data());
+        std::size_t n = buf.size() * sizeof(T);
+        while (n && ok) {
+            const ssize_t w = ::write(fd, p, n);
+            if (w < 0 && errno == EINTR) continue;
+            if (w <= 0) ok = false;
+            else p += w, n -= std::size_t(w);
+        }
+        if (ok) flushed += buf.size();
+        buf.clear();
+        if (published) published->store(flushed, std::memory_order_release);
     }
 };
 
@@ -113,7 +121,7 @@ struct Ctx {
     /// The last imported event of the CPU being read, when it is a sched_waking: its pid and index.
     std::int32_t lastWakingPid = -1;
     std::uint64_t lastWakingAt = 0;
-    ShmVec<StreamedInputs>* inputs = nullptr;  ///< where schedlab_wake prints go
+    ShmAppender<StreamedInputs>* inputs = nullptr;  ///< where schedlab_wake prints go
     std::int64_t cpuLast = -1;  ///< the previous record's time on the CPU being read
     /// Looked up once per (event, field name): tep_find_field() compares names.
     struct FieldKey {
@@ -365,7 +373,7 @@ bool onRecord(Ctx& c, tep_record* rec, int cpu, Streamed& s) {
                 si.in.time = time;
                 si.in.cpu = std::int16_t(cpu);
                 si.waking = c.lastWakingAt;
-                if (!c.inputs->push(si)) return bad("out of memory for the wake inputs");
+                c.inputs->next() = si;
                 return false;
             }
             if (msg.find("WORKLOAD_START") != std::string_view::npos) t.workload_start = time;
@@ -401,8 +409,8 @@ namespace {
 // libtracecmd 1.3 can crash on a truncated or corrupt file (seen: SIGSEGV in tracecmd_open_fd's
 // error path, and in the record reader of a cut version-6 file). So the reading runs in forked
 // children: a crash costs the child, and the records it read before stay usable. Each child
-// reads its share of the CPUs, one CPU's buffer after another, into shared memory (records and
-// wake inputs, see ShmVec); a pipe carries the rest: [u8 type][u32 length][payload] frames,
+// reads its share of the CPUs, one CPU's buffer after another, into memfds (records and wake
+// inputs, see ShmAppender); a pipe carries the rest: [u8 type][u32 length][payload] frames,
 // 'C' a CPU's records start here, 'M' the rest of the Trace as JSON, 'X' an error message.
 
 /// What a child publishes while it reads (a shared page): whole elements so far, progress.
@@ -410,7 +418,6 @@ struct ShmHeader {
     std::atomic<std::uint64_t> records{0}, inputs{0};
     std::atomic<std::uint64_t> done{0}, total{0};  ///< bytes of CPU data read / to read (or CPUs)
 };
-constexpr std::size_t kPublishEvery = 4096;
 struct CpuStart {
     std::int32_t cpu = 0;
     std::uint64_t start = 0;
@@ -466,10 +473,12 @@ std::vector<int> assignCpus(tracecmd_input* h, int nrCpus, int parts, std::vecto
     }
     Trace t;
     Ctx c;
-    ShmVec<Streamed> recs;
-    ShmVec<StreamedInputs> inputs;
+    ShmAppender<Streamed> recs;
+    ShmAppender<StreamedInputs> inputs;
     recs.fd = recFd;
     inputs.fd = inFd;
+    recs.published = &hdr->records;
+    inputs.published = &hdr->inputs;
     c.t = &t;
     c.inputs = &inputs;
     c.tep = tracecmd_get_tep(h);
@@ -506,7 +515,7 @@ std::vector<int> assignCpus(tracecmd_input* h, int nrCpus, int parts, std::vecto
     int lastCpu = -1;
     for (int cpu = 0; cpu < t.nr_cpus && failed.empty(); ++cpu) {
         if (owner[std::size_t(cpu)] != part) continue;
-        const CpuStart cs{cpu, recs.n};
+        const CpuStart cs{cpu, recs.size()};
         frame(fd, 'C', std::string(reinterpret_cast<const char*>(&cs), sizeof cs));
         lastCpu = cpu;
         c.lastWakingPid = -1;
@@ -514,33 +523,31 @@ std::vector<int> assignCpus(tracecmd_input* h, int nrCpus, int parts, std::vecto
         unsigned long long first = 0;
         bool any = false;
         while (tep_record* rec = tracecmd_read_data(h, cpu)) {
-            if (!recs.reserve(recs.n + 1)) {
-                tracecmd_free_record(rec);
-                failed = "out of memory for its records";
-                break;
-            }
-            Streamed& s = recs.p[recs.n];
-            c.ordinal = recs.n + 1;
+            Streamed& s = recs.next();
+            c.ordinal = recs.size();
             if (!onRecord(c, rec, cpu, s)) {
                 s.e = SchedEvent{};
                 s.e.time = std::int64_t(rec->ts);
                 s.e.kind = EvKind(kMarker);
                 s.e.cpu = std::int16_t(cpu);
             }
-            ++recs.n;
             if (!any) first = rec->offset, any = true;
-            if (recs.n % kPublishEvery == 0) {
-                hdr->records.store(recs.n, std::memory_order_release);
-                hdr->inputs.store(inputs.n, std::memory_order_release);
+            if (recs.buf.size() == kBatch) {
+                inputs.flush();
                 if (bySize) hdr->done.store(doneBefore + std::min<unsigned long long>(rec->offset - first, sizes[std::size_t(cpu)]), std::memory_order_relaxed);
             }
             tracecmd_free_record(rec);
+            if (!recs.ok || !inputs.ok) {
+                failed = "out of memory for its records";
+                break;
+            }
         }
         doneBefore += bySize ? sizes[std::size_t(cpu)] : 1;
         hdr->done.store(doneBefore, std::memory_order_relaxed);
     }
-    hdr->records.store(recs.n, std::memory_order_release);
-    hdr->inputs.store(inputs.n, std::memory_order_release);
+    recs.flush();
+    inputs.flush();
+    if (!recs.ok || !inputs.ok) failed = "out of memory for its records";
     if (!failed.empty()) {
         frame(fd, 'X', failed);
         ::_exit(0);
@@ -559,7 +566,7 @@ std::vector<int> assignCpus(tracecmd_input* h, int nrCpus, int parts, std::vecto
         unsigned long long data = 0;
         for (int k = 0; k < t.nr_cpus; ++k)
             if (owner[std::size_t(k)] == part) data += sizes[std::size_t(k)];
-        m["unreadable"] = data > 0 && recs.n == 0;  // buffers with data, not one record read
+        m["unreadable"] = data > 0 && recs.size() == 0;  // buffers with data, not one record read
     }
     nlohmann::json comm = nlohmann::json::array(), prio = nlohmann::json::array();
     c.forEachSeen([&](std::int32_t pid, const Ctx::Seen& x) {
@@ -590,33 +597,51 @@ void hugePages(void* p, std::size_t bytes) {
     if (b > a) ::madvise(reinterpret_cast<void*>(a), b - a, MADV_HUGEPAGE);
 }
 
-/// A read-only view of a child's memfd after the child ended: its first `n` whole elements.
+/// A run [next, end) of a child's memfd read in chunks with pread() (no mapping: the pages are
+/// copied once, into a buffer that stays in cache).
 template <class T>
-struct ShmView {
-    const T* p = nullptr;
-    std::size_t n = 0, bytes = 0;
-    ShmView() = default;
-    ShmView(int fd, std::uint64_t whole) {
-        struct stat st {};
-        if (fd < 0 || ::fstat(fd, &st) != 0 || st.st_size <= 0) return;
-        void* q = ::mmap(nullptr, std::size_t(st.st_size), PROT_READ, MAP_SHARED | MAP_POPULATE, fd, 0);
-        if (q == MAP_FAILED) return;
-        p = static_cast<const T*>(q);
-        bytes = std::size_t(st.st_size);
-        n = std::min<std::size_t>(whole, bytes / sizeof(T));
+struct Chunked {
+    int fd = -1;
+    std::uint64_t next = 0, end = 0;
+    std::size_t cap = 4096, pos = 0;
+    std::vector<T> buf;
+    /// The current element, reading the next chunk when needed; nullptr at the end (or on a read error).
+    const T* get() {
+        if (pos < buf.size()) return &buf[pos];
+        if (next >= end) return nullptr;
+        const std::size_t n = std::size_t(std::min<std::uint64_t>(cap, end - next));
+        buf.resize(n);
+        char* p = reinterpret_cast<char*>(buf.data());
+        std::size_t want = n * sizeof(T), got = 0;
+        while (got < want) {
+            const ssize_t r = ::pread(fd, p + got, want - got, off_t(next * sizeof(T) + got));
+            if (r < 0 && errno == EINTR) continue;
+            if (r <= 0) break;
+            got += std::size_t(r);
+        }
+        buf.resize(got / sizeof(T));
+        next = got == want ? next + n : end;
+        pos = 0;
+        return buf.empty() ? nullptr : &buf[0];
     }
-    ShmView(const ShmView&) = delete;
-    ShmView& operator=(const ShmView&) = delete;
-    ShmView& operator=(ShmView&& o) noexcept {
-        std::swap(p, o.p);
-        std::swap(n, o.n);
-        std::swap(bytes, o.bytes);
-        return *this;
-    }
-    ~ShmView() {
-        if (p) ::munmap(const_cast<T*>(p), bytes);
-    }
+    void pop() { ++pos; }
 };
+
+/// Whole elements of T in a memfd: what the child published, and no more than the file holds.
+template <class T>
+std::uint64_t wholeIn(int fd, std::uint64_t published) {
+    struct stat st {};
+    if (fd < 0 || ::fstat(fd, &st) != 0 || st.st_size <= 0) return 0;
+    return std::min<std::uint64_t>(published, std::uint64_t(st.st_size) / sizeof(T));
+}
+
+/// Element `i` of a memfd of T (for a bisection).
+template <class T>
+T elementAt(int fd, std::uint64_t i) {
+    T v{};
+    if (::pread(fd, &v, sizeof v, off_t(i * sizeof(T))) != ssize_t(sizeof v)) v = T{};
+    return v;
+}
 
 }  // namespace
 
@@ -769,12 +794,11 @@ Trace readTraceDat(const std::string& path, const TraceReadOptions& o) {
         if (!c.error.empty()) throw InputError(path, "", c.error);
 
     // Each child's lists, as far as they are whole.
-    std::array<ShmView<Streamed>, kParts> recs;
-    std::array<ShmView<StreamedInputs>, kParts> ins;
+    std::array<std::uint64_t, kParts> nRec{}, nIn{};
     for (int k = 0; k < kParts; ++k) {
         const Child& c = ch[std::size_t(k)];
-        recs[std::size_t(k)] = ShmView<Streamed>(c.recFd, c.hdr->records.load(std::memory_order_acquire));
-        ins[std::size_t(k)] = ShmView<StreamedInputs>(c.inFd, c.hdr->inputs.load(std::memory_order_acquire));
+        nRec[std::size_t(k)] = wholeIn<Streamed>(c.recFd, c.hdr->records.load(std::memory_order_acquire));
+        nIn[std::size_t(k)] = wholeIn<StreamedInputs>(c.inFd, c.hdr->inputs.load(std::memory_order_acquire));
     }
 
     Trace t;
@@ -792,39 +816,70 @@ Trace readTraceDat(const std::string& path, const TraceReadOptions& o) {
         if (c.meta.empty()) continue;
         meta[std::size_t(k)] = nlohmann::json::parse(c.meta);
         if (!meta[std::size_t(k)].at("problems").empty() || !meta[std::size_t(k)].at("gaps").empty())
-            ordOf[std::size_t(k)].resize(recs[std::size_t(k)].n);
+            ordOf[std::size_t(k)].resize(nRec[std::size_t(k)]);
     }
     struct Stream {
-        std::int64_t time;  ///< of its next record
-        int cpu, k;
-        const Streamed* p;
-        std::uint64_t at, end;
-        const StreamedInputs *in, *inEnd;  ///< its inputs not yet placed
+        int k = 0;
+        std::uint64_t at = 0;  ///< the child's index of the current record
+        Chunked<Streamed> recs;
+        Chunked<StreamedInputs> ins;  ///< its inputs not yet placed
     };
-    std::vector<Stream> heap;
+    std::vector<Stream> streams;
+    struct Head {
+        std::int64_t time;  ///< of the stream's current record
+        int cpu;
+        std::uint32_t s;
+    };
+    std::vector<Head> heap;
     std::size_t total = 0, inputs = 0;
     for (int k = 0; k < kParts; ++k) {
-        const auto& r = recs[std::size_t(k)];
-        const auto& in = ins[std::size_t(k)];
-        const auto& st = ch[std::size_t(k)].starts;
+        const Child& c = ch[std::size_t(k)];
+        const std::uint64_t n = nRec[std::size_t(k)], ni = nIn[std::size_t(k)];
+        // The first input at or after child record x (inputs are in record order).
+        auto inputAt = [&](std::uint64_t x) {
+            std::uint64_t lo = 0, hi = ni;
+            while (lo < hi) {
+                const std::uint64_t mid = lo + (hi - lo) / 2;
+                if (elementAt<StreamedInputs>(c.inFd, mid).waking < x) lo = mid + 1;
+                else hi = mid;
+            }
+            return lo;
+        };
+        const auto& st = c.starts;
         for (std::size_t q = 0; q < st.size(); ++q) {
-            const std::uint64_t b = std::min<std::uint64_t>(st[q].start, r.n);
-            const std::uint64_t e = q + 1 < st.size() ? std::min<std::uint64_t>(st[q + 1].start, r.n) : r.n;
-            auto at = [&](std::uint64_t x) {
-                return std::lower_bound(in.p, in.p + in.n, x, [](const StreamedInputs& a, std::uint64_t v) { return a.waking < v; });
-            };
-            if (b < e) heap.push_back({r.p[b].e.time, st[q].cpu, k, r.p, b, e, at(b), at(e)});
+            const std::uint64_t b = std::min<std::uint64_t>(st[q].start, n);
+            const std::uint64_t e = q + 1 < st.size() ? std::min<std::uint64_t>(st[q + 1].start, n) : n;
+            if (b >= e) continue;
+            Stream& s = streams.emplace_back();
+            s.k = k;
+            s.at = b;
+            s.recs.fd = c.recFd;
+            s.recs.next = b;
+            s.recs.end = e;
+            s.ins.fd = c.inFd;
+            s.ins.next = inputAt(b);
+            s.ins.end = inputAt(e);
+            heap.push_back({0, st[q].cpu, std::uint32_t(streams.size() - 1)});
         }
-        total += r.n;
-        inputs += in.n;
+        total += n;
+        inputs += ni;
+    }
+    // About 16 MiB of chunks in all, at least 256 records a stream.
+    for (Stream& s : streams) {
+        s.recs.cap = std::max<std::size_t>(256, (16u << 20) / sizeof(Streamed) / streams.size());
+        s.ins.cap = std::max<std::size_t>(64, (4u << 20) / sizeof(StreamedInputs) / streams.size());
+    }
+    for (Head& h : heap) {
+        const Streamed* r = streams[h.s].recs.get();
+        h.time = r ? r->e.time : std::numeric_limits<std::int64_t>::max();
     }
     t.events.reserve(total);
     t.records.reserve(total);
     t.wake_inputs.reserve(inputs);
     hugePages(t.events.data(), total * sizeof(SchedEvent));
     hugePages(t.records.data(), total * sizeof(TraceRecord));
-    // A binary heap of the streams by their next record's (time, CPU).
-    auto before = [](const Stream& a, const Stream& b) { return a.time < b.time || (a.time == b.time && a.cpu < b.cpu); };
+    // A binary heap of the streams by their current record's (time, CPU).
+    auto before = [](const Head& a, const Head& b) { return a.time < b.time || (a.time == b.time && a.cpu < b.cpu); };
     auto siftDown = [&](std::size_t i) {
         const std::size_t n = heap.size();
         for (;;) {
@@ -840,24 +895,40 @@ Trace readTraceDat(const std::string& path, const TraceReadOptions& o) {
     std::uint32_t ord = 0;
     std::int64_t lastTime = std::numeric_limits<std::int64_t>::min();
     while (!heap.empty()) {
-        Stream& s = heap.front();
-        const Streamed& r = s.p[s.at];
-        ++ord;
-        if (!ordOf[std::size_t(s.k)].empty()) ordOf[std::size_t(s.k)][s.at] = ord;
-        lastOrd[std::size_t(s.k)] = ord;
-        if (r.e.time < lastTime) ++t.time_backwards;
-        lastTime = std::max(lastTime, r.e.time);
-        if (r.e.kind != EvKind(kMarker)) {
-            while (s.in != s.inEnd && s.in->waking < s.at) ++s.in;
-            if (s.in != s.inEnd && s.in->waking == s.at) t.wake_inputs.add(std::uint32_t(t.events.size()), (s.in++)->in);
-            t.events.push_back(r.e);
-            t.records.push_back({ord, r.current, r.context});
+        // The stream on top runs on while its records come before the second one's (no heap
+        // work per record: a CPU's records often come several in a row).
+        Head& top = heap.front();
+        Stream& s = streams[top.s];
+        Head bound{std::numeric_limits<std::int64_t>::max(), std::numeric_limits<int>::max(), 0};
+        if (heap.size() > 1) bound = heap[1];
+        if (heap.size() > 2 && before(heap[2], bound)) bound = heap[2];
+        const Streamed* r = s.recs.get();
+        while (r) {
+            ++ord;
+            if (!ordOf[std::size_t(s.k)].empty()) ordOf[std::size_t(s.k)][s.at] = ord;
+            if (r->e.time < lastTime) ++t.time_backwards;
+            lastTime = std::max(lastTime, r->e.time);
+            if (r->e.kind != EvKind(kMarker)) {
+                const StreamedInputs* in = s.ins.get();
+                while (in && in->waking < s.at) s.ins.pop(), in = s.ins.get();
+                if (in && in->waking == s.at) {
+                    t.wake_inputs.add(std::uint32_t(t.events.size()), in->in);
+                    s.ins.pop();
+                }
+                t.events.push_back(r->e);
+                t.records.push_back({ord, r->current, r->context});
+            }
+            s.recs.pop();
+            ++s.at;
+            r = s.recs.get();
+            if (r && (r->e.time > bound.time || (r->e.time == bound.time && top.cpu > bound.cpu))) break;
         }
-        if (++s.at == s.end) {
+        lastOrd[std::size_t(s.k)] = ord;
+        if (r) {
+            top.time = r->e.time;
+        } else {  // the stream ended (or a read error ended it)
             heap.front() = heap.back();
             heap.pop_back();
-        } else {
-            s.time = s.p[s.at].e.time;
         }
         if (!heap.empty()) siftDown(0);
     }
@@ -877,11 +948,13 @@ Trace readTraceDat(const std::string& path, const TraceReadOptions& o) {
         if (c.meta.empty()) {
             // This child died before it finished: keep what it published, say where it stopped.
             const std::string how = WIFSIGNALED(c.status) ? fmt::format("crashed (signal {})", WTERMSIG(c.status)) : std::string("stopped");
-            const auto& r = recs[std::size_t(k)];
-            for (std::size_t q = 0; q < r.n; ++q)
-                if (r.p[q].e.kind != EvKind(kMarker)) ++t.event_counts[toString(r.p[q].e.kind)];
+            Chunked<Streamed> all;
+            all.fd = c.recFd;
+            all.end = nRec[std::size_t(k)];
+            for (const Streamed* r = all.get(); r; all.pop(), r = all.get())
+                if (r->e.kind != EvKind(kMarker)) ++t.event_counts[toString(r->e.kind)];
             if (crashed.empty()) crashed = how;
-            const std::uint32_t after = r.n ? lastOrd[std::size_t(k)] : 0;
+            const std::uint32_t after = nRec[std::size_t(k)] ? lastOrd[std::size_t(k)] : 0;
             const int cpu = c.starts.empty() ? -1 : c.starts.back().cpu;
             t.truncated_line = std::max(t.truncated_line, after + 1);
             ++t.problem_count;
