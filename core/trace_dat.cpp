@@ -158,6 +158,8 @@ struct Ctx {
     /// which a time-ordered reading gives last; on one CPU, the later record).
     struct Seen {
         std::string name;
+        char raw[16] = {};  ///< the comm field as recorded (char[TASK_COMM_LEN]), when it was one
+        bool has_raw = false;
         int prio = 0;
         bool has_name = false, has_prio = false;
         std::int64_t name_ts = 0, prio_ts = 0;
@@ -185,6 +187,21 @@ struct Ctx {
         Seen& x = seen(pid);
         if (x.has_name && !later(x.name_ts, x.name_cpu)) return;
         if (!x.has_name || x.name != s) x.name.assign(s);
+        x.has_raw = false;
+        x.has_name = true;
+        x.name_ts = ts;
+        x.name_cpu = cpu;
+    }
+    /// A comm field of a record: 16 bytes compared as they are with the ones seen last (most
+    /// records name a task already named so), else its string taken.
+    void setComm(std::int32_t pid, tep_event* ev, const char* field, const tep_record* rec);
+    void setCommSeen(Seen& x, const char* p) {
+        if (x.has_name && !later(x.name_ts, x.name_cpu)) return;
+        if (!x.has_raw || std::memcmp(x.raw, p, 16) != 0) {
+            x.name.assign(p, ::strnlen(p, 16));
+            std::memcpy(x.raw, p, 16);
+            x.has_raw = true;
+        }
         x.has_name = true;
         x.name_ts = ts;
         x.name_cpu = cpu;
@@ -263,6 +280,13 @@ std::string_view str(Ctx& c, tep_event* ev, const char* name, const tep_record* 
     return std::string_view(p, ::strnlen(p, f->size));
 }
 
+void Ctx::setComm(std::int32_t pid, tep_event* ev, const char* name, const tep_record* rec) {
+    const tep_format_field* f = field(ev, name);
+    if (f && f->size == 16 && !(f->flags & TEP_FIELD_IS_DYNAMIC) && rec->size >= 0 && unsigned(f->offset) + 16u <= unsigned(rec->size))
+        return setCommSeen(seen(pid), static_cast<const char*>(rec->data) + f->offset);
+    setComm(pid, str(*this, ev, name, rec));
+}
+
 char contextOf(int flags) {
     if (flags & kTraceFlagNmi) return 'z';
     if ((flags & TRACE_FLAG_HARDIRQ) && (flags & TRACE_FLAG_SOFTIRQ)) return 'H';
@@ -314,7 +338,7 @@ bool onRecord(Ctx& c, tep_record* rec, int cpu, Streamed& s) {
         e.kind = k;
         e.pid = std::int32_t(v);
         e.target_cpu = std::int16_t(w);
-        c.setComm(e.pid, str(c, ev, "comm", rec));
+        c.setComm(e.pid, ev, "comm", rec);
         if (num(c, ev, "prio", rec, x)) c.setPrio(e.pid, int(x));
         return true;
     };
@@ -329,8 +353,8 @@ bool onRecord(Ctx& c, tep_record* rec, int cpu, Streamed& s) {
         e.pid = std::int32_t(pp);
         e.pid2 = std::int32_t(np);
         e.prev_state = prevStateLetter(st);
-        if (e.pid) c.setComm(e.pid, str(c, ev, "prev_comm", rec));
-        if (e.pid2) c.setComm(e.pid2, str(c, ev, "next_comm", rec));
+        if (e.pid) c.setComm(e.pid, ev, "prev_comm", rec);
+        if (e.pid2) c.setComm(e.pid2, ev, "next_comm", rec);
         if (num(c, ev, "prev_prio", rec, x) && e.pid) c.setPrio(e.pid, int(x));
         if (num(c, ev, "next_prio", rec, x) && e.pid2) c.setPrio(e.pid2, int(x));
     } else if (ev == c.migrate) {
@@ -342,7 +366,7 @@ bool onRecord(Ctx& c, tep_record* rec, int cpu, Streamed& s) {
         e.orig_cpu = std::int16_t(o);
         e.target_cpu = std::int16_t(d);
         e.cause = kMigrationCauseUnknown;
-        c.setComm(e.pid, str(c, ev, "comm", rec));
+        c.setComm(e.pid, ev, "comm", rec);
     } else if (ev == c.idle) {
         if (!num(c, ev, "state", rec, v) || !num(c, ev, "cpu_id", rec, w)) return bad("missing state/cpu_id");
         e.kind = EvKind::cpu_idle;
@@ -353,8 +377,8 @@ bool onRecord(Ctx& c, tep_record* rec, int cpu, Streamed& s) {
         e.kind = EvKind::sched_process_fork;
         e.pid = std::int32_t(v);
         e.pid2 = std::int32_t(w);
-        c.setComm(e.pid, str(c, ev, "parent_comm", rec));
-        c.setComm(e.pid2, str(c, ev, "child_comm", rec));
+        c.setComm(e.pid, ev, "parent_comm", rec);
+        c.setComm(e.pid2, ev, "child_comm", rec);
     } else if (ev == c.exit) {
         if (!num(c, ev, "pid", rec, v)) return bad("missing pid");
         e.kind = EvKind::sched_process_exit;
