@@ -10,6 +10,7 @@
 #include "scenario.h"
 
 #include <QApplication>
+#include <QElapsedTimer>
 #include <QCommandLineParser>
 #include <QFileInfo>
 #include <QImage>
@@ -19,6 +20,9 @@
 #include <cstring>
 #include <ctime>
 #include <optional>
+#include <string>
+
+#include <fmt/format.h>
 
 namespace {
 
@@ -42,7 +46,16 @@ int usage(const QString& msg) {
 
 }  // namespace
 
+namespace {
+QElapsedTimer g_sinceMain;  ///< SCHEDLAB_TIMING's stages
+std::string g_stages;
+void stage(const char* what) {
+    if (qEnvironmentVariableIsSet("SCHEDLAB_TIMING")) g_stages += fmt::format(" {} {}", what, g_sinceMain.elapsed());
+}
+}  // namespace
+
 int main(int argc, char** argv) {
+    g_sinceMain.start();
     // Without a display QApplication's constructor aborts before our flags are even looked at. Fall back to
     // offscreen so that --screenshot, --help and flag errors behave the same headless; a plain interactive run
     // is refused below with a one-line message instead.
@@ -51,6 +64,7 @@ int main(int argc, char** argv) {
         qputenv("QT_QPA_PLATFORM", "offscreen");
 
     QApplication app(argc, argv);  // consumes Qt's own options (-platform, -style, ...)
+    stage("qt");
     QApplication::setApplicationName(QStringLiteral("schedlab"));
     QApplication::setOrganizationName(QStringLiteral("schedlab"));
 
@@ -198,6 +212,7 @@ int main(int argc, char** argv) {
         try {
             const std::string p = parser.value(recOpt).toStdString();
             rec = std::make_shared<const sched::Trace>(sched::readTrace(p));
+            stage("read");
             if (!parser.isSet(topoOpt)) {
                 QStringList same;
                 for (const auto& n : sched::Topology::presetsWithCpus(rec->nr_cpus)) same << QString::fromStdString(n);
@@ -257,9 +272,11 @@ int main(int argc, char** argv) {
     if (recB && !shot.isEmpty()) agreedB = schedlab::MainWindow::replayAgreement(*recB, recTopo).first;
 
     schedlab::MainWindow window;
+    stage("window");
     so.autoplay = shot.isEmpty() && !parser.isSet(pausedOpt) && !rec;  // a trace is shown instead: no run in the background
     if (scenario) window.openScenario(*scenario, parser.value(scenarioOpt), so);
     else window.openDefault(so);
+    stage("scenario");
     window.show();
     // Headless: export the asked view with its caption once the views took the last frame and laid out.
     auto capture = [&window, shot, viewName] {
@@ -276,6 +293,7 @@ int main(int argc, char** argv) {
     };
     if (rec) {
         window.showTrace(rec, recTopo, parser.value(recOpt), agreed);
+        stage("shown");
         if (qEnvironmentVariableIsSet("SCHEDLAB_TIMING")) {
             // For tests/bench/open_vs_kernelshark.sh: the moment the trace is drawn (every view
             // painted once, as bench_gui's BM_OpenTraceDat), as the wall clock; "exit" quits then.
@@ -283,7 +301,9 @@ int main(int argc, char** argv) {
                 const QImage img = window.grab().toImage();
                 timespec ts{};
                 ::clock_gettime(CLOCK_REALTIME, &ts);
-                std::fprintf(stderr, "schedlab-timing: drawn %lld (%dx%d)\n", (long long)ts.tv_sec * 1000000000LL + ts.tv_nsec, img.width(), img.height());
+                stage("drawn");
+                std::fprintf(stderr, "schedlab-timing: drawn %lld (%dx%d; ms since main:%s)\n", (long long)ts.tv_sec * 1000000000LL + ts.tv_nsec,
+                             img.width(), img.height(), g_stages.c_str());
                 std::fflush(stderr);
                 if (qgetenv("SCHEDLAB_TIMING") == "exit") QApplication::exit(0);
             });
