@@ -167,6 +167,9 @@ int main(int argc, char** argv) {
     run->add_option("--ftrace", sim.ftrace, "write the run's scheduler events as ftrace text to FILE (tracefs layout)");
     run->add_flag("--ftrace-usecs", sim.ftraceUsecs, "--ftrace timestamps in µs (6 decimals, as tracefs) instead of ns");
     run->add_option("--trace-dat", sim.traceDat, "write the run's scheduler events as a trace-cmd trace.dat (version 6) to FILE");
+    run->add_flag("--no-wake-inputs", sim.noWakeInputs,
+                  "--ftrace / --trace-dat without the schedlab_wake marks of each decision's untraced inputs: the events a kernel's trace has "
+                  "(agree then reconstructs the inputs, as for a recording)");
     AgreeArgs ag;
     auto* agreeCmd = app.add_subcommand("agree", "replay a recorded trace's wakeups through schedlab's path: agreement with the kernel");
     agreeCmd->add_option("trace", ag.trace, "ftrace text (.txt/.gz) or trace-cmd trace.dat")->required();

@@ -332,10 +332,11 @@ int cliRun(const SimArgs& a) {
             if (ft) ft->w.write(e);
             if (td) td->write(e);
         };
-        inputs = [&](const WakeInputs& in) {
-            if (ft) ft->w.writeWakeInputs(in);
-            if (td) td->writeWakeInputs(in);
-        };
+        if (!a.noWakeInputs)
+            inputs = [&](const WakeInputs& in) {
+                if (ft) ft->w.writeWakeInputs(in);
+                if (td) td->writeWakeInputs(in);
+            };
     }
     RunResult r = runOne(s, v, cost, a, fmt::format("{} [{}]", s.name, v.knobs.presetName), sink, events, onStart, inputs);
     if (dw) dw->commit();

@@ -18,6 +18,7 @@ struct SimArgs {
     std::string jsonOut, csvDir, decisions;
     std::string ftrace;                  ///< run: write the run's events as ftrace text to FILE
     bool ftraceUsecs = false;            ///< run: 6-decimal timestamps (µs) instead of ns
+    bool noWakeInputs = false;           ///< run: --ftrace / --trace-dat without the schedlab_wake marks (as a kernel's trace)
     std::string traceDat;                ///< run: write the run's events as a trace-cmd trace.dat to FILE
     bool digestOnly = false;
     bool check = false;

@@ -15,17 +15,32 @@ namespace sched {
 // events and runs it from the nearest one.
 struct TraceWalker {
     struct TaskState {
-        bool runnable = false;
-        int cpu = -1;
         std::int64_t waking = -1;  ///< pending sched_waking time (latency start)
+        std::int16_t cpu = -1;
+        std::int16_t waking_cpu = -1;
+        bool runnable = false;
         bool waking_placement = false;
-        int waking_cpu = -1;
         bool forked = false;       ///< between sched_wakeup_new and its first run
+    };
+    /// Tasks by pid: a table for the pids below kDense (most traces have no others), a map for
+    /// the rest. A walker is copied at every TraceIndex checkpoint: the table only goes up to
+    /// the highest pid seen.
+    struct Tasks {
+        static constexpr std::int32_t kDense = 1 << 16;
+        std::vector<TaskState> dense;
+        std::unordered_map<std::int32_t, TaskState> sparse;
+        TaskState& operator[](std::int32_t pid) {
+            if (pid >= 0 && pid < kDense) {
+                if (std::size_t(pid) >= dense.size()) dense.resize(std::max<std::size_t>(std::size_t(pid) + 1, std::min<std::size_t>(kDense, dense.size() * 2)));
+                return dense[std::size_t(pid)];
+            }
+            return sparse[pid];
+        }
     };
 
     int n = 0;
     std::int64_t t0 = 0;
-    std::unordered_map<std::int32_t, TaskState> tasks;
+    Tasks tasks;
     std::vector<int> nr;
     std::vector<std::int32_t> curr;
     std::vector<std::int64_t> idleSince, lastChange, busy;
@@ -61,7 +76,7 @@ struct TraceWalker {
         if (ts.runnable && ts.cpu == c) return;
         if (ts.runnable) setNr(ts.cpu, -1, now);
         ts.runnable = true;
-        ts.cpu = c;
+        ts.cpu = std::int16_t(c);
         setNr(c, +1, now);
     }
 
@@ -80,7 +95,7 @@ struct TraceWalker {
             TaskState& ts = tasks[e.pid];
             ts.waking = e.time;
             ts.waking_placement = true;
-            ts.waking_cpu = c;
+            ts.waking_cpu = std::int16_t(c);
             ++ttwu_count;
             break;
         }
@@ -131,7 +146,7 @@ struct TraceWalker {
             if (migs && e.time >= arrowFrom && e.orig_cpu >= 0 && e.orig_cpu < n && e.target_cpu >= 0 && e.target_cpu < n)
                 migs->push_back({e.time, e.pid, e.orig_cpu, e.target_cpu, cause, distClass(topo, e.orig_cpu, e.target_cpu)});
             if (ts.runnable) enqueue(e.pid, e.target_cpu, e.time);
-            else ts.cpu = e.target_cpu;
+            else ts.cpu = std::int16_t(e.target_cpu);
             break;
         }
         case EvKind::cpu_idle:

@@ -1079,12 +1079,16 @@ void MainWindow::showTrace(std::shared_ptr<const sched::Trace> trace, std::share
     if (m_agreeCancel) *m_agreeCancel = true;  // and its replay
     m_traceIndex.reset();
     setTraceTime(m_traceT1);
-    // The replay and the cursor index start once the first frame is painted (the paint is a
-    // posted event, the zero timer comes after it): drawn first, analysed after.
+    // The replay and the cursor index start once the first frame is painted, the histograms
+    // included: the paint is a posted event, showFrame's zero timer for the slow views comes
+    // after it and posts their paint, and this timer posts the start after that paint (two turns),
+    // so that on a small machine the threads do not slow the first drawing down.
     QTimer::singleShot(0, this, [this, trace = m_trace, agreed = std::move(agreed)]() mutable {
-        if (m_trace != trace) return;  // another trace (or none) since
-        startAgreement(std::move(agreed));
-        startTraceIndex();
+        QTimer::singleShot(0, this, [this, trace = std::move(trace), agreed = std::move(agreed)]() mutable {
+            if (m_trace != trace) return;  // another trace (or none) since
+            startAgreement(std::move(agreed));
+            startTraceIndex();
+        });
     });
 }
 
