@@ -117,7 +117,10 @@ int main(int argc, char** argv) {
                                        QStringLiteral("With --trace: side B simulates this scenario (the trace's topology, or as many CPUs) "
                                                       "to the cursor's time since the trace's first event."),
                                        QStringLiteral("scenario"));
-    for (const auto* o : {&scenarioOpt, &runForOpt, &shotOpt, &viewOpt, &aOpt, &bOpt, &setAOpt, &setBOpt, &noAbOpt,
+    const QCommandLineOption besideVarOpt(QStringLiteral("beside-variant"),
+                                          QStringLiteral("With --beside-sim: which of the scenario's variants runs (default: its first)."),
+                                          QStringLiteral("name"));
+    for (const auto* o : {&besideVarOpt, &scenarioOpt, &runForOpt, &shotOpt, &viewOpt, &aOpt, &bOpt, &setAOpt, &setBOpt, &noAbOpt,
                           &seedOpt, &traceOpt, &pausedOpt, &recOpt, &topoOpt, &atOpt, &disOpt, &recBOpt, &besideOpt})
         parser.addOption(*o);
 
@@ -201,6 +204,7 @@ int main(int argc, char** argv) {
     }
     if (parser.isSet(recBOpt) && !parser.isSet(recOpt)) return usage(QStringLiteral("--trace-b needs --trace (side A)"));
     if (parser.isSet(besideOpt) && !parser.isSet(recOpt)) return usage(QStringLiteral("--beside-sim needs --trace"));
+    if (parser.isSet(besideVarOpt) && !parser.isSet(besideOpt)) return usage(QStringLiteral("--beside-variant needs --beside-sim"));
     if (parser.isSet(recBOpt) && parser.isSet(besideOpt))
         return usage(QStringLiteral("--trace-b and --beside-sim: side B is one or the other"));
     if (parser.isSet(recOpt)) {
@@ -243,6 +247,17 @@ int main(int argc, char** argv) {
         }
         if (parser.isSet(besideOpt)) {
             beside = sched::loadScenario(parser.value(besideOpt).toStdString());
+            if (parser.isSet(besideVarOpt)) {  // refused before any window exists, like the rest
+                QStringList names;
+                bool found = false;
+                for (const auto& v : beside->variants) {
+                    names << QString::fromStdString(v.name);
+                    found = found || QString::fromStdString(v.name) == parser.value(besideVarOpt);
+                }
+                if (!found)
+                    return usage(QStringLiteral("%1: no variant '%2' (the scenario's: %3)")
+                                     .arg(parser.value(besideOpt), parser.value(besideVarOpt), names.join(QStringLiteral(", "))));
+            }
             if (beside->topo->name() != recTopo->name() && beside->topo->nrCpus() != recTopo->nrCpus())
                 return usage(QStringLiteral("--beside-sim %1: topology %2 (%3 CPUs) is not the trace's %4 (%5 CPUs)")
                                  .arg(parser.value(besideOpt), QString::fromStdString(beside->topo->name()))
@@ -317,7 +332,7 @@ int main(int argc, char** argv) {
             if (!why.isEmpty()) return usage(why);
         }
         if (beside) {
-            const QString why = window.showSimulationBeside(*beside, parser.value(besideOpt));
+            const QString why = window.showSimulationBeside(*beside, parser.value(besideOpt), parser.value(besideVarOpt));
             if (!why.isEmpty()) return usage(why);
         }
         if (at >= 0) window.setTraceTime(sched::traceSpan(*rec).first + at);

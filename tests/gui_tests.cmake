@@ -4,6 +4,7 @@
 set(failures 0)
 set(checks 0)
 include(${CMAKE_CURRENT_LIST_DIR}/expect_run.cmake)
+file(REMOVE ${OUT}/x.png)  # only a failed run's output would be there
 
 # Qt wants a private runtime directory (a desktop session has one); without it every run warns on stderr.
 set(ENV{XDG_RUNTIME_DIR} ${OUT}/gui_runtime)
@@ -57,12 +58,17 @@ expect_run(gui_recorded_not_a_trace 2 "^schedlab: .*i7-4790-hackbench-small.json
 expect_run(gui_recorded_bad_at 2 "^schedlab: --at 'soon': not a duration" ARGS --trace ${TR} --topology qemu-2s2c2t --at soon --screenshot ${OUT}/x.png)
 # Two traces side by side (before/after), and a simulation beside a trace.
 set(DAT ${SRC}/tests/data/traces/qemu-6.1-2s2c2t-hackbench-small-dat/trace.dat)
-file(REMOVE ${OUT}/gui_ab.png ${OUT}/gui_beside.png)
+file(REMOVE ${OUT}/gui_ab.png ${OUT}/gui_beside.png ${OUT}/gui_beside_b.png)
 expect_run(gui_two_traces 0 "A: recorded trace trace.txt.gz \\(8406 events, 521.221 ms\\) · B: recorded trace trace.dat \\([0-9]+ events, [0-9.]+ ms\\) · qemu-2s2c2t \\(8 CPUs\\) · cursor t = 100.000 ms since each trace's first event · agree A \\(knobs baseline[^)]*\\): [0-9]+ decisions.* · agree B \\(knobs baseline[^)]*\\): [0-9]+ decisions"
            ARGS --trace ${TR} --trace-b ${DAT} --topology qemu-2s2c2t --at 100ms --screenshot ${OUT}/gui_ab.png)
 expect_run(gui_beside_sim 0 "recorded trace trace.txt.gz .* B: simulated qemu-2s2c2t-hackbench-trace.json \\(qemu-2s2c2t, 8 CPUs\\), knobs baseline, seed 1, t = 3.000 ms simulated"
            ARGS --trace ${TR} --beside-sim ${SRC}/resources/scenarios/qemu-2s2c2t-hackbench-trace.json --topology qemu-2s2c2t --at 3ms --screenshot ${OUT}/gui_beside.png)
-foreach(f gui_ab.png gui_beside.png)
+expect_run(gui_beside_variant_b 0 "B: simulated qemu-2s2c2t-hackbench-trace.json \\(qemu-2s2c2t, 8 CPUs\\), knobs idle-delay-v2, seed 1, t = 3.000 ms simulated"
+           ARGS --trace ${TR} --beside-sim ${SRC}/resources/scenarios/qemu-2s2c2t-hackbench-trace.json --beside-variant B --topology qemu-2s2c2t --at 3ms --screenshot ${OUT}/gui_beside_b.png)
+expect_run(gui_beside_variant_unknown 2 "^schedlab: .*qemu-2s2c2t-hackbench-trace.json: no variant 'C' \\(the scenario's: A, B\\)"
+           ARGS --trace ${TR} --beside-sim ${SRC}/resources/scenarios/qemu-2s2c2t-hackbench-trace.json --beside-variant C --topology qemu-2s2c2t --screenshot ${OUT}/x.png)
+expect_run(gui_beside_variant_no_sim 2 "^schedlab: --beside-variant needs --beside-sim" ARGS --trace ${TR} --topology qemu-2s2c2t --beside-variant B --screenshot ${OUT}/x.png)
+foreach(f gui_ab.png gui_beside.png gui_beside_b.png)
   if(NOT EXISTS ${OUT}/${f})
     message(SEND_ERROR "${f} was not written")
     math(EXPR failures "${failures} + 1")

@@ -534,6 +534,41 @@ TEST(MainWindow, ASimulationBesideATraceShowsItsFrameAtTheCursorsTimeSinceTheTra
     EXPECT_EQ(w.frame()->a->now, 4'000'000);
 }
 
+TEST(MainWindow, ASimulationBesideATraceRunsTheChosenVariant) {
+    MainWindow w;
+    StartOptions o;
+    o.autoplay = false;
+    w.openDefault(o);
+    w.show();
+    auto ta = std::make_shared<const sched::Trace>(sched::readTrace(sampleText()));
+    auto topo = std::make_shared<const sched::Topology>(sched::Topology::preset("qemu-2s2c2t"));
+    w.showTrace(ta, topo, QString::fromStdString(sampleText()));
+    const sched::Scenario s = sched::parseScenario(
+        nlohmann::json::parse(R"({"topology":"qemu-2s2c2t","seed":3,"workloads":[{"type":"hackbench","groups":2,"fds":4,"loops":2000}],
+                                  "variants":{"base":"baseline","patch":"idle-delay-v2"}})"),
+        "two.json", ".");
+    const QString why = w.showSimulationBeside(s, QStringLiteral("two.json"), QStringLiteral("nope"));
+    EXPECT_EQ(why, QStringLiteral("two.json: no variant 'nope' (the scenario's: base, patch)")) << why.toStdString();
+    EXPECT_FALSE(w.besideSimulation());
+    ASSERT_EQ(w.showSimulationBeside(s, QStringLiteral("two.json"), QStringLiteral("patch")), QString());
+    const auto [a0, a1] = sched::traceSpan(*ta);
+    w.setTraceTime(a0 + 3'000'000);
+    bool ready = false;
+    w.whenBesideReady([&] { ready = true; });
+    ASSERT_TRUE(waitFor([&] { return ready; }));
+    auto* hb = static_cast<TopologyHeatmap*>(w.view(QStringLiteral("heatmapB")));
+    ASSERT_TRUE(hb->snapshot());
+    // The patch's run, as a direct run of that variant gives it.
+    sched::Simulation direct(s, s.variants[1].knobs, "x", sched::SimOptions{}, s.seed);
+    direct.advance(3'000'000);
+    const sched::Snapshot d = direct.snapshot();
+    EXPECT_EQ(hb->snapshot()->knobs, d.knobs);
+    EXPECT_EQ(hb->snapshot()->ttwu_count, d.ttwu_count);
+    sched::Simulation first(s, s.variants[0].knobs, "x", sched::SimOptions{}, s.seed);
+    EXPECT_NE(first.snapshot().knobs, d.knobs);
+    EXPECT_TRUE(w.caption().contains(QStringLiteral("knobs %1").arg(QString::fromStdString(d.knobs)))) << w.caption().toStdString();
+}
+
 TEST(KnobPanel, ControlsMapToTheNamedKnobsOfTheEditedSide) {
     KnobPanel panel;
     panel.setKnobs(sched::Knobs::preset("baseline"), sched::Knobs::preset("idle-delay-v2"));

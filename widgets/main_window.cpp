@@ -1585,16 +1585,27 @@ void MainWindow::clearSideB() {
     fireWhenAgreed();
 }
 
-QString MainWindow::showSimulationBeside(const QString& path) {
+QString MainWindow::showSimulationBeside(const QString& path, const QString& variant) {
     try {
-        return showSimulationBeside(sched::loadScenario(path.toStdString()), path);
+        return showSimulationBeside(sched::loadScenario(path.toStdString()), path, variant);
     } catch (const std::exception& e) {
         return QString::fromUtf8(e.what());
     }
 }
 
-QString MainWindow::showSimulationBeside(const sched::Scenario& s, const QString& path) {
+QString MainWindow::showSimulationBeside(const sched::Scenario& s, const QString& path, const QString& variant) {
     if (!m_trace) return tr("%1: no trace is shown (open one first: the simulation runs beside it)").arg(path);
+    if (s.variants.empty()) return tr("%1: the scenario has no variant").arg(path);
+    const sched::Variant* v = &s.variants.front();
+    if (!variant.isEmpty()) {
+        v = nullptr;
+        QStringList names;
+        for (const auto& x : s.variants) {
+            names << q(x.name);
+            if (q(x.name) == variant) v = &x;
+        }
+        if (!v) return tr("%1: no variant '%2' (the scenario's: %3)").arg(path, variant, names.join(QStringLiteral(", ")));
+    }
     if (s.topo->name() != m_traceTopo->name() && s.topo->nrCpus() != m_traceTopo->nrCpus())
         return tr("%1: topology %2 (%3 CPUs) is not the trace's %4 (%5 CPUs)")
             .arg(path, q(s.topo->name()))
@@ -1605,12 +1616,13 @@ QString MainWindow::showSimulationBeside(const sched::Scenario& s, const QString
     m_beside = s;
     m_besidePath = path;
     m_besideSeed = s.seed;
+    m_besideKnobs = v->knobs;
     m_besideSnap.reset();
     m_heatB->show();
     if (auto* d = findChild<QDockWidget*>(QStringLiteral("dockRqB"))) d->show();
     m_heatA->setTitle(QStringLiteral("A: recorded: %1").arg(QFileInfo(m_tracePath).fileName()));
     // A fresh run of this scenario (side A of the worker, shown as B), then to the cursor's time.
-    const sched::Knobs k = s.variants.front().knobs;
+    const sched::Knobs k = m_besideKnobs;
     m_sim->post([s, k](SimWorker& w) {
         w.pause();
         w.restart(s, k, k, false, s.seed, "simulated");
@@ -1623,7 +1635,7 @@ QString MainWindow::showSimulationBeside(const sched::Scenario& s, const QString
 void MainWindow::requestBesideFrame() {
     if (!m_beside) return;
     m_besideRunning = true;
-    m_sim->post([s = *m_beside, k = m_beside->variants.front().knobs, seed = m_besideSeed, ns = m_besideTarget](SimWorker& w) {
+    m_sim->post([s = *m_beside, k = m_besideKnobs, seed = m_besideSeed, ns = m_besideTarget](SimWorker& w) {
         w.runTo(s, k, seed, ns);
     });
 }
@@ -1646,7 +1658,23 @@ void MainWindow::besideSimDialog() {
     }
     const QString p = QFileDialog::getOpenFileName(this, tr("Simulate beside the trace"), QString(), tr("Scenarios (*.json)"));
     if (p.isEmpty()) return;
-    const QString err = showSimulationBeside(p);
+    // A scenario of several variants (baseline, a patch): which one runs beside the trace.
+    QString variant;
+    try {
+        const sched::Scenario s = sched::loadScenario(p.toStdString());
+        if (s.variants.size() > 1) {
+            QStringList items;
+            for (const auto& v : s.variants) items << QStringLiteral("%1 (%2)").arg(q(v.name), q(v.knobs.presetName));
+            bool ok = false;
+            const QString pick = QInputDialog::getItem(this, tr("Simulate beside the trace"), tr("Variant of %1:").arg(QFileInfo(p).fileName()),
+                                                       items, 0, false, &ok);
+            if (!ok) return;
+            variant = q(s.variants[std::size_t(items.indexOf(pick))].name);
+        }
+    } catch (const std::exception&) {
+        // showSimulationBeside says what is wrong with the file
+    }
+    const QString err = showSimulationBeside(p, variant);
     if (!err.isEmpty()) QMessageBox::warning(this, tr("Simulate beside the trace"), err);
 }
 

@@ -124,9 +124,10 @@ public:
     /// Side B runs scenario `s` (its topology named as the trace's, or with as many CPUs) beside
     /// the shown trace: at every cursor move the simulation is run to the cursor's time since the
     /// trace's first event (paused there; a move backwards restarts it from t = 0) and its frame
-    /// is shown as side B. "" or the one-line reason it is refused. Replaces a trace B.
-    QString showSimulationBeside(const sched::Scenario& s, const QString& path);
-    QString showSimulationBeside(const QString& path);
+    /// is shown as side B. `variant`: which of the scenario's variants (its knobs; "" the first).
+    /// "" or the one-line reason it is refused. Replaces a trace B.
+    QString showSimulationBeside(const sched::Scenario& s, const QString& path, const QString& variant = {});
+    QString showSimulationBeside(const QString& path, const QString& variant = {});
     bool besideSimulation() const { return m_beside.has_value(); }
     /// The simulation's time the cursor asks for (ns since t = 0), -1 without one.
     qint64 besideTarget() const { return m_beside ? m_besideTarget : -1; }
@@ -296,6 +297,7 @@ private:
     std::optional<sched::Scenario> m_beside;
     QString m_besidePath;
     quint64 m_besideSeed = 0;
+    sched::Knobs m_besideKnobs;  ///< the chosen variant's
     qint64 m_besideTarget = 0;  ///< the simulated time asked for (the cursor's relative time)
     std::shared_ptr<const sched::Snapshot> m_besideSnap;  ///< its newest frame's side A
     bool m_besideRunning = false;  ///< its newest frame is still on its way to the target
