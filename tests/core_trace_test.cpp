@@ -13,6 +13,8 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <map>
+#include <regex>
 #include <sstream>
 #include <string>
 
@@ -382,6 +384,82 @@ TEST(FtraceText, SimulatedRunExportsAndReadsBackToTheSameEvents) {
             << "event " << i << " (line " << t.records[i].line << ") differs: " << sched::toString(a.kind);
     }
     for (int id = 0; id < eng.taskCount(); ++id) EXPECT_EQ(t.commOf(eng.task(id).t.pid), eng.task(id).t.comm);
+}
+
+TEST(FtraceText, TheExportIsWhatPerfettosSystraceImporterReads) {
+    // Perfetto (not packaged in Debian) reads ftrace text with its systrace importer
+    // (src/trace_processor/importers/systrace/: systrace_line_tokenizer.cc, systrace_line_parser.cc).
+    // Its rules, restated here: a text starting with "# tracer:"; each event line is TASK-PID,
+    // an optional (TGID), [CPU], at most 5 flag characters, SECONDS.FRACTION: and EVENT:, then
+    // arguments split at spaces into key=value; sched_switch needs numeric prev_pid, prev_prio,
+    // next_pid and next_prio and a prev_state letter; sched_waking a numeric pid; cpu_idle
+    // numeric state and cpu_id. The timestamp becomes int64(seconds * 1e9).
+    const sched::Scenario s = sched::parseScenario(
+        nlohmann::json{{"topology", "qemu-2s2c2t"},
+                       {"workloads", nlohmann::json::array({{{"type", "hackbench"}, {"groups", 2}, {"fds", 2}, {"loops", 20}}})},
+                       {"variants", {{"A", "baseline"}}}},
+        "pf.json", ".");
+    std::ostringstream out;
+    std::unique_ptr<sched::FtraceTextWriter> w;
+    sched::RunOptions o;
+    o.on_start = [&](const sched::Engine& e) {
+        w = std::make_unique<sched::FtraceTextWriter>(out, e.nrCpus(), [&e](std::int32_t pid) { return e.taskComm(pid); });
+    };
+    o.event_sink = [&](const SchedEvent& e) { w->write(e); };
+    o.wake_inputs_sink = [&](const sched::WakeInputs& in) { w->writeWakeInputs(in); };
+    sched::runScenario(s, s.variants[0], s.cost, o);
+    const std::string text = out.str();
+    ASSERT_TRUE(text.starts_with("# tracer:"));
+    const Trace t = parseFtraceText(text, "export.txt");  // ours, for what each line should say
+    ASSERT_GT(t.events.size(), 100u);
+    const std::regex line(R"(-([0-9]+)\s+(\(\s*([0-9]+|-+)\))?\s?\[([0-9]+)\]\s*[a-zA-Z0-9.]{0,5}\s*([0-9]+\.[0-9]+):\s+([^\s]+):)");
+    std::istringstream in(text);
+    std::string l;
+    std::size_t lineNo = 0, ev = 0, marks = 0;
+    std::map<std::string, std::size_t> kinds;
+    while (std::getline(in, l)) {
+        ++lineNo;
+        if (l.empty() || l[0] == '#') continue;
+        std::smatch m;
+        ASSERT_TRUE(std::regex_search(l, m, line)) << "line " << lineNo << ": " << l;
+        const std::string name = m[6].str();
+        const long long tsNs = static_cast<long long>(std::stod(m[5].str()) * 1e9);
+        std::map<std::string, std::string> args;
+        std::istringstream as(m.suffix().str());
+        for (std::string tok; as >> tok;) {
+            const auto eq = tok.find('=');
+            if (eq != std::string::npos) args[tok.substr(0, eq)] = tok.substr(eq + 1);
+        }
+        auto isNum = [](const std::string& v) {
+            return !v.empty() && v.find_first_not_of("0123456789") == std::string::npos;
+        };
+        if (name == "tracing_mark_write") {  // a print event to Perfetto (not B|/E|/C|: left as it is)
+            ++marks;
+            continue;
+        }
+        ASSERT_LT(ev, t.events.size()) << "line " << lineNo;
+        const SchedEvent& e = t.events[ev];
+        EXPECT_EQ(std::stoll(m[1].str()), t.records[ev].current) << "line " << lineNo;
+        EXPECT_EQ(std::stoi(m[4].str()), name == "cpu_idle" ? std::stoi(args["cpu_id"]) : e.cpu) << "line " << lineNo;
+        EXPECT_LE(std::llabs(tsNs - e.time), 1) << "line " << lineNo;  // the double's rounding
+        EXPECT_EQ(name, sched::toString(e.kind)) << "line " << lineNo;
+        if (name == "sched_switch") {
+            for (const char* k : {"prev_pid", "prev_prio", "next_pid", "next_prio"}) EXPECT_TRUE(isNum(args[k])) << k << ", line " << lineNo;
+            EXPECT_NE(std::string("RSDTtXZPI").find(args["prev_state"].substr(0, 1)), std::string::npos) << "line " << lineNo;
+            EXPECT_EQ(std::stoi(args["prev_pid"]), e.pid);
+            EXPECT_EQ(std::stoi(args["next_pid"]), e.pid2);
+        } else if (name == "sched_waking" || name == "sched_wakeup" || name == "sched_wakeup_new") {
+            ASSERT_TRUE(isNum(args["pid"])) << "line " << lineNo;
+            EXPECT_EQ(std::stoi(args["pid"]), e.pid);
+        } else if (name == "cpu_idle") {
+            EXPECT_TRUE(isNum(args["state"]) && isNum(args["cpu_id"])) << "line " << lineNo;
+        }
+        ++kinds[name];
+        ++ev;
+    }
+    EXPECT_EQ(ev, t.events.size());
+    EXPECT_GT(marks, 10u);
+    for (const char* k : {"sched_switch", "sched_waking", "sched_wakeup", "cpu_idle"}) EXPECT_GT(kinds[k], 0u) << k;
 }
 
 }  // namespace
