@@ -834,4 +834,46 @@ nlohmann::json AgreeReport::json() const {
     return j;
 }
 
+AgreeReasonIndex::AgreeReasonIndex(const AgreeReport& r) {
+    auto finalOf = [](const std::string& reasons) {
+        const std::size_t arrow = reasons.rfind("->");
+        std::string f = arrow == std::string::npos ? reasons : reasons.substr(arrow + 2);
+        while (!f.empty() && f.front() == ' ') f.erase(f.begin());
+        while (!f.empty() && f.back() == ' ') f.pop_back();
+        return f.empty() ? std::string("?") : f;
+    };
+    std::map<std::string, std::uint16_t> ids;
+    for (const auto& row : r.rows) ids.emplace(finalOf(row.reasons), 0);
+    for (auto& [name, id] : ids) {
+        id = std::uint16_t(m_names.size());
+        m_names.push_back(name);
+    }
+    m_rows.reserve(r.rows.size());
+    for (const auto& row : r.rows) m_rows.push_back({row.time, ids.at(finalOf(row.reasons))});
+    std::stable_sort(m_rows.begin(), m_rows.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
+    std::vector<std::uint32_t> c(m_names.size(), 0);
+    for (std::size_t k = 0; k < m_rows.size(); ++k) {
+        if (k % kEvery == 0) m_cum.push_back(c);
+        ++c[m_rows[k].second];
+    }
+}
+
+std::vector<std::pair<std::string, std::uint64_t>> AgreeReasonIndex::upTo(std::int64_t t) const {
+    const std::size_t n = std::size_t(std::upper_bound(m_rows.begin(), m_rows.end(), t,
+                                                       [](std::int64_t v, const auto& row) { return v < row.first; }) -
+                                      m_rows.begin());
+    std::vector<std::uint64_t> c(m_names.size(), 0);
+    std::size_t k = 0;
+    if (n > 0 && !m_cum.empty()) {
+        const std::size_t cp = std::min((n - 1) / kEvery, m_cum.size() - 1);
+        for (std::size_t i = 0; i < c.size(); ++i) c[i] = m_cum[cp][i];
+        k = cp * kEvery;
+    }
+    for (; k < n; ++k) ++c[m_rows[k].second];
+    std::vector<std::pair<std::string, std::uint64_t>> out;
+    for (std::size_t i = 0; i < c.size(); ++i)
+        if (c[i]) out.emplace_back(m_names[i], c[i]);
+    return out;
+}
+
 }  // namespace sched

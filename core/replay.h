@@ -105,4 +105,21 @@ struct AgreeReport {
 /// Replays `t` on `topo` with `knobs`. The topology must have at least t.nr_cpus CPUs.
 AgreeReport agree(const Trace& t, std::shared_ptr<const Topology> topo, const Knobs& knobs, const AgreeOptions& o = {});
 
+/// schedlab's final reason (the last stage of AgreeRow::reasons, "SIS_IDLE_CPU" of
+/// "AFFINE_SYNC -> SIS_IDLE_CPU") on a replay's decisions up to a time: the counters view of a
+/// trace. Built once per report (rows by time), then counted from a checkpoint every 1024 rows.
+class AgreeReasonIndex {
+public:
+    explicit AgreeReasonIndex(const AgreeReport& r);
+    /// Decisions at or before `t` by final reason (non-zero ones, by name).
+    std::vector<std::pair<std::string, std::uint64_t>> upTo(std::int64_t t) const;
+    std::size_t decisions() const { return m_rows.size(); }
+
+private:
+    static constexpr std::size_t kEvery = 1024;
+    std::vector<std::string> m_names;                       ///< by id, sorted
+    std::vector<std::pair<std::int64_t, std::uint16_t>> m_rows;  ///< (time, reason id), by time
+    std::vector<std::vector<std::uint32_t>> m_cum;          ///< counts by id before row k * kEvery
+};
+
 }  // namespace sched

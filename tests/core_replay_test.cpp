@@ -5,6 +5,8 @@
 #include "trace.h"
 
 #include <gtest/gtest.h>
+
+#include <map>
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
@@ -97,6 +99,34 @@ std::string exportRun(const sched::Scenario& s, std::uint64_t* inputs = nullptr)
 
 sched::Trace synth(const std::string& body) {
     return sched::parseFtraceText("# tracer: nop\n#\n# entries-in-buffer/entries-written: 1/1   #P:8\n#\n" + body, "synth.txt");
+}
+
+TEST(Agree, TheFinalReasonIndexCountsTheDecisionsUpToATime) {
+    const sched::Trace t = sched::readFtraceText(kSample);
+    auto topo = std::make_shared<const sched::Topology>(sched::Topology::preset("qemu-2s2c2t"));
+    const sched::AgreeReport r = sched::agree(t, topo, sched::Knobs::preset("baseline"), sched::AgreeOptions{});
+    ASSERT_GT(r.rows.size(), 1024u);  // more than one checkpoint
+    const sched::AgreeReasonIndex idx(r);
+    EXPECT_EQ(idx.decisions(), r.rows.size());
+    auto direct = [&](std::int64_t at) {
+        std::map<std::string, std::uint64_t> m;
+        for (const auto& row : r.rows)
+            if (row.time <= at) {
+                const auto a = row.reasons.rfind("-> ");
+                ++m[a == std::string::npos ? row.reasons : row.reasons.substr(a + 3)];
+            }
+        return std::vector<std::pair<std::string, std::uint64_t>>(m.begin(), m.end());
+    };
+    const auto [t0, t1] = sched::traceSpan(t);
+    for (const std::int64_t at : {t0 - 1, r.rows.front().time, r.rows[1023].time, r.rows[1024].time, r.rows[1500].time, (t0 + t1) / 2, t1})
+        EXPECT_EQ(idx.upTo(at), direct(at)) << at;
+    EXPECT_TRUE(idx.upTo(t0 - 1).empty());
+    std::uint64_t all = 0;
+    for (const auto& [name, n] : idx.upTo(t1)) {
+        EXPECT_EQ(name.find("->"), std::string::npos) << name;
+        all += n;
+    }
+    EXPECT_EQ(all, r.decisions);
 }
 
 TEST(Agree, EachNonDecisionClassOfSection4IsCountedAndAPlainWakingIsDecided) {

@@ -1,6 +1,7 @@
 // widgets_window_test.cpp: the simulation worker thread (start, pause, restart, stop mid-run,
 // same results as the CLI) and the main window (frames reach the views, knob changes apply live,
 // export writes whole files with the caption, the A/B text is the CLI's table).
+#include "counters_plot.h"
 #include "knob_panel.h"
 #include "latency_plot.h"
 #include "main_window.h"
@@ -422,6 +423,14 @@ TEST(MainWindow, TwoTracesSideBySideAtOneCursorFromEachStartWithTheirAgreementsA
     const sched::AgreeReport cliB = sched::agree(*tb, topo, sched::Knobs{}, sched::AgreeOptions{});
     EXPECT_EQ(w.agreementB()->decisions, cliB.decisions);
     EXPECT_EQ(w.agreementB()->agree, cliB.agree);
+    // The counters: schedlab's final reasons on each trace's decisions up to the cursor.
+    ASSERT_TRUE(w.frame() && w.frame()->b);
+    EXPECT_FALSE(w.frame()->a->reasons.empty());
+    EXPECT_EQ(w.frame()->a->reasons, sched::AgreeReasonIndex(*w.agreement()).upTo(w.frame()->a->now));
+    EXPECT_EQ(w.frame()->b->reasons, sched::AgreeReasonIndex(*w.agreementB()).upTo(w.frame()->b->now));
+    EXPECT_FALSE(w.frame()->b->reasons.empty());
+    auto* counters = static_cast<CountersPlot*>(w.view(QStringLiteral("counters")));
+    EXPECT_EQ(counters->reasonsTitle(), QStringLiteral("schedlab's final reason on the trace's decisions"));
     const QString cap = w.caption();
     for (const QString& part : {QStringLiteral("A: recorded trace trace.txt.gz"), QStringLiteral("B: recorded trace trace.dat"),
                                 QStringLiteral("qemu-2s2c2t (8 CPUs)"), QStringLiteral("cursor t = 100.000 ms since each trace's first event"),

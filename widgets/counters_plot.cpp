@@ -159,6 +159,18 @@ CountersPlot::CountersPlot(QWidget* parent) : QWidget(parent) {
 
 CountersPlot::~CountersPlot() = default;
 
+void CountersPlot::setReasonsTitle(const QString& title) {
+    if (auto* t = qobject_cast<QCPTextElement*>(m_reasons->plotLayout()->element(0, 0)); t && t->text() != title) {
+        t->setText(title);
+        m_reasons->replot(QCustomPlot::rpQueuedReplot);
+    }
+}
+
+QString CountersPlot::reasonsTitle() const {
+    auto* t = qobject_cast<QCPTextElement*>(m_reasons->plotLayout()->element(0, 0));
+    return t ? t->text() : QString();
+}
+
 void CountersPlot::setSnapshots(std::shared_ptr<const sched::Snapshot> a, std::shared_ptr<const sched::Snapshot> b) {
     const std::array<const sched::Snapshot*, 2> sides = {a.get(), b.get()};
 

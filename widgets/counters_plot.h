@@ -35,6 +35,10 @@ public:
 
     /// Wakeups by final reason code.
     QCustomPlot* reasonsPlot() const { return m_reasons; }
+    /// The reasons plot's title ("wakeups by final reason"; a trace's are schedlab's reasons on
+    /// the trace's decisions, from the agreement replay).
+    void setReasonsTitle(const QString& title);
+    QString reasonsTitle() const;
     /// Migrations by cause.
     QCustomPlot* causesPlot() const { return m_causes; }
 

@@ -1071,6 +1071,8 @@ void MainWindow::showTrace(std::shared_ptr<const sched::Trace> trace, std::share
     m_inspector->setDisagreements({});
     clearDisagreementMarks();
     m_agree.reset();
+    m_agreeReasons.reset();
+    m_counters->setReasonsTitle(tr("schedlab's final reason on the trace's decisions"));
     m_disagreements.clear();
     m_openedDis = -1;
     m_agreeError.clear();
@@ -1202,8 +1204,10 @@ void MainWindow::agreementDone(std::shared_ptr<const sched::AgreeReport> r, cons
     }
     m_timeline->setDecisions(std::move(times), std::move(marks));
     m_inspector->setDisagreements(std::move(items));
+    m_agreeReasons = m_agree ? std::make_shared<const sched::AgreeReasonIndex>(*m_agree) : nullptr;
     updateAgreeProgress();
-    if (m_frame) showFrame(m_frame);  // the status line names the agreement
+    if (m_frame && m_trace) setTraceTime(m_frame->a->now);  // the counters' reasons; the status line names the agreement
+    else if (m_frame) showFrame(m_frame);
     fireWhenAgreed();
 }
 
@@ -1306,13 +1310,19 @@ void MainWindow::setTraceTime(qint64 ns) {
     if (!m_trace) return;
     auto f = std::make_shared<Frame>();
     const std::string label = m_b.trace ? "trace A" : "trace";
-    f->a = std::make_shared<const sched::Snapshot>(m_traceIndex ? m_traceIndex->snapshot(ns, label)
-                                                                : sched::traceSnapshot(*m_trace, m_traceTopo, ns, label));
+    {
+        sched::Snapshot a = m_traceIndex ? m_traceIndex->snapshot(ns, label) : sched::traceSnapshot(*m_trace, m_traceTopo, ns, label);
+        if (m_agreeReasons) a.reasons = m_agreeReasons->upTo(a.now);  // schedlab's path on the trace's decisions so far
+        f->a = std::make_shared<const sched::Snapshot>(std::move(a));
+    }
     f->done = true;
     const qint64 rel = f->a->now - m_traceT0;  // B is shown at the same time since its own first event
-    if (m_b.trace)
-        f->b = std::make_shared<const sched::Snapshot>(m_b.index ? m_b.index->snapshot(m_b.t0 + rel, "trace B")
-                                                                 : sched::traceSnapshot(*m_b.trace, m_traceTopo, m_b.t0 + rel, "trace B"));
+    if (m_b.trace) {
+        sched::Snapshot b = m_b.index ? m_b.index->snapshot(m_b.t0 + rel, "trace B")
+                                      : sched::traceSnapshot(*m_b.trace, m_traceTopo, m_b.t0 + rel, "trace B");
+        if (m_b.reasons) b.reasons = m_b.reasons->upTo(b.now);
+        f->b = std::make_shared<const sched::Snapshot>(std::move(b));
+    }
     else if (m_beside && m_besideSnap)
         f->b = m_besideSnap;  // until the simulation reaches the new time
     if (const sched::AgreeRow* r = disagreement(m_openedDis); r && r->time != f->a->now) {
@@ -1342,6 +1352,8 @@ void MainWindow::leaveTrace() {
     if (m_indexCancel) *m_indexCancel = true;
     m_traceIndex.reset();
     m_agree.reset();
+    m_agreeReasons.reset();
+    m_counters->setReasonsTitle(tr("wakeups by final reason"));
     m_disagreements.clear();
     m_openedDis = -1;
     m_agreeRunning = false;
@@ -1529,8 +1541,10 @@ void MainWindow::startAgreementB(std::shared_ptr<const sched::AgreeReport> agree
                     marks.push_back({m_traceT0 + (row.time - m_b.t0), std::max(row.cls, 0)});  // on A's clock
                 }
         if (m_timeline) m_timeline->setSecondLane(std::move(marks), true);
+        m_b.reasons = m_b.agree ? std::make_shared<const sched::AgreeReasonIndex>(*m_b.agree) : nullptr;
         updateAgreeProgress();
-        if (m_frame) showFrame(m_frame);
+        if (m_frame && m_trace) setTraceTime(m_frame->a->now);
+        else if (m_frame) showFrame(m_frame);
         fireWhenAgreed();
     };
     if (agreed) {

@@ -286,6 +286,7 @@ private:
         std::shared_ptr<const sched::TraceIndex> index;
         std::shared_ptr<std::atomic<bool>> indexCancel;
         std::shared_ptr<const sched::AgreeReport> agree;
+        std::shared_ptr<const sched::AgreeReasonIndex> reasons;  ///< the counters' final reasons
         int disagreements = 0;
         bool agreeRunning = false;
         QString agreeError;
@@ -295,6 +296,7 @@ private:
     } m_b;
     /// Side B in trace mode: a simulation beside the trace.
     std::optional<sched::Scenario> m_beside;
+    std::shared_ptr<const sched::AgreeReasonIndex> m_agreeReasons;  ///< trace A's final reasons, for the counters
     QString m_besidePath;
     quint64 m_besideSeed = 0;
     sched::Knobs m_besideKnobs;  ///< the chosen variant's
