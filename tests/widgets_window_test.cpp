@@ -527,6 +527,9 @@ TEST(MainWindow, ASimulationBesideATraceShowsItsFrameAtTheCursorsTimeSinceTheTra
     }
     EXPECT_TRUE(w.caption().contains(QStringLiteral("B: simulated beside.json (qemu-2s2c2t, 8 CPUs), knobs baseline, seed 7, t = 2.000 ms simulated")))
         << w.caption().toStdString();
+    // The toolbar's clock: the time since the trace's first event, and the trace's own clock.
+    EXPECT_EQ(w.findChild<QLabel*>(QStringLiteral("simClock"))->text(),
+              QStringLiteral("t = 2.000 ms (trace clock %1 s)").arg(double(a0 + 2'000'000) / 1e9, 0, 'f', 6));
     // A second trace replaces the simulation; a scenario leaves trace mode.
     auto tb = std::make_shared<const sched::Trace>(sched::readTrace(sampleDat()));
     ASSERT_EQ(w.showTraceB(tb, QString::fromStdString(sampleDat())), QString());

@@ -612,7 +612,10 @@ void MainWindow::showFrame(std::shared_ptr<const Frame> f) {
             if (!m_trace) m_inspector->setDecisions(a->decisions, f->traced);  // a trace lists its disagreements
         });
     }
-    m_clock->setText(QStringLiteral("t = %1").arg(simTime(a->now)));
+    if (m_trace)  // time since the trace's first event, as the trace bar; and the trace's clock, as trace-cmd report prints it
+        m_clock->setText(QStringLiteral("t = %1 (trace clock %2 s)").arg(simTime(a->now - m_traceT0)).arg(double(a->now) / 1e9, 0, 'f', 6));
+    else
+        m_clock->setText(QStringLiteral("t = %1").arg(simTime(a->now)));
     // A vs B delta table (metrics as columns, so it stays four lines high): what a reader of the
     // thread asks first.
     QString delta;
