@@ -6,7 +6,10 @@
 //   BM_WriteTraceDat/6, /7: the same events as trace.dat (version 6; 7 with zstd) to a file,
 //     libtracecmd's container included; MB/s of ring-buffer pages and events/s.
 //   BM_ReadOwnTraceDat: that version-6 file read back by readTraceDat().
+//   BM_Agree: `agree` on that run (384 CPUs; no schedlab_wake marks, so every input is
+//     reconstructed as for a kernel's trace): decisions replayed per second.
 #include "engine.h"
+#include "replay.h"
 #include "scenario.h"
 #include "trace.h"
 #include "trace_dat_writer.h"
@@ -162,6 +165,23 @@ void BM_ReadOwnTraceDat(benchmark::State& state) {
     std::filesystem::remove(path);
 }
 BENCHMARK(BM_ReadOwnTraceDat)->Unit(benchmark::kMillisecond)->UseRealTime();  // the work is in the child
+
+void BM_Agree(benchmark::State& state) {
+    const Exported& x = exported();
+    const sched::Trace t = sched::parseFtraceText(x.text, "bench.txt");
+    auto topo = std::make_shared<const sched::Topology>(sched::Topology::preset("epyc-9654-2s"));
+    std::uint64_t decisions = 0;
+    double agreement = 0;
+    for (auto _ : state) {
+        const sched::AgreeReport r = sched::agree(t, topo, sched::Knobs::preset("baseline"), sched::AgreeOptions{});
+        decisions += r.decisions;
+        agreement = r.decisions ? double(r.agree) / double(r.decisions) : 0;
+    }
+    state.counters["decisions_per_s"] = benchmark::Counter(double(decisions), benchmark::Counter::kIsRate);
+    state.counters["decisions"] = double(decisions) / double(std::max<std::int64_t>(1, state.iterations()));
+    state.counters["agreement"] = agreement;
+}
+BENCHMARK(BM_Agree)->Unit(benchmark::kMillisecond);
 
 }  // namespace
 
