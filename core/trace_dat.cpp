@@ -27,6 +27,7 @@ void tracecmd_free_record(struct tep_record* record);
 // Not in trace-cmd.h (trace-cmd-private.h) but exported by libtracecmd 1.x: the size of a CPU's
 // buffer data, for the progress. Weak: without it the progress counts CPUs.
 unsigned long long tracecmd_get_cpu_file_size(struct tracecmd_input* handle, int cpu) __attribute__((weak));
+int tracecmd_page_size(struct tracecmd_input* handle) __attribute__((weak));
 }
 constexpr int TRACECMD_FL_LOAD_NO_PLUGINS = 1 << 0;
 constexpr int TRACECMD_FL_LOAD_NO_SYSTEM_PLUGINS = 1 << 1;
@@ -544,7 +545,8 @@ std::vector<int> assignCpus(tracecmd_input* h, int nrCpus, int parts, std::vecto
         lastCpu = cpu;
         c.lastWakingPid = -1;
         c.cpuLast = -1;
-        unsigned long long first = 0;
+        unsigned long long first = 0, last = 0;
+        std::int64_t lastTs = -1;
         bool any = false;
         while (tep_record* rec = tracecmd_read_data(h, cpu)) {
             Streamed& s = recs.next();
@@ -556,6 +558,8 @@ std::vector<int> assignCpus(tracecmd_input* h, int nrCpus, int parts, std::vecto
                 s.e.cpu = std::int16_t(cpu);
             }
             if (!any) first = rec->offset, any = true;
+            last = rec->offset;
+            lastTs = std::int64_t(rec->ts);
             if (recs.buf.size() == kBatch) {
                 inputs.flush();
                 if (bySize) hdr->done.store(doneBefore + std::min<unsigned long long>(rec->offset - first, sizes[std::size_t(cpu)]), std::memory_order_relaxed);
@@ -565,6 +569,19 @@ std::vector<int> assignCpus(tracecmd_input* h, int nrCpus, int parts, std::vecto
                 failed = "out of memory for its records";
                 break;
             }
+        }
+        // libtracecmd ends a CPU at a page it cannot read (it says "bad page read" on stderr): a
+        // buffer that ends more than two pages before its size is cut there.
+        const unsigned long long size = bySize ? sizes[std::size_t(cpu)] : 0;
+        const unsigned long long page = tracecmd_page_size && tracecmd_page_size(h) > 0 ? (unsigned long long)tracecmd_page_size(h) : 4096;
+        if (failed.empty() && any && size > (last - first) + 2 * page) {
+            ++t.problem_count;
+            if (t.problems.size() < Trace::kMaxProblems)
+                t.problems.push_back({std::uint32_t(recs.size()),
+                                      fmt::format("CPU {}: libtracecmd stopped reading its buffer after this record, {} of its {} bytes in (a corrupt or "
+                                                  "cut page); the rest of the CPU's records are missing",
+                                                  cpu, last - first, size)});
+            t.gaps.push_back({cpu, lastTs, -1, std::uint32_t(recs.size()), 0, false});
         }
         doneBefore += bySize ? sizes[std::size_t(cpu)] : 1;
         hdr->done.store(doneBefore, std::memory_order_relaxed);

@@ -625,6 +625,43 @@ TEST(TraceDat, ReadingReportsProgressAndCanBeCancelled) {
     }
 }
 
+TEST(TraceDat, ACorruptPageEndsItsCpuWithAProblemAndAGapTheRestIsKept) {
+    // In this sample CPU 1's buffer starts at byte 3952640, in pages of 4096 bytes that start
+    // with an 8-byte time stamp and an 8-byte commit (the page's data size): a page claiming
+    // 2 GB is one libtracecmd cannot read, and it ends that CPU there.
+    const auto cut = std::filesystem::temp_directory_path() / ("schedlab-badpage-" + std::to_string(::getpid()) + ".dat");
+    std::filesystem::copy_file(kDat + "trace.dat", cut, std::filesystem::copy_options::overwrite_existing);
+    std::filesystem::permissions(cut, std::filesystem::perms::owner_read | std::filesystem::perms::owner_write);
+    {
+        std::fstream f(cut, std::ios::in | std::ios::out | std::ios::binary);
+        f.seekp(3952640 + 2 * 4096 + 8);
+        const std::uint64_t commit = 0x7fffffff;
+        f.write(reinterpret_cast<const char*>(&commit), sizeof commit);
+    }
+    const Trace whole = sched::readTraceDat(kDat + "trace.dat");
+    const Trace t = sched::readTraceDat(cut.string());
+    std::filesystem::remove(cut);
+    EXPECT_LT(t.events.size(), whole.events.size());
+    EXPECT_GT(t.events.size(), 8000u);
+    // Every other CPU's events are all there.
+    auto count = [](const Trace& x, int cpu) {
+        std::size_t n = 0;
+        for (std::size_t i = 0; i < x.events.size(); ++i) n += x.events[i].cpu == cpu && x.events[i].kind != EvKind::cpu_idle;
+        return n;
+    };
+    for (int cpu = 0; cpu < 8; ++cpu)
+        if (cpu != 1) EXPECT_EQ(count(t, cpu), count(whole, cpu)) << cpu;
+    EXPECT_LT(count(t, 1), count(whole, 1));
+    bool problem = false;
+    for (const auto& p : t.problems) problem = problem || p.what.starts_with("CPU 1: libtracecmd stopped reading its buffer after this record");
+    EXPECT_TRUE(problem) << t.summary();
+    bool gap = false;
+    for (const auto& g : t.gaps) gap = gap || (g.cpu == 1 && g.to == -1 && g.from > 0);
+    EXPECT_TRUE(gap);
+    // The whole file has no such problem.
+    for (const auto& p : whole.problems) EXPECT_EQ(p.what.find("stopped reading"), std::string::npos) << p.what;
+}
+
 TEST(TraceDat, OtherFilesAndTruncatedOnesAreOneLineErrorsOrPartialNeverACrash) {
     EXPECT_THROW(sched::readTraceDat(kSample), InputError);  // a text trace
     EXPECT_THROW(sched::readTraceDat("/nonexistent.dat"), InputError);
