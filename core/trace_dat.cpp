@@ -38,6 +38,7 @@ constexpr int TRACECMD_FL_LOAD_NO_SYSTEM_PLUGINS = 1 << 1;
 #include <cstdint>
 #include <cstdio>
 #include <cstring>
+#include <filesystem>
 #include <fstream>
 #include <functional>
 #include <map>
@@ -490,7 +491,10 @@ std::vector<int> assignCpus(tracecmd_input* h, int nrCpus, int parts, std::vecto
 }
 
 /// The child's side: read its CPUs, publish, exit.
-[[noreturn]] void readInChild(const std::string& path, int fd, ShmHeader* hdr, int recFd, int inFd, int part, int parts) {
+/// `limit` > 0: the file is a cut one padded with zeros (readTraceDat): records at or past byte
+/// `limit` of the file are the padding's, not the recording's.
+[[noreturn]] void readInChild(const std::string& path, int fd, ShmHeader* hdr, int recFd, int inFd, int part, int parts,
+                              unsigned long long limit) {
     tracecmd_input* h = tracecmd_open(path.c_str(), TRACECMD_FL_LOAD_NO_PLUGINS | TRACECMD_FL_LOAD_NO_SYSTEM_PLUGINS);
     if (!h) {
         frame(fd, 'X', "libtracecmd cannot read it (truncated, corrupt, or an unsupported file version)");
@@ -548,7 +552,13 @@ std::vector<int> assignCpus(tracecmd_input* h, int nrCpus, int parts, std::vecto
         unsigned long long first = 0, last = 0;
         std::int64_t lastTs = -1;
         bool any = false;
+        bool cut = false;
         while (tep_record* rec = tracecmd_read_data(h, cpu)) {
+            if (limit && rec->offset + (unsigned long long)std::max(rec->record_size, 0) > limit) {
+                tracecmd_free_record(rec);
+                cut = true;
+                break;
+            }
             Streamed& s = recs.next();
             c.ordinal = recs.size();
             if (!onRecord(c, rec, cpu, s)) {
@@ -574,7 +584,14 @@ std::vector<int> assignCpus(tracecmd_input* h, int nrCpus, int parts, std::vecto
         // buffer that ends more than two pages before its size is cut there.
         const unsigned long long size = bySize ? sizes[std::size_t(cpu)] : 0;
         const unsigned long long page = tracecmd_page_size && tracecmd_page_size(h) > 0 ? (unsigned long long)tracecmd_page_size(h) : 4096;
-        if (failed.empty() && any && size > (last - first) + 2 * page) {
+        if (cut || (limit && !any && size > 0)) {
+            // The cut: this CPU's records end at the end of the file (or its buffer is past it).
+            ++t.problem_count;
+            if (t.problems.size() < Trace::kMaxProblems)
+                t.problems.push_back({std::uint32_t(any ? recs.size() : 0), any ? fmt::format("CPU {}: the file ends inside its buffer after this record (cut at byte {})", cpu, limit)
+                                                                     : fmt::format("CPU {}: its buffer is past the end of the file (cut at byte {})", cpu, limit)});
+            t.gaps.push_back({cpu, any ? lastTs : -1, -1, std::uint32_t(any ? recs.size() : 0), 0, false});  // 0: at the end
+        } else if (failed.empty() && any && size > (last - first) + 2 * page) {
             ++t.problem_count;
             if (t.problems.size() < Trace::kMaxProblems)
                 t.problems.push_back({std::uint32_t(recs.size()),
@@ -686,12 +703,11 @@ T elementAt(int fd, std::uint64_t i) {
 
 }  // namespace
 
-Trace readTraceDat(const std::string& path, const TraceReadOptions& o) {
-    if (!looksLikeTraceDat(path)) {
-        std::ifstream in(path, std::ios::binary);
-        if (!in) throw InputError(path, "", "cannot open");
-        throw InputError(path, "", "not a trace-cmd trace.dat (no \"\\027\\010Dtracing\" magic at the start)");
-    }
+namespace {
+
+/// readTraceDat() of `path` as the file `name`; `limit` > 0: `path` is `name` cut at byte
+/// `limit` and padded with zeros.
+Trace readTraceDatAs(const std::string& path, const std::string& name, const TraceReadOptions& o, unsigned long long limit) {
     // Two children, each reading about half of the CPUs' data (the parsing is most of the time,
     // and it runs on both cores); their per-CPU lists are merged here as
     // tracecmd_iterate_events() merges CPUs: the earliest record next, ties to the lower CPU, so
@@ -758,7 +774,7 @@ Trace readTraceDat(const std::string& path, const TraceReadOptions& o) {
         if (pid == 0) {
             ::close(fds[0]);
             for (int q = 0; q < k; ++q) ::close(ch[std::size_t(q)].fd);
-            readInChild(path, fds[1], c.hdr, c.recFd, c.inFd, k, kParts);
+            readInChild(path, fds[1], c.hdr, c.recFd, c.inFd, k, kParts, limit);
         }
         ::close(fds[1]);
         c.pid = pid;
@@ -843,7 +859,7 @@ Trace readTraceDat(const std::string& path, const TraceReadOptions& o) {
     }
 
     Trace t;
-    t.file = path;
+    t.file = name;
     t.flag_columns = 5;  // the binary records carry the flags (context kept per record)
     t.ns_timestamps = true;
     // The merge of the per-CPU lists: global ordinals for every record, events in order with
@@ -1027,11 +1043,13 @@ Trace readTraceDat(const std::string& path, const TraceReadOptions& o) {
         }
         for (const auto& [name, n] : m.at("event_counts").get<std::map<std::string, std::uint64_t>>()) t.event_counts[name] += n;
         for (const auto& [name, n] : m.at("skipped_events").get<std::map<std::string, std::uint64_t>>()) t.skipped_events[name] += n;
-        for (const auto& p : m.at("problems")) t.problems.push_back({globalOrd(k, p[0].get<std::uint32_t>()), p[1].get<std::string>()});
+        // Line 0: a CPU with no record at all (its buffer past a cut): at the end.
+        for (const auto& p : m.at("problems"))
+            t.problems.push_back({p[0].get<std::uint32_t>() ? globalOrd(k, p[0].get<std::uint32_t>()) : ord + 1, p[1].get<std::string>()});
         t.problem_count += m.at("problem_count").get<std::uint64_t>();
         for (const auto& g : m.at("gaps"))
-            t.gaps.push_back({g[0].get<int>(), g[1].get<std::int64_t>(), g[2].get<std::int64_t>(), globalOrd(k, g[3].get<std::uint32_t>()),
-                              g[4].get<std::uint64_t>(), false});
+            t.gaps.push_back({g[0].get<int>(), g[1].get<std::int64_t>(), g[2].get<std::int64_t>(),
+                              g[3].get<std::uint32_t>() ? globalOrd(k, g[3].get<std::uint32_t>()) : ord + 1, g[4].get<std::uint64_t>(), false});
         const std::int64_t ws = m.at("workload")[0].get<std::int64_t>(), we = m.at("workload")[1].get<std::int64_t>();
         if (ws >= 0) t.workload_start = std::max(t.workload_start, ws);
         if (we >= 0) t.workload_end = std::max(t.workload_end, we);
@@ -1041,9 +1059,9 @@ Trace readTraceDat(const std::string& path, const TraceReadOptions& o) {
     t.lines = ord;
     // counter, uptime (jiffies) and x86-tsc stamps are not ns (trace-replay.md §1).
     if (t.clock == "counter" || t.clock == "uptime" || t.clock == "x86-tsc") t.ns_timestamps = false;
-    std::sort(t.problems.begin(), t.problems.end(), [](const TraceProblem& a, const TraceProblem& b) { return a.line < b.line; });
+    std::stable_sort(t.problems.begin(), t.problems.end(), [](const TraceProblem& a, const TraceProblem& b) { return a.line < b.line; });
     if (t.problems.size() > Trace::kMaxProblems) t.problems.resize(Trace::kMaxProblems);
-    std::sort(t.gaps.begin(), t.gaps.end(), [](const TraceGap& a, const TraceGap& b) { return a.line < b.line; });
+    std::sort(t.gaps.begin(), t.gaps.end(), [](const TraceGap& a, const TraceGap& b) { return a.line < b.line || (a.line == b.line && a.cpu < b.cpu); });
     if (!crashed.empty()) {
         if (t.events.empty()) throw InputError(path, "", fmt::format("libtracecmd {} reading it: truncated or corrupt file", crashed));
         if (t.nr_cpus <= 0) {
@@ -1054,6 +1072,73 @@ Trace readTraceDat(const std::string& path, const TraceReadOptions& o) {
     }
     if (o.progress && !o.progress(1.0)) throw TraceReadCancelled();
     return t;
+}
+
+/// The file format version after the magic ("6", "7": a NUL-terminated string at byte 10).
+std::string datVersion(const std::string& path) {
+    std::ifstream in(path, std::ios::binary);
+    char b[16] = {};
+    in.read(b, sizeof b);
+    return in.gcount() > 11 ? std::string(b + 10, ::strnlen(b + 10, 4)) : std::string();
+}
+
+}  // namespace
+
+Trace readTraceDat(const std::string& path, const TraceReadOptions& o) {
+    if (!looksLikeTraceDat(path)) {
+        std::ifstream in(path, std::ios::binary);
+        if (!in) throw InputError(path, "", "cannot open");
+        throw InputError(path, "", "not a trace-cmd trace.dat (no \"\\027\\010Dtracing\" magic at the start)");
+    }
+    try {
+        return readTraceDatAs(path, path, o, 0);
+    } catch (const InputError& first) {
+        // A cut version-6 file: libtracecmd refuses it (or crashes on it) as soon as a CPU's
+        // buffer runs past the end. A sparse copy padded with zeros to beyond any offset the file
+        // can name reads as the recording up to the cut (a zero page is an empty one); the
+        // records at or past the cut are dropped. Compressed (version 7) data cannot be read
+        // past a cut chunk this way.
+        std::error_code ec;
+        const auto size = std::filesystem::file_size(path, ec);
+        if (ec || datVersion(path) != "6") throw;
+        std::string tmpl = (std::filesystem::temp_directory_path(ec) / "schedlab-cut-XXXXXX").string();
+        const int fd = ::mkstemp(tmpl.data());
+        if (fd < 0) throw;
+        struct Remove {
+            std::string p;
+            int fd;
+            ~Remove() {
+                ::close(fd);
+                ::unlink(p.c_str());
+            }
+        } remove{tmpl, fd};
+        const int in = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+        if (in < 0) throw;
+        bool copied = true;
+        for (std::uintmax_t left = size; left > 0 && copied;) {
+            const ssize_t n = ::copy_file_range(in, nullptr, fd, nullptr, std::size_t(std::min<std::uintmax_t>(left, 1u << 30)), 0);
+            if (n <= 0) copied = false;
+            else left -= std::uintmax_t(n);
+        }
+        ::close(in);
+        if (!copied || ::ftruncate(fd, off_t(size) + (off_t(64) << 30)) != 0) throw first;
+        Trace t;
+        try {
+            t = readTraceDatAs(tmpl, path, o, size);
+        } catch (const InputError&) {
+            throw first;  // not a cut file libtracecmd reads when padded: the first reason
+        }
+        if (t.events.empty()) throw first;
+        t.truncated_line = std::max<std::uint32_t>(t.truncated_line, std::uint32_t(t.lines + 1));
+        ++t.problem_count;
+        const TraceProblem cutAt{std::uint32_t(t.lines + 1),
+                                 fmt::format("the file is cut at byte {} (libtracecmd reads it only padded with zeros): truncated; the {} records before "
+                                             "the cut are kept",
+                                             size, t.lines)};
+        if (t.problems.size() < Trace::kMaxProblems) t.problems.push_back(cutAt);  // the last line: last in line order
+        else t.problems.back() = cutAt;
+        return t;
+    }
 }
 
 }  // namespace sched

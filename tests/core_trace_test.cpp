@@ -662,6 +662,41 @@ TEST(TraceDat, ACorruptPageEndsItsCpuWithAProblemAndAGapTheRestIsKept) {
     for (const auto& p : whole.problems) EXPECT_EQ(p.what.find("stopped reading"), std::string::npos) << p.what;
 }
 
+TEST(TraceDat, ACutVersion6FileKeepsEachCpusRecordsBeforeTheCut) {
+    const Trace whole = sched::readTraceDat(kDat + "trace.dat");
+    const auto dir = std::filesystem::temp_directory_path();
+    // Cuts inside CPU 1's buffer, between two CPUs' buffers, and inside CPU 6's.
+    for (const std::uintmax_t keep : {std::uintmax_t(3'990'000), std::uintmax_t(4'030'000), std::uintmax_t(4'200'000)}) {
+        const auto cut = dir / ("schedlab-cut6-" + std::to_string(::getpid()) + ".dat");
+        std::filesystem::copy_file(kDat + "trace.dat", cut, std::filesystem::copy_options::overwrite_existing);
+        std::filesystem::permissions(cut, std::filesystem::perms::owner_read | std::filesystem::perms::owner_write);
+        std::filesystem::resize_file(cut, keep);
+        const Trace t = sched::readTraceDat(cut.string());
+        std::filesystem::remove(cut);
+        EXPECT_EQ(t.file, cut.string());
+        ASSERT_GT(t.events.size(), 100u) << keep;
+        EXPECT_LT(t.events.size(), whole.events.size()) << keep;
+        EXPECT_EQ(t.truncated_line, t.lines + 1) << keep;
+        ASSERT_FALSE(t.problems.empty());
+        EXPECT_EQ(t.problems.back().what.find("the file is cut at byte " + std::to_string(keep)), 0u) << t.problems.back().what;
+        // Each CPU's records are the first ones of that CPU in the whole file (recording CPU:
+        // cpu_idle events carry the idle CPU, so they are left out).
+        for (int cpu = 0; cpu < 8; ++cpu) {
+            std::vector<std::int64_t> a, b;
+            for (const auto& e : t.events)
+                if (e.cpu == cpu && e.kind != EvKind::cpu_idle) a.push_back(e.time);
+            for (const auto& e : whole.events)
+                if (e.cpu == cpu && e.kind != EvKind::cpu_idle) b.push_back(e.time);
+            ASSERT_LE(a.size(), b.size());
+            EXPECT_TRUE(std::equal(a.begin(), a.end(), b.begin())) << "cut " << keep << ", CPU " << cpu;
+        }
+        // A CPU cut short has a gap to the end.
+        bool gap = false;
+        for (const auto& g : t.gaps) gap = gap || g.to == -1;
+        EXPECT_TRUE(gap) << keep;
+    }
+}
+
 TEST(TraceDat, OtherFilesAndTruncatedOnesAreOneLineErrorsOrPartialNeverACrash) {
     EXPECT_THROW(sched::readTraceDat(kSample), InputError);  // a text trace
     EXPECT_THROW(sched::readTraceDat("/nonexistent.dat"), InputError);
