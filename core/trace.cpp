@@ -602,7 +602,7 @@ Trace readFtraceText(const std::string& path, const TraceReadOptions& o) {
                 if (o.progress && !o.progress(double(::gzoffset(z)) / double(std::max<off_t>(1, st.st_size)))) throw TraceReadCancelled();
             }
         } else if (st.st_size > 0) {
-            // Memory-mapped and read in order: the kernel pages it in and drops it behind us.
+            // Memory-mapped and read in order: the kernel pages it in, and each piece read is dropped.
             void* m = ::mmap(nullptr, std::size_t(st.st_size), PROT_READ, MAP_PRIVATE, fd, 0);
             ::close(fd);
             if (m == MAP_FAILED) throw InputError(path, "", fmt::format("cannot map: {}", std::strerror(errno)));
@@ -614,6 +614,10 @@ Trace readFtraceText(const std::string& path, const TraceReadOptions& o) {
             for (std::size_t at = 0; at < all.size(); at += kPiece) {
                 const bool last = at + kPiece >= all.size();
                 complete = forEachLine(all.substr(at, kPiece), carry, last, feed);
+                // Done with this piece (a line across its end was copied into `carry`): its pages
+                // leave the process's memory now, not when the kernel needs them (a file-backed
+                // private mapping reads them again from the file if ever touched).
+                ::madvise(static_cast<char*>(m) + at, std::min(kPiece, all.size() - at), MADV_DONTNEED);
                 if (o.progress && !o.progress(double(std::min(all.size(), at + kPiece)) / double(all.size()))) throw TraceReadCancelled();
             }
         } else {

@@ -666,6 +666,9 @@ struct Chunked {
     /// The current element, reading the next chunk when needed; nullptr at the end (or on a read error).
     const T* get() {
         if (pos < buf.size()) return &buf[pos];
+        // The chunk read before is done with: its memory goes back (the memfd keeps its size).
+        if (!buf.empty())
+            ::fallocate(fd, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE, off_t((next - buf.size()) * sizeof(T)), off_t(buf.size() * sizeof(T)));
         if (next >= end) return nullptr;
         const std::size_t n = std::size_t(std::min<std::uint64_t>(cap, end - next));
         buf.resize(n);
@@ -868,6 +871,11 @@ Trace readTraceDatAs(const std::string& path, const std::string& name, const Tra
     std::array<nlohmann::json, kParts> meta;
     std::array<std::vector<std::uint32_t>, kParts> ordOf;
     std::array<std::uint32_t, kParts> lastOrd{};  ///< each child's last record, as a global ordinal
+    /// A child that ended without its counts (crashed): its events counted by kind in the merge
+    /// (the merge gives the memfds' pages back as it goes).
+    std::array<std::vector<std::uint64_t>, kParts> kinds;
+    for (int k = 0; k < kParts; ++k)
+        if (ch[std::size_t(k)].meta.empty()) kinds[std::size_t(k)].assign(256, 0);
     for (int k = 0; k < kParts; ++k) {
         const Child& c = ch[std::size_t(k)];
         if (c.meta.empty()) continue;
@@ -972,6 +980,8 @@ Trace readTraceDatAs(const std::string& path, const std::string& name, const Tra
                     t.wake_inputs.add(std::uint32_t(t.events.size()), in->in);
                     s.ins.pop();
                 }
+                if (!kinds[std::size_t(s.k)].empty() && std::size_t(r->e.kind) < kinds[std::size_t(s.k)].size())
+                    ++kinds[std::size_t(s.k)][std::size_t(r->e.kind)];
                 t.events.push_back(r->e);
                 t.records.push_back({ord, r->current, r->context});
             }
@@ -1005,11 +1015,8 @@ Trace readTraceDatAs(const std::string& path, const std::string& name, const Tra
         if (c.meta.empty()) {
             // This child died before it finished: keep what it published, say where it stopped.
             const std::string how = WIFSIGNALED(c.status) ? fmt::format("crashed (signal {})", WTERMSIG(c.status)) : std::string("stopped");
-            Chunked<Streamed> all;
-            all.fd = c.recFd;
-            all.end = nRec[std::size_t(k)];
-            for (const Streamed* r = all.get(); r; all.pop(), r = all.get())
-                if (r->e.kind != EvKind(kMarker)) ++t.event_counts[toString(r->e.kind)];
+            for (std::size_t q = 0; q < kinds[std::size_t(k)].size(); ++q)
+                if (kinds[std::size_t(k)][q]) t.event_counts[toString(EvKind(q))] += kinds[std::size_t(k)][q];
             if (crashed.empty()) crashed = how;
             const std::uint32_t after = nRec[std::size_t(k)] ? lastOrd[std::size_t(k)] : 0;
             const int cpu = c.starts.empty() ? -1 : c.starts.back().cpu;
