@@ -242,11 +242,26 @@ AgreeReport agree(const Trace& t, std::shared_ptr<const Topology> topo, const Kn
             if ((g.from < 0 || now >= g.from) && (g.to < 0 || now <= g.to)) return true;
         return false;
     };
+    // What a task's name says (kthread, per-CPU kthread, a sync waker by --sync-comm): the name of
+    // a pid is fixed for the trace, and the regular expressions cost more than the path itself
+    // when asked per CPU per decision, so each pid is looked at once.
+    struct CommFlags {
+        bool kthread = false, percpu = false, sync = false;
+    };
+    std::unordered_map<std::int32_t, CommFlags> commFlags;
+    auto flagsOf = [&](std::int32_t pid) -> const CommFlags& {
+        auto it = commFlags.find(pid);
+        if (it == commFlags.end()) {
+            const std::string c = t.commOf(pid);
+            it = commFlags.emplace(pid, CommFlags{looksKthread(c), perCpuKthread(c), std::regex_search(c, syncRe)}).first;
+        }
+        return it->second;
+    };
     // The runqueue state the path reads of CPU k, from the trace (PELT is filled at decisions).
     auto fillRq = [&](int k) {
         Rq& q = st.rq[std::size_t(k)];
         const RCpu& s = cpu[std::size_t(k)];
-        q.curr = s.curr == 0 ? CurrKind::Idle : looksKthread(t.commOf(s.curr)) ? CurrKind::Kthread : CurrKind::Normal;
+        q.curr = s.curr == 0 ? CurrKind::Idle : flagsOf(s.curr).kthread ? CurrKind::Kthread : CurrKind::Normal;
         q.nr_running = unsigned(std::max(0, s.nr));
         q.h_nr_running = unsigned(std::max(0, s.cfs));
         q.idle_h_nr_running = 0;
@@ -439,7 +454,7 @@ AgreeReport agree(const Trace& t, std::shared_ptr<const Topology> topo, const Kn
             for (int k = 0; k < ncpu; ++k)
                 if (cpu[std::size_t(k)].curr == pid) currSomewhere = true;
             if (waker == pid) no = "self-wakeup";
-            else if (perCpuKthread(comm)) no = "pinned (per-CPU kthread)";
+            else if (flagsOf(pid).percpu) no = "pinned (per-CPU kthread)";
             else if (pinned(pid, i)) no = "pinned (moved by the stopper, never again)";
             else if (currSomewhere || r.running) {
                 if (f.sleep == kNone || (f.wakeup != kNone && f.wakeup < f.sleep)) no = "current, still on_rq (ttwu_runnable)";
@@ -561,7 +576,7 @@ AgreeReport agree(const Trace& t, std::shared_ptr<const Topology> topo, const Kn
             bool sync = false;
             if (w.in_task && waker != 0 && !task(waker, now).exited) {
                 if (o.sync == "task") sync = true;
-                else if (o.sync == "comm") sync = std::regex_search(t.commOf(waker), syncRe);
+                else if (o.sync == "comm") sync = flagsOf(waker).sync;
             }
             // schedlab's own export says what the decision read that no tracepoint shows.
             if (const WakeInputs* wi = t.wake_inputs.find(std::uint32_t(i))) {
