@@ -1122,10 +1122,30 @@ Trace readTraceDat(const std::string& path, const TraceReadOptions& o) {
         const int in = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
         if (in < 0) throw;
         bool copied = true;
-        for (std::uintmax_t left = size; left > 0 && copied;) {
+        std::uintmax_t left = size;
+        while (left > 0 && copied) {
             const ssize_t n = ::copy_file_range(in, nullptr, fd, nullptr, std::size_t(std::min<std::uintmax_t>(left, 1u << 30)), 0);
-            if (n <= 0) copied = false;
-            else left -= std::uintmax_t(n);
+            if (n > 0) left -= std::uintmax_t(n);
+            else copied = false;
+        }
+        if (!copied && left == size) {  // no copy_file_range between these file systems (EXDEV, ENOSYS): read and write
+            copied = true;
+            std::vector<char> buf(1 << 20);
+            while (left > 0 && copied) {
+                const ssize_t n = ::read(in, buf.data(), buf.size());
+                if (n < 0 && errno == EINTR) continue;
+                if (n <= 0) {
+                    copied = false;
+                    break;
+                }
+                for (ssize_t done = 0; done < n && copied;) {
+                    const ssize_t w = ::write(fd, buf.data() + done, std::size_t(n - done));
+                    if (w < 0 && errno == EINTR) continue;
+                    if (w <= 0) copied = false;
+                    else done += w;
+                }
+                left -= std::uintmax_t(n);
+            }
         }
         ::close(in);
         if (!copied || ::ftruncate(fd, off_t(size) + (off_t(64) << 30)) != 0) throw first;
