@@ -669,6 +669,7 @@ AgreeReport agree(const Trace& t, std::shared_ptr<const Topology> topo, const Kn
             row.cold = now - t0 < kColdNs || flipsCold(pid) || flipsCold(waker);
             row.racy = racy(i, c, prev, f);
             row.reasons = d.reasons();
+            row.stage2 = d.stage2;
             ++rep.decisions;
             if (late) ++rep.late;
             if (choice != prev) ++rep.moved;
@@ -850,21 +851,14 @@ nlohmann::json AgreeReport::json() const {
 }
 
 AgreeReasonIndex::AgreeReasonIndex(const AgreeReport& r) {
-    auto finalOf = [](const std::string& reasons) {
-        const std::size_t arrow = reasons.rfind("->");
-        std::string f = arrow == std::string::npos ? reasons : reasons.substr(arrow + 2);
-        while (!f.empty() && f.front() == ' ') f.erase(f.begin());
-        while (!f.empty() && f.back() == ' ') f.pop_back();
-        return f.empty() ? std::string("?") : f;
-    };
     std::map<std::string, std::uint16_t> ids;
-    for (const auto& row : r.rows) ids.emplace(finalOf(row.reasons), 0);
+    for (const auto& row : r.rows) ids.emplace(toString(row.stage2), 0);
     for (auto& [name, id] : ids) {
         id = std::uint16_t(m_names.size());
         m_names.push_back(name);
     }
     m_rows.reserve(r.rows.size());
-    for (const auto& row : r.rows) m_rows.push_back({row.time, ids.at(finalOf(row.reasons))});
+    for (const auto& row : r.rows) m_rows.push_back({row.time, ids.at(toString(row.stage2))});
     std::stable_sort(m_rows.begin(), m_rows.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
     std::vector<std::uint32_t> c(m_names.size(), 0);
     for (std::size_t k = 0; k < m_rows.size(); ++k) {

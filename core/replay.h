@@ -59,6 +59,7 @@ struct AgreeRow {
     bool sync = false, cold = false, late = false;
     bool racy = false;  ///< a candidate CPU changed between the waking and the choice (§6)
     std::string reasons;  ///< schedlab's stage reasons ("AFFINE_SYNC -> SIS_IDLE_CPU")
+    Stage2 stage2 = Stage2::NONE;  ///< schedlab's final reason (the counters' "by final reason")
     int cls = -1;         ///< DisagreeClass when sim != kernel
     std::string cpus;     ///< per CPU: I idle, i curr idle but runnable/pending, B busy; then nr_running
     std::shared_ptr<const Decision> decision;  ///< schedlab's Decision (AgreeOptions::keep_decisions)
@@ -105,9 +106,9 @@ struct AgreeReport {
 /// Replays `t` on `topo` with `knobs`. The topology must have at least t.nr_cpus CPUs.
 AgreeReport agree(const Trace& t, std::shared_ptr<const Topology> topo, const Knobs& knobs, const AgreeOptions& o = {});
 
-/// schedlab's final reason (the last stage of AgreeRow::reasons, "SIS_IDLE_CPU" of
-/// "AFFINE_SYNC -> SIS_IDLE_CPU") on a replay's decisions up to a time: the counters view of a
-/// trace. Built once per report (rows by time), then counted from a checkpoint every 1024 rows.
+/// schedlab's final reason (AgreeRow::stage2, named as a simulation's Snapshot::reasons) on a
+/// replay's decisions up to a time: the counters view of a trace. Built once per report (rows by
+/// time), then counted from a checkpoint every 1024 rows.
 class AgreeReasonIndex {
 public:
     explicit AgreeReasonIndex(const AgreeReport& r);

@@ -9,6 +9,7 @@
 #include <zlib.h>
 
 #include <algorithm>
+#include <charconv>
 #include <cerrno>
 #include <cstring>
 #include <filesystem>
@@ -811,48 +812,31 @@ namespace {
 /// The layout schedlab writes (formatWakeInputs): the keys in order, single spaces. One pass, no
 /// search; anything else goes to the general parser.
 bool parseWakeInputsFast(std::string_view msg, WakeInputs& in) {
-    static constexpr std::string_view kKeys[13] = {"pid",     "prev",     "this_load", "prev_load",  "p_load",     "cur_load", "sync",
-                                                   "in_task", "scan_this", "scan_prev", "cores_this", "cores_prev", "jiffies"};
     const char* p = msg.data();
     const char* const end = p + msg.size();
-    std::int64_t v[13];
-    for (int i = 0; i < 13; ++i) {
-        const std::string_view k = kKeys[i];
-        if (std::size_t(end - p) < k.size() + 2) return false;
-        for (std::size_t j = 0; j < k.size(); ++j)
-            if (p[j] != k[j]) return false;
-        if (p[k.size()] != '=') return false;
-        p += k.size() + 1;
-        const bool neg = *p == '-';
-        p += neg;
-        const char* const digits = p;
-        std::int64_t x = 0;
-        while (p < end && unsigned(*p - '0') < 10u) x = x * 10 + (*p++ - '0');
-        if (p == digits || p - digits > 18) return false;
-        if (p < end && *p++ != ' ') return false;
-        v[i] = neg ? -x : x;
-    }
-    if (p != end) return false;
-    auto fits = [](std::int64_t x, auto type) {
-        using T = decltype(type);
-        return x >= std::int64_t(std::numeric_limits<T>::min()) && x <= std::int64_t(std::numeric_limits<T>::max());
+    // "key=<integer>" then one space or the end; std::from_chars checks the range of `out`.
+    auto field = [&](std::string_view key, auto& out) {
+        if (std::size_t(end - p) <= key.size() || std::string_view(p, key.size()) != key || p[key.size()] != '=') return false;
+        const auto [q, ec] = std::from_chars(p + key.size() + 1, end, out);
+        if (ec != std::errc() || (q != end && *q != ' ')) return false;
+        p = q == end ? q : q + 1;
+        return true;
     };
-    if (!fits(v[0], std::int32_t{}) || !fits(v[1], std::int16_t{}) || !fits(v[6], int{}) || !fits(v[7], int{}) ||
-        !fits(v[8], std::int32_t{}) || !fits(v[9], std::int32_t{}) || !fits(v[10], std::int8_t{}) || !fits(v[11], std::int8_t{}))
+    int sync = 0, task = 1, prev = -1;
+    std::int8_t ct = -1, cp = -1;
+    WakeInputs w = in;
+    if (!(field("pid", w.pid) && field("prev", prev) && field("this_load", w.this_load) && field("prev_load", w.prev_load) &&
+          field("p_load", w.p_load) && field("cur_load", w.cur_load) && field("sync", sync) && field("in_task", task) &&
+          field("scan_this", w.scan_this) && field("scan_prev", w.scan_prev) && field("cores_this", ct) && field("cores_prev", cp) &&
+          field("jiffies", w.jiffies) && p == end) ||
+        prev < std::numeric_limits<std::int16_t>::min() || prev > std::numeric_limits<std::int16_t>::max())
         return false;
-    in.pid = std::int32_t(v[0]);
-    in.prev = std::int16_t(v[1]);
-    in.this_load = v[2];
-    in.prev_load = v[3];
-    in.p_load = v[4];
-    in.cur_load = v[5];
-    in.sync = v[6] != 0;
-    in.in_task = v[7] != 0;
-    in.scan_this = std::int32_t(v[8]);
-    in.scan_prev = std::int32_t(v[9]);
-    in.cores_this = std::int8_t(v[10]);
-    in.cores_prev = std::int8_t(v[11]);
-    in.jiffies = v[12];
+    w.prev = std::int16_t(prev);
+    w.sync = sync != 0;
+    w.in_task = task != 0;
+    w.cores_this = ct;
+    w.cores_prev = cp;
+    in = w;
     return true;
 }
 

@@ -6,6 +6,7 @@
 #include "trace.h"
 
 #include "input_error.h"
+#include "pid_table.h"
 
 #include <fmt/format.h>
 
@@ -167,23 +168,11 @@ struct Ctx {
         std::int64_t name_ts = 0, prio_ts = 0;
         std::int16_t name_cpu = 0, prio_cpu = 0;
     };
-    std::vector<Seen> seenLow;                    ///< by pid, for pids below kLowPids
-    std::unordered_map<std::int32_t, Seen> seenHigh;
-    static constexpr std::int32_t kLowPids = 1 << 22;  ///< PID_MAX_LIMIT on 64-bit
+    PidTable<Seen> seenByPid;
     std::int64_t ts = 0;   ///< the record being read
     std::int16_t cpu = 0;
-    Seen& seen(std::int32_t pid) {
-        if (pid >= 0 && pid < kLowPids) {
-            if (std::size_t(pid) >= seenLow.size()) seenLow.resize(std::max(std::size_t(pid) + 1, seenLow.size() * 2));
-            return seenLow[std::size_t(pid)];
-        }
-        return seenHigh[pid];
-    }
-    const Seen* seenIf(std::int32_t pid) const {
-        if (pid >= 0 && pid < kLowPids) return std::size_t(pid) < seenLow.size() ? &seenLow[std::size_t(pid)] : nullptr;
-        const auto it = seenHigh.find(pid);
-        return it == seenHigh.end() ? nullptr : &it->second;
-    }
+    Seen& seen(std::int32_t pid) { return seenByPid[pid]; }
+    const Seen* seenIf(std::int32_t pid) const { return seenByPid.find(pid); }
     bool later(std::int64_t t0, std::int16_t c0) const { return ts > t0 || (ts == t0 && cpu >= c0); }
     void setComm(std::int32_t pid, std::string_view s) {
         Seen& x = seen(pid);
@@ -218,9 +207,9 @@ struct Ctx {
     }
     template <class F>
     void forEachSeen(F&& f) const {
-        for (std::size_t pid = 0; pid < seenLow.size(); ++pid)
-            if (seenLow[pid].has_name || seenLow[pid].has_prio) f(std::int32_t(pid), seenLow[pid]);
-        for (const auto& [pid, x] : seenHigh) f(pid, x);
+        seenByPid.forEach([&](std::int32_t pid, const Seen& x) {
+            if (x.has_name || x.has_prio) f(pid, x);
+        });
     }
     static void count(std::vector<std::pair<tep_event*, std::uint64_t>>& v, tep_event* ev) {
         for (auto& [e, n] : v)
@@ -1109,46 +1098,17 @@ Trace readTraceDat(const std::string& path, const TraceReadOptions& o) {
         const auto size = std::filesystem::file_size(path, ec);
         if (ec || datVersion(path) != "6") throw;
         std::string tmpl = (std::filesystem::temp_directory_path(ec) / "schedlab-cut-XXXXXX").string();
-        const int fd = ::mkstemp(tmpl.data());
+        const int fd = ::mkstemp(tmpl.data());  // a name of our own; the copy goes over it
         if (fd < 0) throw;
+        ::close(fd);
         struct Remove {
             std::string p;
-            int fd;
-            ~Remove() {
-                ::close(fd);
-                ::unlink(p.c_str());
-            }
-        } remove{tmpl, fd};
-        const int in = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-        if (in < 0) throw;
-        bool copied = true;
-        std::uintmax_t left = size;
-        while (left > 0 && copied) {
-            const ssize_t n = ::copy_file_range(in, nullptr, fd, nullptr, std::size_t(std::min<std::uintmax_t>(left, 1u << 30)), 0);
-            if (n > 0) left -= std::uintmax_t(n);
-            else copied = false;
-        }
-        if (!copied && left == size) {  // no copy_file_range between these file systems (EXDEV, ENOSYS): read and write
-            copied = true;
-            std::vector<char> buf(1 << 20);
-            while (left > 0 && copied) {
-                const ssize_t n = ::read(in, buf.data(), buf.size());
-                if (n < 0 && errno == EINTR) continue;
-                if (n <= 0) {
-                    copied = false;
-                    break;
-                }
-                for (ssize_t done = 0; done < n && copied;) {
-                    const ssize_t w = ::write(fd, buf.data() + done, std::size_t(n - done));
-                    if (w < 0 && errno == EINTR) continue;
-                    if (w <= 0) copied = false;
-                    else done += w;
-                }
-                left -= std::uintmax_t(n);
-            }
-        }
-        ::close(in);
-        if (!copied || ::ftruncate(fd, off_t(size) + (off_t(64) << 30)) != 0) throw first;
+            ~Remove() { ::unlink(p.c_str()); }
+        } remove{tmpl};
+        std::filesystem::copy_file(path, tmpl, std::filesystem::copy_options::overwrite_existing, ec);
+        if (!ec) std::filesystem::permissions(tmpl, std::filesystem::perms::owner_read | std::filesystem::perms::owner_write, ec);  // copied as the source's
+        if (!ec) std::filesystem::resize_file(tmpl, size + (std::uintmax_t(64) << 30), ec);  // sparse: no blocks for the zeros
+        if (ec) throw first;
         Trace t;
         try {
             t = readTraceDatAs(tmpl, path, o, size);

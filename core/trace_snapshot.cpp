@@ -2,6 +2,7 @@
 #include "trace_snapshot.h"
 
 #include "engine.h"
+#include "pid_table.h"
 #include "report.h"
 
 #include <algorithm>
@@ -22,25 +23,9 @@ struct TraceWalker {
         bool waking_placement = false;
         bool forked = false;       ///< between sched_wakeup_new and its first run
     };
-    /// Tasks by pid: a table for the pids below kDense (most traces have no others), a map for
-    /// the rest. A walker is copied at every TraceIndex checkpoint: the table only goes up to
-    /// the highest pid seen.
-    struct Tasks {
-        static constexpr std::int32_t kDense = 1 << 16;
-        std::vector<TaskState> dense;
-        std::unordered_map<std::int32_t, TaskState> sparse;
-        TaskState& operator[](std::int32_t pid) {
-            if (pid >= 0 && pid < kDense) {
-                if (std::size_t(pid) >= dense.size()) dense.resize(std::max<std::size_t>(std::size_t(pid) + 1, std::min<std::size_t>(kDense, dense.size() * 2)));
-                return dense[std::size_t(pid)];
-            }
-            return sparse[pid];
-        }
-    };
-
     int n = 0;
     std::int64_t t0 = 0;
-    Tasks tasks;
+    PidTable<TaskState> tasks;  ///< copied at every TraceIndex checkpoint: kept small
     std::vector<int> nr;
     std::vector<std::int32_t> curr;
     std::vector<std::int64_t> idleSince, lastChange, busy;
