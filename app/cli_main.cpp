@@ -155,6 +155,7 @@ int main(int argc, char** argv) {
         c->add_option("--seed", sim.seed, "RNG seed (default: the scenario's)");
         c->add_option("--json", sim.jsonOut, "write every metric as JSON to FILE");
         c->add_flag("--check", sim.check, "run the invariant checker after every event (slow)");
+        c->add_flag("--coalesce", sim.coalesce, "coalesce workload steps that change no scheduler state (exact: bit-identical results; experimental, not faster yet)");
     };
     auto* run = app.add_subcommand("run", "simulate a scenario and report what the scheduler did");
     addCommon(run);
@@ -209,12 +210,14 @@ int main(int argc, char** argv) {
     compare->add_option("--set-a", sim.setsA, "knob override for the base (repeatable)");
     compare->add_option("--set-b", sim.setsB, "knob override for the patch (repeatable)");
     compare->add_option("--set", sim.sets, "knob override for both (repeatable)");
+    compare->add_option("--jobs,-j", sim.jobs, "simulations at once (default: the machine's cores; each one single-threaded and deterministic)");
     auto* sweep = app.add_subcommand("sweep", "one table row per value of a knob or cost parameter");
     addCommon(sweep);
     sweep->add_option("--vary", sim.vary, "NAME=v1,v2,... (a knob, a cost parameter, or scale.TERM)")->required();
     sweep->add_option("--variant", sim.variant, "which of the scenario's variants to start from");
     sweep->add_option("--knobs", sim.knobs, "knob preset and/or name=value overrides")->expected(1, -1);
     sweep->add_option("--set", sim.sets, "override a knob: name=value (repeatable)");
+    sweep->add_option("--jobs,-j", sim.jobs, "simulations at once (default: the machine's cores; each one single-threaded and deterministic)");
     auto* demo = app.add_subcommand("demo", "explain a few wakeups on a 2-socket machine");
 
     try {

@@ -13,8 +13,12 @@
 
 #include <fmt/format.h>
 
+#include <atomic>
 #include <chrono>
 #include <cstdio>
+#include <exception>
+#include <mutex>
+#include <thread>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -104,6 +108,7 @@ RunResult runOne(const Scenario& s, const Variant& v, const CostModel& cost, con
     o.wake_inputs_sink = std::move(inputs);
     o.seed = a.seed ? *a.seed : s.seed;
     o.check_invariants = a.check;
+    o.coalesce = a.coalesce;
     o.decision_sink = std::move(sink);
     o.event_sink = std::move(events);
     o.on_start = std::move(onStart);
@@ -113,6 +118,68 @@ RunResult runOne(const Scenario& s, const Variant& v, const CostModel& cost, con
     p.done();
     if (std::getenv("SCHEDLAB_DUMP")) std::fprintf(stderr, "%s", r.engine->dump().c_str());
     return r;
+}
+
+// Several simulations at once, `jobs` at a time (0 = the machine's cores), each on its own
+// thread and each single-threaded: every simulation owns its engine and RNG, so the
+// results (and digests) are those of running them one after the other. A terminal gets one
+// progress line for all of them. The first failure (by index) is rethrown.
+std::vector<RunResult> runMany(const Scenario& s, const std::vector<std::pair<Variant, CostModel>>& runs, const SimArgs& a,
+                               const std::vector<std::string>& labels) {
+    const std::size_t n = runs.size();
+    std::vector<RunResult> results(n);
+    std::vector<std::exception_ptr> errors(n);
+    unsigned jobs = a.jobs ? a.jobs : std::max(1u, std::thread::hardware_concurrency());
+    jobs = unsigned(std::min<std::size_t>(jobs, n));
+    if (jobs <= 1) {
+        for (std::size_t i = 0; i < n; ++i) results[i] = runOne(s, runs[i].first, runs[i].second, a, labels[i]);
+        return results;
+    }
+    const bool tty = ::isatty(2) != 0;
+    std::mutex mu;
+    std::vector<double> frac(n, 0.0);
+    const auto t0 = std::chrono::steady_clock::now();
+    double lastShown = 0;
+    bool shown = false;
+    auto show = [&](std::size_t i, double f) {  // under mu
+        frac[i] = f;
+        const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+        if (wall < 1.0 || wall - lastShown < 0.2) return;
+        lastShown = wall;
+        std::string line;
+        for (std::size_t k = 0; k < n; ++k) line += fmt::format("{}{} {:3.0f}%", k ? "  " : "", labels[k], frac[k] * 100);
+        std::fprintf(stderr, "\r\033[K%s  (%u at once, %.0f s)", line.c_str(), jobs, wall);
+        shown = true;
+    };
+    std::atomic<std::size_t> next{0};
+    auto worker = [&]() {
+        for (std::size_t i; (i = next.fetch_add(1)) < n;) {
+            try {
+                RunOptions o;
+                o.seed = a.seed ? *a.seed : s.seed;
+                o.check_invariants = a.check;
+                o.coalesce = a.coalesce;
+                if (tty)
+                    o.progress = [&, i](const Engine& e) {
+                        std::lock_guard<std::mutex> g(mu);
+                        show(i, std::max(0.0, e.progressFraction()));
+                    };
+                results[i] = runScenario(s, runs[i].first, runs[i].second, o);
+                std::lock_guard<std::mutex> g(mu);
+                frac[i] = 1.0;
+            } catch (...) {
+                errors[i] = std::current_exception();
+            }
+        }
+    };
+    {
+        std::vector<std::jthread> pool;
+        for (unsigned k = 0; k < jobs; ++k) pool.emplace_back(worker);
+    }
+    if (shown) std::fprintf(stderr, "\r\033[K");
+    for (auto& e : errors)
+        if (e) std::rethrow_exception(e);
+    return results;
 }
 
 // Output paths are checked before a run starts, so a long run never ends in "cannot write".
@@ -378,8 +445,10 @@ int cliCompare(const SimArgs& a) {
     const Variant va = pick(a.a, a.setsA, 0, "--a");
     const Variant vb = pick(a.b, a.setsB, 1, "--b");
     const CostModel cost = resolveCost(s, a.cost);
-    RunResult ra = runOne(s, va, cost, a, fmt::format("base [{}]", va.knobs.presetName));
-    RunResult rb = runOne(s, vb, cost, a, fmt::format("patch [{}]", vb.knobs.presetName));
+    std::vector<RunResult> both = runMany(s, {{va, cost}, {vb, cost}}, a,
+                                          {fmt::format("base [{}]", va.knobs.presetName), fmt::format("patch [{}]", vb.knobs.presetName)});
+    RunResult& ra = both[0];
+    RunResult& rb = both[1];
     const std::string table = compareTable(s, ra, rb);
     fmt::print("{}", table);
     if (!a.jsonOut.empty()) {
@@ -436,9 +505,9 @@ int cliSweep(const SimArgs& a) {
         v.name = fmt::format("{}={}", name, val);
         runs.push_back({v, c});
     }
-    std::vector<RunResult> results;
-    for (std::size_t i = 0; i < runs.size(); ++i)
-        results.push_back(runOne(s, runs[i].first, runs[i].second, a, fmt::format("{}={} ({}/{})", name, values[i], i + 1, runs.size())));
+    std::vector<std::string> labels;
+    for (std::size_t i = 0; i < runs.size(); ++i) labels.push_back(fmt::format("{}={}", name, values[i]));
+    std::vector<RunResult> results = runMany(s, runs, a, labels);
     std::vector<const RunResult*> ptrs;
     for (const auto& r : results) ptrs.push_back(&r);
     const std::string table = sweepTable(s, name, values, ptrs);

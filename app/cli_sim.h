@@ -22,9 +22,11 @@ struct SimArgs {
     std::string traceDat;                ///< run: write the run's events as a trace-cmd trace.dat to FILE
     bool digestOnly = false;
     bool check = false;
+    bool coalesce = false;               ///< exact coalescing of plain workload steps (same results)
     std::string a, b;                    ///< compare
     std::vector<std::string> setsA, setsB;
     std::string vary;                    ///< sweep
+    unsigned jobs = 0;                   ///< compare/sweep: simulations at once (0 = the machine's cores)
 };
 
 int cliRun(const SimArgs& a);

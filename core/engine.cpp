@@ -72,6 +72,8 @@ Engine::Engine(EngineConfig cfg)
       m_rng(m_cfg.seed),
       m_metrics(m_nrCpus, m_cfg.topo->nrLlcs(), m_cfg.sample_period_ns, m_cfg.timeline_rows, m_cfg.decision_ring) {
     m_st.hook = this;
+    m_coalesce = m_cfg.coalesce && m_cfg.max_events == 0;
+    m_plans.resize(std::size_t(m_nrCpus));
     m_metrics.event_ring_cap = m_cfg.event_ring;
     m_st.now_ns = 0;
     m_st.jiffies = 0;
@@ -117,7 +119,7 @@ Engine::Engine(EngineConfig cfg)
     m_btLeaves = 1;
     while (m_btLeaves < std::size_t(m_nrCpus)) m_btLeaves *= 2;
     if (m_btLeaves < 2) m_btLeaves = 2;
-    m_bt.assign(2 * m_btLeaves, BtNode{kNever, 0, 0});
+    m_bt.assign(2 * m_btLeaves, BtNode{kNever, 0, 0, 0});
     for (std::size_t i = 0; i < m_btLeaves; ++i) m_bt[m_btLeaves + i].cpu = int(i);
     for (std::size_t i = m_btLeaves - 1; i >= 1; --i) m_bt[i] = m_bt[2 * i];
     // SMT siblings as plain lists (smtSpeed runs on every segment).
@@ -137,35 +139,100 @@ void Engine::addWorkload(std::unique_ptr<Workload> w) { m_workloads.push_back(st
 // Event loop
 
 void Engine::push(std::int64_t t, EvType type, std::int32_t a, std::uint32_t b) {
-    m_heap.push_back(Ev{t, m_seq++, std::uint8_t(type), a, b});
+    if (a < 0 || a >= (1 << 24)) throw std::logic_error(fmt::format("event target {} out of the order key's range", a));
+    m_heap.push_back(Ev{t, m_now, evTag(std::uint8_t(type), a, b), m_seq++, std::uint8_t(type), a, b});
     std::push_heap(m_heap.begin(), m_heap.end(), EvCmp{});
 }
 
 // Tournament tree over the CPUs' pending burst ends: leaf m_btLeaves + cpu holds the CPU's
-// (time, seq) (kNever = none); every internal node holds a copy of its winner's key, so a
+// order key (time, creation time, cpu; kNever = none); every internal node holds a copy of its winner's key, so a
 // level costs one sibling read.
 void Engine::btFix(int cpu) {
     std::size_t i = m_btLeaves + std::size_t(cpu);
     BtNode cur = m_bt[i];
     while (i > 1) {
         const BtNode& sib = m_bt[i ^ 1];
-        const bool sibWins = sib.t < cur.t || (sib.t == cur.t && sib.seq < cur.seq);
+        const bool sibWins = sib.t < cur.t || (sib.t == cur.t && (sib.ctime < cur.ctime || (sib.ctime == cur.ctime && sib.cpu < cur.cpu)));
         const BtNode w = sibWins ? sib : cur;
         i /= 2;
         BtNode& parent = m_bt[i];
-        if (parent.cpu == w.cpu && parent.t == w.t && parent.seq == w.seq && w.cpu != cpu) break;  // nothing above changes
+        if (parent.cpu == w.cpu && parent.seq == w.seq && w.cpu != cpu) break;  // nothing above changes
         parent = w;
         cur = w;
     }
 }
-void Engine::setBurst(int cpu, std::int64_t t) {
-    m_bt[m_btLeaves + std::size_t(cpu)] = BtNode{t, m_seq++, cpu};
+void Engine::setBurst(int cpu, std::int64_t t) { setBurstAt(cpu, t, m_now); }
+void Engine::setBurstAt(int cpu, std::int64_t t, std::int64_t ctime) {
+    m_bt[m_btLeaves + std::size_t(cpu)] = BtNode{t, ctime, m_seq++, cpu};
     btFix(cpu);
+}
+
+// ---------------------------------------------------------------------------
+// Coalescing (engine.h)
+
+bool Engine::planStep(std::int64_t work, PlanKey* key) {
+    if (m_planning < 0 || work <= 0) return false;
+    Plan& pl = m_plans[std::size_t(m_planning)];
+    if (pl.T.size() - 2 >= m_tasks[std::size_t(pl.task)].plan_limit) return false;
+    const std::size_t k = pl.T.size() - 1;
+    *key = PlanKey{pl.T[k], pl.T[k - 1], m_planning};
+    pl.T.push_back(pl.T[k] + (work * 1024 + pl.speed - 1) / pl.speed);
+    pl.W.push_back(work);
+    return true;
+}
+
+// The plan on `cpu` ends with `done` of its virtual boundaries behind it.
+void Engine::endPlan(int cpu, int done) {
+    Plan& pl = m_plans[std::size_t(cpu)];
+    const int id = pl.task;
+    pl.task = -1;
+    m_events += std::uint64_t(done);
+    m_plannedSteps += std::uint64_t(done);
+    SimTask& p = m_tasks[id];
+    // The next plan's length: twice this one when it ran to its end, else twice what it got
+    // to (planning steps that are cut costs more than it saves).
+    const bool whole = std::size_t(done) + 2 == pl.T.size();
+    p.plan_limit = std::uint16_t(std::clamp<int>(whole ? 2 * int(p.plan_limit) : 2 * done, 2, 4096));
+    m_workloads[p.workload]->planEnded(*this, p, done);
+}
+
+// Back to real events: the segment in progress at the current event, as the steps would
+// have left it (work_left, seg_start), ends at its own boundary.
+void Engine::cutPlanOnCpu(int cpu) {
+    Plan& pl = m_plans[std::size_t(cpu)];
+    if (pl.task < 0) return;
+    const std::size_t K = pl.T.size() - 1;
+    std::size_t j = 1;
+    while (j < K && keyBeforeNow(PlanKey{pl.T[j], pl.T[j - 1], cpu})) ++j;
+    SimTask& p = m_tasks[pl.task];
+    Cpu& c = m_cpus[cpu];
+    p.work_left = pl.W[j - 1];
+    c.seg_start = pl.T[j - 1];
+    if (j < K) setBurstAt(cpu, pl.T[j], pl.T[j - 1]);
+    m_plansCut++;
+    endPlan(cpu, int(j - 1));
+}
+
+void Engine::cutPlan(int id) {
+    const SimTask& p = m_tasks[std::size_t(id)];
+    if (p.state != TaskState::Running) return;
+    if (m_plans[std::size_t(p.t.cpu)].task == id) cutPlanOnCpu(p.t.cpu);
+}
+
+void Engine::addPendingCharge(int cpu, std::int64_t ns) {
+    cutPlanOnCpu(cpu);  // the next boundary's segment starts with it
+    m_cpus[cpu].pending_charge += ns;
+}
+
+// The run is over: every plan ends at the last event (its boundaries up to it happened).
+void Engine::finishPlans() {
+    for (int c = 0; c < m_nrCpus; ++c) cutPlanOnCpu(c);
 }
 void Engine::clearBurst(int cpu) {
     BtNode& leaf = m_bt[m_btLeaves + std::size_t(cpu)];
     if (leaf.t == kNever) return;
     leaf.t = kNever;
+    leaf.seq = m_seq++;
     btFix(cpu);
 }
 
@@ -207,15 +274,17 @@ bool Engine::advance(std::int64_t ns, std::uint64_t max_events) {
     }
     const std::int64_t until = ns == kNever ? kNever : m_now + ns;
     while (!m_done && (!m_heap.empty() || m_bt[1].t != kNever)) {
-        // The next event: the earliest CPU burst end (tournament tree) or the heap's top, by (time, seq).
+        // The next event: the earliest CPU burst end (tournament tree) or the heap's top, by the order key (engine.h).
         const BtNode top = m_bt[1];
         const int bc = top.cpu;
         const std::int64_t bt = top.t;
-        const bool burstFirst = bt != kNever && (m_heap.empty() || bt < m_heap.front().t ||
-                                                 (bt == m_heap.front().t && top.seq < m_heap.front().seq));
+        const bool burstFirst =
+            bt != kNever && (m_heap.empty() || evBefore(bt, top.ctime, evTag(EvBurstEnd, bc, 0), m_heap.front().t,
+                                                        m_heap.front().ctime, m_heap.front().tag));
         const std::int64_t nextT = burstFirst ? bt : m_heap.front().t;
         if (nextT > until) {
             setNow(until);
+            m_cur = EventKey{until, kNever, ~std::uint64_t(0)};
             return true;
         }
         if (ran++ == max_events) return true;
@@ -223,7 +292,7 @@ bool Engine::advance(std::int64_t ns, std::uint64_t max_events) {
         if (burstFirst) {
             // The leaf stays until dispatch is done: most burst ends start the next burst on
             // the same CPU, and one tree update (setBurst) then replaces two.
-            e = Ev{bt, top.seq, std::uint8_t(EvBurstEnd), bc, 0};
+            e = Ev{bt, top.ctime, evTag(EvBurstEnd, bc, 0), top.seq, std::uint8_t(EvBurstEnd), bc, 0};
         } else {
             std::pop_heap(m_heap.begin(), m_heap.end(), EvCmp{});
             e = m_heap.back();
@@ -232,11 +301,13 @@ bool Engine::advance(std::int64_t ns, std::uint64_t max_events) {
         if (e.t < m_now) throw std::logic_error(fmt::format("time went back: event at {} < now {}", e.t, m_now));
         if (m_cfg.stop_ns > 0 && e.t > m_cfg.stop_ns) {
             setNow(m_cfg.stop_ns);
+            m_cur = EventKey{m_cfg.stop_ns, kNever, ~std::uint64_t(0)};
             m_done = true;
             break;
         }
         setNow(e.t);
         m_events++;
+        m_cur = EventKey{e.t, e.ctime, e.tag};
         dispatchEvent(e);
         if (burstFirst) {
             const BtNode& leaf = m_bt[m_btLeaves + std::size_t(bc)];
@@ -252,8 +323,12 @@ bool Engine::advance(std::int64_t ns, std::uint64_t max_events) {
         }
         if (m_cfg.max_events > 0 && m_events >= std::uint64_t(m_cfg.max_events)) m_done = true;
     }
-    if (m_heap.empty() && m_bt[1].t == kNever) m_done = true;
+    if (m_heap.empty() && m_bt[1].t == kNever) {
+        m_done = true;
+        m_cur = EventKey{kNever, kNever, ~std::uint64_t(0)};
+    }
     if (m_done) {
+        finishPlans();
         // Close the integrals at the end time.
         for (int c = 0; c < m_nrCpus; ++c) recordStateChange(c);
         for (std::size_t l = 0; l < m_metrics.llc_idle.size(); ++l) {
@@ -287,6 +362,7 @@ void Engine::dispatchEvent(const Ev& e) {
     switch (EvType(e.type)) {
     case EvBurstEnd: {
         Cpu& c = m_cpus[e.a];
+        if (m_plans[std::size_t(e.a)].task >= 0) endPlan(e.a, int(m_plans[std::size_t(e.a)].T.size()) - 2);
         if (c.curr < 0) return;
         m_tasks[c.curr].work_left = 0;
         c.seg_start = m_now;
@@ -343,6 +419,7 @@ int Engine::smtSpeed(int cpu) const {
 }
 
 void Engine::accountSegment(int cpu) {
+    cutPlanOnCpu(cpu);
     Cpu& c = m_cpus[cpu];
     if (c.curr < 0) return;
     SimTask& p = m_tasks[c.curr];
@@ -438,6 +515,20 @@ void Engine::afterWork(int cpu) {
         }
         if (p.work_left > 0) {
             startSegment(cpu);
+            if (m_coalesce) {
+                // Coalescing: the workload may plan the steps after this one (engine.h).
+                Plan& pl = m_plans[std::size_t(cpu)];
+                const BtNode& leaf = m_bt[m_btLeaves + std::size_t(cpu)];
+                pl.task = id;
+                pl.speed = c.speed;
+                pl.T.assign({m_now, leaf.t});
+                pl.W.assign({p.work_left});
+                m_planning = cpu;
+                m_workloads[p.workload]->plan(*this, p);
+                m_planning = -1;
+                if (pl.T.size() > 2) setBurstAt(cpu, pl.T.back(), pl.T[pl.T.size() - 2]), m_plansMade++;
+                else pl.task = -1;
+            }
             return;
         }
     }
@@ -592,7 +683,7 @@ void Engine::updateLoadAvg(int cpu, SimTask* se) {
             const std::int64_t cost = tgUpdateCost();
             m_metrics.cost_tg += cost;
             if (m_stepping >= 0 && m_stepCpu >= 0) m_tasks[m_stepping].work_left += cost;
-            else c.pending_charge += cost;
+            else addPendingCharge(cpu, cost);
         }
     }
 }
@@ -837,6 +928,7 @@ void Engine::leaveIdle(int cpu) {
 // resched_curr() from `from_cpu`: an IPI (or the polling flag) and, on an idle
 // CPU, the C-state exit before schedule() runs there.
 void Engine::reschedCpu(int cpu, int from_cpu) {
+    cutPlanOnCpu(cpu);  // the next boundary is a preemption point
     Cpu& c = m_cpus[cpu];
     c.need_resched = true;
     m_st.rq[cpu].curr_need_resched = c.curr >= 0;
@@ -978,7 +1070,7 @@ void Engine::doWake(int id, int waker_cpu, bool in_task, std::uint32_t wf, Task*
     m_metrics.cost_wakeup += wcost;
     cost += wcost;
     if (in_task && m_stepping >= 0) m_tasks[m_stepping].work_left += cost;
-    else m_cpus[waker_cpu].pending_charge += cost;
+    else addPendingCharge(waker_cpu, cost);
     m_metrics.recordDecision(m_now, p.t.pid, d);
 }
 
@@ -999,7 +1091,7 @@ void Engine::onIpi(int cpu) {
         enqueueTask(cpu, id, true, from != cpu, from);
         ttwu_do_wakeup_idle_update(m_st, cpu);  // ttwu_do_activate on the target: avg_idle, idle_stamp := 0
         emitEvent(EvKind::sched_wakeup, cpu, p.t.pid, 0, cpu);
-        c.pending_charge += m_cfg.cost.c(CostTerm::wakeup, m_cfg.cost.wakeup_local);
+        addPendingCharge(cpu, m_cfg.cost.c(CostTerm::wakeup, m_cfg.cost.wakeup_local));
         Decision dummy;
         Waker w;
         w.cpu = cpu;

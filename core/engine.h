@@ -64,6 +64,7 @@ struct SimTask {
     std::uint32_t timer_gen = 0;
     std::uint16_t workload = 0;     ///< index of its workload
     std::uint8_t role = 0;          ///< workload-specific
+    std::uint16_t plan_limit = 4;   ///< coalescing: most steps its next plan may have (adapts to how plans end)
     bool wake_pending = false;      ///< woken while a Block was pending (ttwu_runnable)
     std::int32_t idx = 0;           ///< workload-specific
     std::uint64_t enq_seq = 0;      ///< cfs_tasks order (detach_tasks takes the oldest)
@@ -93,6 +94,24 @@ public:
     virtual double progress(const Engine&) const { return -1; }
     /// Background workloads do not hold the simulation open.
     virtual bool background() const { return false; }
+
+    // --- Exact coalescing (engine.h, "Coalescing") -----------------------------
+    /// Called after step() returned Run (the task keeps running, no reschedule pending):
+    /// the workload may promise that the task's next steps change nothing the scheduler
+    /// sees, calling e.planStep(work) once per such step, in order. It must then apply each
+    /// planned step's effect lazily, before anything reads what that step changes, in the
+    /// order of the steps' keys (PlanKey), and cut the plans that a change would invalidate.
+    virtual void plan(Engine&, SimTask&) {}
+    /// The plan of `t` ended: its first `done` planned steps happened (keys before the
+    /// current event's), the rest never will; t's next step() is its next real step.
+    virtual void planEnded(Engine&, SimTask&, int done) { (void)done; }
+};
+
+/// The order key of a planned (virtual) burst end: the event it stands for would have been
+/// (t, created at ctime, EvBurstEnd, cpu).
+struct PlanKey {
+    std::int64_t t = 0, ctime = 0;
+    std::int32_t cpu = 0;
 };
 
 struct EngineConfig {
@@ -107,6 +126,10 @@ struct EngineConfig {
     std::size_t event_ring = 0;         ///< kernel-style events kept (0 = none; the GUI keeps some)
     std::int64_t sample_period_ns = 20000000;  ///< rq-length timeline (50 Hz)
     std::size_t timeline_rows = 4096;
+    /// Exact coalescing of workload steps that change no scheduler state (--coalesce; runs
+    /// with max_events never coalesce, their stop counts real events). Same results either
+    /// way; off by default until it is faster than the event per step (see the README).
+    bool coalesce = false;
 };
 
 /// The engine.
@@ -156,6 +179,38 @@ public:
     /// Notify that a workload finished (checks the stop condition).
     void workloadFinished() { m_checkDone = true; }
 
+    // --- Coalescing --------------------------------------------------------------
+    // A run of steps that neither wake, block, charge nor read anything the scheduler
+    // changes is one CPU-work interval whose boundaries are computed exactly as the steps
+    // would have been: T(j+1) = T(j) + ceil(w(j+1) * 1024 / speed). Only the last boundary
+    // is an event; the workload applies the others' effects lazily, in key order. The plan
+    // is cut (back to real events from the next boundary on) when its assumptions change:
+    // the CPU is accounted (tick, preemption, SMT speed change), need_resched is set there,
+    // IRQ work is charged to it, or the workload cuts it (a reader starts waiting, ...).
+    /// In Workload::plan(): one more step whose effect happens at the plan's current end
+    /// and which then works `work` ns; its key in `*key`. False when the plan cannot grow.
+    bool planStep(std::int64_t work, PlanKey* key);
+    /// The key of the event being dispatched (after a run: of the last one, or past the stop time).
+    struct EventKey {
+        std::int64_t t = 0, ctime = 0;
+        std::uint64_t tag = 0;
+    };
+    const EventKey& nowKey() const { return m_cur; }
+    static bool keyBefore(const PlanKey& k, const EventKey& e) {
+        return evBefore(k.t, k.ctime, evTag(EvBurstEnd, k.cpu, 0), e.t, e.ctime, e.tag);
+    }
+    bool keyBeforeNow(const PlanKey& k) const { return keyBefore(k, m_cur); }
+    static bool keyBefore(const PlanKey& a, const PlanKey& b) {
+        return a.t != b.t ? a.t < b.t : a.ctime != b.ctime ? a.ctime < b.ctime : a.cpu < b.cpu;
+    }
+    /// Cuts the plan of task `id` (if it has one) at the current event.
+    void cutPlan(int id);
+    bool coalescing() const { return m_coalesce; }
+    /// Planned steps that happened (counted in events()) and plans cut early.
+    std::uint64_t plannedSteps() const { return m_plannedSteps; }
+    std::uint64_t plansCut() const { return m_plansCut; }
+    std::uint64_t plansMade() const { return m_plansMade; }
+
     // --- results -----------------------------------------------------------
     const Metrics& metrics() const { return m_metrics; }
     Metrics& metrics() { return m_metrics; }
@@ -194,17 +249,48 @@ public:
 
 private:
     struct Cpu;
+    // The order of events: time, then the time the event was created, then its type and
+    // target (the tag), then creation order. Nothing in the key depends on how many other
+    // events exist, so a run with fewer intermediate events (coalesced) orders
+    // same-nanosecond events the same way. Only identical events (same time, creation
+    // time, type and target) fall back to creation order, and those are interchangeable.
     struct Ev {
         std::int64_t t;
-        std::uint64_t seq;
+        std::int64_t ctime;   ///< simulated time when it was created
+        std::uint64_t tag;    ///< type << 56 | a << 32 | b
+        std::uint64_t seq;    ///< creation order (identical keys only)
         std::uint8_t type;
         std::int32_t a;
         std::uint32_t b;
     };
+    static std::uint64_t evTag(std::uint8_t type, std::int32_t a, std::uint32_t b) {
+        return std::uint64_t(type) << 56 | (std::uint64_t(std::uint32_t(a)) & 0xffffffULL) << 32 | b;
+    }
+    static bool evBefore(std::int64_t t1, std::int64_t c1, std::uint64_t g1, std::int64_t t2, std::int64_t c2, std::uint64_t g2) {
+        if (t1 != t2) return t1 < t2;
+        if (c1 != c2) return c1 < c2;
+        return g1 < g2;
+    }
     struct EvCmp {
-        bool operator()(const Ev& x, const Ev& y) const { return x.t != y.t ? x.t > y.t : x.seq > y.seq; }
+        bool operator()(const Ev& x, const Ev& y) const {
+            if (x.t != y.t) return x.t > y.t;
+            if (x.ctime != y.ctime) return x.ctime > y.ctime;
+            if (x.tag != y.tag) return x.tag > y.tag;
+            return x.seq > y.seq;
+        }
     };
     enum EvType : std::uint8_t { EvBurstEnd, EvResched, EvIpi, EvTick, EvTimer, EvSample, EvNohzKick };
+    struct Plan {
+        int task = -1;                  ///< -1: none
+        int speed = 1024;
+        std::vector<std::int64_t> T;    ///< T[0] segment start, T[j] boundary j, T.back() the real burst end
+        std::vector<std::int64_t> W;    ///< W[j]: work of the segment that starts at T[j]
+    };
+    void cutPlanOnCpu(int cpu);
+    void endPlan(int cpu, int done);
+    void addPendingCharge(int cpu, std::int64_t ns);
+    void setBurstAt(int cpu, std::int64_t t, std::int64_t ctime);
+    void finishPlans();
 
     void update_curr(int cpu) override;
     void push(std::int64_t t, EvType type, std::int32_t a, std::uint32_t b = 0);
@@ -270,7 +356,8 @@ private:
     std::size_t m_btLeaves = 2;
     struct BtNode {
         std::int64_t t;
-        std::uint64_t seq;
+        std::int64_t ctime;  ///< when the burst's segment started (the event's creation time)
+        std::uint64_t seq;   ///< identity of the burst (not part of the order)
         int cpu;
     };
     std::vector<BtNode> m_bt;
@@ -292,6 +379,11 @@ private:
     int m_tracePid = -1;
     bool m_traceNext = false;
     DecisionRecord m_lastTraced;
+    bool m_coalesce = false;
+    std::vector<Plan> m_plans;     ///< per CPU: the running task's plan
+    int m_planning = -1;           ///< CPU whose plan Workload::plan() is building
+    EventKey m_cur;
+    std::uint64_t m_plannedSteps = 0, m_plansCut = 0, m_plansMade = 0;
     std::vector<std::int64_t> m_tgRecent;  ///< ring of recent tg->load_avg update times
     std::size_t m_tgPos = 0;
     std::uint64_t m_invariantChecks = 0;

@@ -210,6 +210,7 @@ std::unique_ptr<Engine> buildEngine(const Scenario& s, const Knobs& k, const Cos
     cfg.stop_ns = std::int64_t(s.stop_s * 1e9);
     cfg.max_events = s.max_events;
     cfg.check_invariants = o.check_invariants;
+    cfg.coalesce = o.coalesce;
     cfg.decision_ring = o.decision_ring;
     cfg.event_ring = o.event_ring;
     auto e = std::make_unique<Engine>(cfg);

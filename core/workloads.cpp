@@ -29,6 +29,20 @@ struct Channel {
     bool reader_waiting = false;
     std::deque<int> writers;         ///< exclusive writer waiters (FIFO)
     std::int64_t sent = 0, received = 0;
+    // Coalescing: the planned writes and reads on this pipe not applied yet (a min-heap by
+    // key; those of a plan cut before them are dropped when they come up); resW/resR: the
+    // writes/reads among them that will happen.
+    struct PendingOp {
+        PlanKey key;
+        std::int32_t task;
+        std::int32_t plan;  ///< Hackbench::m_rec index
+        bool write;
+    };
+    struct Later {
+        bool operator()(const PendingOp& a, const PendingOp& b) const { return Engine::keyBefore(b.key, a.key); }
+    };
+    std::vector<PendingOp> pend;
+    int resW = 0, resR = 0;
 };
 
 class Hackbench final : public Workload {
@@ -97,11 +111,15 @@ public:
     }
 
     std::string checkInvariants(const Engine& e) const override {
+        // Planned steps before the current event first (their effects are lazy).
+        auto* self = const_cast<Hackbench*>(this);
+        for (auto& c : self->m_chan) self->sync(e, c);
         std::int64_t sent = 0, recv = 0;
         for (int id : m_workers) {
             const SimTask& t = e.task(id);
-            if (t.role == kSender) sent += t.a;
-            else recv += t.a;
+            const std::int64_t n = t.a + planOf(id).bal;
+            if (t.role == kSender) sent += n;
+            else recv += n;
         }
         std::int64_t inflight = 0, chSent = 0, chRecv = 0;
         for (std::size_t i = 0; i < m_chan.size(); ++i) {
@@ -129,7 +147,10 @@ public:
                 const Channel& c = m_chan[std::size_t(chanOf(t, t.a))];
                 if (std::find(c.writers.begin(), c.writers.end(), id) == c.writers.end())
                     return fmt::format("hackbench: sender pid {} asleep but not on the pipe's wait queue", t.t.pid);
-                if (!full(c)) {
+                // A pipe wakes a writer on every read of a full pipe; a socket when a read leaves
+                // wmem at a quarter of sk_sndbuf or less (unix_write_space).
+                const bool shouldBeAwake = m_p.pipe ? !full(c) : c.count * 4 <= m_sockCap;
+                if (shouldBeAwake) {
                     // Someone must still be on the way to wake it: a runnable writer that waited on this pipe.
                     bool waker = false;
                     for (int o : m_workers) {
@@ -145,7 +166,152 @@ public:
         return {};
     }
 
+    // --- Coalescing -------------------------------------------------------------
+    // A sender's writes are plain while its pipe's reader is not waiting and the pipe has room
+    // for every write planned on it (writeFits), whoever makes them and in whatever order with
+    // the reads; a reader's reads are plain while no writer waits and the pipe holds at
+    // least as many messages as it has planned reads (writes only add). Anything that breaks
+    // this cuts the plans concerned: a reader starting to wait, a writer queueing, an
+    // unplanned write using up the room.
+    void plan(Engine& e, SimTask& t) override {
+        if (t.b != kRun) return;
+        const std::int64_t total = std::int64_t(m_p.loops) * m_p.fds;
+        const int id = int(t.t.pid - 1000);  // engine task id (Engine::spawn)
+        PlanInfo& pi = planOf(id);
+        pi.a0 = t.a;
+        pi.ops = 0;
+        pi.rec = newRec();
+        if (t.role == kSender) {
+            if (t.c != 0) return;
+            const std::int64_t w = writeCost(e);
+            for (std::int64_t m = t.a; m < total; ++m) {
+                const int ch = chanOf(t, m);
+                Channel& c = m_chan[std::size_t(ch)];
+                if (c.reader_waiting || !writeFits(c, c.resW + 1)) break;
+                PlanKey k;
+                if (!e.planStep(w, &k)) break;
+                insertOp(c, Channel::PendingOp{k, id, pi.rec, true});
+                c.resW++;
+                pi.ops++;
+            }
+        } else if (t.role == kReceiver) {
+            Channel& c = m_chan[std::size_t(t.idx)];
+            if (!c.writers.empty()) return;
+            const std::int64_t w = readCost(e);
+            for (std::int64_t m = t.a; m < total && c.count - c.resR >= 1; ++m) {
+                PlanKey k;
+                if (!e.planStep(w, &k)) break;
+                insertOp(c, Channel::PendingOp{k, id, pi.rec, false});
+                c.resR++;
+                pi.ops++;
+            }
+        }
+    }
+
+    void planEnded(Engine& e, SimTask& t, int done) override {
+        const int id = int(t.t.pid - 1000);
+        PlanInfo& pi = planOf(id);
+        t.a += done;
+        pi.bal -= done;
+        // The steps after the current event never happen: off their pipes (a sender's step k
+        // writes to pipe chanOf(a0 + k), a reader's to its own).
+        if (pi.rec < 0) return;
+        Rec& r = m_rec[std::size_t(pi.rec)];
+        r.ended = true;
+        r.end = e.nowKey();
+        if (r.refs == 0) freeRec(pi.rec);
+        pi.rec = -1;
+        if (t.role == kSender)
+            for (std::int64_t k = done; k < pi.ops; ++k) m_chan[std::size_t(chanOf(t, pi.a0 + k))].resW--;
+        else if (pi.ops > done)
+            m_chan[std::size_t(t.idx)].resR -= int(pi.ops - done);
+        pi.ops = 0;
+    }
+
 private:
+    struct PlanInfo {
+        std::int64_t a0 = 0;   ///< t.a when the current plan was made
+        std::int64_t ops = 0;  ///< steps in the current plan
+        std::int64_t bal = 0;  ///< planned steps applied to pipes minus those counted in t.a
+        std::int32_t rec = -1; ///< the current plan's record
+    };
+    // A plan as its pending steps see it: once ended, its steps from `end` on never happen.
+    struct Rec {
+        Engine::EventKey end;
+        bool ended = false;
+        int refs = 0;  ///< its steps still on a pipe
+    };
+    int newRec() {
+        int i;
+        if (!m_freeRec.empty()) {
+            i = m_freeRec.back();
+            m_freeRec.pop_back();
+        } else {
+            i = int(m_rec.size());
+            m_rec.emplace_back();
+        }
+        m_rec[std::size_t(i)] = Rec{};
+        return i;
+    }
+    void freeRec(int i) { m_freeRec.push_back(i); }
+    const PlanInfo& planOf(int id) const {
+        static const PlanInfo none;
+        return std::size_t(id) < m_plan.size() ? m_plan[std::size_t(id)] : none;
+    }
+    PlanInfo& planOf(int id) {
+        if (std::size_t(id) >= m_plan.size()) m_plan.resize(std::size_t(id) + 1);
+        return m_plan[std::size_t(id)];
+    }
+    // The most pipe pages `n` more writes can need, whatever reads come between (reads only
+    // free pages; an emptied pipe starts again from one page).
+    std::int64_t pagesBound(const Channel& c, std::int64_t n) const {
+        const std::int64_t pp = m_perPage;
+        const std::int64_t fresh = (n + pp - 1) / pp;
+        if (c.pages == 0) return fresh;
+        return std::max<std::int64_t>(c.pages + (std::max<std::int64_t>(0, c.tail_written + n - pp) + pp - 1) / pp, fresh);
+    }
+    bool writeFits(const Channel& c, std::int64_t n) const {
+        if (m_p.pipe) return pagesBound(c, n) <= 16;
+        return c.count + n <= m_sockCap;
+    }
+    void insertOp(Channel& c, const Channel::PendingOp& op) {
+        m_rec[std::size_t(op.plan)].refs++;
+        c.pend.push_back(op);
+        std::push_heap(c.pend.begin(), c.pend.end(), Channel::Later{});
+    }
+    bool live(const Channel::PendingOp& op) const {
+        const Rec& r = m_rec[std::size_t(op.plan)];
+        return !r.ended || Engine::keyBefore(op.key, r.end);
+    }
+    // Applies the planned steps on this pipe whose keys come before the current event.
+    void sync(const Engine& e, Channel& c) {
+        while (!c.pend.empty() && e.keyBeforeNow(c.pend.front().key)) {
+            std::pop_heap(c.pend.begin(), c.pend.end(), Channel::Later{});
+            const Channel::PendingOp op = c.pend.back();
+            c.pend.pop_back();
+            const bool happens = live(op);
+            Rec& r = m_rec[std::size_t(op.plan)];
+            if (--r.refs == 0 && r.ended) freeRec(op.plan);
+            if (!happens) continue;
+            if (op.write) {
+                if (!tryWrite(c, false)) throw std::logic_error("hackbench: a planned write found its pipe full");
+                c.resW--;
+            } else {
+                if (c.count <= 0) throw std::logic_error("hackbench: a planned read found its pipe empty");
+                if (read(c) && !c.writers.empty()) throw std::logic_error("hackbench: a planned read had a writer to wake");
+                c.resR--;
+            }
+            m_plan[std::size_t(op.task)].bal++;
+        }
+    }
+    // Every plan with steps on this pipe (all after the current event, once synced) ends.
+    void cutPlansOn(Engine& e, Channel& c) {
+        m_cutTmp.clear();
+        for (const auto& op : c.pend)
+            if (live(op) && std::find(m_cutTmp.begin(), m_cutTmp.end(), op.task) == m_cutTmp.end()) m_cutTmp.push_back(op.task);
+        for (int id : m_cutTmp) e.cutPlan(id);
+    }
+
     enum Role : std::uint8_t { kMain = 0, kSender = 1, kReceiver = 2 };
     enum Phase : std::int64_t { kReady = 0, kWaitGo = 1, kRun = 2, kDone = 3, kExited = 4 };
 
@@ -302,15 +468,18 @@ private:
         const std::int64_t total = std::int64_t(m_p.loops) * m_p.fds;
         if (t.a >= total) return exitStep(e, t);
         Channel& c = m_chan[std::size_t(chanOf(t, t.a))];
+        sync(e, c);
         const bool waited = t.c != 0;
         const bool wasEmpty = c.count == 0;
         if (!tryWrite(c, waited)) {
             t.c = 1;
             c.writers.push_back(e.current());
+            if (c.resR > 0) e.cutPlan(c.reader);  // its reads may now have a writer to wake
             return Action::block();
         }
         t.a++;
         t.c = 0;
+        if (c.resW > 0 && !writeFits(c, c.resW)) cutPlansOn(e, c);  // no room left for the planned writes
         if (wasEmpty && c.reader_waiting) {  // pipe_write: was_empty -> wake the reader (sync)
             c.reader_waiting = false;
             e.wake(c.reader, true);
@@ -329,8 +498,10 @@ private:
         const std::int64_t total = std::int64_t(m_p.loops) * m_p.fds;
         if (t.a >= total) return exitStep(e, t);
         Channel& c = m_chan[std::size_t(t.idx)];
+        sync(e, c);
         if (c.count == 0) {
             c.reader_waiting = true;
+            cutPlansOn(e, c);  // the next write wakes the reader
             return Action::block();
         }
         const bool wakeWriter = read(c);
@@ -357,6 +528,10 @@ private:
     bool m_finished = false;
     std::vector<int> m_workers;
     std::vector<Channel> m_chan;
+    std::vector<PlanInfo> m_plan;  ///< by engine task id
+    std::vector<Rec> m_rec;
+    std::vector<int> m_freeRec;
+    std::vector<int> m_cutTmp;
 };
 
 // ---------------------------------------------------------------------------

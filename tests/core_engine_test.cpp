@@ -13,6 +13,9 @@
 #include <filesystem>
 #include <fstream>
 #include <map>
+#include <variant>
+
+#include <fmt/format.h>
 
 using namespace sched;
 using nlohmann::json;
@@ -395,4 +398,116 @@ TEST(Report, WriteFileAtomicNeverLeavesAHalfFile) {
     for ([[maybe_unused]] const auto& e : std::filesystem::directory_iterator(dir)) files++;
     EXPECT_EQ(files, 1);  // no temporary left behind
     std::filesystem::remove_all(dir);
+}
+
+// --- Coalescing (engine.h) ---------------------------------------------------
+
+namespace {
+
+// Everything a run shows: its digest (which counts logical events), every wakeup decision
+// and the report text, with and without coalescing.
+struct Observed {
+    std::uint64_t digest = 0, decisions = 0, planned = 0;
+    std::size_t ndecisions = 0;
+    std::string report;
+};
+
+Observed observe(const Scenario& s, bool coalesce, bool check = false) {
+    RunOptions o;
+    o.coalesce = coalesce;
+    o.check_invariants = check;
+    Observed ob;
+    std::uint64_t h = 0xcbf29ce484222325ULL;
+    o.decision_sink = [&](const DecisionRecord& r) {
+        for (std::uint64_t v : {std::uint64_t(r.time), std::uint64_t(r.pid), std::uint64_t(r.d.cpu), std::uint64_t(r.d.stage0),
+                                std::uint64_t(r.d.stage1), std::uint64_t(r.d.stage2), std::uint64_t(r.d.examined.size())})
+            h = (h ^ v) * 0x100000001b3ULL;
+        ob.ndecisions++;
+    };
+    RunResult r = runScenario(s, s.variants.front(), s.cost, o);
+    ob.digest = r.digest;
+    ob.decisions = h;
+    ob.planned = r.engine->plannedSteps();
+    ob.report = runReportText(s, r);
+    // The line that says how much was coalesced differs by design; the rest may not.
+    auto cut = [](std::string t) {
+        const auto a = t.find("coalesced: ");
+        if (a != std::string::npos) t.erase(a, t.find('\n', a) + 1 - a);
+        const auto w = t.find(" s wall");
+        const auto c = t.rfind(", ", w);
+        if (w != std::string::npos && c != std::string::npos) t.erase(c, w - c);
+        return t;
+    };
+    ob.report = cut(ob.report);
+    return ob;
+}
+
+void expectSame(const Scenario& s, const std::string& what, bool check = false, bool mustCoalesce = true) {
+    const Observed slow = observe(s, false, check);
+    const Observed fast = observe(s, true, check);
+    EXPECT_EQ(slow.planned, 0u) << what;
+    if (mustCoalesce) EXPECT_GT(fast.planned, 0u) << what << ": nothing was coalesced";
+    EXPECT_EQ(fast.digest, slow.digest) << what;
+    EXPECT_EQ(fast.ndecisions, slow.ndecisions) << what;
+    EXPECT_EQ(fast.decisions, slow.decisions) << what;
+    EXPECT_EQ(fast.report, slow.report) << what;
+}
+
+}  // namespace
+
+TEST(Coalescing, HackbenchPipesAndSocketsThreadsAndProcessesBitIdentical) {
+    for (const char* topo : {"i7-4790", "qemu-2s2c2t", "x86-20c40t"})
+        for (bool pipe : {true, false})
+            for (bool threads : {true, false}) {
+                const Scenario s = scenario(hb(topo, 2, 5, 60, threads, pipe));
+                expectSame(s, fmt::format("{} pipe={} threads={}", topo, pipe, threads), /*check=*/true);
+            }
+}
+
+TEST(Coalescing, EveryKnobPresetBitIdentical) {
+    const Scenario s = scenario(hb("qemu-2s2c2t", 3, 6, 80));
+    for (const auto& name : Knobs::presetNames()) {
+        const Knobs k = Knobs::preset(name);
+        Scenario v = s;
+        v.variants = {Variant{name, k}};
+        expectSame(v, name);
+    }
+}
+
+TEST(Coalescing, EveryShippedScenarioShortenedBitIdentical) {
+    int n = 0;
+    for (const auto& f : std::filesystem::directory_iterator(std::string(SCHEDLAB_SOURCE_DIR) + "/resources/scenarios")) {
+        if (f.path().extension() != ".json") continue;
+        Scenario s = loadScenario(f.path().string());
+        s.stop_s = 0.024;  // past the forks and GO (about 20 ms on 384 CPUs)
+        bool hackbench = false;
+        for (const auto& w : s.workloads) hackbench |= std::holds_alternative<HackbenchParams>(w);
+        expectSame(s, f.path().filename().string(), false, hackbench);
+        ++n;
+    }
+    EXPECT_GE(n, 10);
+}
+
+TEST(Coalescing, ChunkedAdvanceSameAsOneRun) {
+    // The GUI advances in chunks: the lazy steps are applied at the same keys either way.
+    const Scenario s = scenario(hb("i7-4790", 2, 4, 200));
+    RunOptions o;
+    o.coalesce = true;
+    auto whole = buildEngine(s, Knobs{}, s.cost, o);
+    whole->run();
+    auto chunked = buildEngine(s, Knobs{}, s.cost, o);
+    while (chunked->advance(37'000)) {
+    }
+    EXPECT_EQ(whole->digest(), chunked->digest());
+    EXPECT_GT(chunked->plannedSteps(), 0u);
+}
+
+TEST(Coalescing, MaxEventsRunsDoNotCoalesce) {
+    Scenario s = scenario(hb("i7-4790", 2, 4, 200));
+    s.max_events = 5000;
+    RunOptions o;
+    o.coalesce = true;
+    RunResult r = runScenario(s, s.variants.front(), s.cost, o);
+    EXPECT_EQ(r.engine->plannedSteps(), 0u);
+    EXPECT_EQ(r.engine->events(), 5000u);
 }
