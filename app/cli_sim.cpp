@@ -101,14 +101,20 @@ private:
     bool m_shown = false;
 };
 
-RunResult runOne(const Scenario& s, const Variant& v, const CostModel& cost, const SimArgs& a, const std::string& label,
-                 std::function<void(const DecisionRecord&)> sink = {}, std::function<void(const SchedEvent&)> events = {},
-                 std::function<void(const Engine&)> onStart = {}, std::function<void(const WakeInputs&)> inputs = {}) {
+// What every simulation of the command line shares: seed, invariant checks, coalescing.
+RunOptions simOptions(const Scenario& s, const SimArgs& a) {
     RunOptions o;
-    o.wake_inputs_sink = std::move(inputs);
     o.seed = a.seed ? *a.seed : s.seed;
     o.check_invariants = a.check;
     o.coalesce = a.coalesce;
+    return o;
+}
+
+RunResult runOne(const Scenario& s, const Variant& v, const CostModel& cost, const SimArgs& a, const std::string& label,
+                 std::function<void(const DecisionRecord&)> sink = {}, std::function<void(const SchedEvent&)> events = {},
+                 std::function<void(const Engine&)> onStart = {}, std::function<void(const WakeInputs&)> inputs = {}) {
+    RunOptions o = simOptions(s, a);
+    o.wake_inputs_sink = std::move(inputs);
     o.decision_sink = std::move(sink);
     o.event_sink = std::move(events);
     o.on_start = std::move(onStart);
@@ -155,10 +161,7 @@ std::vector<RunResult> runMany(const Scenario& s, const std::vector<std::pair<Va
     auto worker = [&]() {
         for (std::size_t i; (i = next.fetch_add(1)) < n;) {
             try {
-                RunOptions o;
-                o.seed = a.seed ? *a.seed : s.seed;
-                o.check_invariants = a.check;
-                o.coalesce = a.coalesce;
+                RunOptions o = simOptions(s, a);
                 if (tty)
                     o.progress = [&, i](const Engine& e) {
                         std::lock_guard<std::mutex> g(mu);
