@@ -52,6 +52,7 @@ struct Engine::Cpu {
     std::int64_t last_tg_update = std::numeric_limits<std::int64_t>::min() / 2;
     std::int64_t util_est = 0;        ///< cfs_rq->avg.util_est.enqueued
     std::int64_t tick_next = -1;      ///< next tick time, -1 = tick stopped (nohz idle)
+    std::int64_t tick_queued = -1;    ///< time of the EvTick in the queue, -1 none (one per CPU at most)
     std::int64_t next_balance = 0;    ///< rq->next_balance (jiffies)
     std::vector<std::int64_t> last_balance;   ///< per domain (jiffies)
     std::vector<int> balance_interval;        ///< per domain (ms)
@@ -122,12 +123,16 @@ Engine::Engine(EngineConfig cfg)
     m_bt.assign(2 * m_btLeaves, BtNode{kNever, 0, 0, 0});
     for (std::size_t i = 0; i < m_btLeaves; ++i) m_bt[m_btLeaves + i].cpu = int(i);
     for (std::size_t i = m_btLeaves - 1; i >= 1; --i) m_bt[i] = m_bt[2 * i];
-    // SMT siblings as plain lists (smtSpeed runs on every segment).
-    m_sibs.resize(std::size_t(m_nrCpus));
-    for (int c = 0; c < m_nrCpus; ++c)
+    // SMT siblings as one flat list (smtSpeed runs on every segment), and whether each CPU
+    // runs a task (Cpu::curr >= 0) in a dense array the sibling check reads.
+    m_sibOff.assign(1, 0);
+    for (int c = 0; c < m_nrCpus; ++c) {
         m_st.sd->smtMask(c).forEach([&](int o) {
-            if (o != c) m_sibs[std::size_t(c)].push_back(o);
+            if (o != c) m_sibFlat.push_back(o);
         });
+        m_sibOff.push_back(std::uint32_t(m_sibFlat.size()));
+    }
+    m_busy.assign(std::size_t(m_nrCpus), 0);
     if (const char* t = std::getenv("SCHEDLAB_TRACE_PID")) m_tracePid = std::atoi(t);  // debugging: print one task's decisions
 }
 
@@ -138,9 +143,10 @@ void Engine::addWorkload(std::unique_ptr<Workload> w) { m_workloads.push_back(st
 // ---------------------------------------------------------------------------
 // Event loop
 
-void Engine::push(std::int64_t t, EvType type, std::int32_t a, std::uint32_t b) {
+void Engine::push(std::int64_t t, EvType type, std::int32_t a, std::uint32_t b) { pushAt(t, m_now, type, a, b); }
+void Engine::pushAt(std::int64_t t, std::int64_t ctime, EvType type, std::int32_t a, std::uint32_t b) {
     if (a < 0 || a >= (1 << 24)) throw std::logic_error(fmt::format("event target {} out of the order key's range", a));
-    m_heap.push_back(Ev{t, m_now, evTag(std::uint8_t(type), a, b), m_seq++, std::uint8_t(type), a, b});
+    m_heap.push_back(Ev{t, ctime, evTag(std::uint8_t(type), a, b), m_seq++, std::uint8_t(type), a, b});
     std::push_heap(m_heap.begin(), m_heap.end(), EvCmp{});
 }
 
@@ -362,7 +368,7 @@ void Engine::dispatchEvent(const Ev& e) {
     switch (EvType(e.type)) {
     case EvBurstEnd: {
         Cpu& c = m_cpus[e.a];
-        if (m_plans[std::size_t(e.a)].task >= 0) endPlan(e.a, int(m_plans[std::size_t(e.a)].T.size()) - 2);
+        if (m_coalesce && m_plans[std::size_t(e.a)].task >= 0) endPlan(e.a, int(m_plans[std::size_t(e.a)].T.size()) - 2);
         if (c.curr < 0) return;
         m_tasks[c.curr].work_left = 0;
         c.seg_start = m_now;
@@ -407,12 +413,17 @@ void Engine::emitEvent(EvKind kind, int cpu, int pid, int pid2, int target, int 
 // ---------------------------------------------------------------------------
 // Running tasks: segments of work at the CPU's current speed
 
+void Engine::setCurr(int cpu, int id) {
+    m_cpus[cpu].curr = id;
+    m_busy[std::size_t(cpu)] = id >= 0;
+}
+
 int Engine::smtSpeed(int cpu) const {
     const double s = m_cfg.cost.s(CostTerm::smt);
     if (s == 0.0) return 1024;
     bool siblingBusy = false;
-    for (int o : m_sibs[std::size_t(cpu)])
-        if (m_cpus[o].curr >= 0) siblingBusy = true;
+    for (std::uint32_t i = m_sibOff[std::size_t(cpu)]; i < m_sibOff[std::size_t(cpu) + 1]; ++i)
+        if (m_busy[m_sibFlat[i]]) siblingBusy = true;
     if (!siblingBusy) return 1024;
     const double slow = double(1024 - m_cfg.cost.smt_busy_speed) * s;
     return std::max(1, int(1024 - slow + 0.5));
@@ -442,7 +453,8 @@ void Engine::startSegment(int cpu) {
 // A CPU changed between busy and idle: its SMT siblings' speeds change.
 void Engine::reschedSpeed(int cpu) {
     if (m_cfg.cost.s(CostTerm::smt) == 0.0 || !m_st.sd->smtActive()) return;
-    for (int o : m_sibs[std::size_t(cpu)]) {
+    for (std::uint32_t i = m_sibOff[std::size_t(cpu)]; i < m_sibOff[std::size_t(cpu) + 1]; ++i) {
+        const int o = m_sibFlat[i];
         Cpu& c = m_cpus[o];
         if (c.curr < 0 || o == m_stepCpu) continue;
         const int sp = smtSpeed(o);
@@ -729,7 +741,7 @@ void Engine::dequeueTask(int cpu, int id, bool sleep) {
     c.util_est = std::max<std::int64_t>(0, c.util_est - std::int64_t(task_util_est(p.avg)));
     if (sleep && m_cfg.knobs.UTIL_EST) util_est_update_task(p.avg, m_cfg.knobs.UTIL_EST_FASTUP);
     if (c.curr == id) {
-        c.curr = -1;
+        setCurr(cpu, -1);
         clearBurst(cpu);
     } else {
         queueErase(cpu, id);
@@ -819,7 +831,7 @@ void Engine::schedule(int cpu) {
         update_curr(cpu);
         // put_prev_entity(): back into the tree (still runnable: a preemption).
         updateLoadAvg(cpu, &p);
-        c.curr = -1;
+        setCurr(cpu, -1);
         clearBurst(cpu);
         p.state = TaskState::Runnable;
         queueInsert(cpu, prev);
@@ -848,7 +860,7 @@ void Engine::schedule(int cpu) {
     c.queue.erase(c.queue.begin());
     SimTask& n = m_tasks[next];
     const bool fromIdle = c.in_idle;
-    c.curr = next;
+    setCurr(cpu, next);
     n.state = TaskState::Running;
     c.enq_seq++;
     n.enq_seq = c.enq_seq;  // pick_next_task_fair: list_move to the head of cfs_tasks
@@ -880,10 +892,10 @@ void Engine::schedule(int cpu) {
     if (fromIdle) leaveIdle(cpu);
     if (next != prev) emitEvent(EvKind::sched_switch, cpu, prevPid, n.t.pid, -1, -1, prevState);
     syncRq(cpu);
-    if (c.tick_next < 0) {
+    if (c.tick_next < 0) {  // tick_nohz_idle_exit(): the tick restarts on the jiffy grid
         const std::int64_t j = m_cfg.knobs.jiffyNs();
         c.tick_next = (m_now / j + 1) * j;
-        push(c.tick_next, EvTick, cpu);
+        queueTick(cpu);
     }
     if (fromIdle) reschedSpeed(cpu);
     startSegment(cpu);
@@ -892,7 +904,7 @@ void Engine::schedule(int cpu) {
 void Engine::enterIdle(int cpu) {
     Cpu& c = m_cpus[cpu];
     Rq& rq = m_st.rq[cpu];
-    c.curr = -1;
+    setCurr(cpu, -1);
     clearBurst(cpu);
     syncRq(cpu);
     // set_next_task_idle(): __update_idle_core, claim cleared, clock_idle.
@@ -1151,9 +1163,21 @@ void Engine::checkPreemptTick(int cpu) {
     }
 }
 
+// The tick of `cpu` at tick_next. A tick's order key does not depend on when the tick was
+// (re)started: it is created at the jiffy before. A CPU that stops its tick (nohz idle) and
+// restarts it within the same jiffy keeps the tick already queued, so the queue holds at
+// most one tick per CPU however often the CPU enters and leaves idle.
+void Engine::queueTick(int cpu) {
+    Cpu& c = m_cpus[cpu];
+    if (c.tick_queued == c.tick_next) return;
+    c.tick_queued = c.tick_next;
+    pushAt(c.tick_next, c.tick_next - m_cfg.knobs.jiffyNs(), EvTick, cpu);
+}
+
 void Engine::onTick(int cpu) {
     Cpu& c = m_cpus[cpu];
-    if (c.tick_next != m_now) return;  // stale (the tick was stopped and restarted)
+    if (c.tick_queued == m_now) c.tick_queued = -1;
+    if (c.tick_next != m_now) return;  // the tick was stopped (nohz idle) and not restarted for this jiffy
     if (c.curr < 0) {
         c.tick_next = -1;
         return;
@@ -1172,7 +1196,7 @@ void Engine::onTick(int cpu) {
     if (m_st.rq[cpu].nr_running >= 2 && m_now >= m_nohzNextBalance) nohzKick(cpu, true);
     else if (m_now >= m_nohzNextBlocked) nohzKick(cpu, false);
     c.tick_next = m_now + m_cfg.knobs.jiffyNs();
-    push(c.tick_next, EvTick, cpu);
+    queueTick(cpu);
     if (c.need_resched && c.curr >= 0) {
         schedule(cpu);
     } else if (c.curr >= 0) {

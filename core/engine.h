@@ -294,6 +294,8 @@ private:
 
     void update_curr(int cpu) override;
     void push(std::int64_t t, EvType type, std::int32_t a, std::uint32_t b = 0);
+    void pushAt(std::int64_t t, std::int64_t ctime, EvType type, std::int32_t a, std::uint32_t b = 0);
+    void queueTick(int cpu);
     void dispatchEvent(const Ev& e);
     void setNow(std::int64_t t);
     void btFix(int cpu);
@@ -304,6 +306,7 @@ private:
     void accountSegment(int cpu);
     void startSegment(int cpu);
     void reschedSpeed(int core_cpu);
+    void setCurr(int cpu, int id);
     int smtSpeed(int cpu) const;
     void afterWork(int cpu);
     void schedule(int cpu);
@@ -361,7 +364,9 @@ private:
         int cpu;
     };
     std::vector<BtNode> m_bt;
-    std::vector<std::vector<int>> m_sibs;
+    std::vector<std::uint32_t> m_sibOff;  ///< SMT siblings of cpu c: m_sibFlat[m_sibOff[c] .. m_sibOff[c+1])
+    std::vector<int> m_sibFlat;
+    std::vector<std::uint8_t> m_busy;     ///< per CPU: curr >= 0 (what smtSpeed reads)
     std::uint64_t m_seq = 0;
     std::int64_t m_now = 0;
     std::uint64_t m_events = 0;

@@ -511,3 +511,36 @@ TEST(Coalescing, MaxEventsRunsDoNotCoalesce) {
     EXPECT_EQ(r.engine->plannedSteps(), 0u);
     EXPECT_EQ(r.engine->events(), 5000u);
 }
+
+// Golden digests: every shipped scenario and variant, shortened past the forks, with the
+// digest it had when tests/data/golden-digests.txt was last written. A speed-up that claims
+// to change nothing must leave this file as it is; a change that moves results on purpose
+// rewrites it in the same commit (SCHEDLAB_UPDATE_GOLDEN=1 tests/core_tests
+// --gtest_filter='GoldenDigests.*') and says why.
+TEST(GoldenDigests, EveryShippedScenarioAndVariantShortened) {
+    const std::string golden = std::string(SCHEDLAB_SOURCE_DIR) + "/tests/data/golden-digests.txt";
+    std::vector<std::filesystem::path> files;
+    for (const auto& f : std::filesystem::directory_iterator(std::string(SCHEDLAB_SOURCE_DIR) + "/resources/scenarios"))
+        if (f.path().extension() == ".json") files.push_back(f.path());
+    std::sort(files.begin(), files.end());
+    std::string now;
+    for (const auto& f : files) {
+        Scenario s = loadScenario(f.string());
+        s.stop_s = 0.024;  // past the forks and GO (about 20 ms on 384 CPUs)
+        for (const auto& v : s.variants) {
+            RunOptions o;
+            o.decision_ring = 0;
+            const RunResult r = runScenario(s, v, s.cost, o);
+            now += fmt::format("{} {} {:016x} {}\n", f.filename().string(), v.name, r.engine->digest(), r.engine->events());
+        }
+    }
+    if (std::getenv("SCHEDLAB_UPDATE_GOLDEN")) {
+        std::ofstream(golden) << now;
+        std::printf("rewrote %s\n", golden.c_str());
+        return;
+    }
+    std::ifstream in(golden);
+    ASSERT_TRUE(in) << golden << " is missing";
+    const std::string was((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    EXPECT_EQ(now, was) << "digests moved: if on purpose, rewrite " << golden << " and say why in the commit";
+}

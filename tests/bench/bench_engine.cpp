@@ -39,6 +39,35 @@ void BM_HackbenchEpyc(benchmark::State& state) {
 }
 BENCHMARK(BM_HackbenchEpyc)->Args({100, 0})->Args({100, 1})->ArgNames({"loops", "coalesce"})->Unit(benchmark::kMillisecond)->Iterations(2);
 
+// The steady-state figure: the seed hackbench (loops 20000, ~5 s simulated) is
+// run untimed to 0.5 s simulated (start-up: forks, the first balancing), then each
+// iteration simulates the next 20 ms. Arg: coalescing off/on. Iterations are successive
+// windows of one run; repetitions give the median of several windows.
+void BM_HackbenchEpycSteady(benchmark::State& state) {
+    const Scenario s = hackbench("epyc-9654-2s", 32, 20000);
+    RunOptions o;
+    o.decision_ring = 0;
+    o.coalesce = state.range(0) != 0;
+    static std::unique_ptr<Engine> e[2];
+    std::unique_ptr<Engine>& eng = e[state.range(0) != 0];
+    if (!eng) {
+        eng = buildEngine(s, s.variants.front().knobs, s.cost, o);
+        eng->advance(500000000);
+    }
+    std::uint64_t switches = 0, events = 0;
+    for (auto _ : state) {
+        const std::uint64_t s0 = eng->metrics().ctx_switches, e0 = eng->events();
+        eng->advance(20000000);
+        switches += eng->metrics().ctx_switches - s0;
+        events += eng->events() - e0;
+    }
+    state.counters["ctx_switches/s"] = benchmark::Counter(double(switches), benchmark::Counter::kIsRate);
+    state.counters["events/s"] = benchmark::Counter(double(events), benchmark::Counter::kIsRate);
+    state.counters["events/switch"] = double(events) / double(std::max<std::uint64_t>(1, switches));
+    state.counters["sim_ms"] = double(eng->now()) / 1e6;
+}
+BENCHMARK(BM_HackbenchEpycSteady)->Arg(0)->Arg(1)->ArgNames({"coalesce"})->Unit(benchmark::kMillisecond)->Iterations(1)->Repetitions(5);
+
 // Wall-clock ns per wakeup as the machine grows from 8 to 512 CPUs, with the same
 // work per wakeup and the same load per CPU: schbench (2023) with one message thread
 // and 4 workers per 8 CPUs (each request: a futex wakeup and two timer wakeups).
