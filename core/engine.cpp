@@ -120,8 +120,8 @@ Engine::Engine(EngineConfig cfg)
     m_btLeaves = 1;
     while (m_btLeaves < std::size_t(m_nrCpus)) m_btLeaves *= 2;
     if (m_btLeaves < 2) m_btLeaves = 2;
-    m_bt.assign(2 * m_btLeaves, BtNode{kNever, 0, 0, 0});
-    for (std::size_t i = 0; i < m_btLeaves; ++i) m_bt[m_btLeaves + i].cpu = int(i);
+    m_bt.assign(2 * m_btLeaves, BtNode{kNever, 0});
+    for (std::size_t i = 0; i < m_btLeaves; ++i) m_bt[m_btLeaves + i].lo = i;
     for (std::size_t i = m_btLeaves - 1; i >= 1; --i) m_bt[i] = m_bt[2 * i];
     // SMT siblings as one flat list (smtSpeed runs on every segment), and whether each CPU
     // runs a task (Cpu::curr >= 0) in a dense array the sibling check reads.
@@ -157,19 +157,22 @@ void Engine::btFix(int cpu) {
     std::size_t i = m_btLeaves + std::size_t(cpu);
     BtNode cur = m_bt[i];
     while (i > 1) {
-        const BtNode& sib = m_bt[i ^ 1];
-        const bool sibWins = sib.t < cur.t || (sib.t == cur.t && (sib.ctime < cur.ctime || (sib.ctime == cur.ctime && sib.cpu < cur.cpu)));
-        const BtNode w = sibWins ? sib : cur;
+        const BtNode sib = m_bt[i ^ 1];
+        const BtNode w = sib.before(cur) ? sib : cur;
         i /= 2;
         BtNode& parent = m_bt[i];
-        if (parent.cpu == w.cpu && parent.seq == w.seq && w.cpu != cpu) break;  // nothing above changes
+        // Nothing above changes when the winner here is another CPU's burst, already in place
+        // (keys are unique: one burst per CPU, the CPU in the key).
+        if (parent == w && w.cpu() != cpu) break;
         parent = w;
         cur = w;
     }
 }
 void Engine::setBurst(int cpu, std::int64_t t) { setBurstAt(cpu, t, m_now); }
 void Engine::setBurstAt(int cpu, std::int64_t t, std::int64_t ctime) {
-    m_bt[m_btLeaves + std::size_t(cpu)] = BtNode{t, ctime, m_seq++, cpu};
+    if (std::uint64_t(ctime) >> (64 - BtNode::kCpuBits))
+        throw std::logic_error(fmt::format("burst created at {} ns: past the order key's range", ctime));
+    m_bt[m_btLeaves + std::size_t(cpu)] = BtNode{t, std::uint64_t(ctime) << BtNode::kCpuBits | std::uint64_t(cpu)};
     btFix(cpu);
 }
 
@@ -237,8 +240,7 @@ void Engine::finishPlans() {
 void Engine::clearBurst(int cpu) {
     BtNode& leaf = m_bt[m_btLeaves + std::size_t(cpu)];
     if (leaf.t == kNever) return;
-    leaf.t = kNever;
-    leaf.seq = m_seq++;
+    leaf = BtNode{kNever, std::uint64_t(cpu)};
     btFix(cpu);
 }
 
@@ -282,10 +284,10 @@ bool Engine::advance(std::int64_t ns, std::uint64_t max_events) {
     while (!m_done && (!m_heap.empty() || m_bt[1].t != kNever)) {
         // The next event: the earliest CPU burst end (tournament tree) or the heap's top, by the order key (engine.h).
         const BtNode top = m_bt[1];
-        const int bc = top.cpu;
+        const int bc = top.cpu();
         const std::int64_t bt = top.t;
         const bool burstFirst =
-            bt != kNever && (m_heap.empty() || evBefore(bt, top.ctime, evTag(EvBurstEnd, bc, 0), m_heap.front().t,
+            bt != kNever && (m_heap.empty() || evBefore(bt, top.ctime(), evTag(EvBurstEnd, bc, 0), m_heap.front().t,
                                                         m_heap.front().ctime, m_heap.front().tag));
         const std::int64_t nextT = burstFirst ? bt : m_heap.front().t;
         if (nextT > until) {
@@ -298,7 +300,7 @@ bool Engine::advance(std::int64_t ns, std::uint64_t max_events) {
         if (burstFirst) {
             // The leaf stays until dispatch is done: most burst ends start the next burst on
             // the same CPU, and one tree update (setBurst) then replaces two.
-            e = Ev{bt, top.ctime, evTag(EvBurstEnd, bc, 0), top.seq, std::uint8_t(EvBurstEnd), bc, 0};
+            e = Ev{bt, top.ctime(), evTag(EvBurstEnd, bc, 0), 0, std::uint8_t(EvBurstEnd), bc, 0};
         } else {
             std::pop_heap(m_heap.begin(), m_heap.end(), EvCmp{});
             e = m_heap.back();
@@ -316,8 +318,7 @@ bool Engine::advance(std::int64_t ns, std::uint64_t max_events) {
         m_cur = EventKey{e.t, e.ctime, e.tag};
         dispatchEvent(e);
         if (burstFirst) {
-            const BtNode& leaf = m_bt[m_btLeaves + std::size_t(bc)];
-            if (leaf.seq == e.seq && leaf.t == e.t) clearBurst(bc);  // no new burst was started
+            if (m_bt[m_btLeaves + std::size_t(bc)] == top) clearBurst(bc);  // no new burst was started
         }
         if (m_cfg.check_invariants) check("event");
         if (m_checkDone) {

@@ -357,11 +357,16 @@ private:
     std::vector<Task> m_idleTasks;  ///< swapper/N as `current` for IRQ wakeups on idle CPUs
     std::vector<Ev> m_heap;
     std::size_t m_btLeaves = 2;
+    // A burst end's order key in 16 bytes: its time, then its creation time (when its segment
+    // started) and CPU packed so that one unsigned comparison orders them as evBefore does.
     struct BtNode {
+        static constexpr int kCpuBits = 20;  ///< CPUs < 2^20; creation times < 2^44 ns (4.8 h)
         std::int64_t t;
-        std::int64_t ctime;  ///< when the burst's segment started (the event's creation time)
-        std::uint64_t seq;   ///< identity of the burst (not part of the order)
-        int cpu;
+        std::uint64_t lo;  ///< ctime << kCpuBits | cpu
+        std::int64_t ctime() const { return std::int64_t(lo >> kCpuBits); }
+        int cpu() const { return int(lo & ((1u << kCpuBits) - 1)); }
+        bool before(const BtNode& o) const { return t != o.t ? t < o.t : lo < o.lo; }
+        bool operator==(const BtNode& o) const { return t == o.t && lo == o.lo; }
     };
     std::vector<BtNode> m_bt;
     std::vector<std::uint32_t> m_sibOff;  ///< SMT siblings of cpu c: m_sibFlat[m_sibOff[c] .. m_sibOff[c+1])
