@@ -117,12 +117,9 @@ Engine::Engine(EngineConfig cfg)
     m_tgRecent.assign(64, std::numeric_limits<std::int64_t>::min() / 2);
     if (m_cfg.cost.cstates.empty()) m_cfg.cost.cstates = {{"POLL", 0, 0}};
     m_rowBuf.resize(std::size_t(m_nrCpus));
-    m_btLeaves = 1;
-    while (m_btLeaves < std::size_t(m_nrCpus)) m_btLeaves *= 2;
-    if (m_btLeaves < 2) m_btLeaves = 2;
-    m_bt.assign(2 * m_btLeaves, BtNode{kNever, 0});
-    for (std::size_t i = 0; i < m_btLeaves; ++i) m_bt[m_btLeaves + i].lo = i;
-    for (std::size_t i = m_btLeaves - 1; i >= 1; --i) m_bt[i] = m_bt[2 * i];
+    if (m_nrCpus >= (1 << BtNode::kCpuBits)) throw std::logic_error(fmt::format("{} CPUs: past the order key's range", m_nrCpus));
+    m_bqPos.assign(std::size_t(m_nrCpus), -1);
+    m_bq.reserve(std::size_t(m_nrCpus));
     // SMT siblings as one flat list (smtSpeed runs on every segment), and whether each CPU
     // runs a task (Cpu::curr >= 0) in a dense array the sibling check reads.
     m_sibOff.assign(1, 0);
@@ -150,30 +147,65 @@ void Engine::pushAt(std::int64_t t, std::int64_t ctime, EvType type, std::int32_
     std::push_heap(m_heap.begin(), m_heap.end(), EvCmp{});
 }
 
-// Tournament tree over the CPUs' pending burst ends: leaf m_btLeaves + cpu holds the CPU's
-// order key (time, creation time, cpu; kNever = none); every internal node holds a copy of its winner's key, so a
-// level costs one sibling read.
-void Engine::btFix(int cpu) {
-    std::size_t i = m_btLeaves + std::size_t(cpu);
-    BtNode cur = m_bt[i];
-    while (i > 1) {
-        const BtNode sib = m_bt[i ^ 1];
-        const BtNode w = sib.before(cur) ? sib : cur;
-        i /= 2;
-        BtNode& parent = m_bt[i];
-        // Nothing above changes when the winner here is another CPU's burst, already in place
-        // (keys are unique: one burst per CPU, the CPU in the key).
-        if (parent == w && w.cpu() != cpu) break;
-        parent = w;
-        cur = w;
+// The CPUs' pending burst ends: an indexed 4-ary min-heap of their order keys (BtNode),
+// m_bqPos[cpu] the CPU's slot (-1: no burst). The common operation, a CPU's burst ending and
+// the next one starting later on the same CPU, is one sift-down from the root.
+void Engine::bqSiftUp(std::size_t i) {
+    const BtNode k = m_bq[i];
+    while (i > 0) {
+        const std::size_t parent = (i - 1) / 4;
+        if (!k.before(m_bq[parent])) break;
+        m_bq[i] = m_bq[parent];
+        m_bqPos[std::size_t(m_bq[i].cpu())] = int(i);
+        i = parent;
     }
+    m_bq[i] = k;
+    m_bqPos[std::size_t(k.cpu())] = int(i);
+}
+void Engine::bqSiftDown(std::size_t i) {
+    const BtNode k = m_bq[i];
+    const std::size_t n = m_bq.size();
+    for (;;) {
+        const std::size_t first = 4 * i + 1;
+        if (first >= n) break;
+        std::size_t best = first;
+        const std::size_t last = std::min(first + 4, n);
+        for (std::size_t j = first + 1; j < last; ++j)
+            if (m_bq[j].before(m_bq[best])) best = j;
+        if (!m_bq[best].before(k)) break;
+        m_bq[i] = m_bq[best];
+        m_bqPos[std::size_t(m_bq[i].cpu())] = int(i);
+        i = best;
+    }
+    m_bq[i] = k;
+    m_bqPos[std::size_t(k.cpu())] = int(i);
 }
 void Engine::setBurst(int cpu, std::int64_t t) { setBurstAt(cpu, t, m_now); }
 void Engine::setBurstAt(int cpu, std::int64_t t, std::int64_t ctime) {
     if (std::uint64_t(ctime) >> (64 - BtNode::kCpuBits))
         throw std::logic_error(fmt::format("burst created at {} ns: past the order key's range", ctime));
-    m_bt[m_btLeaves + std::size_t(cpu)] = BtNode{t, std::uint64_t(ctime) << BtNode::kCpuBits | std::uint64_t(cpu)};
-    btFix(cpu);
+    const BtNode k{t, std::uint64_t(ctime) << BtNode::kCpuBits | std::uint64_t(cpu)};
+    const int pos = m_bqPos[std::size_t(cpu)];
+    if (pos < 0) {
+        m_bq.push_back(k);
+        bqSiftUp(m_bq.size() - 1);
+        return;
+    }
+    const bool earlier = k.before(m_bq[std::size_t(pos)]);
+    m_bq[std::size_t(pos)] = k;
+    if (earlier) bqSiftUp(std::size_t(pos));
+    else bqSiftDown(std::size_t(pos));
+}
+void Engine::clearBurst(int cpu) {
+    const int pos = m_bqPos[std::size_t(cpu)];
+    if (pos < 0) return;
+    m_bqPos[std::size_t(cpu)] = -1;
+    const BtNode last = m_bq.back();
+    m_bq.pop_back();
+    if (std::size_t(pos) == m_bq.size()) return;
+    m_bq[std::size_t(pos)] = last;
+    if (pos > 0 && last.before(m_bq[std::size_t(pos - 1) / 4])) bqSiftUp(std::size_t(pos));
+    else bqSiftDown(std::size_t(pos));
 }
 
 // ---------------------------------------------------------------------------
@@ -237,12 +269,6 @@ void Engine::addPendingCharge(int cpu, std::int64_t ns) {
 void Engine::finishPlans() {
     for (int c = 0; c < m_nrCpus; ++c) cutPlanOnCpu(c);
 }
-void Engine::clearBurst(int cpu) {
-    BtNode& leaf = m_bt[m_btLeaves + std::size_t(cpu)];
-    if (leaf.t == kNever) return;
-    leaf = BtNode{kNever, std::uint64_t(cpu)};
-    btFix(cpu);
-}
 
 void Engine::traced(int pid, const Decision& d) {
     if (m_tracePid == pid)
@@ -281,9 +307,9 @@ bool Engine::advance(std::int64_t ns, std::uint64_t max_events) {
         push(m_cfg.sample_period_ns, EvSample, 0);
     }
     const std::int64_t until = ns == kNever ? kNever : m_now + ns;
-    while (!m_done && (!m_heap.empty() || m_bt[1].t != kNever)) {
+    while (!m_done && (!m_heap.empty() || !m_bq.empty())) {
         // The next event: the earliest CPU burst end (tournament tree) or the heap's top, by the order key (engine.h).
-        const BtNode top = m_bt[1];
+        const BtNode top = m_bq.empty() ? BtNode{kNever, 0} : m_bq.front();
         const int bc = top.cpu();
         const std::int64_t bt = top.t;
         const bool burstFirst =
@@ -318,7 +344,7 @@ bool Engine::advance(std::int64_t ns, std::uint64_t max_events) {
         m_cur = EventKey{e.t, e.ctime, e.tag};
         dispatchEvent(e);
         if (burstFirst) {
-            if (m_bt[m_btLeaves + std::size_t(bc)] == top) clearBurst(bc);  // no new burst was started
+            if (burstOf(bc) == top) clearBurst(bc);  // no new burst was started
         }
         if (m_cfg.check_invariants) check("event");
         if (m_checkDone) {
@@ -330,7 +356,7 @@ bool Engine::advance(std::int64_t ns, std::uint64_t max_events) {
         }
         if (m_cfg.max_events > 0 && m_events >= std::uint64_t(m_cfg.max_events)) m_done = true;
     }
-    if (m_heap.empty() && m_bt[1].t == kNever) {
+    if (m_heap.empty() && m_bq.empty()) {
         m_done = true;
         m_cur = EventKey{kNever, kNever, ~std::uint64_t(0)};
     }
@@ -531,10 +557,9 @@ void Engine::afterWork(int cpu) {
             if (m_coalesce) {
                 // Coalescing: the workload may plan the steps after this one (engine.h).
                 Plan& pl = m_plans[std::size_t(cpu)];
-                const BtNode& leaf = m_bt[m_btLeaves + std::size_t(cpu)];
                 pl.task = id;
                 pl.speed = c.speed;
-                pl.T.assign({m_now, leaf.t});
+                pl.T.assign({m_now, burstOf(cpu).t});
                 pl.W.assign({p.work_left});
                 m_planning = cpu;
                 m_workloads[p.workload]->plan(*this, p);

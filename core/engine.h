@@ -22,6 +22,7 @@
 #include <cstdint>
 #include <deque>
 #include <functional>
+#include <limits>
 #include <memory>
 #include <string>
 #include <vector>
@@ -298,7 +299,8 @@ private:
     void queueTick(int cpu);
     void dispatchEvent(const Ev& e);
     void setNow(std::int64_t t);
-    void btFix(int cpu);
+    void bqSiftUp(std::size_t i);
+    void bqSiftDown(std::size_t i);
     void setBurst(int cpu, std::int64_t t);
     void clearBurst(int cpu);
 
@@ -356,7 +358,6 @@ private:
     std::vector<Cpu> m_cpus;
     std::vector<Task> m_idleTasks;  ///< swapper/N as `current` for IRQ wakeups on idle CPUs
     std::vector<Ev> m_heap;
-    std::size_t m_btLeaves = 2;
     // A burst end's order key in 16 bytes: its time, then its creation time (when its segment
     // started) and CPU packed so that one unsigned comparison orders them as evBefore does.
     struct BtNode {
@@ -368,7 +369,13 @@ private:
         bool before(const BtNode& o) const { return t != o.t ? t < o.t : lo < o.lo; }
         bool operator==(const BtNode& o) const { return t == o.t && lo == o.lo; }
     };
-    std::vector<BtNode> m_bt;
+    /// The pending burst end of `cpu` (t == INT64_MAX: none).
+    BtNode burstOf(int cpu) const {
+        const int pos = m_bqPos[std::size_t(cpu)];
+        return pos < 0 ? BtNode{std::numeric_limits<std::int64_t>::max(), std::uint64_t(cpu)} : m_bq[std::size_t(pos)];
+    }
+    std::vector<BtNode> m_bq;   ///< burst ends: indexed 4-ary min-heap (engine.cpp)
+    std::vector<int> m_bqPos;   ///< per CPU: its slot in m_bq, -1 none
     std::vector<std::uint32_t> m_sibOff;  ///< SMT siblings of cpu c: m_sibFlat[m_sibOff[c] .. m_sibOff[c+1])
     std::vector<int> m_sibFlat;
     std::vector<std::uint8_t> m_busy;     ///< per CPU: curr >= 0 (what smtSpeed reads)
