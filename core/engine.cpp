@@ -119,7 +119,7 @@ Engine::Engine(EngineConfig cfg)
     m_rowBuf.resize(std::size_t(m_nrCpus));
     if (m_nrCpus >= (1 << BtNode::kCpuBits)) throw std::logic_error(fmt::format("{} CPUs: past the order key's range", m_nrCpus));
     m_bqPos.assign(std::size_t(m_nrCpus), -1);
-    m_bq.reserve(std::size_t(m_nrCpus));
+    m_bq.assign(4 * std::size_t(m_nrCpus) + 8, BtNode{kNever, ~std::uint64_t(0)});  // padded: every slot's 4 children exist
     // SMT siblings as one flat list (smtSpeed runs on every segment), and whether each CPU
     // runs a task (Cpu::curr >= 0) in a dense array the sibling check reads.
     m_sibOff.assign(1, 0);
@@ -164,14 +164,14 @@ void Engine::bqSiftUp(std::size_t i) {
 }
 void Engine::bqSiftDown(std::size_t i) {
     const BtNode k = m_bq[i];
-    const std::size_t n = m_bq.size();
+    const std::size_t n = m_bqN;
     for (;;) {
         const std::size_t first = 4 * i + 1;
         if (first >= n) break;
-        std::size_t best = first;
-        const std::size_t last = std::min(first + 4, n);
-        for (std::size_t j = first + 1; j < last; ++j)
-            if (m_bq[j].before(m_bq[best])) best = j;
+        // Slots past the end hold kNever keys (m_bq is padded), so all four children compare.
+        const std::size_t b01 = m_bq[first + 1].before(m_bq[first]) ? first + 1 : first;
+        const std::size_t b23 = m_bq[first + 3].before(m_bq[first + 2]) ? first + 3 : first + 2;
+        const std::size_t best = m_bq[b23].before(m_bq[b01]) ? b23 : b01;
         if (!m_bq[best].before(k)) break;
         m_bq[i] = m_bq[best];
         m_bqPos[std::size_t(m_bq[i].cpu())] = int(i);
@@ -187,8 +187,8 @@ void Engine::setBurstAt(int cpu, std::int64_t t, std::int64_t ctime) {
     const BtNode k{t, std::uint64_t(ctime) << BtNode::kCpuBits | std::uint64_t(cpu)};
     const int pos = m_bqPos[std::size_t(cpu)];
     if (pos < 0) {
-        m_bq.push_back(k);
-        bqSiftUp(m_bq.size() - 1);
+        m_bq[m_bqN] = k;
+        bqSiftUp(m_bqN++);
         return;
     }
     const bool earlier = k.before(m_bq[std::size_t(pos)]);
@@ -200,9 +200,9 @@ void Engine::clearBurst(int cpu) {
     const int pos = m_bqPos[std::size_t(cpu)];
     if (pos < 0) return;
     m_bqPos[std::size_t(cpu)] = -1;
-    const BtNode last = m_bq.back();
-    m_bq.pop_back();
-    if (std::size_t(pos) == m_bq.size()) return;
+    const BtNode last = m_bq[--m_bqN];
+    m_bq[m_bqN] = BtNode{kNever, ~std::uint64_t(0)};
+    if (std::size_t(pos) == m_bqN) return;
     m_bq[std::size_t(pos)] = last;
     if (pos > 0 && last.before(m_bq[std::size_t(pos - 1) / 4])) bqSiftUp(std::size_t(pos));
     else bqSiftDown(std::size_t(pos));
@@ -307,9 +307,9 @@ bool Engine::advance(std::int64_t ns, std::uint64_t max_events) {
         push(m_cfg.sample_period_ns, EvSample, 0);
     }
     const std::int64_t until = ns == kNever ? kNever : m_now + ns;
-    while (!m_done && (!m_heap.empty() || !m_bq.empty())) {
+    while (!m_done && (!m_heap.empty() || m_bqN > 0)) {
         // The next event: the earliest CPU burst end (tournament tree) or the heap's top, by the order key (engine.h).
-        const BtNode top = m_bq.empty() ? BtNode{kNever, 0} : m_bq.front();
+        const BtNode top = m_bq.front();  // kNever when no CPU has a burst
         const int bc = top.cpu();
         const std::int64_t bt = top.t;
         const bool burstFirst =
@@ -356,7 +356,7 @@ bool Engine::advance(std::int64_t ns, std::uint64_t max_events) {
         }
         if (m_cfg.max_events > 0 && m_events >= std::uint64_t(m_cfg.max_events)) m_done = true;
     }
-    if (m_heap.empty() && m_bq.empty()) {
+    if (m_heap.empty() && m_bqN == 0) {
         m_done = true;
         m_cur = EventKey{kNever, kNever, ~std::uint64_t(0)};
     }

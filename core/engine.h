@@ -366,7 +366,10 @@ private:
         std::uint64_t lo;  ///< ctime << kCpuBits | cpu
         std::int64_t ctime() const { return std::int64_t(lo >> kCpuBits); }
         int cpu() const { return int(lo & ((1u << kCpuBits) - 1)); }
-        bool before(const BtNode& o) const { return t != o.t ? t < o.t : lo < o.lo; }
+        bool before(const BtNode& o) const {  // t >= 0: one 128-bit unsigned comparison, no branch
+            __extension__ using u128 = unsigned __int128;
+            return (u128(std::uint64_t(t)) << 64 | lo) < (u128(std::uint64_t(o.t)) << 64 | o.lo);
+        }
         bool operator==(const BtNode& o) const { return t == o.t && lo == o.lo; }
     };
     /// The pending burst end of `cpu` (t == INT64_MAX: none).
@@ -376,6 +379,7 @@ private:
     }
     std::vector<BtNode> m_bq;   ///< burst ends: indexed 4-ary min-heap (engine.cpp)
     std::vector<int> m_bqPos;   ///< per CPU: its slot in m_bq, -1 none
+    std::size_t m_bqN = 0;      ///< bursts in m_bq
     std::vector<std::uint32_t> m_sibOff;  ///< SMT siblings of cpu c: m_sibFlat[m_sibOff[c] .. m_sibOff[c+1])
     std::vector<int> m_sibFlat;
     std::vector<std::uint8_t> m_busy;     ///< per CPU: curr >= 0 (what smtSpeed reads)

@@ -446,7 +446,9 @@ void expectSame(const Scenario& s, const std::string& what, bool check = false, 
     const Observed slow = observe(s, false, check);
     const Observed fast = observe(s, true, check);
     EXPECT_EQ(slow.planned, 0u) << what;
-    if (mustCoalesce) EXPECT_GT(fast.planned, 0u) << what << ": nothing was coalesced";
+    if (mustCoalesce) {
+        EXPECT_GT(fast.planned, 0u) << what << ": nothing was coalesced";
+    }
     EXPECT_EQ(fast.digest, slow.digest) << what;
     EXPECT_EQ(fast.ndecisions, slow.ndecisions) << what;
     EXPECT_EQ(fast.decisions, slow.decisions) << what;
