@@ -218,6 +218,10 @@ int main(int argc, char** argv) {
     sweep->add_option("--knobs", sim.knobs, "knob preset and/or name=value overrides")->expected(1, -1);
     sweep->add_option("--set", sim.sets, "override a knob: name=value (repeatable)");
     sweep->add_option("--jobs,-j", sim.jobs, "simulations at once (default: the machine's cores; each one single-threaded and deterministic)");
+    sweep->add_option("--emit-jobs", sim.emitJobs, "run nothing: write DIR with one job per point for GNU parallel (parallel < DIR/jobs.txt) or Slurm (sbatch DIR/sweep.sbatch)");
+    sweep->add_option("--merge", sim.merge, "print the table of a sweep emitted into DIR from its points' results (instead of a scenario)");
+    sweep->get_option("scenario")->required(false);
+    sweep->get_option("--vary")->required(false);
     auto* demo = app.add_subcommand("demo", "explain a few wakeups on a 2-socket machine");
 
     try {

@@ -461,7 +461,166 @@ int cliCompare(const SimArgs& a) {
     return 0;
 }
 
+namespace {
+
+std::string shellQuote(const std::string& x) {
+    std::string o = "'";
+    for (char c : x) o += c == '\'' ? std::string("'\\''") : std::string(1, c);
+    return o + "'";
+}
+
+// sweep --emit-jobs DIR: the sweep as independent jobs, one point each, for GNU parallel
+// (`parallel < DIR/jobs.txt`, over ssh with --sshloginfile) or a Slurm job array
+// (`sbatch DIR/sweep.sbatch`); `sweep --merge DIR` then prints the table. DIR holds a copy
+// of the scenario (named as the original, with its topology file beside it), so the jobs do
+// not depend on the directory they were emitted from. Each job is `schedlab-cli sweep` of
+// one value with the same options, which writes its point's JSON (with the table's parts).
+void emitSweepJobs(const SimArgs& a, const Scenario& s, const std::string& name, const std::vector<std::string>& values,
+                   std::uint64_t seed) {
+    namespace fs = std::filesystem;
+    const fs::path dir = fs::absolute(a.emitJobs).lexically_normal();
+    std::error_code ec;
+    fs::create_directories(dir, ec);
+    if (ec || !fs::is_directory(dir)) throw InputError(a.emitJobs, "", "--emit-jobs: cannot create the directory");
+    if (fs::exists(dir / "sweep.json")) throw InputError((dir / "sweep.json").string(), "", "--emit-jobs: the directory already holds a sweep (remove it or pick another)");
+    nlohmann::ordered_json doc = nlohmann::ordered_json::parse(readFileOrThrow(a.scenario));
+    doc["name"] = s.name;
+    if (doc.contains("topology") && doc["topology"].is_string()) {
+        const fs::path t = fs::path(a.scenario).parent_path() / doc["topology"].get<std::string>();
+        if (fs::is_regular_file(t)) {  // a topology file, not a preset: beside the copy
+            fs::copy_file(t, dir / t.filename(), fs::copy_options::overwrite_existing, ec);
+            if (ec) throw InputError((dir / t.filename()).string(), "", "--emit-jobs: cannot copy the topology file: " + ec.message());
+            doc["topology"] = t.filename().string();
+        }
+    }
+    writeFileAtomic((dir / "scenario.json").string(), doc.dump(1) + "\n");
+    const std::string cli = fs::read_symlink("/proc/self/exe", ec).string();
+    if (ec) throw InputError("/proc/self/exe", "", "--emit-jobs: cannot find schedlab-cli's own path");
+    std::string jobs;
+    nlohmann::json points = nlohmann::json::array();
+    for (std::size_t i = 0; i < values.size(); ++i) {
+        const std::string point = fmt::format("point-{:03}", i);
+        std::vector<std::string> args{cli, "sweep", "scenario.json", "--vary", name + "=" + values[i], "--seed", std::to_string(seed), "--jobs", "1"};
+        if (!a.variant.empty()) args.insert(args.end(), {"--variant", a.variant});
+        if (!a.knobs.empty()) {
+            args.push_back("--knobs");
+            args.insert(args.end(), a.knobs.begin(), a.knobs.end());
+        }
+        for (const auto& x : a.sets) args.insert(args.end(), {"--set", x});
+        for (const auto& x : a.cost) args.insert(args.end(), {"--cost", x});
+        if (a.check) args.push_back("--check");
+        if (a.coalesce) args.push_back("--coalesce");
+        args.insert(args.end(), {"--json", point + ".json"});
+        std::string line = "cd " + shellQuote(dir.string()) + " &&";
+        for (const auto& x : args) line += " " + shellQuote(x);
+        jobs += line + " > " + point + ".txt\n";
+        points.push_back(point + ".json");
+    }
+    writeFileAtomic((dir / "jobs.txt").string(), jobs);
+    writeFileAtomic((dir / "sweep.sbatch").string(),
+                    fmt::format("#!/bin/bash\n"
+                                "# schedlab sweep of {} over {} points: one point per array task, then\n"
+                                "#   schedlab-cli sweep --merge {}\n"
+                                "# Each simulation is single-threaded; DIR must be on a file system the nodes share.\n"
+                                "#SBATCH --job-name=schedlab-sweep\n"
+                                "#SBATCH --array=0-{}\n"
+                                "#SBATCH --ntasks=1\n"
+                                "#SBATCH --cpus-per-task=1\n"
+                                "#SBATCH --output={}/slurm-%A_%a.out\n"
+                                "set -euo pipefail\n"
+                                "line=$(sed -n \"$((SLURM_ARRAY_TASK_ID + 1))p\" {})\n"
+                                "bash -c \"$line\"\n",
+                                name, values.size(), shellQuote(dir.string()), values.size() - 1, dir.string(),
+                                shellQuote((dir / "jobs.txt").string())));
+    nlohmann::json manifest = {{"schedlab", "sweep-jobs"}, {"scenario", s.name}, {"vary", name}, {"values", values}, {"points", points}};
+    writeFileAtomic((dir / "sweep.json").string(), manifest.dump(1) + "\n");
+    fmt::print("{} jobs in {}:\n  parallel < {}            # this machine (or: --sshloginfile HOSTS, DIR shared)\n"
+               "  sbatch {}                # a Slurm cluster: one point per array task\n"
+               "then: {} sweep --merge {}\n",
+               values.size(), dir.string(), (dir / "jobs.txt").string(), (dir / "sweep.sbatch").string(), cli, dir.string());
+}
+
+nlohmann::json readJsonFile(const std::string& path) {
+    const std::string text = readFileOrThrow(path);
+    try {
+        return nlohmann::json::parse(text);
+    } catch (const nlohmann::json::exception& e) {
+        throw InputError(path, "", fmt::format("not JSON: {}", e.what()));
+    }
+}
+
+// sweep --merge DIR: the table of an emitted sweep from its points' JSON results.
+int mergeSweep(const SimArgs& a) {
+    namespace fs = std::filesystem;
+    const fs::path dir(a.merge);
+    const std::string mpath = (dir / "sweep.json").string();
+    if (!fs::is_regular_file(mpath)) throw InputError(a.merge, "", "--merge: not a directory written by sweep --emit-jobs (no sweep.json)");
+    checkOutputPath(a.jsonOut, "--json");
+    const nlohmann::json m = readJsonFile(mpath);
+    std::string name;
+    std::vector<std::string> values, points;
+    try {
+        name = m.at("vary").get<std::string>();
+        values = m.at("values").get<std::vector<std::string>>();
+        points = m.at("points").get<std::vector<std::string>>();
+    } catch (const nlohmann::json::exception& e) {
+        throw InputError(mpath, "", fmt::format("not a sweep manifest: {}", e.what()));
+    }
+    if (points.size() != values.size() || points.empty()) throw InputError(mpath, "points", "must list one result file per value");
+    std::vector<SweepParts> parts;
+    nlohmann::json runs = nlohmann::json::array();
+    for (const auto& p : points) {
+        const std::string path = (dir / p).string();
+        if (!fs::is_regular_file(path)) throw InputError(path, "", "missing: its job has not run or failed (run it, then merge again)");
+        const nlohmann::json j = readJsonFile(path);
+        if (!j.contains("sweep_parts") || !j.contains("runs") || !j["runs"].is_array() || j["runs"].size() != 1)
+            throw InputError(path, "sweep_parts", "missing: not a one-point sweep result");
+        try {
+            parts.push_back(sweepPartsFromJson(j["sweep_parts"]));
+        } catch (const std::runtime_error& e) {
+            throw InputError(path, "", e.what());
+        }
+        bool one = !parts.back().rows.empty();
+        for (const auto& r : parts.back().rows) one = one && (r.section || r.values.size() == 1);
+        if (!one) throw InputError(path, "sweep_parts.rows", "must hold one run's values");
+        runs.push_back(j["runs"][0]);
+    }
+    // The rows of the first point, each with every point's value (0 where a point lacks a
+    // row: only reason-code rows differ between runs, and the table shows none of them).
+    SweepParts merged = parts.front();
+    for (auto& r : merged.rows) {
+        r.values.clear();
+        if (r.section) continue;
+        for (const auto& p : parts) {
+            double v = 0;
+            for (const auto& q : p.rows)
+                if (!q.section && q.label == r.label && !q.values.empty()) {
+                    v = q.values.front();
+                    break;
+                }
+            r.values.push_back(v);
+        }
+    }
+    const std::string table = sweepTable(merged, name, values);
+    fmt::print("{}", table);
+    if (!a.jsonOut.empty()) {
+        nlohmann::json j = {{"schedlab", "sweep"}, {"vary", name}, {"values", values}, {"table", table}, {"runs", runs},
+                            {"sweep_parts", sweepPartsJson(merged)}};
+        writeFileAtomic(a.jsonOut, j.dump(1) + "\n");
+    }
+    return 0;
+}
+
+}  // namespace
+
 int cliSweep(const SimArgs& a) {
+    if (!a.merge.empty()) {
+        if (!a.emitJobs.empty() || !a.scenario.empty() || !a.vary.empty())
+            throw InputError("--merge", a.merge, "takes the directory only (no scenario, --vary or --emit-jobs)");
+        return mergeSweep(a);
+    }
+    if (a.scenario.empty()) throw InputError("sweep", "scenario", "required (or --merge DIR)");
+    if (a.vary.empty()) throw InputError("sweep", "--vary", "required: NAME=v1,v2,...");
     Scenario s = loadScenario(a.scenario);
     checkOutputPath(a.jsonOut, "--json");
     auto eq = a.vary.find('=');
@@ -508,15 +667,20 @@ int cliSweep(const SimArgs& a) {
         v.name = fmt::format("{}={}", name, val);
         runs.push_back({v, c});
     }
+    if (!a.emitJobs.empty()) {
+        emitSweepJobs(a, s, name, values, simOptions(s, a).seed);
+        return 0;
+    }
     std::vector<std::string> labels;
     for (std::size_t i = 0; i < runs.size(); ++i) labels.push_back(fmt::format("{}={}", name, values[i]));
     std::vector<RunResult> results = runMany(s, runs, a, labels);
     std::vector<const RunResult*> ptrs;
     for (const auto& r : results) ptrs.push_back(&r);
-    const std::string table = sweepTable(s, name, values, ptrs);
+    const SweepParts parts = sweepParts(s, name, ptrs);
+    const std::string table = sweepTable(parts, name, values);
     fmt::print("{}", table);
     if (!a.jsonOut.empty()) {
-        nlohmann::json j = {{"schedlab", "sweep"}, {"vary", name}, {"values", values}, {"table", table}};
+        nlohmann::json j = {{"schedlab", "sweep"}, {"vary", name}, {"values", values}, {"table", table}, {"sweep_parts", sweepPartsJson(parts)}};
         for (const auto& r : results) j["runs"].push_back(runReportJson(s, r));
         writeFileAtomic(a.jsonOut, j.dump(1) + "\n");
     }

@@ -27,6 +27,8 @@ struct SimArgs {
     std::vector<std::string> setsA, setsB;
     std::string vary;                    ///< sweep
     unsigned jobs = 0;                   ///< compare/sweep: simulations at once (0 = the machine's cores)
+    std::string emitJobs;                ///< sweep: write DIR (scenario copy, jobs.txt, sweep.sbatch) instead of running
+    std::string merge;                   ///< sweep: the table from DIR's point results
 };
 
 int cliRun(const SimArgs& a);

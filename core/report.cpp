@@ -393,15 +393,55 @@ std::string compareRowsText(const std::vector<CompareRow>& rows, const std::stri
 
 std::string sweepTable(const Scenario& s, const std::string& what, const std::vector<std::string>& values,
                        const std::vector<const RunResult*>& runs) {
-    std::string o = header(s, runs, what);
+    return sweepTable(sweepParts(s, what, runs), what, values);
+}
+
+SweepParts sweepParts(const Scenario& s, const std::string& what, const std::vector<const RunResult*>& runs) {
+    SweepParts p;
+    p.header = header(s, runs, what);
     Knobs shown = runs.front()->knobs;
     try {
         shown.set(what, Knobs::preset(shown.presetName).get(what));  // the swept knob is in the table, not here
     } catch (const KnobError&) {
     }
-    o += fmt::format("# knobs: {}; sweeping {}\n\n", knobsLine(shown), what);
+    p.knobs = knobsLine(shown);
+    p.rows = compareRows(runs);
+    return p;
+}
+
+nlohmann::json sweepPartsJson(const SweepParts& parts) {
+    nlohmann::json rows = nlohmann::json::array();
+    for (const auto& r : parts.rows)
+        rows.push_back({{"label", r.label}, {"values", r.values}, {"decimals", r.decimals}, {"direction", r.direction}, {"section", r.section}});
+    return {{"header", parts.header}, {"knobs", parts.knobs}, {"rows", rows}};
+}
+
+SweepParts sweepPartsFromJson(const nlohmann::json& j) {
+    auto need = [&](const nlohmann::json& o, const char* k, const char* what) -> const nlohmann::json& {
+        if (!o.is_object() || !o.contains(k)) throw std::runtime_error(fmt::format("sweep_parts.{}: missing ({})", k, what));
+        return o.at(k);
+    };
+    SweepParts p;
+    try {
+        p.header = need(j, "header", "a string").get<std::string>();
+        p.knobs = need(j, "knobs", "a string").get<std::string>();
+        for (const auto& r : need(j, "rows", "a list").items()) {
+            const auto& v = r.value();
+            p.rows.push_back(CompareRow{need(v, "label", "a string").get<std::string>(), need(v, "values", "numbers").get<std::vector<double>>(),
+                                        need(v, "decimals", "an integer").get<int>(), need(v, "direction", "an integer").get<int>(),
+                                        need(v, "section", "a boolean").get<bool>()});
+        }
+    } catch (const nlohmann::json::exception& e) {
+        throw std::runtime_error(fmt::format("sweep_parts: {}", e.what()));
+    }
+    return p;
+}
+
+std::string sweepTable(const SweepParts& parts, const std::string& what, const std::vector<std::string>& values) {
+    std::string o = parts.header;
+    o += fmt::format("# knobs: {}; sweeping {}\n\n", parts.knobs, what);
     // Columns: the workloads' headline values, then wakeups, migrations, wakeup p99, busy.
-    std::vector<CompareRow> rows = compareRows(runs);
+    const std::vector<CompareRow>& rows = parts.rows;
     std::vector<const CompareRow*> cols;
     for (const auto& r : rows) {
         if (r.section) continue;

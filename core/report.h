@@ -41,6 +41,19 @@ std::string compareTable(const Scenario& s, const RunResult& a, const RunResult&
 /// `sweep`: one row per value of `what`, the headline columns.
 std::string sweepTable(const Scenario& s, const std::string& what, const std::vector<std::string>& values,
                        const std::vector<const RunResult*>& runs);
+/// What a sweep table is made of: its `#` header, the knobs line, the rows of every run. A
+/// sweep run point by point elsewhere (`sweep --emit-jobs`) keeps these in each point's JSON,
+/// and `sweep --merge` builds the same table from them.
+struct SweepParts {
+    std::string header;  ///< the `#` lines of the first run
+    std::string knobs;   ///< the first run's knobs line, the swept knob left out
+    std::vector<CompareRow> rows;
+};
+SweepParts sweepParts(const Scenario& s, const std::string& what, const std::vector<const RunResult*>& runs);
+std::string sweepTable(const SweepParts& parts, const std::string& what, const std::vector<std::string>& values);
+nlohmann::json sweepPartsJson(const SweepParts& parts);
+/// Throws std::runtime_error naming the field when `j` is not what sweepPartsJson writes.
+SweepParts sweepPartsFromJson(const nlohmann::json& j);
 
 /// Writes `content` to `path` through a temporary file and a rename (never a half file).
 /// Throws InputError(path, "", problem) on failure.
