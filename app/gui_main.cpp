@@ -10,6 +10,7 @@
 #include "scenario.h"
 
 #include <QApplication>
+#include <unistd.h>
 #include <QElapsedTimer>
 #include <QCommandLineParser>
 #include <QFileInfo>
@@ -78,6 +79,10 @@ int main(int argc, char** argv) {
     const QCommandLineOption runForOpt(QStringLiteral("run-for"),
                                        QStringLiteral("With --screenshot: simulated time to run first (2s, 50ms, 500us)."),
                                        QStringLiteral("time"));
+    const QCommandLineOption ffOpt(QStringLiteral("fast-forward"),
+                                   QStringLiteral("Run to simulated time <time> first without drawing (progress on stderr), then show the "
+                                                  "window there, paused (2s, 500ms); with --screenshot, then capture."),
+                                   QStringLiteral("time"));
     const QCommandLineOption shotOpt(QStringLiteral("screenshot"),
                                      QStringLiteral("Render offscreen to <file> (.png, .svg or .pdf) with its caption, and exit."),
                                      QStringLiteral("file"));
@@ -120,7 +125,7 @@ int main(int argc, char** argv) {
     const QCommandLineOption besideVarOpt(QStringLiteral("beside-variant"),
                                           QStringLiteral("With --beside-sim: which of the scenario's variants runs (default: its first)."),
                                           QStringLiteral("name"));
-    for (const auto* o : {&besideVarOpt, &scenarioOpt, &runForOpt, &shotOpt, &viewOpt, &aOpt, &bOpt, &setAOpt, &setBOpt, &noAbOpt,
+    for (const auto* o : {&besideVarOpt, &scenarioOpt, &runForOpt, &ffOpt, &shotOpt, &viewOpt, &aOpt, &bOpt, &setAOpt, &setBOpt, &noAbOpt,
                           &seedOpt, &traceOpt, &pausedOpt, &recOpt, &topoOpt, &atOpt, &disOpt, &recBOpt, &besideOpt})
         parser.addOption(*o);
 
@@ -136,6 +141,13 @@ int main(int argc, char** argv) {
         const QString suf = QFileInfo(shot).suffix().toLower();
         if (suf != QLatin1String("png") && suf != QLatin1String("svg") && suf != QLatin1String("pdf"))
             return usage(QStringLiteral("--screenshot %1: use a .png, .svg or .pdf file name").arg(shot));
+    }
+    qint64 fastForward = -1;
+    if (parser.isSet(ffOpt)) {
+        const auto d = sched::parseDurationNs(parser.value(ffOpt).toStdString());
+        if (!d || *d <= 0) return usage(QStringLiteral("--fast-forward '%1': not a duration (e.g. 2s, 500ms)").arg(parser.value(ffOpt)));
+        if (parser.isSet(runForOpt)) return usage(QStringLiteral("--fast-forward and --run-for: give one of them"));
+        fastForward = *d;
     }
     qint64 runFor = 0;
     if (parser.isSet(runForOpt)) {
@@ -288,7 +300,8 @@ int main(int argc, char** argv) {
 
     schedlab::MainWindow window;
     stage("window");
-    so.autoplay = shot.isEmpty() && !parser.isSet(pausedOpt) && !rec;  // a trace is shown instead: no run in the background
+    if (fastForward >= 0 && rec) return usage(QStringLiteral("--fast-forward: a recorded trace is shown, not simulated (use --at)"));
+    so.autoplay = shot.isEmpty() && !parser.isSet(pausedOpt) && !rec && fastForward < 0;  // a trace is shown instead: no run in the background
     if (scenario) window.openScenario(*scenario, parser.value(scenarioOpt), so);
     else window.openDefault(so);
     stage("scenario");
@@ -357,6 +370,19 @@ int main(int argc, char** argv) {
                 }
             }
             ready();
+        });
+    } else if (fastForward >= 0) {
+        QObject::connect(&window, &schedlab::MainWindow::fastForwardProgress, &window, [](qint64 now, qint64 target, double rate, bool done) {
+            if (!done && !::isatty(2)) return;  // a log gets the last line only
+            std::fprintf(stderr, "\rschedlab: fast-forward %.3f of %.3f s simulated (%.1f simulated ms/s)%s", double(now) / 1e9,
+                         double(target) / 1e9, rate / 1e6, done ? "\n" : "");
+            std::fflush(stderr);
+        });
+        const bool trace = parser.isSet(traceOpt);
+        window.fastForward(fastForward, [&window, trace, capture, shot] {
+            if (shot.isEmpty()) return;
+            if (trace) window.stepWakeupThen(capture);
+            else capture();
         });
     } else if (!shot.isEmpty()) {
         const bool trace = parser.isSet(traceOpt);

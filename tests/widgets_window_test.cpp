@@ -105,6 +105,46 @@ TEST(SimWorker, RunsToTheEndWithTheCliResultsAndFramesAreOrdered) {
     EXPECT_TRUE(table.contains(QStringLiteral("idle-delay-v2")));
 }
 
+TEST(SimWorker, FastForwardRunsBothSidesWithoutFramesThenPublishesOnePaused) {
+    SimController c;
+    std::vector<std::shared_ptr<const Frame>> frames;
+    QObject::connect(&c, &SimController::frameReady, [&] {
+        if (auto f = c.take()) frames.push_back(f);
+    });
+    int progress = 0;
+    bool ended = false;
+    qint64 endedAt = -1;
+    QObject::connect(c.worker(), &SimWorker::fastForwardProgress, &c, [&](qint64 now, qint64, double, bool done) {
+        ++progress;
+        if (done) ended = true, endedAt = now;
+    });
+    const sched::Scenario s = smallScenario(200000);
+    c.post([s](SimWorker& w) {
+        w.setSpeed(1e-3);  // 1 ms per second: the fast-forward must not be paced by it
+        w.restart(s, sched::Knobs{}, sched::Knobs::preset("idle-delay-v2"), true, 0);
+    });
+    ASSERT_TRUE(waitFor([&] { return !frames.empty(); }));
+    const std::size_t before = frames.size();
+    const qint64 target = 40'000'000;
+    c.post([target](SimWorker& w) { w.fastForward(target); });
+    ASSERT_TRUE(waitFor([&] { return ended && !frames.empty() && frames.back()->a->now == target; }, 60000));
+    EXPECT_EQ(endedAt, target);
+    EXPECT_GE(progress, 1);
+    // One frame for the whole fast-forward (its end), none on the way; both sides there, paused.
+    EXPECT_EQ(frames.size(), before + 1);
+    EXPECT_FALSE(frames.back()->running);
+    ASSERT_TRUE(frames.back()->b);
+    EXPECT_EQ(frames.back()->b->now, target);
+    // The speed chosen before comes back: playing on is paced again (1 ms per wall second).
+    c.post([](SimWorker& w) { w.play(); });
+    QElapsedTimer t;
+    t.start();
+    while (t.elapsed() < 300) QCoreApplication::processEvents(QEventLoop::AllEvents, 20);
+    c.post([](SimWorker& w) { w.pause(); });
+    ASSERT_TRUE(waitFor([&] { return !frames.back()->running && frames.size() > before + 1; }));
+    EXPECT_LT(frames.back()->a->now, target + 5'000'000);
+}
+
 TEST(SimWorker, PauseRestartAndStopMidRun) {
     SimController c;
     std::shared_ptr<const Frame> last;

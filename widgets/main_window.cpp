@@ -11,6 +11,7 @@
 #include "trace_timeline.h"
 
 #include "input_error.h"
+#include "knobs.h"
 #include "report.h"
 #include "run_export.h"
 #include "topology_json.h"
@@ -34,6 +35,7 @@
 #include <QFutureWatcher>
 #include <QGridLayout>
 #include <QInputDialog>
+#include <QLineEdit>
 #include <QProgressDialog>
 #include <QtConcurrent/QtConcurrentRun>
 #include <QHBoxLayout>
@@ -111,6 +113,21 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent) {
         emit compareTextCopied(t);
     });
     connect(m_sim->worker(), &SimWorker::error, this, [this](const QString& m) { statusBar()->showMessage(m, 8000); });
+    connect(m_sim->worker(), &SimWorker::fastForwardProgress, this, [this](qint64 now, qint64 target, double rate, bool done) {
+        emit fastForwardProgress(now, target, rate, done);
+        if (done) {
+            statusBar()->showMessage(tr("Fast-forwarded to %1 s simulated (%2 simulated ms per second)")
+                                         .arg(double(now) / 1e9, 0, 'f', 3)
+                                         .arg(rate / 1e6, 0, 'f', 1),
+                                     8000);
+            return;
+        }
+        statusBar()->showMessage(tr("Fast-forward: %1 of %2 s simulated (%3 %), %4 simulated ms per second; Space stops")
+                                     .arg(double(now) / 1e9, 0, 'f', 3)
+                                     .arg(double(target) / 1e9, 0, 'f', 3)
+                                     .arg(target > 0 ? 100.0 * double(now) / double(target) : 0.0, 0, 'f', 0)
+                                     .arg(rate / 1e6, 0, 'f', 1));
+    });
     createViews();
     createActions();
     createMenus();
@@ -280,6 +297,23 @@ void MainWindow::createActions() {
     });
     ms->setShortcut(Qt::Key_M);
     ms->setToolTip(tr("Advance 1 ms of simulated time (M)"));
+    auto* ff = tb->addAction(tr("» Fast-forward…"), this, [this] {
+        const double nowS = m_frame ? double(m_frame->a->now) / 1e9 : 0.0;
+        bool ok = false;
+        const QString t = QInputDialog::getText(this, tr("Fast-forward"),
+                                                tr("Run without drawing to simulated time (e.g. 500ms, 2s; now %1 s):").arg(nowS, 0, 'f', 3),
+                                                QLineEdit::Normal, QStringLiteral("%1s").arg(nowS + 0.5, 0, 'f', 3), &ok);
+        if (!ok) return;
+        const auto ns = sched::parseDurationNs(t.trimmed().toStdString());
+        if (!ns || *ns <= 0) {
+            statusBar()->showMessage(tr("Fast-forward: '%1' is not a duration (e.g. 500ms, 2s)").arg(t), 6000);
+            return;
+        }
+        fastForward(*ns);
+    });
+    ff->setObjectName(QStringLiteral("fastForward"));
+    ff->setShortcut(QKeySequence(Qt::CTRL | Qt::Key_G));
+    ff->setToolTip(tr("Run both sides without frames to a simulated time, then show them there (Ctrl+G): reach the steady state quickly"));
     auto* rs = tb->addAction(tr("⟲ Restart"), this, [this] { restart(); });
     rs->setShortcut(QKeySequence(Qt::CTRL | Qt::Key_R));
     rs->setToolTip(tr("Rerun both sides from t = 0 with the same seed (Ctrl+R)"));
@@ -514,6 +548,14 @@ void MainWindow::runUntil(qint64 ns, std::function<void()> done) {
         w.play();
     });
     m_running = true;
+}
+
+void MainWindow::fastForward(qint64 ns, std::function<void()> done) {
+    m_runUntil = ns;
+    m_whenDone = std::move(done);
+    m_running = true;
+    m_playAct->setText(tr("❚❚ Pause"));
+    m_sim->post([ns](SimWorker& w) { w.fastForward(ns); });
 }
 
 void MainWindow::stepWakeupThen(std::function<void()> done) {

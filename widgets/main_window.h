@@ -80,6 +80,10 @@ public:
     QString applyWorkloads(const QString& json);
     /// Runs until the simulated time reaches `ns`, then calls `done` on the GUI thread (headless mode).
     void runUntil(qint64 ns, std::function<void()> done);
+    /// Fast-forward: both sides run as fast as they can to simulated time `ns` without drawing
+    /// (progress in the status bar), then the window shows them there, paused; `done` (optional)
+    /// is called then, on the GUI thread. Pause (Space) stops it where it is.
+    void fastForward(qint64 ns, std::function<void()> done = {});
 
     /// Steps to the next wakeup (traced; shown in the inspector and on heatmap A), then calls `done`.
     void stepWakeupThen(std::function<void()> done);
@@ -176,6 +180,8 @@ public:
     std::shared_ptr<const Frame> frame() const { return m_frame; }
 
 signals:
+    /// A fast-forward's progress (side A's simulated time, the target, simulated ns per wall second; `done` at its end).
+    void fastForwardProgress(qint64 now, qint64 target, double simNsPerWallS, bool done);
     /// "Copy A/B table as text" put this on the clipboard.
     void compareTextCopied(const QString& text);
 

@@ -8,6 +8,10 @@
 #include <QTimer>
 
 #include <algorithm>
+#include <condition_variable>
+#include <exception>
+#include <functional>
+#include <thread>
 
 namespace schedlab {
 namespace {
@@ -27,6 +31,60 @@ constexpr std::int64_t kChunkSimNs = 200'000;   ///< lockstep granularity (simul
 
 }  // namespace
 
+// A thread that runs one job at a time for the worker (side B's chunk while A runs its own):
+// start() hands it the job, wait() returns when it is done (and rethrows what it threw).
+class SideThread {
+public:
+    SideThread() : m_thread([this] { loop(); }) {}
+    ~SideThread() {
+        {
+            std::lock_guard<std::mutex> l(m_m);
+            m_quit = true;
+        }
+        m_cv.notify_all();
+    }  // m_thread (declared last) joins first
+    void start(std::function<void()> job) {
+        {
+            std::lock_guard<std::mutex> l(m_m);
+            m_job = std::move(job);
+            m_busy = true;
+        }
+        m_cv.notify_all();
+    }
+    void wait() {
+        std::unique_lock<std::mutex> l(m_m);
+        m_cv.wait(l, [this] { return !m_busy; });
+        if (m_error) std::rethrow_exception(std::exchange(m_error, nullptr));
+    }
+
+private:
+    void loop() {
+        std::unique_lock<std::mutex> l(m_m);
+        for (;;) {
+            m_cv.wait(l, [this] { return m_busy || m_quit; });
+            if (m_quit) return;
+            std::function<void()> job = std::move(m_job);
+            l.unlock();
+            std::exception_ptr err;
+            try {
+                job();
+            } catch (...) {
+                err = std::current_exception();
+            }
+            l.lock();
+            m_error = err;
+            m_busy = false;
+            m_cv.notify_all();
+        }
+    }
+    std::mutex m_m;
+    std::condition_variable m_cv;
+    std::function<void()> m_job;
+    std::exception_ptr m_error;
+    bool m_busy = false, m_quit = false;
+    std::jthread m_thread;
+};
+
 SimWorker::SimWorker() = default;
 SimWorker::~SimWorker() = default;
 
@@ -42,6 +100,7 @@ void SimWorker::restart(const sched::Scenario& s, const sched::Knobs& a, const s
         m_timer->setInterval(0);
         connect(m_timer, &QTimer::timeout, this, &SimWorker::tick);
     }
+    if (m_a) endFastForward();
     sched::SimOptions o;
     const int n = s.topo->nrCpus();
     o.sample_period_ns = 100'000;
@@ -75,6 +134,7 @@ void SimWorker::play() {
 void SimWorker::pause() {
     m_running = false;
     if (m_timer) m_timer->stop();
+    if (m_a) endFastForward();
     publish();
 }
 
@@ -97,6 +157,19 @@ void SimWorker::syncB() {
 bool SimWorker::chunk(std::int64_t ns) {
     if (!m_a) return false;
     const bool aDone = m_a->done();
+    if (m_b && !aDone && !m_b->done() && std::thread::hardware_concurrency() > 1) {
+        // B on its own thread, to where A is going (its run does not depend on how it is
+        // chunked; when A finishes inside this chunk, B ends the chunk a little ahead of it).
+        if (!m_bThread) m_bThread = std::make_unique<SideThread>();
+        sched::Simulation* b = m_b.get();
+        const std::int64_t target = m_a->now() + ns;
+        m_bThread->start([b, target] {
+            if (b->now() < target) b->advance(target - b->now());
+        });
+        m_a->advance(ns);
+        m_bThread->wait();
+        return !(m_a->done() && m_b->done());
+    }
     if (!aDone) m_a->advance(ns);
     if (m_b) {
         if (aDone) m_b->advance(ns);
@@ -146,7 +219,17 @@ void SimWorker::tick() {
     if (!more) m_running = false;
     if (!m_running) {
         m_timer->stop();
+        endFastForward();
         publish();
+        return;
+    }
+    if (m_ffTarget >= 0) {  // fast-forward: progress only, no frames
+        const qint64 w = wallNs();
+        if (w - m_ffLastProgress >= 200'000'000) {
+            m_ffLastProgress = w;
+            const double dt = double(w - m_ffWall0) / 1e9;
+            emit fastForwardProgress(m_a->now(), m_ffTarget, dt > 0 ? double(m_a->now() - m_ffSim0) / dt : 0.0, false);
+        }
         return;
     }
     if (m_speed > 0 && m_timer->interval() == 0) m_timer->setInterval(4);  // real-time pacing: no busy loop
@@ -156,6 +239,31 @@ void SimWorker::tick() {
 }
 
 void SimWorker::publishNow() { publish(); }
+
+void SimWorker::fastForward(qint64 ns) {
+    if (!m_a) return;
+    if (m_a->now() >= ns || (m_a->done() && (!m_b || m_b->done()))) {
+        emit fastForwardProgress(m_a->now(), ns, 0.0, true);
+        publish();
+        return;
+    }
+    m_ffTarget = ns;
+    m_ffWall0 = m_ffLastProgress = wallNs();
+    m_ffSim0 = m_a->now();
+    m_ffPrevSpeed = m_speed;
+    m_speed = 0;
+    m_stopAt = ns;
+    play();
+}
+
+void SimWorker::endFastForward() {
+    if (m_ffTarget < 0) return;
+    const double dt = double(wallNs() - m_ffWall0) / 1e9;
+    const qint64 target = std::exchange(m_ffTarget, -1);
+    m_stopAt = 0;
+    m_speed = m_ffPrevSpeed;  // the speed chosen before, for the next play
+    emit fastForwardProgress(m_a->now(), target, dt > 0 ? double(m_a->now() - m_ffSim0) / dt : 0.0, true);
+}
 
 void SimWorker::runTo(const sched::Scenario& s, const sched::Knobs& k, quint64 seed, qint64 ns) {
     if (!m_a || m_b || m_a->now() > ns) restart(s, k, k, false, seed, "simulated");  // shown beside a trace, as its side B

@@ -20,6 +20,8 @@ class QTimer;
 
 namespace schedlab {
 
+class SideThread;
+
 /// What the GUI paints: both sides at one simulated instant.
 struct Frame {
     std::shared_ptr<const sched::Snapshot> a, b;  ///< b null when A/B is off
@@ -66,6 +68,9 @@ public:
     /// starts `s` again from t = 0 (knobs `k`, `seed`) when there is no run or it is already past
     /// `ns` (a simulation beside a recorded trace follows the trace's cursor this way). Publishes.
     void runTo(const sched::Scenario& s, const sched::Knobs& k, quint64 seed, qint64 ns);
+    /// Fast-forward: runs both sides as fast as possible to simulated time `ns` without
+    /// frames (a progress signal instead, a few times a second), then pauses and publishes.
+    void fastForward(qint64 ns);
     /// Publishes a frame now (e.g. after a resize, or for a screenshot).
     void publishNow();
     /// The CLI's compare table of the run so far (A/B on), answered with compareTextReady.
@@ -81,14 +86,23 @@ signals:
     void compareTextReady(const QString& text);
     /// A command failed (bad knobs); one line.
     void error(const QString& message);
+    /// During a fast-forward: side A's simulated time, the target, simulated ns per wall second.
+    /// `done`: the fast-forward ended (reached, finished or paused); a frame follows.
+    void fastForwardProgress(qint64 now, qint64 target, double simNsPerWallS, bool done);
 
 private:
     void tick();
+    void endFastForward();
     void publish();
     void syncB();
     bool chunk(std::int64_t ns);
 
     std::unique_ptr<sched::Simulation> m_a, m_b;
+    std::unique_ptr<SideThread> m_bThread;  ///< B's own thread: each chunk, B advances while A does
+    qint64 m_ffTarget = -1;                 ///< fast-forward target (-1: none)
+    qint64 m_ffWall0 = 0, m_ffLastProgress = 0;
+    double m_ffPrevSpeed = 0;
+    std::int64_t m_ffSim0 = 0;
     std::optional<sched::DecisionRecord> m_traced;
     QTimer* m_timer = nullptr;
     bool m_running = false;
