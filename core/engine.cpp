@@ -130,6 +130,18 @@ Engine::Engine(EngineConfig cfg)
         m_sibOff.push_back(std::uint32_t(m_sibFlat.size()));
     }
     m_busy.assign(std::size_t(m_nrCpus), 0);
+    m_coreOf.assign(std::size_t(m_nrCpus), 0);
+    for (int c = 0; c < m_nrCpus; ++c) {
+        int core = c;
+        for (std::uint32_t i = m_sibOff[std::size_t(c)]; i < m_sibOff[std::size_t(c) + 1]; ++i) core = std::min(core, m_sibFlat[i]);
+        m_coreOf[std::size_t(c)] = core;
+    }
+    m_coreBusy.assign(std::size_t(m_nrCpus), 0);
+    if (const double s = m_cfg.cost.s(CostTerm::smt); s != 0.0) {
+        const double slow = double(1024 - m_cfg.cost.smt_busy_speed) * s;
+        m_smtSlowSpeed = std::max(1, int(1024 - slow + 0.5));
+    }
+    m_jiffyNs = m_cfg.knobs.jiffyNs();
     if (const char* t = std::getenv("SCHEDLAB_TRACE_PID")) m_tracePid = std::atoi(t);  // debugging: print one task's decisions
 }
 
@@ -296,7 +308,10 @@ void Engine::setKnobs(Knobs k) {
 void Engine::setNow(std::int64_t t) {
     m_now = t;
     m_st.now_ns = t;
-    m_st.jiffies = t / m_cfg.knobs.jiffyNs();
+    if (t >= m_nextJiffyAt || t < m_nextJiffyAt - m_jiffyNs) {  // a division only when the jiffy changes
+        m_st.jiffies = t / m_jiffyNs;
+        m_nextJiffyAt = (m_st.jiffies + 1) * m_jiffyNs;
+    }
 }
 
 bool Engine::advance(std::int64_t ns, std::uint64_t max_events) {
@@ -442,18 +457,18 @@ void Engine::emitEvent(EvKind kind, int cpu, int pid, int pid2, int target, int 
 
 void Engine::setCurr(int cpu, int id) {
     m_cpus[cpu].curr = id;
-    m_busy[std::size_t(cpu)] = id >= 0;
+    const std::uint8_t busy = id >= 0;
+    std::uint8_t& was = m_busy[std::size_t(cpu)];
+    m_coreBusy[std::size_t(m_coreOf[std::size_t(cpu)])] += int(busy) - int(was);
+    was = busy;
 }
 
+// The speed of `cpu` (of 1024): slowed while an SMT sibling runs a task (the cost model's
+// smt term); the count of busy CPUs per core makes it O(1).
 int Engine::smtSpeed(int cpu) const {
-    const double s = m_cfg.cost.s(CostTerm::smt);
-    if (s == 0.0) return 1024;
-    bool siblingBusy = false;
-    for (std::uint32_t i = m_sibOff[std::size_t(cpu)]; i < m_sibOff[std::size_t(cpu) + 1]; ++i)
-        if (m_busy[m_sibFlat[i]]) siblingBusy = true;
-    if (!siblingBusy) return 1024;
-    const double slow = double(1024 - m_cfg.cost.smt_busy_speed) * s;
-    return std::max(1, int(1024 - slow + 0.5));
+    if (m_smtSlowSpeed == 1024) return 1024;
+    const bool siblingBusy = m_coreBusy[std::size_t(m_coreOf[std::size_t(cpu)])] - m_busy[std::size_t(cpu)] > 0;
+    return siblingBusy ? m_smtSlowSpeed : 1024;
 }
 
 void Engine::accountSegment(int cpu) {

@@ -383,6 +383,11 @@ private:
     std::vector<std::uint32_t> m_sibOff;  ///< SMT siblings of cpu c: m_sibFlat[m_sibOff[c] .. m_sibOff[c+1])
     std::vector<int> m_sibFlat;
     std::vector<std::uint8_t> m_busy;     ///< per CPU: curr >= 0 (what smtSpeed reads)
+    std::vector<int> m_coreOf;            ///< per CPU: its core (the lowest CPU of its SMT siblings)
+    std::vector<int> m_coreBusy;          ///< per core: how many of its CPUs run a task
+    int m_smtSlowSpeed = 1024;            ///< speed while a sibling runs (the cost model's smt term)
+    std::int64_t m_jiffyNs = 1;           ///< CONFIG_HZ's jiffy (fixed for a run)
+    std::int64_t m_nextJiffyAt = 0;       ///< setNow: the jiffy count changes at this time
     std::uint64_t m_seq = 0;
     std::int64_t m_now = 0;
     std::uint64_t m_events = 0;
