@@ -488,7 +488,8 @@ void Engine::startSegment(int cpu) {
     c.pending_charge = 0;
     c.seg_start = m_now;
     c.speed = smtSpeed(cpu);
-    const std::int64_t dur = (p.work_left * 1024 + c.speed - 1) / c.speed;
+    // ceil(work * 1024 / speed): at full speed that is the work itself (no division).
+    const std::int64_t dur = c.speed == 1024 ? p.work_left : (p.work_left * 1024 + c.speed - 1) / c.speed;
     setBurst(cpu, m_now + dur);
 }
 
