@@ -1064,7 +1064,8 @@ void Engine::doWake(int id, int waker_cpu, bool in_task, std::uint32_t wf, Task*
     }
     emitEvent(EvKind::sched_waking, waker_cpu, p.t.pid, 0, from);
     const bool tr = m_tracePid == p.t.pid || m_traceNext;
-    Decision d = try_to_wake_up(m_st, m_cfg.knobs, p.t, w, wf, tr);
+    Decision& d = m_decision;  // reused: no allocation per wakeup (doWake does not nest)
+    try_to_wake_up(m_st, m_cfg.knobs, p.t, w, wf, tr, d);
     if (tr) traced(p.t.pid, d);
     const int cpu = d.cpu;
     m_metrics.ttwu_count++;
@@ -1133,7 +1134,8 @@ void Engine::onIpi(int cpu) {
     Cpu& c = m_cpus[cpu];
     c.ipi_pending = false;
     if (c.wakelist.empty()) return;
-    std::vector<int> list;
+    std::vector<int>& list = m_ipiList;  // the two buffers trade places: no allocation per IPI
+    list.clear();
     list.swap(c.wakelist);
     m_st.rq[cpu].ttwu_pending = false;
     bool resched = false;

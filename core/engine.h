@@ -405,6 +405,8 @@ private:
     int m_tracePid = -1;
     bool m_traceNext = false;
     DecisionRecord m_lastTraced;
+    Decision m_decision;  ///< doWake's decision, reused
+    std::vector<int> m_ipiList;  ///< onIpi: the wakelist being run
     bool m_coalesce = false;
     std::vector<Plan> m_plans;     ///< per CPU: the running task's plan
     int m_planning = -1;           ///< CPU whose plan Workload::plan() is building

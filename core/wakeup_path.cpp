@@ -943,12 +943,23 @@ bool ttwu_queue_cond(WakeCtx& c, const Task& p, int cpu) {
 
 namespace {
 
-Decision beginDecision(const Task& p, const Waker& w, std::uint32_t wake_flags) {
-    Decision d;
+// A fresh decision in `d`, its vectors' storage kept (no allocation per wakeup).
+void beginDecision(Decision& d, const Task& p, const Waker& w, std::uint32_t wake_flags) {
+    std::vector<Examined> examined = std::move(d.examined);
+    std::vector<Step> steps = std::move(d.steps);
+    examined.clear();
+    steps.clear();
+    d = Decision{};
+    d.examined = std::move(examined);
+    d.steps = std::move(steps);
     d.prev_cpu = p.cpu;
     d.this_cpu = w.cpu;
     d.wake_flags = wake_flags;
-    d.examined.reserve(16);
+    if (d.examined.capacity() < 16) d.examined.reserve(16);
+}
+Decision beginDecision(const Task& p, const Waker& w, std::uint32_t wake_flags) {
+    Decision d;
+    beginDecision(d, p, w, wake_flags);
     return d;
 }
 
@@ -986,8 +997,8 @@ void ttwu_queue(WakeCtx& c, Task& p, int cpu, std::uint32_t wf, int from_cpu) {
 
 }  // namespace
 
-Decision try_to_wake_up(MachineState& st, const Knobs& k, Task& p, Waker& w, std::uint32_t wake_flags, bool trace) {
-    Decision d = beginDecision(p, w, wake_flags);
+void try_to_wake_up(MachineState& st, const Knobs& k, Task& p, Waker& w, std::uint32_t wake_flags, bool trace, Decision& d) {
+    beginDecision(d, p, w, wake_flags);
     WakeCtx c{st, k, w, d, trace};
     SCHED_STEP(c, Fn::try_to_wake_up, fmt::format("try_to_wake_up(pid {}, wake_flags {}) on CPU {} ({} context), prev {}", p.pid,
                                            wakeFlagsToString(wake_flags), w.cpu, w.in_task ? "task" : "interrupt", p.cpu));
@@ -996,7 +1007,7 @@ Decision try_to_wake_up(MachineState& st, const Knobs& k, Task& p, Waker& w, std
         d.stage0 = Stage0::TTWU_SELF;
         SCHED_STEP(c, Fn::try_to_wake_up, "p == current: set RUNNING, no CPU selection");
         finishDecision(c, p.cpu);
-        return d;
+        return;
     }
     // 3. still queued: ttwu_runnable
     if (p.on_rq) {
@@ -1008,7 +1019,7 @@ Decision try_to_wake_up(MachineState& st, const Knobs& k, Task& p, Waker& w, std
             SCHED_STEP(c, Fn::try_to_wake_up, fmt::format("ttwu_do_wakeup: avg_idle of CPU {} now {} ns, idle_stamp := 0", p.cpu, st.rq[p.cpu].avg_idle));
         }
         finishDecision(c, p.cpu);
-        return d;
+        return;
     }
     // 5. still on_cpu: wakelist on the old CPU without selection.
     if (p.on_cpu) {
@@ -1018,7 +1029,7 @@ Decision try_to_wake_up(MachineState& st, const Knobs& k, Task& p, Waker& w, std
             st.rq[p.cpu].ttwu_pending = true;
             SCHED_STEP(c, Fn::try_to_wake_up, fmt::format("p->on_cpu and ttwu_queue_cond(CPU {}) holds: wakelist to the old CPU, no selection", p.cpu));
             finishDecision(c, p.cpu);
-            return d;
+            return;
         }
         SCHED_STEP(c, Fn::try_to_wake_up, fmt::format("p->on_cpu but ttwu_queue_cond(CPU {}) fails: wait for it to switch out", p.cpu));
         p.on_cpu = false;
@@ -1037,6 +1048,11 @@ Decision try_to_wake_up(MachineState& st, const Knobs& k, Task& p, Waker& w, std
     ttwu_queue(c, p, cpu, wf, from);
     p.on_rq = true;
     finishDecision(c, cpu);
+}
+
+Decision try_to_wake_up(MachineState& st, const Knobs& k, Task& p, Waker& w, std::uint32_t wake_flags, bool trace) {
+    Decision d;
+    try_to_wake_up(st, k, p, w, wake_flags, trace, d);
     return d;
 }
 

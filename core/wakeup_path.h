@@ -50,6 +50,8 @@ struct WakeCtx {
 /// Mutates the state as the kernel would (recent_used_cpu, wakee_flips, claims,
 /// ttwu_pending or the enqueue on the target, has_idle_cores, avg_idle).
 Decision try_to_wake_up(MachineState& st, const Knobs& k, Task& p, Waker& w, std::uint32_t wake_flags, bool trace = false);
+/// The same, into `out` (its vectors' storage reused: the engine's wakeups allocate nothing).
+void try_to_wake_up(MachineState& st, const Knobs& k, Task& p, Waker& w, std::uint32_t wake_flags, bool trace, Decision& out);
 /// wake_up_new_task(p): fork placement through the slow path (spec §3.3).
 Decision wake_up_new_task(MachineState& st, const Knobs& k, Task& p, Waker& w, bool trace = false);
 /// sched_exec(): exec balancing; p is current on w.cpu.
