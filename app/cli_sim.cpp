@@ -540,14 +540,7 @@ void emitSweepJobs(const SimArgs& a, const Scenario& s, const std::string& name,
                values.size(), dir.string(), (dir / "jobs.txt").string(), (dir / "sweep.sbatch").string(), cli, dir.string());
 }
 
-nlohmann::json readJsonFile(const std::string& path) {
-    const std::string text = readFileOrThrow(path);
-    try {
-        return nlohmann::json::parse(text);
-    } catch (const nlohmann::json::exception& e) {
-        throw InputError(path, "", fmt::format("not JSON: {}", e.what()));
-    }
-}
+nlohmann::json readJsonFile(const std::string& path) { return parseJsonOrThrow(readFileOrThrow(path), path); }
 
 // sweep --merge DIR: the table of an emitted sweep from its points' JSON results.
 int mergeSweep(const SimArgs& a) {

@@ -308,7 +308,7 @@ void Engine::setKnobs(Knobs k) {
 void Engine::setNow(std::int64_t t) {
     m_now = t;
     m_st.now_ns = t;
-    if (t >= m_nextJiffyAt || t < m_nextJiffyAt - m_jiffyNs) {  // a division only when the jiffy changes
+    if (t >= m_nextJiffyAt) {  // a division only when the jiffy changes (time never goes back)
         m_st.jiffies = t / m_jiffyNs;
         m_nextJiffyAt = (m_st.jiffies + 1) * m_jiffyNs;
     }
@@ -323,7 +323,7 @@ bool Engine::advance(std::int64_t ns, std::uint64_t max_events) {
     }
     const std::int64_t until = ns == kNever ? kNever : m_now + ns;
     while (!m_done && (!m_heap.empty() || m_bqN > 0)) {
-        // The next event: the earliest CPU burst end (tournament tree) or the heap's top, by the order key (engine.h).
+        // The next event: the earliest CPU burst end (m_bq's root) or the heap's top, by the order key (engine.h).
         const BtNode top = m_bq.front();  // kNever when no CPU has a burst
         const int bc = top.cpu();
         const std::int64_t bt = top.t;
@@ -339,8 +339,8 @@ bool Engine::advance(std::int64_t ns, std::uint64_t max_events) {
         if (ran++ == max_events) return true;
         Ev e;
         if (burstFirst) {
-            // The leaf stays until dispatch is done: most burst ends start the next burst on
-            // the same CPU, and one tree update (setBurst) then replaces two.
+            // The burst stays in m_bq until dispatch is done: most burst ends start the next
+            // burst on the same CPU, and one sift-down (setBurst) then replaces a removal and an insertion.
             e = Ev{bt, top.ctime(), evTag(EvBurstEnd, bc, 0), 0, std::uint8_t(EvBurstEnd), bc, 0};
         } else {
             std::pop_heap(m_heap.begin(), m_heap.end(), EvCmp{});
@@ -495,7 +495,7 @@ void Engine::startSegment(int cpu) {
 
 // A CPU changed between busy and idle: its SMT siblings' speeds change.
 void Engine::reschedSpeed(int cpu) {
-    if (m_cfg.cost.s(CostTerm::smt) == 0.0 || !m_st.sd->smtActive()) return;
+    if (m_smtSlowSpeed == 1024 || !m_st.sd->smtActive()) return;
     for (std::uint32_t i = m_sibOff[std::size_t(cpu)]; i < m_sibOff[std::size_t(cpu) + 1]; ++i) {
         const int o = m_sibFlat[i];
         Cpu& c = m_cpus[o];
@@ -935,7 +935,7 @@ void Engine::schedule(int cpu) {
     if (next != prev) emitEvent(EvKind::sched_switch, cpu, prevPid, n.t.pid, -1, -1, prevState);
     syncRq(cpu);
     if (c.tick_next < 0) {  // tick_nohz_idle_exit(): the tick restarts on the jiffy grid
-        const std::int64_t j = m_cfg.knobs.jiffyNs();
+        const std::int64_t j = m_jiffyNs;
         c.tick_next = (m_now / j + 1) * j;
         queueTick(cpu);
     }
@@ -1215,7 +1215,7 @@ void Engine::queueTick(int cpu) {
     Cpu& c = m_cpus[cpu];
     if (c.tick_queued == c.tick_next) return;
     c.tick_queued = c.tick_next;
-    pushAt(c.tick_next, c.tick_next - m_cfg.knobs.jiffyNs(), EvTick, cpu);
+    pushAt(c.tick_next, c.tick_next - m_jiffyNs, EvTick, cpu);
 }
 
 void Engine::onTick(int cpu) {
@@ -1239,7 +1239,7 @@ void Engine::onTick(int cpu) {
     // when the idle CPUs' blocked load is due for an update (every 32 ms).
     if (m_st.rq[cpu].nr_running >= 2 && m_now >= m_nohzNextBalance) nohzKick(cpu, true);
     else if (m_now >= m_nohzNextBlocked) nohzKick(cpu, false);
-    c.tick_next = m_now + m_cfg.knobs.jiffyNs();
+    c.tick_next = m_now + m_jiffyNs;
     queueTick(cpu);
     if (c.need_resched && c.curr >= 0) {
         schedule(cpu);
@@ -1585,7 +1585,7 @@ void Engine::nohzKick(int from_cpu, bool balance) {
             ilb = o;
             break;
         }
-    if (balance) m_nohzNextBalance = m_now + m_cfg.knobs.jiffyNs();
+    if (balance) m_nohzNextBalance = m_now + m_jiffyNs;
     m_nohzNextBlocked = m_now + 32000000;  // nohz.next_blocked: LOAD_AVG_PERIOD ms
     if (ilb < 0) return;
     m_metrics.nohz_kicks++;

@@ -1,6 +1,6 @@
 // engine.h: the discrete-event simulation that drives the wakeup path.
 //
-// Integer nanosecond clock; events ordered by (time, sequence); one Rng per
+// Integer nanosecond clock; events ordered by (time, creation time, type and target); one Rng per
 // simulation. Per-CPU CFS runqueues (vruntime order, slices, tick preemption,
 // wakeup preemption through check_preempt_curr), the idle task with C-states,
 // PELT for tasks and runqueues, the wakelist/IPI and direct enqueue of

@@ -157,7 +157,8 @@ void SimWorker::syncB() {
 bool SimWorker::chunk(std::int64_t ns) {
     if (!m_a) return false;
     const bool aDone = m_a->done();
-    if (m_b && !aDone && !m_b->done() && std::thread::hardware_concurrency() > 1) {
+    static const bool kTwoCores = std::thread::hardware_concurrency() > 1;  // glibc reads /sys for it: once
+    if (m_b && !aDone && !m_b->done() && kTwoCores) {
         // B on its own thread, to where A is going (its run does not depend on how it is
         // chunked; when A finishes inside this chunk, B ends the chunk a little ahead of it).
         if (!m_bThread) m_bThread = std::make_unique<SideThread>();
