@@ -17,7 +17,6 @@
 namespace sched {
 
 namespace {
-constexpr unsigned sysctl_sched_nr_migrate = 32;
 constexpr std::int64_t kNever = std::numeric_limits<std::int64_t>::max();
 
 std::uint64_t fnv(std::uint64_t h, std::uint64_t v) {
@@ -63,6 +62,7 @@ struct Engine::Cpu {
     int switch_from = -1;             ///< task that just slept/exited here (sched_switch prev)
     char switch_state = 'S';
     std::uint64_t enq_seq = 0;
+    bool active_balance = false;      ///< rq->active_balance (the stopper's work is queued)
 };
 
 // ---------------------------------------------------------------------------
@@ -142,6 +142,9 @@ Engine::Engine(EngineConfig cfg)
         m_smtSlowSpeed = std::max(1, int(1024 - slow + 0.5));
     }
     m_jiffyNs = m_cfg.knobs.jiffyNs();
+    if (m_cfg.uptime_ns < 0) throw std::invalid_argument("uptime_ns is negative");
+    m_jiffies0 = m_cfg.uptime_ns / m_jiffyNs;
+    m_st.jiffies = m_jiffies0;
     if (const char* t = std::getenv("SCHEDLAB_TRACE_PID")) m_tracePid = std::atoi(t);  // debugging: print one task's decisions
 }
 
@@ -300,6 +303,11 @@ std::int64_t Engine::idleSince(int cpu) const {
     const Cpu& c = m_cpus[std::size_t(cpu)];
     return c.curr < 0 ? c.idle_since : -1;
 }
+std::int64_t Engine::lastBalance(int cpu, int level) const { return m_cpus[std::size_t(cpu)].last_balance[std::size_t(level)]; }
+int Engine::balanceInterval(int cpu, int level) const { return m_cpus[std::size_t(cpu)].balance_interval[std::size_t(level)]; }
+int Engine::nrBalanceFailed(int cpu, int level) const { return m_cpus[std::size_t(cpu)].nr_balance_failed[std::size_t(level)]; }
+std::int64_t Engine::nextBalance(int cpu) const { return m_cpus[std::size_t(cpu)].next_balance; }
+
 void Engine::setKnobs(Knobs k) {
     k.hz = m_cfg.knobs.hz;  // the tick's period is built into queued events
     m_cfg.knobs = std::move(k);
@@ -309,8 +317,9 @@ void Engine::setNow(std::int64_t t) {
     m_now = t;
     m_st.now_ns = t;
     if (t >= m_nextJiffyAt) {  // a division only when the jiffy changes (time never goes back)
-        m_st.jiffies = t / m_jiffyNs;
-        m_nextJiffyAt = (m_st.jiffies + 1) * m_jiffyNs;
+        const std::int64_t j = t / m_jiffyNs;
+        m_st.jiffies = m_jiffies0 + j;
+        m_nextJiffyAt = (j + 1) * m_jiffyNs;
     }
 }
 
@@ -669,7 +678,8 @@ void Engine::syncRq(int cpu) {
     Cpu& c = m_cpus[cpu];
     Rq& rq = m_st.rq[cpu];
     const unsigned n = unsigned(c.queue.size()) + (c.curr >= 0 ? 1u : 0u);
-    m_overloadedRqs += int(n >= 2) - int(rq.nr_running >= 2);
+    // add_nr_running(): crossing to two runnable tasks sets the root domain's overload flag.
+    if (n >= 2 && rq.nr_running < 2) m_st.rd_overload = true;
     rq.nr_running = n;
     rq.h_nr_running = n;
     rq.idle_h_nr_running = 0;
@@ -750,8 +760,9 @@ void Engine::enqueueTask(int cpu, int id, bool wakeup, bool migrated, int from_c
     update_curr(cpu);
     updateLoadAvg(cpu, &p);
     // update_rq_clock() before an activation or attach: on an idle rq, update_rq_clock_pelt()
-    // stamps rq->clock_idle (idle-delay v3's clock).
-    if (c.curr < 0) rq.clock_idle = m_now;
+    // stamps rq->clock_idle (idle-delay v3's clock) -- when rq->curr is the idle task, not
+    // while schedule() runs newidle balancing for a task that just slept (curr is still it).
+    if (c.curr < 0 && c.in_idle) rq.clock_idle = m_now;
     if (wakeup) {
         std::int64_t vr = p.t.vruntime;
         if (migrated && from_cpu >= 0) vr = vr - m_st.rq[from_cpu].min_vruntime + rq.min_vruntime;
@@ -1256,264 +1267,252 @@ void Engine::onSample() {
 }
 
 // ---------------------------------------------------------------------------
-// Load balancing (fair.c load_balance and friends, 6.1, without misfit/asym/NUMA-balancing)
-
-namespace {
-enum GroupType { group_has_spare = 0, group_fully_busy, group_overloaded };
-enum MigrationType { migrate_load, migrate_util, migrate_task };
-
-struct SgStats {
-    std::int64_t avg_load = 0, group_load = 0, group_capacity = 0, group_util = 0, group_runnable = 0;
-    unsigned sum_nr_running = 0, sum_h_nr_running = 0, idle_cpus = 0, group_weight = 0;
-    GroupType group_type = group_has_spare;
-};
-
-bool group_is_overloaded(int pct, const SgStats& s) {
-    if (s.sum_nr_running <= s.group_weight) return false;
-    if (s.group_capacity * 100 < s.group_util * pct) return true;
-    if (s.group_capacity * pct < s.group_runnable * 100) return true;
-    return false;
-}
-bool group_has_capacity(int pct, const SgStats& s) {
-    if (s.sum_nr_running < s.group_weight) return true;
-    if (s.group_capacity * pct < s.group_runnable * 100) return false;
-    if (s.group_capacity * 100 > s.group_util * pct) return true;
-    return false;
-}
-}  // namespace
+// Load balancing (fair.c load_balance and friends, 6.1, without misfit/asym/NUMA-balancing).
+// The statistics and decisions are sched_balance.cpp's pure functions; here the
+// engine's side: detach_tasks/attach_tasks, active balance, the intervals, nohz.
 
 int Engine::loadBalance(int this_cpu, int level, IdleType idle, bool* continue_balancing) {
-    const SchedDomain& sd = m_st.sd->domains(this_cpu)[level];
+    const auto& doms = m_st.sd->domains(this_cpu);
+    const SchedDomain& sd = doms[std::size_t(level)];
     Cpu& me = m_cpus[this_cpu];
     m_metrics.lb_calls++;
+    LbEnv env;
+    env.sd = &sd;
+    env.child = level > 0 ? &doms[std::size_t(level - 1)] : nullptr;
+    env.has_parent = level + 1 < int(doms.size());
+    env.dst_cpu = this_cpu;
+    env.idle = idle;
+    env.nr_balance_failed = me.nr_balance_failed[level];
+    // cpumask_and(cpus, sched_domain_span(sd), cpu_active_mask)
+    env.cpus = sd.span;
+    sd.span.forEach([&](int c) {
+        if (!m_st.rq[c].active) env.cpus.clear(c);
+    });
+    int ld_moved = 0;
+    bool active_balance = false;
+    int busiest = -1;
     auto out_balanced = [&]() {
+        // out_balanced / out_all_pinned: nr_balance_failed = 0; out_one_pinned: the interval
+        // grows, except for newidle balancing ("balance_interval skyrocketing").
         m_metrics.lb_balanced++;
         me.nr_balance_failed[level] = 0;
-        if (me.balance_interval[level] < sd.max_interval) me.balance_interval[level] *= 2;
+        if (idle != IdleType::CPU_NEWLY_IDLE && me.balance_interval[level] < sd.max_interval) me.balance_interval[level] *= 2;
         return 0;
     };
+redo:
     if (!should_we_balance(m_st, m_cfg.knobs, this_cpu, sd, idle)) {
         *continue_balancing = false;
         return out_balanced();
     }
-    // update_sd_lb_stats()
-    const int pct = sd.imbalance_pct;
-    SgStats local, busiest;
-    int busiestGroup = -1;
-    std::int64_t total_load = 0, total_capacity = 0, sum_util = 0;
-    for (std::size_t g = 0; g < sd.groups.size(); ++g) {
-        SgStats s;
-        sd.groups[g].forEach([&](int c) {
-            const Rq& rq = m_st.rq[c];
-            if (!rq.active) return;
-            const std::int64_t util = m_cfg.knobs.UTIL_EST ? std::max(rq.util_avg, rq.util_est) : rq.util_avg;
-            s.group_load += rq.load_avg;
-            s.group_util += std::min(util, rq.cpu_capacity);
-            s.group_runnable += rq.runnable_avg;
-            s.sum_h_nr_running += rq.h_nr_running;
-            s.sum_nr_running += rq.nr_running;
-            if (sg_lb_counts_idle(m_st, m_cfg.knobs, c)) s.idle_cpus++;
-            s.group_capacity += rq.cpu_capacity;
-            s.group_weight++;
-        });
-        s.group_type = group_is_overloaded(pct, s) ? group_overloaded
-                       : group_has_capacity(pct, s) ? group_has_spare
-                                                     : group_fully_busy;
-        if (s.group_type != group_has_spare && s.group_capacity > 0) s.avg_load = s.group_load * 1024 / s.group_capacity;
-        total_load += s.group_load;
-        total_capacity += s.group_capacity;
-        sum_util += s.group_util;
-        if (g == 0) {  // the local group is listed first
-            local = s;
-            continue;
+    {
+        SdLbStats sds;
+        const int group = find_busiest_group(m_st, m_cfg.knobs, env, sds);
+        if (balance_updates_nr_idle_scan(*m_st.sd, m_cfg.knobs, this_cpu, sd, idle)) {  // update_idle_cpu_scan()
+            if (SdShared* sh = m_st.llcShared(this_cpu)) sh->nr_idle_scan = update_idle_cpu_scan(sd.span_weight, sds.sum_util, sd.imbalance_pct);
         }
-        if (!s.sum_h_nr_running) continue;
-        // update_sd_pick_busiest()
-        bool pick = false;
-        if (busiestGroup < 0) pick = true;
-        else if (s.group_type > busiest.group_type) pick = true;
-        else if (s.group_type < busiest.group_type) pick = false;
-        else if (s.group_type == group_overloaded || s.group_type == group_fully_busy) pick = s.avg_load > busiest.avg_load;
-        else pick = s.idle_cpus < busiest.idle_cpus || (s.idle_cpus == busiest.idle_cpus && s.sum_nr_running > busiest.sum_nr_running);
-        if (pick) {
-            busiest = s;
-            busiestGroup = int(g);
+        if (group < 0) return out_balanced();
+        busiest = find_busiest_queue(m_st, m_cfg.knobs, env, sd.groups[std::size_t(group)]);
+        if (busiest < 0 || busiest == this_cpu) return out_balanced();
+    }
+    env.src_cpu = busiest;
+    env.flags |= LBF_ALL_PINNED;
+    if (m_st.rq[busiest].nr_running > 1) {
+        env.loop_max = std::min<unsigned>(sysctl_sched_nr_migrate, m_st.rq[busiest].nr_running);
+        for (;;) {  // more_balance
+            const int cur_ld_moved = detachAttachTasks(env, level);
+            ld_moved += cur_ld_moved;
+            if (!(env.flags & LBF_NEED_BREAK)) break;
+            env.flags &= ~LBF_NEED_BREAK;
+            if (env.loop >= m_st.rq[busiest].nr_running) break;  // tried all running tasks
         }
-    }
-    if (balance_updates_nr_idle_scan(*m_st.sd, m_cfg.knobs, this_cpu, sd, idle)) {
-        if (SdShared* sh = m_st.llcShared(this_cpu)) sh->nr_idle_scan = update_idle_cpu_scan(sd.span_weight, sum_util, pct);
-    }
-    // find_busiest_group()
-    if (busiestGroup < 0 || !busiest.sum_h_nr_running) return out_balanced();
-    const bool prefer_sibling = level + 1 < int(m_st.sd->domains(this_cpu).size()) &&
-                                (m_st.sd->domains(this_cpu)[level + 1].flags & SD_PREFER_SIBLING);
-    const std::int64_t sds_avg_load = total_capacity > 0 ? total_load * 1024 / total_capacity : 0;
-    bool force = false;
-    if (local.group_type > busiest.group_type) return out_balanced();
-    if (local.group_type == group_overloaded) {
-        if (local.avg_load >= busiest.avg_load) return out_balanced();
-        if (local.avg_load >= sds_avg_load) return out_balanced();
-        if (100 * busiest.avg_load <= pct * local.avg_load) return out_balanced();
-    }
-    if (prefer_sibling && local.group_type == group_has_spare && busiest.sum_nr_running > local.sum_nr_running + 1) force = true;
-    if (!force && busiest.group_type != group_overloaded) {
-        if (idle == IdleType::CPU_NOT_IDLE) return out_balanced();
-        if (busiest.group_weight > 1 && local.idle_cpus <= busiest.idle_cpus + 1) return out_balanced();
-        if (busiest.sum_h_nr_running == 1) return out_balanced();
-    }
-    // calculate_imbalance()
-    MigrationType mt = migrate_task;
-    std::int64_t imbalance = 0;
-    if (local.group_type == group_has_spare) {
-        if (busiest.group_type > group_fully_busy) {
-            mt = migrate_util;
-            imbalance = std::max(local.group_capacity, local.group_util) - local.group_util;
-            if (idle != IdleType::CPU_NOT_IDLE && imbalance == 0) {
-                mt = migrate_task;
-                imbalance = 1;
+        // All tasks on this runqueue were pinned by CPU affinity.
+        if (env.flags & LBF_ALL_PINNED) {
+            env.cpus.clear(busiest);
+            bool subset = true;
+            env.cpus.forEach([&](int c) {
+                if (!sd.groups.front().test(c)) subset = false;
+            });
+            if (!subset) {
+                env.loop = 0;
+                env.loop_break = sched_nr_migrate_break;
+                goto redo;
             }
-        } else if (busiest.group_weight == 1 || prefer_sibling) {
-            std::int64_t nr_diff = std::int64_t(busiest.sum_nr_running) - std::int64_t(local.sum_nr_running);
-            imbalance = std::max<std::int64_t>(0, nr_diff) >> 1;
-        } else {
-            imbalance = std::max<std::int64_t>(0, (std::int64_t(local.idle_cpus) - std::int64_t(busiest.idle_cpus)) >> 1);
+            m_metrics.lb_balanced++;  // out_all_pinned
+            me.nr_balance_failed[level] = 0;
+            if (idle != IdleType::CPU_NEWLY_IDLE && me.balance_interval[level] < sd.max_interval) me.balance_interval[level] *= 2;
+            return 0;
         }
-        if (sd.flags & SD_NUMA) {  // adjust_numa_imbalance()
-            if (std::int64_t(local.sum_nr_running) + 1 <= sd.imb_numa_nr && imbalance <= 2) imbalance = 0;
+    }
+    const MigrationCause cause = causeOf(this_cpu, idle);
+    (void)cause;
+    if (!ld_moved) {
+        m_metrics.lb_failed++;
+        // "Increment the failure counter only on periodic balance."
+        if (idle != IdleType::CPU_NEWLY_IDLE) me.nr_balance_failed[level]++;
+        env.nr_balance_failed = me.nr_balance_failed[level];
+        if (need_active_balance(m_st, env)) {
+            Cpu& b = m_cpus[busiest];
+            // Don't kick the active_load_balance_cpu_stop if busiest's curr can't run here.
+            if (b.curr >= 0 && !m_tasks[b.curr].t.cpus_ptr.test(this_cpu)) {
+                // out_one_pinned
+                if (idle != IdleType::CPU_NEWLY_IDLE && me.balance_interval[level] < sd.max_interval) me.balance_interval[level] *= 2;
+                return 0;
+            }
+            env.flags &= ~LBF_ALL_PINNED;
+            if (!b.active_balance) {
+                b.active_balance = true;
+                active_balance = true;
+                activeBalance(busiest, this_cpu);
+            }
         }
     } else {
-        if (local.group_type < group_overloaded) {
-            local.avg_load = local.group_capacity > 0 ? local.group_load * 1024 / local.group_capacity : 0;
-            if (local.avg_load >= busiest.avg_load) return out_balanced();
-        }
-        mt = migrate_load;
-        imbalance = std::min((busiest.avg_load - sds_avg_load) * busiest.group_capacity,
-                             (sds_avg_load - local.avg_load) * local.group_capacity) / 1024;
-    }
-    if (imbalance <= 0) return out_balanced();
-    // find_busiest_queue()
-    int src = -1;
-    std::int64_t best = -1, bestCap = 1;
-    sd.groups[std::size_t(busiestGroup)].forEach([&](int c) {
-        const Rq& rq = m_st.rq[c];
-        if (!rq.active || !rq.h_nr_running) return;
-        switch (mt) {
-        case migrate_load:
-            if (rq.nr_running == 1 && rq.load_avg > imbalance) return;
-            if (best < 0 || rq.load_avg * bestCap > best * rq.cpu_capacity) {
-                best = rq.load_avg;
-                bestCap = rq.cpu_capacity;
-                src = c;
-            }
-            break;
-        case migrate_util: {
-            if (rq.nr_running <= 1) return;
-            const std::int64_t u = m_cfg.knobs.UTIL_EST ? std::max(rq.util_avg, rq.util_est) : rq.util_avg;
-            if (u > best) {
-                best = u;
-                src = c;
-            }
-            break;
-        }
-        case migrate_task:
-            if (std::int64_t(rq.nr_running) > best) {
-                best = rq.nr_running;
-                src = c;
-            }
-            break;
-        }
-    });
-    if (src < 0 || src == this_cpu) return out_balanced();
-    const MigrationCause cause = idle == IdleType::CPU_NEWLY_IDLE ? MigrationCause::newidle
-                                 : idle == IdleType::CPU_IDLE && this_cpu != m_stepCpu && m_cpus[this_cpu].curr < 0
-                                     ? (m_inNohz ? MigrationCause::nohz : MigrationCause::periodic)
-                                     : MigrationCause::periodic;
-    // detach_tasks(): oldest first (the tail of cfs_tasks), skipping curr.
-    int moved = 0;
-    Cpu& s = m_cpus[src];
-    if (m_st.rq[src].nr_running > 1 || (s.curr < 0 && !s.queue.empty())) {
-        m_tmp = s.queue;
-        std::sort(m_tmp.begin(), m_tmp.end(), [&](int a, int b) { return m_tasks[a].enq_seq < m_tasks[b].enq_seq; });
-        unsigned loops = 0;
-        const unsigned loop_max = std::min<unsigned>(sysctl_sched_nr_migrate, m_st.rq[src].nr_running);
-        for (int id : m_tmp) {
-            if (++loops > loop_max) break;
-            SimTask& p = m_tasks[id];
-            if (!canMigrate(p, src, this_cpu, level, idle, me.nr_balance_failed[level])) continue;
-            if (mt == migrate_load) {
-                const std::int64_t load = std::max<std::int64_t>(1, std::int64_t(p.avg.load_avg));
-                const int shift = std::min(me.nr_balance_failed[level], 62);
-                if ((load >> shift) > imbalance) continue;
-                imbalance -= load;
-            } else if (mt == migrate_util) {
-                const std::int64_t u = std::int64_t(task_util_est(p.avg));
-                if (u > imbalance) continue;
-                imbalance -= u;
-            } else {
-                imbalance -= 1;
-            }
-            // detach_task + attach_task
-            dequeueTask(src, id, false);
-            migrateTask(id, src, this_cpu, cause, this_cpu);
-            enqueueTask(this_cpu, id, false, true, src);
-            moved++;
-            m_metrics.lb_moved_tasks++;
-            if (idle == IdleType::CPU_NEWLY_IDLE) break;
-            if (imbalance <= 0) break;
-        }
-    }
-    if (moved) {
         me.nr_balance_failed[level] = 0;
-        me.balance_interval[level] = sd.min_interval;
-        // attach_tasks(): check_preempt_curr on this CPU.
-        if (m_cpus[this_cpu].curr < 0 && idle != IdleType::CPU_NEWLY_IDLE) reschedCpu(this_cpu, this_cpu);
-        return moved;
     }
-    m_metrics.lb_failed++;
-    if (idle != IdleType::CPU_NEWLY_IDLE) {
-        me.nr_balance_failed[level]++;
-        // need_active_balance(): nr_balance_failed > cache_nice_tries + 2.
-        if (me.nr_balance_failed[level] > sd.cache_nice_tries + 2 && s.curr >= 0 && m_tasks[s.curr].t.cpus_ptr.test(this_cpu) &&
-            m_st.rq[src].nr_running >= 1) {
-            activeBalance(src, this_cpu, level);
-            me.nr_balance_failed[level] = sd.cache_nice_tries + 1;
-        }
-    }
-    if (me.balance_interval[level] < sd.max_interval) me.balance_interval[level] *= 2;
-    return 0;
+    // "We were unbalanced, so reset the balancing interval" (unless an active balance was
+    // kicked and is no longer needed).
+    if (!active_balance || need_active_balance(m_st, env)) me.balance_interval[level] = sd.min_interval;
+    return ld_moved;
 }
 
-bool Engine::canMigrate(const SimTask& p, int src, int dst, int level, IdleType idle, int nr_balance_failed) const {
-    if (!p.t.cpus_ptr.test(dst)) return false;
-    if (m_cpus[src].curr >= 0 && &m_tasks[m_cpus[src].curr] == &p) return false;  // task_running
-    const SchedDomain& sd = m_st.sd->domains(dst)[level];
+MigrationCause Engine::causeOf(int this_cpu, IdleType idle) const {
+    if (idle == IdleType::CPU_NEWLY_IDLE) return MigrationCause::newidle;
+    if (idle == IdleType::CPU_IDLE && this_cpu != m_stepCpu && m_cpus[this_cpu].curr < 0 && m_inNohz) return MigrationCause::nohz;
+    return MigrationCause::periodic;
+}
+
+// detach_tasks() then attach_tasks(): walk src's cfs_tasks from the tail (the least recently
+// enqueued or picked; curr included), a task that cannot move goes to the head.
+int Engine::detachAttachTasks(LbEnv& env, int level) {
+    const int src = env.src_cpu, dst = env.dst_cpu;
+    Cpu& s = m_cpus[src];
+    if (m_st.rq[src].nr_running <= 1) {  // emptied by another CPU
+        env.flags &= ~LBF_ALL_PINNED;
+        return 0;
+    }
+    if (env.imbalance <= 0) return 0;
+    // cfs_tasks, tail first: curr and the queued tasks by their list position.
+    m_tmp = s.queue;
+    if (s.curr >= 0) m_tmp.push_back(s.curr);
+    std::sort(m_tmp.begin(), m_tmp.end(), [&](int a, int b) { return m_tasks[a].enq_seq < m_tasks[b].enq_seq; });
+    std::vector<int>& detached = m_tmp2;
+    detached.clear();
+    unsigned nr_running = m_st.rq[src].nr_running;
+    const SchedDomain& sd = *env.sd;
+    for (int id : m_tmp) {
+        // "We don't want to steal all, otherwise we may be treated likewise."
+        if (env.idle != IdleType::CPU_NOT_IDLE && nr_running <= 1) break;
+        env.loop++;
+        // We've more or less seen every task there is, call it quits unless we haven't found any movable task yet.
+        if (env.loop > env.loop_max && !(env.flags & LBF_ALL_PINNED)) break;
+        // take a breather every nr_migrate tasks
+        if (env.loop > env.loop_break) {
+            env.loop_break += sched_nr_migrate_break;
+            env.flags |= LBF_NEED_BREAK;
+            break;
+        }
+        SimTask& p = m_tasks[id];
+        bool ok = canMigrateTask(p, env, level);
+        if (ok) {
+            switch (env.migration_type) {
+            case MigrationType::migrate_load: {
+                const std::int64_t load = std::max<std::int64_t>(1, std::int64_t(p.avg.load_avg));  // task_h_load
+                if (m_cfg.knobs.LB_MIN && load < 16 && !env.nr_balance_failed) ok = false;
+                else if (shr_bound(load, env.nr_balance_failed) > env.imbalance) ok = false;
+                else env.imbalance -= load;
+                break;
+            }
+            case MigrationType::migrate_util: {
+                const std::int64_t u = std::int64_t(task_util_est(p.avg));
+                if (u > env.imbalance) ok = false;
+                else env.imbalance -= u;
+                break;
+            }
+            case MigrationType::migrate_task: env.imbalance--; break;
+            case MigrationType::migrate_misfit: ok = false; break;
+            }
+        }
+        if (!ok) {  // next: list_move(&p->se.group_node, tasks), to the head
+            s.enq_seq++;
+            p.enq_seq = s.enq_seq;
+            continue;
+        }
+        // detach_task()
+        dequeueTask(src, id, false);
+        nr_running--;
+        detached.push_back(id);
+        // CONFIG_PREEMPTION: newidle balancing stops after the first task.
+        if (env.idle == IdleType::CPU_NEWLY_IDLE) break;
+        if (env.imbalance <= 0) break;
+    }
+    (void)sd;
+    if (detached.empty()) return 0;
+    // attach_tasks(): env->tasks was built with list_add, so the last detached comes first;
+    // attach_task() = activate_task + check_preempt_curr.
+    const MigrationCause cause = causeOf(dst, env.idle);
+    for (auto it = detached.rbegin(); it != detached.rend(); ++it) {
+        migrateTask(*it, src, dst, cause, dst);
+        enqueueTask(dst, *it, false, true, src);
+        m_metrics.lb_moved_tasks++;
+    }
+    // check_preempt_curr on this CPU: an idle CPU reschedules (a newidle balance is already in schedule()).
+    if (m_cpus[dst].curr < 0 && env.idle != IdleType::CPU_NEWLY_IDLE) reschedCpu(dst, dst);
+    return int(detached.size());
+}
+
+// can_migrate_task(): affinity (clears LBF_ALL_PINNED), not running, not cache hot unless
+// balancing failed often enough; active balance moves anything that may run on dst.
+bool Engine::canMigrateTask(const SimTask& p, LbEnv& env, int level) const {
+    if (p.t.is_per_cpu_kthread()) return false;
+    if (!p.t.cpus_ptr.test(env.dst_cpu)) {
+        env.flags |= LBF_SOME_PINNED;
+        return false;
+    }
+    env.flags &= ~LBF_ALL_PINNED;
+    const Cpu& s = m_cpus[env.src_cpu];
+    if (s.curr >= 0 && &m_tasks[s.curr] == &p) return false;  // task_on_cpu
+    if (env.flags & LBF_ACTIVE_LB) return true;
+    const SchedDomain& sd = m_st.sd->domains(env.dst_cpu)[std::size_t(level)];
     TaskHotInput in;
     in.src_clock_task = m_now;
     in.exec_start = p.t.exec_start;
-    in.dst_nr_running = m_st.rq[dst].nr_running;
+    in.dst_nr_running = m_st.rq[env.dst_cpu].nr_running;
     in.sd_flags = sd.flags;
     in.wakee_placed = p.t.wakee_placed;
-    (void)idle;
     const bool hot = task_hot(m_st, m_cfg.knobs, in);
-    return can_migrate_hot(hot, nr_balance_failed, sd.cache_nice_tries);
+    return can_migrate_hot(hot, env.nr_balance_failed, sd.cache_nice_tries);
 }
 
-// active_load_balance_cpu_stop(): the stopper on `busiest` preempts its running
-// task and pushes one task (the longest queued, usually that one) to `dst`.
-void Engine::activeBalance(int busiest, int dst, int level) {
+// stop_one_cpu_nowait(busiest, active_load_balance_cpu_stop): the stopper preempts busiest's
+// curr and detach_one_task() moves the first movable task from the tail of cfs_tasks
+// (with one CFS task there, the one that was running) to `dst`.
+void Engine::activeBalance(int busiest, int dst) {
     Cpu& b = m_cpus[busiest];
-    if (b.curr < 0) return;
-    const int id = b.curr;
-    (void)level;
-    accountSegment(busiest);
+    b.active_balance = false;  // cleared when the stopper is done
+    // "Is there any task to move?": busiest_rq->nr_running <= 1 counts the stopper itself.
+    if (m_st.rq[busiest].nr_running < 1) return;
+    // The stopper runs: curr is put back (still on the rq, at its list position).
+    m_tmp = b.queue;
+    if (b.curr >= 0) m_tmp.push_back(b.curr);
+    std::sort(m_tmp.begin(), m_tmp.end(), [&](int a, int c) { return m_tasks[a].enq_seq < m_tasks[c].enq_seq; });
+    int id = -1;
+    for (int t : m_tmp)
+        if (m_tasks[t].t.cpus_ptr.test(dst) && !m_tasks[t].t.is_per_cpu_kthread()) {
+            id = t;
+            break;
+        }
+    if (id < 0) return;
+    const bool wasCurr = b.curr == id;
+    if (b.curr >= 0) accountSegment(busiest);
     dequeueTask(busiest, id, false);
     migrateTask(id, busiest, dst, MigrationCause::active, busiest);
     enqueueTask(dst, id, false, true, busiest);
     m_metrics.lb_moved_tasks++;
-    // The stopper ran on `busiest`: it picks its next task (sched_switch from the pushed one).
-    b.switch_from = id;
-    b.switch_state = 'R';
-    schedule(busiest);
+    if (wasCurr) {
+        // The stopper ran on `busiest`: it picks its next task (sched_switch from the pushed one).
+        b.switch_from = id;
+        b.switch_state = 'R';
+        schedule(busiest);
+    }
     if (m_cpus[dst].curr < 0) reschedCpu(dst, busiest);
     else reschedCpu(dst, dst);
 }
@@ -1521,31 +1520,29 @@ void Engine::activeBalance(int busiest, int dst, int level) {
 void Engine::rebalanceDomains(int cpu, IdleType idle) {
     Cpu& c = m_cpus[cpu];
     bool continue_balancing = true;
-    bool busy = idle != IdleType::CPU_IDLE;
-    const std::int64_t hz = m_cfg.knobs.hz;
-    std::int64_t next_balance = m_st.jiffies + 60 * hz;
+    bool busy = rebalance_busy(m_st, cpu, idle);
+    const int hz = m_cfg.knobs.hz;
+    std::int64_t next_balance = m_st.jiffies + 60 * hz;  // earliest time when we have to do rebalance again
+    bool update_next_balance = false;
     const auto& doms = m_st.sd->domains(cpu);
-    const std::int64_t max_lb_interval = std::max<std::int64_t>(1, hz * m_nrCpus / 10);
-    auto interval_of = [&](int l) {
-        std::int64_t ms = c.balance_interval[l];
-        if (busy) ms *= doms[l].busy_factor;
-        std::int64_t j = ms * hz / 1000;  // msecs_to_jiffies
-        return std::clamp<std::int64_t>(j, 1, max_lb_interval);
-    };
     for (int l = 0; l < int(doms.size()); ++l) {
-        std::int64_t interval = interval_of(l);
+        if (!continue_balancing) break;  // another CPU of our group balances this level
+        std::int64_t interval = get_sd_balance_interval(doms[l], c.balance_interval[l], busy, hz, m_nrCpus);
+        // SD_SERIALIZE: the `balancing` trylock always succeeds (one simulated CPU at a time).
         if (m_st.jiffies >= c.last_balance[l] + interval) {
             if (loadBalance(cpu, l, idle, &continue_balancing)) {
                 idle = idle_cpu(m_st, m_cfg.knobs, cpu) ? IdleType::CPU_IDLE : IdleType::CPU_NOT_IDLE;
-                busy = idle != IdleType::CPU_IDLE;
+                busy = rebalance_busy(m_st, cpu, idle);
             }
             c.last_balance[l] = m_st.jiffies;
-            interval = interval_of(l);
+            interval = get_sd_balance_interval(doms[l], c.balance_interval[l], busy, hz, m_nrCpus);
         }
-        next_balance = std::min(next_balance, c.last_balance[l] + interval);
-        if (!continue_balancing) break;
+        if (next_balance > c.last_balance[l] + interval) {
+            next_balance = c.last_balance[l] + interval;
+            update_next_balance = true;
+        }
     }
-    c.next_balance = next_balance;
+    if (update_next_balance) c.next_balance = next_balance;
 }
 
 bool Engine::newidleBalance(int cpu) {
@@ -1553,25 +1550,41 @@ bool Engine::newidleBalance(int cpu) {
     Rq& rq = m_st.rq[cpu];
     const auto& doms = m_st.sd->domains(cpu);
     m_metrics.newidle_calls++;
+    std::int64_t next_balance = m_st.jiffies + m_cfg.knobs.hz;
+    const int hz = m_cfg.knobs.hz;
+    // update_next_balance(): the busy-free interval of each domain visited.
+    auto update_next = [&](int l) {
+        const std::int64_t interval = get_sd_balance_interval(doms[l], c.balance_interval[l], false, hz, m_nrCpus);
+        next_balance = std::min(next_balance, c.last_balance[l] + interval);
+    };
+    // !rd->overload || avg_idle < this_rq->sd->max_newidle_lb_cost: no balancing (6.1 has no
+    // sysctl_sched_migration_cost gate here since 5.16).
     const std::int64_t lowest = doms.empty() ? 0 : c.max_newidle_lb_cost[0];
-    // rd->overload: some CPU has more than one runnable task (kernel: set by add_nr_running,
-    // cleared by the root domain's balance; here the current truth).
-    const bool overload = m_overloadedRqs > 0;
-    if (!newidle_balance_begins(m_st, cpu, overload, std::max<std::int64_t>(lowest, m_cfg.knobs.migration_cost_ns))) return false;
-    std::int64_t curr_cost = 0;
     int pulled = 0;
-    bool cont = true;
-    for (int l = 0; l < int(doms.size()); ++l) {
-        if (!(doms[l].flags & SD_BALANCE_NEWIDLE)) continue;
-        if (rq.avg_idle < curr_cost + c.max_newidle_lb_cost[l]) break;
-        int weight = 1;
-        if (newidle_dice(m_cfg.knobs, c.ni[l], m_rng.next32(), &weight)) {
-            pulled = loadBalance(cpu, l, IdleType::CPU_NEWLY_IDLE, &cont);
-            if (m_cfg.knobs.NI_RANDOM && m_cfg.knobs.kernel == KernelVersion::V6_1) update_newidle_stats(c.ni[l], pulled ? weight : 0);
+    if (!newidle_balance_begins(m_st, cpu, m_st.rd_overload, lowest)) {
+        if (rq.ttwu_pending || !rq.active) return false;  // returned before the out: label
+        if (!doms.empty()) update_next(0);
+    } else {
+        std::int64_t curr_cost = 0;
+        bool cont = true;
+        for (int l = 0; l < int(doms.size()); ++l) {
+            update_next(l);
+            if (rq.avg_idle < curr_cost + c.max_newidle_lb_cost[l]) break;
+            if (doms[l].flags & SD_BALANCE_NEWIDLE) {
+                int weight = 1;
+                if (newidle_dice(m_cfg.knobs, c.ni[l], m_rng.next32(), &weight)) {
+                    pulled = loadBalance(cpu, l, IdleType::CPU_NEWLY_IDLE, &cont);
+                    if (m_cfg.knobs.NI_RANDOM && m_cfg.knobs.kernel == KernelVersion::V6_1) update_newidle_stats(c.ni[l], pulled ? weight : 0);
+                }
+                curr_cost += c.max_newidle_lb_cost[l];
+            }
+            // Stop searching for tasks to pull if there are now runnable tasks on this rq.
+            if (pulled || !c.queue.empty() || !c.wakelist.empty()) break;
         }
-        curr_cost += c.max_newidle_lb_cost[l];
-        if (pulled || !c.queue.empty() || !c.wakelist.empty()) break;
+        if (!c.queue.empty() && !pulled) pulled = 1;
     }
+    // out: move the next balance forward
+    if (c.next_balance > next_balance) c.next_balance = next_balance;
     if (pulled) rq.idle_stamp = 0;
     return pulled > 0;
 }
@@ -1619,6 +1632,24 @@ void Engine::onNohzKick(int ilb, bool balance) {
 // ---------------------------------------------------------------------------
 // Tasks
 
+// post_init_entity_util_avg(): wake_up_new_task() calls it after select_task_rq(), on the
+// chosen CPU's cfs_rq: half the spare capacity, or the task's share of that cfs_rq's util.
+void Engine::postInitEntityUtilAvg(int cpu, SimTask& p) {
+    const Cpu& c = m_cpus[cpu];
+    const std::int64_t cpu_scale = m_cfg.topo->cpu(cpu).capacity;  // arch_scale_cpu_capacity()
+    const std::int64_t util = std::int64_t(c.avg.util_avg);
+    const std::int64_t cap = (cpu_scale - util) / 2;
+    std::int64_t u = 0;
+    if (cap > 0) {
+        if (util != 0) u = std::min(util * 1024 / (std::int64_t(c.avg.load_avg) + 1), cap);  // se->load.weight: nice 0
+        else u = cap;
+    }
+    p.avg.util_avg = std::uint64_t(u);
+    p.avg.util_sum = std::uint32_t(p.avg.util_avg * (LOAD_AVG_MAX - 1024));
+    p.avg.runnable_avg = p.avg.util_avg;
+    p.avg.runnable_sum = p.avg.runnable_avg * (LOAD_AVG_MAX - 1024);
+}
+
 int Engine::spawn(std::uint16_t workload, const std::string& comm, int mm, int parent, std::uint8_t role, std::int32_t idx,
                   std::int64_t hot_set) {
     const int id = int(m_tasks.size());
@@ -1632,23 +1663,11 @@ int Engine::spawn(std::uint16_t workload, const std::string& comm, int mm, int p
     p.idx = idx;
     p.mm = mm;
     p.hot_set = hot_set;
-    // init_entity_runnable_average(): a new task starts with full load; post_init_entity_util_avg.
+    // init_entity_runnable_average(): a new task starts with full load and no utilization;
+    // post_init_entity_util_avg() sets that once wake_up_new_task() has chosen its CPU.
     p.avg.load_avg = 1024;
     p.avg.load_sum = std::uint64_t(LOAD_AVG_MAX - 1024);
     const int pcpu = parent >= 0 ? m_tasks[parent].t.cpu : 0;
-    {
-        const Cpu& pc = m_cpus[pcpu];
-        const std::int64_t cap = 1024;
-        std::int64_t util = std::int64_t(pc.avg.util_avg);
-        std::int64_t half = (cap - util) / 2;
-        std::int64_t u = util > 0 ? util * 1024 / (std::int64_t(pc.avg.load_avg) + 1) : half;
-        if (half > 0) u = std::min(u, half);
-        else u = 0;
-        p.avg.util_avg = std::uint64_t(std::max<std::int64_t>(0, u));
-        p.avg.util_sum = std::uint32_t(p.avg.util_avg * (LOAD_AVG_MAX - 1024));
-        p.avg.runnable_avg = p.avg.util_avg;
-        p.avg.runnable_sum = p.avg.runnable_avg * (LOAD_AVG_MAX - 1024);
-    }
     p.t.cpu = pcpu;
     p.t.wake_cpu = pcpu;
     p.t.recent_used_cpu = pcpu;
@@ -1679,7 +1698,10 @@ int Engine::spawn(std::uint16_t workload, const std::string& comm, int mm, int p
     emitEvent(EvKind::sched_wakeup_new, pcpu, p.t.pid, 0, cpu);
     p.t.cpu = cpu;
     p.t.on_rq = false;
-    // The child's averages start on the new cfs_rq (attach on the first enqueue).
+    postInitEntityUtilAvg(cpu, p);
+    // enqueue_entity(): update_load_avg(cfs_rq, se, UPDATE_TG | DO_ATTACH) decays the cfs_rq to
+    // now first, then attaches the new entity (last_update_time 0: not aged) at that clock.
+    updateLoadAvg(cpu, nullptr);
     attachLoadAvg(m_cpus[cpu], p);
     enqueueTask(cpu, id, false, false, pcpu);
     p.wake_time = m_now;

@@ -121,6 +121,11 @@ struct EngineConfig {
     CostModel cost;
     std::uint64_t seed = 1;
     std::int64_t stop_ns = 0;           ///< hard stop (simulated); 0 = none
+    /// How long the machine has been up at t = 0: jiffies start at uptime / jiffy, and the
+    /// sched domains were built (sd_init: last_balance = jiffies) and every CPU last balanced
+    /// at boot. 0 = a machine booting at t = 0 (nothing across LLCs balances before the
+    /// domains' intervals have passed).
+    std::int64_t uptime_ns = 600000000000LL;
     std::int64_t max_events = 0;        ///< hard stop on events; 0 = none
     bool check_invariants = false;
     std::size_t decision_ring = 4096;   ///< decisions kept for the GUI
@@ -216,6 +221,12 @@ public:
     const Metrics& metrics() const { return m_metrics; }
     Metrics& metrics() { return m_metrics; }
     const MachineState& state() const { return m_st; }
+    /// Per-CPU, per-domain balancing state (sd->last_balance in jiffies, sd->balance_interval
+    /// in ms, sd->nr_balance_failed) and rq->next_balance, for tests and the window.
+    std::int64_t lastBalance(int cpu, int level) const;
+    int balanceInterval(int cpu, int level) const;
+    int nrBalanceFailed(int cpu, int level) const;
+    std::int64_t nextBalance(int cpu) const;
     const std::vector<std::unique_ptr<Workload>>& workloads() const { return m_workloads; }
     std::uint64_t events() const { return m_events; }
     /// A digest of everything observable (for determinism checks).
@@ -324,6 +335,7 @@ private:
     void updateLoadAvg(int cpu, SimTask* se);
     void migrateTask(int id, int from, int to, MigrationCause cause, int on_cpu);
     void attachLoadAvg(Cpu& dst, SimTask& p);
+    void postInitEntityUtilAvg(int cpu, SimTask& p);
     std::int64_t migrationCost(const SimTask& p, int from, int to) const;
     std::int64_t tgUpdateCost();
     void onTick(int cpu);
@@ -340,8 +352,10 @@ private:
     bool newidleBalance(int cpu);
     void nohzKick(int from_cpu, bool balance);
     void onNohzKick(int ilb, bool balance);
-    bool canMigrate(const SimTask& p, int src, int dst, int level, IdleType idle, int nr_balance_failed) const;
-    void activeBalance(int busiest, int dst, int level);
+    int detachAttachTasks(LbEnv& env, int level);
+    bool canMigrateTask(const SimTask& p, LbEnv& env, int level) const;
+    void activeBalance(int busiest, int dst);
+    MigrationCause causeOf(int this_cpu, IdleType idle) const;
 
     void recordStateChange(int cpu);
     void emitEvent(EvKind kind, int cpu, int pid, int pid2 = 0, int target = -1, int orig = -1, char prev_state = 'R',
@@ -387,6 +401,7 @@ private:
     std::vector<int> m_coreBusy;          ///< per core: how many of its CPUs run a task
     int m_smtSlowSpeed = 1024;            ///< speed while a sibling runs (the cost model's smt term)
     std::int64_t m_jiffyNs = 1;           ///< CONFIG_HZ's jiffy (fixed for a run)
+    std::int64_t m_jiffies0 = 0;          ///< jiffies at t = 0 (the machine's uptime)
     std::int64_t m_nextJiffyAt = 0;       ///< setNow: the jiffy count changes at this time
     std::uint64_t m_seq = 0;
     std::int64_t m_now = 0;
@@ -401,7 +416,6 @@ private:
     std::int64_t m_nohzNextBalance = 0;
     std::int64_t m_nohzNextBlocked = 0;
     bool m_inNohz = false;
-    int m_overloadedRqs = 0;  ///< runqueues with nr_running >= 2 (rd->overload)
     int m_tracePid = -1;
     bool m_traceNext = false;
     DecisionRecord m_lastTraced;
@@ -416,7 +430,7 @@ private:
     std::size_t m_tgPos = 0;
     std::uint64_t m_invariantChecks = 0;
     std::vector<std::uint16_t> m_rowBuf;
-    std::vector<int> m_tmp;
+    std::vector<int> m_tmp, m_tmp2;
 };
 
 }  // namespace sched

@@ -38,6 +38,7 @@ struct Knobs {
     bool SIS_UTIL = true;
     bool WA_IDLE = true;
     bool WA_WEIGHT = true;
+    bool LB_MIN = false;  ///< detach_tasks(): skip tasks of load < 16 until balancing fails
     bool WA_BIAS = true;
     bool UTIL_EST = true;
     bool UTIL_EST_FASTUP = true;  ///< util_est's ewma jumps up to a larger enqueued value (6.1)

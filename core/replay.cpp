@@ -185,6 +185,8 @@ AgreeReport agree(const Trace& t, std::shared_ptr<const Topology> topo, const Kn
     // SCHEDLAB_AGREE_DEBUG=LINE prints the state rebuilt for the decision on that line.
     const char* dbg = std::getenv("SCHEDLAB_AGREE_DEBUG");
     const std::uint32_t debugLine = dbg ? std::uint32_t(std::strtoul(dbg, nullptr, 10)) : 0;
+    std::int64_t jiffiesOffset = 0;  // exported jiffies minus the trace clock's (see the wake inputs below)
+    bool haveJiffiesOffset = false;
     std::vector<std::int64_t> llcScanAt(static_cast<std::size_t>(ncpu), -1);  // last nr_idle_scan update per LLC
     bool tailUnknown = false;  // a waking before had no wakeup in the trace
     std::unordered_map<std::int32_t, std::uint32_t> lastWakeup;  // each pid's last sched_wakeup
@@ -499,7 +501,7 @@ AgreeReport agree(const Trace& t, std::shared_ptr<const Topology> topo, const Kn
                 }
             }
             st.now_ns = now;
-            st.jiffies = now * o.hz / 1'000'000'000;
+            st.jiffies = now * o.hz / 1'000'000'000 + jiffiesOffset;
             for (int k = 0; k < ncpu; ++k) {
                 fillRq(k);
                 Rq& q = st.rq[std::size_t(k)];
@@ -591,6 +593,14 @@ AgreeReport agree(const Trace& t, std::shared_ptr<const Topology> topo, const Kn
                 ic.in_task += w.in_task != in.in_task;
                 ic.scan += (shT && shT->nr_idle_scan != in.scan_this) || (shP && shP->nr_idle_scan != in.scan_prev);
                 ic.cores += (shT && int(shT->has_idle_cores) != in.cores_this) || (shP && int(shP->has_idle_cores) != in.cores_prev);
+                // A trace's clock does not say where jiffies started (the kernel's are
+                // INITIAL_JIFFIES plus the uptime; the engine's start at its uptime): the first
+                // exported jiffies fix the offset, and a later decision is off if it moves.
+                if (!haveJiffiesOffset) {
+                    jiffiesOffset = in.jiffies - st.jiffies;
+                    st.jiffies = in.jiffies;
+                    haveJiffiesOffset = true;
+                }
                 ic.jiffies += st.jiffies != in.jiffies;
                 const double n = double(ic.decisions);
                 auto off = [](std::int64_t a, std::int64_t b) { return std::abs(a - b) * 16 > std::max<std::int64_t>(std::abs(b), 16); };

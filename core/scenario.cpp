@@ -97,7 +97,7 @@ std::string workloadCommand(const WorkloadParams& w) {
 }
 
 Scenario parseScenario(const json& doc, const std::string& file, const std::string& baseDir) {
-    Obj top(doc, file, "", {"name", "description", "topology", "workloads", "variants", "cost", "seed", "stop", "comment"});
+    Obj top(doc, file, "", {"name", "description", "topology", "workloads", "variants", "cost", "seed", "stop", "uptime_s", "comment"});
     Scenario s;
     s.file = file;
     s.doc = doc;
@@ -106,6 +106,7 @@ Scenario parseScenario(const json& doc, const std::string& file, const std::stri
     if (!top.has("topology")) throw InputError(file, "topology", "missing (a preset name, a file, or a parametric object)");
     s.topo = std::make_shared<const Topology>(topologyFromJson(top.at("topology"), file, "topology", baseDir));
     s.seed = std::uint64_t(top.i64("seed", 0).value_or(1));
+    s.uptime_s = top.number("uptime_s", 0, 1e7).value_or(600);
     // Workloads.
     if (!top.has("workloads")) throw InputError(file, "workloads", "missing (a list of workloads)");
     const json& wl = top.at("workloads");
@@ -208,6 +209,7 @@ std::unique_ptr<Engine> buildEngine(const Scenario& s, const Knobs& k, const Cos
     cfg.cost = cost;
     cfg.seed = o.seed;
     cfg.stop_ns = std::int64_t(s.stop_s * 1e9);
+    cfg.uptime_ns = std::int64_t(s.uptime_s * 1e9);
     cfg.max_events = s.max_events;
     cfg.check_invariants = o.check_invariants;
     cfg.coalesce = o.coalesce;

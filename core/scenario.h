@@ -38,6 +38,7 @@ struct Scenario {
     std::uint64_t seed = 1;
     double stop_s = 0;        ///< simulated seconds; 0 = when the workloads finish
     std::int64_t max_events = 0;
+    double uptime_s = 600;    ///< how long the machine has been up at t = 0 (jiffies, sd->last_balance)
     int hz = 250;
     nlohmann::json doc;       ///< the document as read
 };

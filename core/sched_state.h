@@ -115,6 +115,7 @@ struct MachineState {
     std::vector<std::int64_t> avg_scan_cost;  ///< sd_llc(cpu)->avg_scan_cost, per CPU (SIS_PROP)
     std::int64_t now_ns = 1000000000;      ///< rq_clock / sched_clock of every CPU
     std::int64_t jiffies = 0;
+    bool rd_overload = false;              ///< rd->overload (sticky: set by add_nr_running, written by the root level's update_sd_lb_stats)
     RqUpdateHook* hook = nullptr;          ///< set by the engine
 
     int nrCpus() const { return int(rq.size()); }

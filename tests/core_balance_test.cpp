@@ -1,0 +1,330 @@
+// core_balance_test.cpp: load balancing against Linux 6.1's fair.c -- the pure
+// statistics and decisions (update_sg_lb_stats, find_busiest_group,
+// calculate_imbalance, find_busiest_queue, need_active_balance, the balance
+// intervals) on hand-built states, and the engine's side (uptime, rd->overload,
+// post_init_entity_util_avg, the intervals after a balance). Each test names the
+// departure from 6.1 it guards against: it fails on the code before the fix.
+#include "cost_model.h"
+#include "engine.h"
+#include "sched_balance.h"
+#include "scenario.h"
+#include "wakeup_path.h"
+
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+using namespace sched;
+
+namespace {
+
+std::shared_ptr<const Topology> topo(const char* name) { return std::make_shared<const Topology>(Topology::preset(name)); }
+
+/// A busy CPU: `nr` runnable tasks, full utilization.
+void busy(MachineState& st, int cpu, unsigned nr, std::int64_t util = 1024) {
+    Rq& rq = st.rq[std::size_t(cpu)];
+    rq.nr_running = rq.h_nr_running = nr;
+    rq.curr = nr ? CurrKind::Normal : CurrKind::Idle;
+    rq.load_avg = 1024 * nr;
+    rq.util_avg = util;
+    rq.runnable_avg = 1024 * nr;
+}
+
+LbEnv envFor(const MachineState& st, int cpu, int level, IdleType idle) {
+    const auto& doms = st.sd->domains(cpu);
+    LbEnv env;
+    env.sd = &doms[std::size_t(level)];
+    env.child = level > 0 ? &doms[std::size_t(level - 1)] : nullptr;
+    env.has_parent = level + 1 < int(doms.size());
+    env.dst_cpu = cpu;
+    env.idle = idle;
+    env.cpus = env.sd->span;
+    return env;
+}
+
+SgLbStats group(GroupType t, unsigned weight, unsigned nr, unsigned idle, std::int64_t load = 0, std::int64_t util = 0) {
+    SgLbStats s;
+    s.group_type = t;
+    s.group_weight = weight;
+    s.sum_nr_running = s.sum_h_nr_running = nr;
+    s.idle_cpus = idle;
+    s.group_capacity = 1024 * weight;
+    s.group_load = load;
+    s.group_util = util;
+    return s;
+}
+
+}  // namespace
+
+// --- update_sg_lb_stats / update_sd_lb_stats ----------------------------------
+
+// 6.1 computes avg_load only for overloaded groups ("XXX for now avg_load is not computed
+// and always 0" for fully busy ones); the engine used to compute it for fully busy too.
+TEST(Balance, AvgLoadIsComputedOnlyForOverloadedGroups) {
+    MachineState st(topo("qemu-2s2c2t"));
+    for (int c = 4; c < 8; ++c) busy(st, c, 1);  // 4 tasks on 4 CPUs: fully busy
+    LbEnv env = envFor(st, 0, 2, IdleType::CPU_IDLE);
+    int status = 0;
+    SgLbStats sgs;
+    update_sg_lb_stats(st, Knobs{}, env, env.sd->groups[1], sgs, &status);
+    EXPECT_EQ(sgs.group_type, GroupType::group_fully_busy);
+    EXPECT_EQ(sgs.avg_load, 0);
+    EXPECT_EQ(status & SG_OVERLOAD, 0);
+    busy(st, 5, 3);  // now 6 tasks: overloaded
+    update_sg_lb_stats(st, Knobs{}, env, env.sd->groups[1], sgs, &status);
+    EXPECT_EQ(sgs.group_type, GroupType::group_overloaded);
+    EXPECT_EQ(sgs.avg_load, sgs.group_load * 1024 / sgs.group_capacity);
+    EXPECT_NE(status & SG_OVERLOAD, 0);
+}
+
+// rd->overload is sticky: add_nr_running sets it; only the root level's
+// update_sd_lb_stats writes it back (the engine used "some rq has >= 2 right now").
+TEST(Balance, RdOverloadIsWrittenOnlyAtTheRootLevel) {
+    MachineState st(topo("qemu-2s2c2t"));
+    st.rd_overload = true;
+    busy(st, 1, 1);
+    SdLbStats a;
+    LbEnv mc = envFor(st, 0, 1, IdleType::CPU_IDLE);
+    update_sd_lb_stats(st, Knobs{}, mc, a);
+    EXPECT_TRUE(st.rd_overload) << "a lower level leaves the flag alone";
+    SdLbStats b;
+    LbEnv die = envFor(st, 0, 2, IdleType::CPU_IDLE);
+    ASSERT_FALSE(die.has_parent);
+    update_sd_lb_stats(st, Knobs{}, die, b);
+    EXPECT_FALSE(st.rd_overload) << "the root level clears it when no rq has two tasks";
+    busy(st, 6, 2);
+    SdLbStats c;
+    update_sd_lb_stats(st, Knobs{}, die, c);
+    EXPECT_TRUE(st.rd_overload);
+}
+
+// --- find_busiest_group / calculate_imbalance ---------------------------------
+
+// sds->prefer_sibling = child && child->flags & SD_PREFER_SIBLING: at the top level (no
+// parent) a busy CPU still evens out the task count between its two packages. The engine
+// read the parent's flag, so the top level never did.
+TEST(Balance, PreferSiblingIsTheChildDomainsFlag) {
+    MachineState st(topo("qemu-2s2c2t"));
+    for (int c = 4; c < 8; ++c) busy(st, c, 1);  // package 1 fully busy, package 0 has room
+    busy(st, 0, 1);
+    LbEnv env = envFor(st, 0, 2, IdleType::CPU_NOT_IDLE);
+    SdLbStats sds;
+    const int g = find_busiest_group(st, Knobs{}, env, sds);
+    EXPECT_TRUE(sds.prefer_sibling);
+    ASSERT_EQ(g, 1);
+    EXPECT_EQ(env.migration_type, MigrationType::migrate_task);
+    EXPECT_EQ(env.imbalance, (4 - 1) >> 1);
+}
+
+// migrate_util only between groups that do not share the LLC
+// (!(env->sd->flags & SD_SHARE_PKG_RESOURCES), "Ensure tasks spreading in LLC during LB").
+TEST(Balance, MigrateUtilOnlyAcrossLlcs) {
+    MachineState st(topo("qemu-2s2c2t"));
+    busy(st, 2, 3);
+    busy(st, 3, 3);  // core 1 of package 0 overloaded, core 0 idle
+    LbEnv mc = envFor(st, 0, 1, IdleType::CPU_IDLE);
+    SdLbStats a;
+    ASSERT_EQ(find_busiest_group(st, Knobs{}, mc, a), 1);
+    EXPECT_EQ(a.busiest_stat.group_type, GroupType::group_overloaded);
+    EXPECT_EQ(mc.migration_type, MigrationType::migrate_task) << "inside the LLC: spread tasks";
+    EXPECT_EQ(mc.imbalance, (6 - 0) >> 1);
+
+    MachineState s2(topo("qemu-2s2c2t"));
+    for (int c = 4; c < 8; ++c) busy(s2, c, 2);
+    LbEnv die = envFor(s2, 0, 2, IdleType::CPU_IDLE);
+    SdLbStats b;
+    ASSERT_EQ(find_busiest_group(s2, Knobs{}, die, b), 1);
+    EXPECT_EQ(die.migration_type, MigrationType::migrate_util) << "across LLCs: fill the spare capacity";
+    EXPECT_EQ(die.imbalance, 4 * 1024);
+}
+
+// adjust_numa_imbalance() sees the imbalance before the ">>= 1" (6.1 order); the engine
+// halved first, so an idle-CPU difference of 3 became 1 and then 0.
+TEST(Balance, NumaImbalanceIsAdjustedBeforeHalving) {
+    SchedDomain sd;
+    sd.flags = SD_NUMA | SD_BALANCE_NEWIDLE;
+    sd.imbalance_pct = 125;
+    sd.imb_numa_nr = 4;
+    LbEnv env;
+    env.sd = &sd;
+    env.idle = IdleType::CPU_IDLE;
+    SdLbStats sds;
+    sds.local_stat = group(GroupType::group_has_spare, 4, 1, 3);
+    sds.busiest_stat = group(GroupType::group_has_spare, 4, 4, 0);
+    calculate_imbalance(env, sds);
+    EXPECT_EQ(env.migration_type, MigrationType::migrate_task);
+    EXPECT_EQ(env.imbalance, 3 >> 1);
+    // Within NUMA_IMBALANCE_MIN with few tasks on the destination: allowed (0).
+    sds.local_stat = group(GroupType::group_has_spare, 4, 1, 2);
+    sds.busiest_stat = group(GroupType::group_has_spare, 4, 3, 0);
+    calculate_imbalance(env, sds);
+    EXPECT_EQ(env.imbalance, 0);
+}
+
+// A fully busy local group takes load only while it is below the domain's average
+// (calculate_imbalance's second test, missing before).
+TEST(Balance, FullyBusyLocalPullsOnlyBelowTheDomainAverage) {
+    SchedDomain sd;
+    sd.flags = SD_BALANCE_NEWIDLE;
+    sd.imbalance_pct = 117;
+    LbEnv env;
+    env.sd = &sd;
+    env.idle = IdleType::CPU_NOT_IDLE;
+    SdLbStats sds;
+    sds.local_stat = group(GroupType::group_fully_busy, 4, 4, 0, 5000);
+    sds.busiest_stat = group(GroupType::group_overloaded, 4, 8, 0, 6000);
+    sds.busiest_stat.avg_load = 6000 * 1024 / 4096;
+    sds.total_load = 5000 + 6000 + 2000;  // a third, idle-ish group pulls the average down
+    sds.total_capacity = 3 * 4096;
+    calculate_imbalance(env, sds);
+    EXPECT_EQ(env.imbalance, 0) << "local avg_load 1250 >= the domain's 1083";
+    sds = SdLbStats{};
+    sds.local_stat = group(GroupType::group_fully_busy, 4, 4, 0, 4000);
+    sds.busiest_stat = group(GroupType::group_overloaded, 4, 8, 0, 8000);
+    sds.busiest_stat.avg_load = 8000 * 1024 / 4096;
+    sds.total_load = 12000;
+    sds.total_capacity = 2 * 4096;
+    calculate_imbalance(env, sds);
+    EXPECT_EQ(env.migration_type, MigrationType::migrate_load);
+    EXPECT_EQ(env.imbalance, std::min((2000 - 1500) * 4096, (1500 - 1000) * 4096) / 1024);
+}
+
+// --- find_busiest_queue ---------------------------------------------------------
+
+// migrate_load starts from busiest_load 0 and busiest_capacity 1, so a CPU whose load is 0
+// is never picked; the engine picked the first CPU it saw.
+TEST(Balance, FindBusiestQueueNeverPicksAZeroLoad) {
+    MachineState st(topo("qemu-2s2c2t"));
+    busy(st, 4, 1);
+    st.rq[4].load_avg = 0;
+    busy(st, 5, 1);
+    st.rq[5].load_avg = 0;
+    LbEnv env = envFor(st, 0, 2, IdleType::CPU_IDLE);
+    env.migration_type = MigrationType::migrate_load;
+    env.imbalance = 100;
+    EXPECT_EQ(find_busiest_queue(st, Knobs{}, env, env.sd->groups[1]), -1);
+    busy(st, 6, 2);
+    st.rq[6].load_avg = 50;
+    busy(st, 7, 3);
+    st.rq[7].load_avg = 40;
+    EXPECT_EQ(find_busiest_queue(st, Knobs{}, env, env.sd->groups[1]), 6);
+    env.migration_type = MigrationType::migrate_task;
+    EXPECT_EQ(find_busiest_queue(st, Knobs{}, env, env.sd->groups[1]), 7);
+}
+
+// --- need_active_balance / intervals ----------------------------------------------
+
+// imbalanced_active_balance() needs migrate_task; the engine kicked the stopper for any type.
+TEST(Balance, ActiveBalanceOnlyForTaskImbalances) {
+    MachineState st(topo("qemu-2s2c2t"));
+    busy(st, 4, 1);
+    LbEnv env = envFor(st, 0, 2, IdleType::CPU_IDLE);
+    env.src_cpu = 4;
+    env.nr_balance_failed = env.sd->cache_nice_tries + 3;
+    env.migration_type = MigrationType::migrate_load;
+    EXPECT_FALSE(need_active_balance(st, env));
+    env.migration_type = MigrationType::migrate_util;
+    EXPECT_FALSE(need_active_balance(st, env));
+    env.migration_type = MigrationType::migrate_task;
+    EXPECT_TRUE(need_active_balance(st, env));
+    env.nr_balance_failed = env.sd->cache_nice_tries + 2;
+    EXPECT_FALSE(need_active_balance(st, env));
+}
+
+// get_sd_balance_interval(): msecs_to_jiffies rounds up, a busy CPU's interval is one
+// jiffy shorter, and max_load_balance_interval = HZ * nr_cpus / 10 caps it.
+TEST(Balance, BalanceIntervalRoundsUpAndBusyIsOneJiffyShorter) {
+    SchedDomain sd;
+    sd.busy_factor = 16;
+    EXPECT_EQ(msecs_to_jiffies(5, 250), 2);
+    EXPECT_EQ(msecs_to_jiffies(8, 250), 2);
+    EXPECT_EQ(msecs_to_jiffies(1, 1000), 1);
+    EXPECT_EQ(get_sd_balance_interval(sd, 5, false, 250, 8), 2);
+    EXPECT_EQ(get_sd_balance_interval(sd, 8, true, 250, 8), 8 * 16 / 4 - 1);
+    EXPECT_EQ(get_sd_balance_interval(sd, 768, true, 250, 8), 250 * 8 / 10);
+    EXPECT_EQ(get_sd_balance_interval(sd, 1, false, 250, 1), 1);
+}
+
+// --- The engine --------------------------------------------------------------------
+
+namespace {
+
+/// One task that never sleeps, and a fork from it once asked.
+class Hog : public Workload {
+public:
+    std::string name() const override { return "hog"; }
+    std::string commandLine() const override { return "hog"; }
+    void start(Engine& e) override { id = e.spawn(0, "hog", 1, -1, 0, 0, 0); }
+    Action step(Engine&, SimTask&) override { return Action::run(1000000); }
+    bool finished() const override { return false; }
+    void report(const Engine&, WorkloadReport&) const override {}
+    int id = -1;
+};
+
+EngineConfig config(const char* t, std::int64_t uptime_ns) {
+    EngineConfig cfg;
+    cfg.topo = topo(t);
+    cfg.cost = CostModel::forTopology(*cfg.topo);
+    cfg.uptime_ns = uptime_ns;
+    cfg.check_invariants = true;
+    return cfg;
+}
+
+}  // namespace
+
+// post_init_entity_util_avg() runs in wake_up_new_task() after select_task_rq(), on the
+// chosen CPU's cfs_rq; the engine computed it on the parent's, so a child of a busy parent
+// started with almost no utilization on an idle CPU. And enqueue_entity() decays the cfs_rq
+// before it attaches the new entity, so the child is not aged by the cfs_rq's stale clock.
+TEST(BalanceEngine, NewTaskUtilComesFromTheChosenCpu) {
+    Engine e(config("qemu-1s4c", 600000000000LL));
+    auto w = std::make_unique<Hog>();
+    Hog* hog = w.get();
+    e.addWorkload(std::move(w));
+    e.advance(200000000);  // the hog's CPU is at full utilization
+    const int parentCpu = e.task(hog->id).t.cpu;
+    const int child = e.spawn(0, "child", 1, hog->id, 0, 1, 0);
+    const SimTask& c = e.task(child);
+    ASSERT_NE(c.t.cpu, parentCpu) << "fork placement picks an idle CPU";
+    EXPECT_EQ(c.avg.util_avg, 512u) << "half of the idle CPU's spare capacity";
+}
+
+// The machine has been up: jiffies start at uptime / jiffy and every domain, last balanced
+// at boot, is due at the first busy tick (sd_init: last_balance = jiffies at boot). With
+// uptime 0 (the engine before), nothing above SMT could balance for its busy interval.
+// (The hog's CPU stops at MC: its idle SMT sibling is the group's first idle CPU, so
+// should_we_balance() leaves the upper levels to it.)
+TEST(BalanceEngine, AMachineThatHasBeenUpBalancesEveryLevelAtItsFirstTick) {
+    for (const std::int64_t up : {std::int64_t(600000000000LL), std::int64_t(0)}) {
+        Engine e(config("qemu-2s2c2t", up));
+        EXPECT_EQ(e.state().jiffies, up / 4000000);
+        auto w = std::make_unique<Hog>();
+        Hog* hog = w.get();
+        e.addWorkload(std::move(w));
+        e.advance(10000000);  // 2.5 ticks
+        const int cpu = e.task(hog->id).t.cpu;
+        const int mc = 1;
+        ASSERT_EQ(e.state().sd->domains(cpu)[mc].name, "MC");
+        if (up > 0) {
+            EXPECT_GT(e.lastBalance(cpu, mc), up / 4000000) << "MC balanced at the first tick";
+        } else {
+            EXPECT_EQ(e.lastBalance(cpu, mc), 0) << "a fresh boot waits for the busy interval (15 jiffies)";
+        }
+    }
+}
+
+// After a balance that finds nothing to do, the interval doubles up to max_interval; a
+// newidle balance never touches it (out_one_pinned: "balance_interval skyrocketing").
+TEST(BalanceEngine, BalancedOutcomesDoubleTheIntervalButNewidleNever) {
+    Engine e(config("qemu-2s2c2t", 600000000000LL));
+    auto w = std::make_unique<Hog>();
+    Hog* hog = w.get();
+    e.addWorkload(std::move(w));
+    e.advance(400000000);
+    const int cpu = e.task(hog->id).t.cpu;
+    const auto& doms = e.state().sd->domains(cpu);
+    for (int l = 0; l < int(doms.size()); ++l) {
+        EXPECT_EQ(e.balanceInterval(cpu, l), doms[std::size_t(l)].max_interval) << doms[std::size_t(l)].name;
+        EXPECT_EQ(e.nrBalanceFailed(cpu, l), 0);
+    }
+    EXPECT_GT(e.metrics().lb_balanced, 0u);
+}
