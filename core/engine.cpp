@@ -63,6 +63,10 @@ struct Engine::Cpu {
     char switch_state = 'S';
     std::uint64_t enq_seq = 0;
     bool active_balance = false;      ///< rq->active_balance (the stopper's work is queued)
+    bool nohz_tick_stopped = true;    ///< rq->nohz_tick_stopped: in nohz.idle_cpus_mask (sd_llc->nohz_idle)
+    bool has_blocked_load = false;    ///< rq->has_blocked_load
+    unsigned nohz_flags = 0;          ///< nohz_flags(cpu): NOHZ_*_KICK pending on this CPU
+    std::int64_t idle_tick_from = 0;  ///< start of the idle interval the governor last measured
 };
 
 // ---------------------------------------------------------------------------
@@ -144,6 +148,9 @@ Engine::Engine(EngineConfig cfg)
     m_jiffyNs = m_cfg.knobs.jiffyNs();
     if (m_cfg.uptime_ns < 0) throw std::invalid_argument("uptime_ns is negative");
     m_jiffies0 = m_cfg.uptime_ns / m_jiffyNs;
+    m_nohzNrCpus = m_nrCpus;  // an idle machine: every CPU in nohz.idle_cpus_mask, nr_busy_cpus 0
+    for (int c = 0; c < m_nrCpus; ++c)
+        if (SdShared* sh = m_st.llcShared(c)) sh->nr_busy_cpus = 0;
     m_st.jiffies = m_jiffies0;
     if (const char* t = std::getenv("SCHEDLAB_TRACE_PID")) m_tracePid = std::atoi(t);  // debugging: print one task's decisions
 }
@@ -307,6 +314,7 @@ std::int64_t Engine::lastBalance(int cpu, int level) const { return m_cpus[std::
 int Engine::balanceInterval(int cpu, int level) const { return m_cpus[std::size_t(cpu)].balance_interval[std::size_t(level)]; }
 int Engine::nrBalanceFailed(int cpu, int level) const { return m_cpus[std::size_t(cpu)].nr_balance_failed[std::size_t(level)]; }
 std::int64_t Engine::nextBalance(int cpu) const { return m_cpus[std::size_t(cpu)].next_balance; }
+bool Engine::nohzIdle(int cpu) const { return m_cpus[std::size_t(cpu)].nohz_tick_stopped; }
 
 void Engine::setKnobs(Knobs k) {
     k.hz = m_cfg.knobs.hz;  // the tick's period is built into queued events
@@ -440,7 +448,7 @@ void Engine::dispatchEvent(const Ev& e) {
     case EvTick: onTick(e.a); return;
     case EvTimer: onTimer(e.a, e.b); return;
     case EvSample: onSample(); return;
-    case EvNohzKick: onNohzKick(e.a, e.b != 0); return;
+    case EvNohzKick: onNohzKick(e.a); return;
     }
 }
 
@@ -973,7 +981,11 @@ void Engine::enterIdle(int cpu) {
     const bool wasIdle = c.in_idle;
     c.in_idle = true;
     c.idle_since = m_now;
-    c.tick_next = -1;  // nohz: the tick stops
+    c.idle_tick_from = m_now;
+    if (idleStopsTick(cpu) || c.tick_next < 0) {
+        c.tick_next = -1;  // tick_nohz_idle_stop_tick()
+        nohzBalanceEnterIdle(cpu);
+    }  // else tick_nohz_idle_retain_tick(): the queued tick stays
     m_metrics.bpf_len[cpu] = 0;  // the seed script's cpu_idle probe
     if (!wasIdle) reschedSpeed(cpu);
 }
@@ -1234,7 +1246,7 @@ void Engine::onTick(int cpu) {
     if (c.tick_queued == m_now) c.tick_queued = -1;
     if (c.tick_next != m_now) return;  // the tick was stopped (nohz idle) and not restarted for this jiffy
     if (c.curr < 0) {
-        c.tick_next = -1;
+        onIdleTick(cpu);
         return;
     }
     accountSegment(cpu);
@@ -1243,13 +1255,13 @@ void Engine::onTick(int cpu) {
     syncRq(cpu);
     m_metrics.bpf_len[cpu] = std::uint16_t(std::min<unsigned>(m_st.rq[cpu].nr_running, 65535));
     if (!c.queue.empty()) checkPreemptTick(cpu);
-    // trigger_load_balance(): the SCHED_SOFTIRQ runs rebalance_domains when due.
-    if (m_st.jiffies >= c.next_balance) rebalanceDomains(cpu, IdleType::CPU_NOT_IDLE);
-    // nohz_balancer_kick(): this CPU is overloaded and idle CPUs exist.
-    // nohz_balancer_kick(): NOHZ_BALANCE_KICK when this CPU is overloaded, NOHZ_STATS_KICK
-    // when the idle CPUs' blocked load is due for an update (every 32 ms).
-    if (m_st.rq[cpu].nr_running >= 2 && m_now >= m_nohzNextBalance) nohzKick(cpu, true);
-    else if (m_now >= m_nohzNextBlocked) nohzKick(cpu, false);
+    // rq->idle_balance = idle_cpu(cpu): the patched idle_cpu() can call a busy CPU idle.
+    const bool idle_balance = idle_cpu(m_st, m_cfg.knobs, cpu);
+    // trigger_load_balance(): raise SCHED_SOFTIRQ when due, then nohz_balancer_kick(); the
+    // softirq (run_rebalance_domains) runs on the way out of the tick interrupt.
+    const bool due = m_st.jiffies >= c.next_balance;
+    nohzBalancerKick(cpu, idle_balance);
+    if (due) rebalanceDomains(cpu, idle_balance ? IdleType::CPU_IDLE : IdleType::CPU_NOT_IDLE);
     c.tick_next = m_now + m_jiffyNs;
     queueTick(cpu);
     if (c.need_resched && c.curr >= 0) {
@@ -1257,6 +1269,40 @@ void Engine::onTick(int cpu) {
     } else if (c.curr >= 0) {
         startSegment(cpu);  // speed or pending charge may have changed
     }
+}
+
+// The cpuidle governor's tick decision (menu: "Don't stop the tick if ... the expected idle
+// duration is shorter than the tick period length"), on idle entry and after each idle tick.
+bool Engine::idleStopsTick(int cpu) const {
+    if (!m_cfg.knobs.idle_retain_tick) return true;
+    return m_cpus[std::size_t(cpu)].predicted_idle >= m_jiffyNs;
+}
+
+// scheduler_tick() on the idle task (the tick was kept): the rq clock (clock_idle), the
+// periodic balance as CPU_IDLE when due, then the idle loop asks the governor again.
+void Engine::onIdleTick(int cpu) {
+    Cpu& c = m_cpus[cpu];
+    Rq& rq = m_st.rq[cpu];
+    m_metrics.idle_ticks++;
+    rq.clock_idle = m_now;  // update_rq_clock() while curr is the idle task
+    const bool idle_balance = idle_cpu(m_st, m_cfg.knobs, cpu);
+    if (m_st.jiffies >= c.next_balance) {
+        // run_rebalance_domains(): update_blocked_averages(), then rebalance_domains().
+        updateLoadAvg(cpu, nullptr);
+        syncRq(cpu);
+        rebalanceDomains(cpu, idle_balance ? IdleType::CPU_IDLE : IdleType::CPU_NOT_IDLE);
+    }
+    // The tick ended an idle interval as the governor sees it.
+    const std::int64_t dur = m_now - c.idle_tick_from;
+    c.predicted_idle = c.predicted_idle == 0 ? dur : (c.predicted_idle * 7 + dur) / 8;
+    c.idle_tick_from = m_now;
+    if (c.curr < 0 && c.queue.empty() && !c.need_resched && idleStopsTick(cpu)) {
+        c.tick_next = -1;  // tick_nohz_idle_stop_tick()
+        nohzBalanceEnterIdle(cpu);
+        return;
+    }
+    c.tick_next = m_now + m_jiffyNs;
+    queueTick(cpu);
 }
 
 void Engine::onSample() {
@@ -1455,7 +1501,7 @@ int Engine::detachAttachTasks(LbEnv& env, int level) {
         m_metrics.lb_moved_tasks++;
     }
     // check_preempt_curr on this CPU: an idle CPU reschedules (a newidle balance is already in schedule()).
-    if (m_cpus[dst].curr < 0 && env.idle != IdleType::CPU_NEWLY_IDLE) reschedCpu(dst, dst);
+    if (m_cpus[dst].curr < 0 && env.idle != IdleType::CPU_NEWLY_IDLE) reschedCpu(dst, m_balancingOn >= 0 ? m_balancingOn : dst);
     return int(detached.size());
 }
 
@@ -1589,44 +1635,134 @@ bool Engine::newidleBalance(int cpu) {
     return pulled > 0;
 }
 
-void Engine::nohzKick(int from_cpu, bool balance) {
-    // find_new_ilb(): the first idle CPU of nohz.idle_cpus_mask.
+// nohz_balance_enter_idle(): the tick stopped on an idle CPU.
+void Engine::nohzBalanceEnterIdle(int cpu) {
+    Cpu& c = m_cpus[cpu];
+    if (!m_st.rq[cpu].active) return;
+    c.has_blocked_load = true;
+    if (!c.nohz_tick_stopped) {
+        c.nohz_tick_stopped = true;  // cpumask_set_cpu(cpu, nohz.idle_cpus_mask)
+        m_nohzNrCpus++;
+        if (SdShared* sh = m_st.llcShared(cpu)) sh->nr_busy_cpus--;  // set_cpu_sd_state_idle()
+        m_nohzNeedsUpdate = true;
+    }
+    m_nohzHasBlocked = true;
+}
+
+// nohz_balance_exit_idle(): the first busy tick after the CPU left nohz idle.
+void Engine::nohzBalanceExitIdle(int cpu) {
+    Cpu& c = m_cpus[cpu];
+    if (!c.nohz_tick_stopped) return;
+    c.nohz_tick_stopped = false;
+    m_nohzNrCpus--;
+    if (SdShared* sh = m_st.llcShared(cpu)) sh->nr_busy_cpus++;  // set_cpu_sd_state_busy()
+}
+
+// nohz_balancer_kick(): from a busy CPU's tick, kick an idle load balancer when this CPU has
+// two runnable tasks or its LLC has more than one busy CPU (nr_busy_cpus), at most once per
+// jiffy (nohz.next_balance); a stats-only kick when blocked load is due (every 32 ms), and a
+// NEXT kick when a CPU entered nohz idle since (nohz.needs_update).
+void Engine::nohzBalancerKick(int cpu, bool idle_balance) {
+    if (idle_balance) return;  // rq->idle_balance
+    nohzBalanceExitIdle(cpu);
+    if (m_nohzNrCpus == 0) return;  // none are in tickless mode
+    const std::int64_t now = m_st.jiffies;
+    unsigned flags = 0;
+    if (m_nohzHasBlocked && now > m_nohzNextBlocked) flags = NOHZ_STATS_KICK;
+    if (now >= m_nohzNextBalance) {
+        const Rq& rq = m_st.rq[cpu];
+        if (rq.nr_running >= 2) {
+            flags = NOHZ_STATS_KICK | NOHZ_BALANCE_KICK;
+        } else if (const SdShared* sh = m_st.llcShared(cpu); sh && sh->nr_busy_cpus > 1) {
+            flags = NOHZ_STATS_KICK | NOHZ_BALANCE_KICK;
+        }
+        // check_cpu_capacity(), asym packing and asym capacity: not in the simulated machines.
+    }
+    if (m_nohzNeedsUpdate) flags |= NOHZ_NEXT_KICK;
+    if (flags) kickIlb(cpu, flags);
+}
+
+// kick_ilb() / find_new_ilb(): the first CPU of nohz.idle_cpus_mask (but this one) that
+// idle_cpu() calls idle gets the flags, and an IPI unless a kick is already pending there.
+void Engine::kickIlb(int from_cpu, unsigned flags) {
+    if (flags & NOHZ_BALANCE_KICK) m_nohzNextBalance = m_st.jiffies + 1;
     int ilb = -1;
     for (int o = 0; o < m_nrCpus; ++o)
-        if (o != from_cpu && m_cpus[o].curr < 0 && m_cpus[o].in_idle && m_st.rq[o].nr_running == 0 &&
-            idle_cpu(m_st, m_cfg.knobs, o)) {
+        if (o != from_cpu && m_cpus[o].nohz_tick_stopped && idle_cpu(m_st, m_cfg.knobs, o)) {
             ilb = o;
             break;
         }
-    if (balance) m_nohzNextBalance = m_now + m_jiffyNs;
-    m_nohzNextBlocked = m_now + 32000000;  // nohz.next_blocked: LOAD_AVG_PERIOD ms
     if (ilb < 0) return;
+    Cpu& t = m_cpus[ilb];
+    const unsigned old = t.nohz_flags;
+    t.nohz_flags |= flags;
+    if (old & NOHZ_KICK_MASK) return;
     m_metrics.nohz_kicks++;
     const CostModel& cm = m_cfg.cost;
     std::int64_t delay = cm.c(CostTerm::ipi, m_cfg.topo->cpu(ilb).package == m_cfg.topo->cpu(from_cpu).package ? cm.ipi_same_socket
                                                                                                        : cm.ipi_cross_socket);
-    delay += cm.c(CostTerm::idle_exit, cm.cstates[m_cpus[ilb].cstate].exit_ns);
-    push(m_now + delay, EvNohzKick, ilb, balance ? 1u : 0u);
+    if (t.curr < 0 && t.in_idle) delay += cm.c(CostTerm::idle_exit, cm.cstates[t.cstate].exit_ns);
+    push(m_now + delay, EvNohzKick, ilb, 0);
 }
 
-// _nohz_idle_balance(): the kicked CPU balances for every idle CPU that is due, itself last.
-void Engine::onNohzKick(int ilb, bool balance) {
+// nohz_csd_func() and the SCHED_SOFTIRQ it raises: run_rebalance_domains() ->
+// nohz_idle_balance() -> _nohz_idle_balance(): for every CPU of nohz.idle_cpus_mask after
+// the ilb (wrapping, the ilb last) that is idle: its blocked load (STATS), its periodic
+// balance as CPU_IDLE when due (BALANCE); nohz.next_balance from their rq->next_balance.
+void Engine::onNohzKick(int ilb) {
+    Cpu& me = m_cpus[ilb];
+    const unsigned flags = me.nohz_flags & NOHZ_KICK_MASK;
+    me.nohz_flags &= ~(NOHZ_KICK_MASK | NOHZ_NEWILB_KICK);
+    if (!idle_cpu(m_st, m_cfg.knobs, ilb) || me.need_resched) return;  // rq->idle_balance && !need_resched()
+    const std::int64_t now = m_st.jiffies;
+    std::int64_t next_balance = now + 60 * m_cfg.knobs.hz;
+    bool has_blocked_load = false, update_next_balance = false;
+    if (flags & NOHZ_STATS_KICK) m_nohzHasBlocked = false;
+    if (flags & NOHZ_NEXT_KICK) m_nohzNeedsUpdate = false;
     m_inNohz = true;
-    auto balanceFor = [&](int o) {
+    m_balancingOn = ilb;
+    bool aborted = false;
+    for (int k = 1; k <= m_nrCpus; ++k) {
+        const int o = (ilb + k) % m_nrCpus;  // for_each_cpu_wrap(balance_cpu, nohz.idle_cpus_mask, this_cpu+1)
         Cpu& c = m_cpus[o];
-        if (c.curr >= 0 || !c.queue.empty() || !c.in_idle) return;
-        // update_nohz_stats(): decay the idle CPU's blocked load and apply removed load
-        // (update_blocked_averages() updates its rq clock: clock_idle).
-        updateLoadAvg(o, nullptr);
-        m_st.rq[o].clock_idle = m_now;
-        syncRq(o);
-        if (!balance || m_st.jiffies < c.next_balance) return;
-        rebalanceDomains(o, IdleType::CPU_IDLE);
-    };
-    for (int o = 0; o < m_nrCpus; ++o)
-        if (o != ilb) balanceFor(o);
-    balanceFor(ilb);
+        if (!c.nohz_tick_stopped || !idle_cpu(m_st, m_cfg.knobs, o)) continue;
+        // If this CPU gets work to do, stop the load balancing work being done for other CPUs.
+        if (me.need_resched) {
+            if (flags & NOHZ_STATS_KICK) has_blocked_load = true;
+            if (flags & NOHZ_NEXT_KICK) m_nohzNeedsUpdate = true;
+            aborted = true;
+            break;
+        }
+        if (flags & NOHZ_STATS_KICK) has_blocked_load |= updateNohzStats(o);
+        if (m_st.jiffies >= c.next_balance) {
+            if (c.curr < 0) m_st.rq[o].clock_idle = m_now;  // update_rq_clock(rq)
+            if (flags & NOHZ_BALANCE_KICK) rebalanceDomains(o, IdleType::CPU_IDLE);
+        }
+        if (next_balance > c.next_balance) {
+            next_balance = c.next_balance;
+            update_next_balance = true;
+        }
+    }
+    if (!aborted) {
+        if (update_next_balance) m_nohzNextBalance = next_balance;
+        if (flags & NOHZ_STATS_KICK) m_nohzNextBlocked = now + msecs_to_jiffies(32, m_cfg.knobs.hz);  // LOAD_AVG_PERIOD
+    }
+    if (has_blocked_load) m_nohzHasBlocked = true;  // there is still blocked load: enable periodic update
+    m_balancingOn = -1;
     m_inNohz = false;
+}
+
+// update_nohz_stats(): update_blocked_averages() of an idle CPU with blocked load (its rq
+// clock update stamps clock_idle); true while some of its load has not decayed away.
+bool Engine::updateNohzStats(int cpu) {
+    Cpu& c = m_cpus[cpu];
+    if (!c.has_blocked_load) return false;
+    if (!c.nohz_tick_stopped) return false;
+    updateLoadAvg(cpu, nullptr);
+    if (c.curr < 0) m_st.rq[cpu].clock_idle = m_now;
+    syncRq(cpu);
+    c.has_blocked_load = c.avg.load_avg != 0 || c.avg.util_avg != 0 || c.avg.runnable_avg != 0;
+    return c.has_blocked_load;
 }
 
 // ---------------------------------------------------------------------------

@@ -227,6 +227,8 @@ public:
     int balanceInterval(int cpu, int level) const;
     int nrBalanceFailed(int cpu, int level) const;
     std::int64_t nextBalance(int cpu) const;
+    /// rq->nohz_tick_stopped: the CPU is in nohz.idle_cpus_mask.
+    bool nohzIdle(int cpu) const;
     const std::vector<std::unique_ptr<Workload>>& workloads() const { return m_workloads; }
     std::uint64_t events() const { return m_events; }
     /// A digest of everything observable (for determinism checks).
@@ -350,8 +352,14 @@ private:
     void rebalanceDomains(int cpu, IdleType idle);
     int loadBalance(int cpu, int level, IdleType idle, bool* continue_balancing);
     bool newidleBalance(int cpu);
-    void nohzKick(int from_cpu, bool balance);
-    void onNohzKick(int ilb, bool balance);
+    void nohzBalancerKick(int cpu, bool idle_balance);
+    void kickIlb(int from_cpu, unsigned flags);
+    void onNohzKick(int ilb);
+    bool updateNohzStats(int cpu);
+    void nohzBalanceEnterIdle(int cpu);
+    void nohzBalanceExitIdle(int cpu);
+    void onIdleTick(int cpu);
+    bool idleStopsTick(int cpu) const;
     int detachAttachTasks(LbEnv& env, int level);
     bool canMigrateTask(const SimTask& p, LbEnv& env, int level) const;
     void activeBalance(int busiest, int dst);
@@ -413,9 +421,16 @@ private:
     bool m_done = false;
     bool m_checkDone = false;
     bool m_started = false;
-    std::int64_t m_nohzNextBalance = 0;
-    std::int64_t m_nohzNextBlocked = 0;
+    // struct nohz (fair.c): jiffies, counts and flags shared by every CPU.
+    enum NohzFlag : unsigned { NOHZ_BALANCE_KICK = 0x1, NOHZ_STATS_KICK = 0x2, NOHZ_NEWILB_KICK = 0x4, NOHZ_NEXT_KICK = 0x8 };
+    static constexpr unsigned NOHZ_KICK_MASK = NOHZ_BALANCE_KICK | NOHZ_STATS_KICK | NOHZ_NEXT_KICK;
+    std::int64_t m_nohzNextBalance = 0;  ///< nohz.next_balance (jiffies)
+    std::int64_t m_nohzNextBlocked = 0;  ///< nohz.next_blocked (jiffies)
+    bool m_nohzHasBlocked = false;       ///< nohz.has_blocked
+    bool m_nohzNeedsUpdate = false;      ///< nohz.needs_update
+    int m_nohzNrCpus = 0;                ///< nohz.nr_cpus
     bool m_inNohz = false;
+    int m_balancingOn = -1;              ///< the CPU running a nohz idle balance for others
     int m_tracePid = -1;
     bool m_traceNext = false;
     DecisionRecord m_lastTraced;

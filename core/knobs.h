@@ -39,6 +39,10 @@ struct Knobs {
     bool WA_IDLE = true;
     bool WA_WEIGHT = true;
     bool LB_MIN = false;  ///< detach_tasks(): skip tasks of load < 16 until balancing fails
+    /// The cpuidle governor keeps the tick on an idle CPU whose predicted idle time is shorter
+    /// than a tick (menu's stop_tick = false), so the CPU balances at its idle ticks and stays
+    /// out of nohz.idle_cpus_mask; off: the tick stops at every idle entry.
+    bool idle_retain_tick = true;
     bool WA_BIAS = true;
     bool UTIL_EST = true;
     bool UTIL_EST_FASTUP = true;  ///< util_est's ewma jumps up to a larger enqueued value (6.1)

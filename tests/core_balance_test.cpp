@@ -13,6 +13,8 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
+#include <map>
+
 using namespace sched;
 
 namespace {
@@ -327,4 +329,62 @@ TEST(BalanceEngine, BalancedOutcomesDoubleTheIntervalButNewidleNever) {
         EXPECT_EQ(e.nrBalanceFailed(cpu, l), 0);
     }
     EXPECT_GT(e.metrics().lb_balanced, 0u);
+}
+
+// --- nohz ---------------------------------------------------------------------------
+
+namespace {
+Scenario hackbenchOn(const char* t, int groups, int loops) {
+    return parseScenario(nlohmann::json{{"topology", t},
+                                        {"workloads", nlohmann::json::array({{{"type", "hackbench"}, {"groups", groups}, {"fds", 4},
+                                                                              {"threads", true}, {"pipe", true}, {"loops", loops}}})}},
+                         "nohz.json", ".");
+}
+}  // namespace
+
+// sd_llc_shared->nr_busy_cpus counts the LLC's CPUs outside nohz.idle_cpus_mask: a CPU
+// leaves the mask at its first busy tick (nohz_balance_exit_idle) and enters it when its
+// tick stops on idle (nohz_balance_enter_idle). The engine never maintained it, so
+// nohz_balancer_kick()'s "nr_busy > 1" trigger could not fire.
+TEST(BalanceEngine, NrBusyCpusCountsTheLlcsCpusOutsideTheNohzMask) {
+    const Scenario s = hackbenchOn("qemu-2s2c2t", 2, 4000);
+    for (const bool retain : {true, false}) {
+        Knobs k;
+        k.idle_retain_tick = retain;
+        RunOptions o;
+        o.check_invariants = true;
+        std::unique_ptr<Engine> e = buildEngine(s, k, s.cost, o);
+        const auto& sds = *e->state().sd;
+        int most = 0;
+        for (int step = 0; step < 8; ++step) {
+            e->advance(2000000);
+            std::map<int, int> outside;
+            for (int c = 0; c < e->nrCpus(); ++c) outside[sds.sd_llc_shared(c)] += e->nohzIdle(c) ? 0 : 1;
+            int total = 0;
+            for (const auto& [id, n] : outside) {
+                EXPECT_EQ(e->state().shared[std::size_t(id)].nr_busy_cpus, n) << "LLC " << id << " at step " << step;
+                total += n;
+            }
+            most = std::max(most, total);
+        }
+        ASSERT_FALSE(e->done());
+        EXPECT_GT(most, 1) << "hackbench keeps more than one CPU busy";
+        EXPECT_GT(e->metrics().nohz_kicks, 0u);
+        if (retain) EXPECT_GT(e->metrics().idle_ticks, 0u) << "short idles keep the tick (menu)";
+        else EXPECT_EQ(e->metrics().idle_ticks, 0u) << "the tick stops at every idle entry";
+    }
+}
+
+// A machine that sits idle stops every tick (the governor's prediction grows past a tick):
+// after the workload, all CPUs are back in nohz.idle_cpus_mask... except those whose first
+// busy tick has not come yet; nr_busy_cpus never goes negative or past the LLC.
+TEST(BalanceEngine, AnIdleMachineStopsItsTicks) {
+    const Scenario s = hackbenchOn("qemu-2s2c2t", 1, 100);
+    RunOptions o;
+    o.check_invariants = true;
+    std::unique_ptr<Engine> e = buildEngine(s, Knobs{}, s.cost, o);
+    e->advance(1000000000);
+    const std::uint64_t ticks = e->metrics().idle_ticks;
+    e->advance(200000000);
+    EXPECT_EQ(e->metrics().idle_ticks, ticks) << "no idle ticks once the machine has settled idle";
 }

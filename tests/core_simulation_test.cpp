@@ -69,7 +69,7 @@ TEST(Simulation, StepWakeupTracesTheDecisionStepByStep) {
 }
 
 TEST(Simulation, KnobChangeAppliesLive) {
-    const Scenario s = hackbench("x86-20c40t", 2, 10, 3000);
+    const Scenario s = hackbench("i7-4790", 2, 10, 3000);
     Simulation sim(s, Knobs::preset("baseline"), "A");
     sim.advance(5000000);
     ASSERT_FALSE(sim.done());
