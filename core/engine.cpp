@@ -1307,9 +1307,39 @@ void Engine::onIdleTick(int cpu) {
 
 void Engine::onSample() {
     for (int c = 0; c < m_nrCpus; ++c) m_rowBuf[c] = std::uint16_t(std::min<unsigned>(m_st.rq[c].nr_running, 65535));
+    feedSteadyState();
     m_metrics.timeline.push(m_now, m_rowBuf.data());
     m_metrics.bpf_timeline.push(m_now, m_metrics.bpf_len.data());
     push(m_now + m_cfg.sample_period_ns, EvSample, 0);
+}
+
+// The steady-state detector's cumulative counters (the open busy and rq-length intervals
+// included), and the workloads' progress (-1 when one of them cannot say).
+void Engine::feedSteadyState() {
+    Metrics& m = m_metrics;
+    SteadyCounters sc;
+    sc.t = m_now;
+    for (int c = 0; c < m_nrCpus; ++c) {
+        const std::int64_t open = m_now - m.last_change[c];
+        sc.busy_cpu_ns += double(m.busy_ns[c] + (m.cur_busy[c] ? open : 0));
+        sc.rq_len_area += (double(m.rqlen_area[c]) + double(m.cur_len[c]) * double(open)) / double(m_nrCpus);  // per CPU
+    }
+    sc.migrations = m.migrationsTotal();
+    sc.ctx_switches = m.ctx_switches;
+    double prog = 0;
+    int n = 0;
+    for (const auto& w : m_workloads) {
+        if (w->background()) continue;
+        const double p = w->progress(*this);
+        if (p < 0) {
+            n = -1;
+            break;
+        }
+        prog += p;
+        ++n;
+    }
+    sc.progress = n > 0 ? prog / n : -1;
+    m.steady.sample(sc);
 }
 
 // ---------------------------------------------------------------------------

@@ -344,6 +344,7 @@ private:
     void onIpi(int cpu);
     void onTimer(int id, std::uint32_t gen);
     void onSample();
+    void feedSteadyState();
     void doWake(int id, int waker_cpu, bool in_task, std::uint32_t wf, Task* waker);
     void checkPreemptTick(int cpu);
     std::int64_t sched_slice(std::int64_t nr) const;

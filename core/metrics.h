@@ -6,6 +6,7 @@
 
 #include "decision.h"
 #include "histogram.h"
+#include "steady_state.h"
 #include "sched_event.h"
 #include "timeline.h"
 
@@ -100,6 +101,7 @@ struct Metrics {
     std::vector<std::int64_t> llc_last;
 
     RqTimeline timeline;      ///< nr_running sampled
+    SteadyState steady;       ///< fed at each sample: when the machine settled, and the figures from there
     RqTimeline bpf_timeline;  ///< the bpftrace script's @runqlen sampled at 50 Hz
 
     /// The last ring_cap decisions, oldest first via recent(i); storage reused (no allocation per wakeup).

@@ -126,6 +126,14 @@ std::string runReportText(const Scenario& s, const RunResult& r) {
                      busy * 100 * e.nrCpus(), 100 * e.nrCpus(), rq / e.nrCpus(), rqMax, rqMaxCpu);
     o += fmt::format("idle while overloaded (a CPU idle while another of its LLC has queued tasks): {:.3f} ms summed over {} LLCs\n",
                      double(sum(m.idle_while_overloaded_ns)) / 1e6, m.idle_while_overloaded_ns.size());
+    {
+        const SteadyResult st = m.steady.result();
+        o += fmt::format("{}\n", describeSteady(st, m.steady.options()));
+        o += fmt::format("  {}: busy CPUs {:.1f}, mean rq length {:.2f}, migrations {:.0f}/s, context switches {:.0f}/s", st.reached ? "from there" : "last windows",
+                         st.busy_cpus, st.rq_len, st.migrations_per_s, st.switches_per_s);
+        if (st.steadyJobTime() > 0) o += fmt::format(", the whole job in {:.3f} s at this rate", st.steadyJobTime());
+        o += "\n";
+    }
     o += fmt::format("CPU time in cost terms (ms): ctx_switch {:.3f}  wakeup {:.3f}  cache_refill {:.3f}  tg_load_avg {:.3f}  rq_lock {:.3f}  "
                      "sis_scan {:.3f}; idle-exit latency {:.3f}\n",
                      double(m.cost_ctx_switch) / 1e6, double(m.cost_wakeup) / 1e6, double(m.cost_refill) / 1e6, double(m.cost_tg) / 1e6,
@@ -194,6 +202,22 @@ json runReportJson(const Scenario& s, const RunResult& r) {
     j["cpus"] = cpus;
     j["busy_fraction"] = m.busyFraction(m.measure_start, m.end_time);
     j["idle_while_overloaded_ns"] = m.idle_while_overloaded_ns;
+    {
+        const SteadyResult st = m.steady.result();
+        const SteadyStateOptions& so = m.steady.options();
+        j["steady_state"] = {{"reached", st.reached},
+                             {"from_s", st.reached ? json(double(st.from_ns) / 1e9) : json(nullptr)},
+                             {"windows", st.windows},
+                             {"window_ms", so.window_ns / 1000000},
+                             {"stable_windows_needed", so.windows},
+                             {"busy_cpus", st.busy_cpus},
+                             {"rq_len", st.rq_len},
+                             {"migrations_per_s", st.migrations_per_s},
+                             {"switches_per_s", st.switches_per_s},
+                             {"job_time_at_steady_rate_s", st.steadyJobTime() > 0 ? json(st.steadyJobTime()) : json(nullptr)},
+                             {"deviation", {{"busy_cpus", st.spread_busy}, {"rq_len", st.spread_rq}, {"migrations", st.spread_migr}}},
+                             {"summary", describeSteady(st, so)}};
+    }
     auto buckets = [](const LatencyHistogram& h) {
         json b = json::array();
         for (const auto& x : h.buckets()) b.push_back({x.lo, x.hi, x.count});
@@ -341,6 +365,15 @@ std::vector<CompareRow> compareRows(const std::vector<const RunResult*>& runs) {
         return M(x).busyFraction(M(x).measure_start, M(x).end_time) * 100.0 * x.engine->nrCpus();
     });
     add("idle while overloaded (ms)", 2, -1, [&](const RunResult& x) { return double(sum(M(x).idle_while_overloaded_ns)) / 1e6; });
+    // From the steady state on (or the last windows, when a run ended before it: the header says which).
+    section("steady state");
+    auto S = [&](const RunResult& x) { return M(x).steady.result(); };
+    add("steady from (s)", 3, 0, [&](const RunResult& x) { return double(S(x).from_ns) / 1e9; });
+    add("busy CPUs", 1, 0, [&](const RunResult& x) { return S(x).busy_cpus; });
+    add("mean rq length", 2, 0, [&](const RunResult& x) { return S(x).rq_len; });
+    add("migrations/s", 0, -1, [&](const RunResult& x) { return S(x).migrations_per_s; });
+    add("context switches/s", 0, 0, [&](const RunResult& x) { return S(x).switches_per_s; });
+    add("job time at steady rate (s)", 3, -1, [&](const RunResult& x) { return S(x).steadyJobTime(); });
     return rows;
 }
 
@@ -366,6 +399,10 @@ std::string compareTable(const Scenario& s, const RunResult& a, const RunResult&
     std::vector<const RunResult*> runs{&a, &b};
     std::string o = header(s, runs);
     o += fmt::format("# base:  {}\n# patch: {}\n", knobsLine(a.knobs), knobsLine(b.knobs));
+    for (const RunResult* x : runs) {
+        const SteadyState& st = x->engine->metrics().steady;
+        o += fmt::format("# {}: {}\n", x == &a ? "base " : "patch", describeSteady(st.result(), st.options()));
+    }
     o += "# change: patch vs base; (+) marks a change for the better, (-) for the worse\n\n";
     const std::string ha = a.knobs.presetName, hb = b.knobs.presetName == ha ? "patch" : b.knobs.presetName;
     return o + compareRowsText(compareRows(runs), ha, hb);

@@ -7,7 +7,9 @@
 #include "cost_model.h"
 #include "engine.h"
 #include "sched_balance.h"
+#include "report.h"
 #include "scenario.h"
+#include "steady_state.h"
 #include "wakeup_path.h"
 
 #include <gtest/gtest.h>
@@ -387,4 +389,69 @@ TEST(BalanceEngine, AnIdleMachineStopsItsTicks) {
     const std::uint64_t ticks = e->metrics().idle_ticks;
     e->advance(200000000);
     EXPECT_EQ(e->metrics().idle_ticks, ticks) << "no idle ticks once the machine has settled idle";
+}
+
+// --- Steady state ---------------------------------------------------------------------
+
+namespace {
+/// Feeds 20 ms samples whose per-window rates follow busy(t) and migr(t).
+SteadyState feed(std::int64_t until_ns, double (*busy)(double), double (*migr)(double)) {
+    SteadyState st;
+    SteadyCounters c;
+    for (std::int64_t t = 0; t <= until_ns; t += 20000000) {
+        const double s = double(t) / 1e9;
+        if (t > 0) {
+            c.busy_cpu_ns += busy(s) * 20e6;
+            c.rq_len_area += busy(s) / 100 * 20e6;
+            c.migrations += std::uint64_t(migr(s) * 0.02);
+            c.ctx_switches += 1000;
+            c.progress = s / 10;
+        }
+        c.t = t;
+        st.sample(c);
+    }
+    return st;
+}
+}  // namespace
+
+TEST(SteadyState, ARampThenAPlateauIsSteadyWhereThePlateauStarts) {
+    const SteadyState st = feed(
+        2000000000, [](double s) { return s < 0.5 ? 100 + 300 * s : 250.0; }, [](double) { return 50000.0; });
+    const SteadyResult r = st.result();
+    ASSERT_TRUE(r.reached);
+    EXPECT_GE(r.from_ns, 400000000);
+    EXPECT_LE(r.from_ns, 560000000);
+    EXPECT_NEAR(r.busy_cpus, 250.0, 1.0);
+    EXPECT_NEAR(r.migrations_per_s, 50000.0, 100.0);
+    EXPECT_NEAR(r.steadyJobTime(), 10.0, 0.01);  // progress 10 % per second
+    EXPECT_NE(describeSteady(r, st.options()).find("steady from"), std::string::npos);
+}
+
+TEST(SteadyState, AStillClimbingOrTooShortRunSaysItIsNotSettled) {
+    const SteadyState climbing = feed(1000000000, [](double s) { return 10 + 300 * s; }, [](double) { return 5000.0; });
+    const SteadyResult c = climbing.result();
+    EXPECT_FALSE(c.reached);
+    EXPECT_GT(c.spread_busy, 0.10);
+    EXPECT_NE(describeSteady(c, climbing.options()).find("NOT steady: last 4 windows vary: busy CPUs"), std::string::npos);
+    const SteadyState shortRun = feed(120000000, [](double) { return 8.0; }, [](double) { return 0.0; });
+    EXPECT_FALSE(shortRun.result().reached);
+    EXPECT_NE(describeSteady(shortRun.result(), shortRun.options()).find("ended after 2 windows of 50 ms"), std::string::npos);
+    // A migration rate that swings by half is not settled either, unless it is below the floor.
+    const SteadyState swinging = feed(
+        1000000000, [](double) { return 100.0; }, [](double s) { return int(s * 10) % 2 ? 60000.0 : 20000.0; });
+    EXPECT_FALSE(swinging.result().reached);
+    const SteadyState quiet = feed(
+        1000000000, [](double) { return 100.0; }, [](double s) { return int(s * 10) % 2 ? 600.0 : 200.0; });
+    EXPECT_TRUE(quiet.result().reached);
+}
+
+// The engine feeds the detector: a short hackbench that ends during start-up says so.
+TEST(SteadyState, TheEngineReportsWhetherARunSettled) {
+    const Scenario s = hackbenchOn("qemu-2s2c2t", 2, 200);
+    RunOptions o;
+    const RunResult r = runScenario(s, s.variants[0], s.cost, o);
+    const SteadyResult st = r.engine->metrics().steady.result();
+    EXPECT_FALSE(st.reached);
+    const std::string text = runReportText(s, r);
+    EXPECT_NE(text.find("NOT steady"), std::string::npos) << text;
 }

@@ -1,0 +1,113 @@
+// steady_state.cpp: see steady_state.h.
+#include "steady_state.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+
+namespace sched {
+
+namespace {
+/// The largest deviation from the mean of windows [from, end), relative to that mean.
+double spread(const std::vector<SteadyWindow>& w, std::size_t from, double SteadyWindow::*f) {
+    double sum = 0;
+    for (std::size_t i = from; i < w.size(); ++i) sum += w[i].*f;
+    const double mean = sum / double(w.size() - from);
+    double dev = 0;
+    for (std::size_t i = from; i < w.size(); ++i) dev = std::max(dev, std::abs(w[i].*f - mean));
+    if (mean <= 0) return dev > 0 ? 1.0 : 0.0;
+    return dev / mean;
+}
+}  // namespace
+
+void SteadyState::sample(const SteadyCounters& c) {
+    if (!m_have) {
+        m_start = m_last = c;
+        m_have = true;
+        return;
+    }
+    m_last = c;
+    const std::int64_t dt = c.t - m_start.t;
+    if (dt < m_o.window_ns) return;
+    SteadyWindow w;
+    w.t0 = m_start.t;
+    w.t1 = c.t;
+    const double secs = double(dt) / 1e9;
+    w.busy_cpus = (c.busy_cpu_ns - m_start.busy_cpu_ns) / double(dt);
+    w.rq_len = (c.rq_len_area - m_start.rq_len_area) / double(dt);
+    w.migrations_per_s = double(c.migrations - m_start.migrations) / secs;
+    w.switches_per_s = double(c.ctx_switches - m_start.ctx_switches) / secs;
+    if (c.progress >= 0 && m_start.progress >= 0) w.progress_per_s = (c.progress - m_start.progress) / secs;
+    m_windows.push_back(w);
+    m_start = c;
+    // Is the run of the last K windows stable? The first such run fixes the start.
+    const std::size_t k = std::size_t(std::max(1, m_o.windows));
+    if (m_steadyFrom < 0 && m_windows.size() >= k) {
+        const std::size_t from = m_windows.size() - k;
+        double migrMean = 0;
+        for (std::size_t i = from; i < m_windows.size(); ++i) migrMean += m_windows[i].migrations_per_s;
+        migrMean /= double(k);
+        const bool busyOk = spread(m_windows, from, &SteadyWindow::busy_cpus) <= m_o.tolerance;
+        const bool rqOk = spread(m_windows, from, &SteadyWindow::rq_len) <= m_o.tolerance;
+        const bool migrOk = migrMean < m_o.migration_floor || spread(m_windows, from, &SteadyWindow::migrations_per_s) <= m_o.migration_tolerance;
+        // No trend either: a slow ramp stays within the band for a while (first vs last window).
+        auto trend = [&](double SteadyWindow::*f) {
+            const double a = m_windows[from].*f, b = m_windows.back().*f, mean = (a + b) / 2;
+            return mean > 0 ? std::abs(b - a) / mean : 0.0;
+        };
+        const bool flat = trend(&SteadyWindow::busy_cpus) <= m_o.tolerance / 2 && trend(&SteadyWindow::rq_len) <= m_o.tolerance / 2;
+        if (busyOk && rqOk && migrOk && flat) m_steadyFrom = int(from);
+    }
+}
+
+SteadyResult SteadyState::result() const {
+    SteadyResult r;
+    r.windows = int(m_windows.size());
+    r.end_ns = m_last.t;
+    if (m_windows.empty()) return r;
+    const std::size_t k = std::min<std::size_t>(m_windows.size(), std::size_t(std::max(1, m_o.windows)));
+    const std::size_t lastFrom = m_windows.size() - k;
+    r.spread_busy = spread(m_windows, lastFrom, &SteadyWindow::busy_cpus);
+    r.spread_rq = spread(m_windows, lastFrom, &SteadyWindow::rq_len);
+    r.spread_migr = spread(m_windows, lastFrom, &SteadyWindow::migrations_per_s);
+    r.reached = m_steadyFrom >= 0;
+    const std::size_t from = r.reached ? std::size_t(m_steadyFrom) : lastFrom;
+    r.from_ns = r.reached ? m_windows[from].t0 : -1;
+    // Time-weighted averages over the windows from `from` on (the partial window at the end
+    // is left out: its length is below the window).
+    double T = 0, busy = 0, rq = 0, migr = 0, sw = 0, prog = 0;
+    bool haveProg = true;
+    for (std::size_t i = from; i < m_windows.size(); ++i) {
+        const SteadyWindow& w = m_windows[i];
+        const double d = double(w.t1 - w.t0) / 1e9;
+        T += d;
+        busy += w.busy_cpus * d;
+        rq += w.rq_len * d;
+        migr += w.migrations_per_s * d;
+        sw += w.switches_per_s * d;
+        if (w.progress_per_s < 0) haveProg = false;
+        else prog += w.progress_per_s * d;
+    }
+    if (T > 0) {
+        r.busy_cpus = busy / T;
+        r.rq_len = rq / T;
+        r.migrations_per_s = migr / T;
+        r.switches_per_s = sw / T;
+        r.progress_per_s = haveProg ? prog / T : -1;
+    }
+    return r;
+}
+
+std::string describeSteady(const SteadyResult& r, const SteadyStateOptions& o) {
+    // Short enough for a mail's 80 columns after "# patch: ".
+    if (r.reached)
+        return fmt::format("steady from {:.3f} s ({} stable {} ms windows: +-{:.0f} %, migr. +-{:.0f} %)", double(r.from_ns) / 1e9, o.windows,
+                           o.window_ns / 1000000, o.tolerance * 100, o.migration_tolerance * 100);
+    if (r.windows < o.windows)
+        return fmt::format("NOT steady: ended after {} windows of {} ms; {} stable ones needed", r.windows, o.window_ns / 1000000, o.windows);
+    return fmt::format("NOT steady: last {} windows vary: busy CPUs {:.0f} %, rq {:.0f} %, migr. {:.0f} %", o.windows, r.spread_busy * 100,
+                       r.spread_rq * 100, r.spread_migr * 100);
+}
+
+}  // namespace sched

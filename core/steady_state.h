@@ -1,0 +1,78 @@
+// steady_state.h: when has the simulated machine settled? The engine feeds the
+// cumulative counters at each rq-length sample; they are cut into windows of at
+// least `window_ns`, and the machine is at steady state from the first window of
+// the first run of `windows` consecutive windows whose busy-CPU count, mean
+// runqueue length and migration rate each stay within a tolerance of that run's
+// mean, with no trend (first and last window within half the tolerance). The headline figures are then measured from there: busy CPUs, migrations
+// and context switches per second, and the work rate (the workloads' progress per
+// second), whose inverse is the time the whole job takes at the steady rate.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace sched {
+
+struct SteadyStateOptions {
+    std::int64_t window_ns = 50000000;  ///< 50 ms: about 12 ticks, several balance intervals of an LLC
+    int windows = 4;                    ///< consecutive stable windows (200 ms)
+    double tolerance = 0.10;            ///< busy CPUs and rq length: within +-10 % of the run's mean
+    double migration_tolerance = 0.20;  ///< migrations per second (counts are noisier): +-20 %
+    double migration_floor = 1000;      ///< below this many migrations per second the rate counts as stable
+};
+
+/// Cumulative counters at one instant.
+struct SteadyCounters {
+    std::int64_t t = 0;
+    double busy_cpu_ns = 0;      ///< sum over CPUs of busy time
+    double rq_len_area = 0;      ///< mean over CPUs of nr_running x time
+    std::uint64_t migrations = 0;
+    std::uint64_t ctx_switches = 0;
+    double progress = -1;        ///< fraction of the work done (0..1), -1 unknown
+};
+
+struct SteadyWindow {
+    std::int64_t t0 = 0, t1 = 0;
+    double busy_cpus = 0, rq_len = 0, migrations_per_s = 0, switches_per_s = 0;
+    double progress_per_s = -1;  ///< -1: no progress counter
+};
+
+struct SteadyResult {
+    bool reached = false;
+    std::int64_t from_ns = -1;   ///< start of the steady period
+    std::int64_t end_ns = 0;     ///< last sample
+    int windows = 0;             ///< complete windows seen
+    // Averages from from_ns to end_ns (when reached), else over the last `windows` windows.
+    double busy_cpus = 0, rq_len = 0, migrations_per_s = 0, switches_per_s = 0;
+    double progress_per_s = -1;
+    /// The largest deviation from the mean over the last run of windows, relative to the mean,
+    /// per metric (why a run that ended early is not settled).
+    double spread_busy = 0, spread_rq = 0, spread_migr = 0;
+    /// Time the whole job takes at the steady work rate (1 / progress_per_s), or -1.
+    double steadyJobTime() const { return progress_per_s > 0 ? 1.0 / progress_per_s : -1; }
+};
+
+class SteadyState {
+public:
+    explicit SteadyState(SteadyStateOptions o = {}) : m_o(o) {}
+    void reset() { *this = SteadyState(m_o); }
+    /// Feed cumulative counters (time never goes back).
+    void sample(const SteadyCounters& c);
+    const std::vector<SteadyWindow>& windows() const { return m_windows; }
+    SteadyResult result() const;
+    const SteadyStateOptions& options() const { return m_o; }
+
+private:
+    SteadyStateOptions m_o;
+    bool m_have = false;
+    SteadyCounters m_start;  ///< the open window's start
+    SteadyCounters m_last;
+    std::vector<SteadyWindow> m_windows;
+    int m_steadyFrom = -1;   ///< index of the first steady window, -1 none yet
+};
+
+/// "steady from 0.850 s (4 stable 50 ms windows: ...)" or "NOT steady: ..." (at most 70 columns)..
+std::string describeSteady(const SteadyResult& r, const SteadyStateOptions& o);
+
+}  // namespace sched
