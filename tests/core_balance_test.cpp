@@ -455,3 +455,25 @@ TEST(SteadyState, TheEngineReportsWhetherARunSettled) {
     const std::string text = runReportText(s, r);
     EXPECT_NE(text.find("NOT steady"), std::string::npos) << text;
 }
+
+TEST(BalanceEngine, UptimeIsAScenarioKeyWithARange) {
+    const auto doc = [](const nlohmann::json& up) {
+        return nlohmann::json{{"topology", "qemu-1s4c"},
+                              {"uptime_s", up},
+                              {"workloads", nlohmann::json::array({{{"type", "hackbench"}, {"groups", 1}, {"fds", 2}, {"loops", 10}}})}};
+    };
+    EXPECT_DOUBLE_EQ(parseScenario(doc(3600), "u.json", ".").uptime_s, 3600.0);
+    EXPECT_DOUBLE_EQ(parseScenario(nlohmann::json{{"topology", "qemu-1s4c"},
+                                                   {"workloads", nlohmann::json::array({{{"type", "hackbench"}, {"groups", 1}}})}},
+                                   "u.json", ".")
+                         .uptime_s,
+                     600.0);
+    for (const nlohmann::json& bad : {nlohmann::json(-1), nlohmann::json("long"), nlohmann::json(1e9)}) {
+        try {
+            parseScenario(doc(bad), "u.json", ".");
+            ADD_FAILURE() << "accepted uptime_s " << bad.dump();
+        } catch (const std::exception& e) {
+            EXPECT_NE(std::string(e.what()).find("u.json: uptime_s"), std::string::npos) << e.what();
+        }
+    }
+}
