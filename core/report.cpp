@@ -365,10 +365,10 @@ std::vector<CompareRow> compareRows(const std::vector<const RunResult*>& runs) {
         return M(x).busyFraction(M(x).measure_start, M(x).end_time) * 100.0 * x.engine->nrCpus();
     });
     add("idle while overloaded (ms)", 2, -1, [&](const RunResult& x) { return double(sum(M(x).idle_while_overloaded_ns)) / 1e6; });
-    // From the steady state on (or the last windows, when a run ended before it: the header says which).
+    // From the steady state on (or the last windows, when a run ended before it: the header
+    // says which, and where each run settled).
     section("steady state");
     auto S = [&](const RunResult& x) { return M(x).steady.result(); };
-    add("steady from (s)", 3, 0, [&](const RunResult& x) { return double(S(x).from_ns) / 1e9; });
     add("busy CPUs", 1, 0, [&](const RunResult& x) { return S(x).busy_cpus; });
     add("mean rq length", 2, 0, [&](const RunResult& x) { return S(x).rq_len; });
     add("migrations/s", 0, -1, [&](const RunResult& x) { return S(x).migrations_per_s; });
