@@ -222,6 +222,14 @@ int main(int argc, char** argv) {
     sweep->add_option("--merge", sim.merge, "print the table of a sweep emitted into DIR from its points' results (instead of a scenario)");
     sweep->get_option("scenario")->required(false);
     sweep->get_option("--vary")->required(false);
+    auto* reproduce = app.add_subcommand("reproduce", "the seed threads' published claims beside schedlab's figures, direction by direction");
+    ReproduceArgs rep;
+    reproduce->add_option("claims", rep.names, "claims or prefixes (mathieu, aaron-g10, mathieu-v2-k4, ...; default: all; --list)");
+    reproduce->add_option("--jobs,-j", rep.jobs, "simulations at once (default: the machine's cores; each one single-threaded and deterministic)");
+    reproduce->add_flag("--quick", rep.quick, "shorter runs (start-up only, marked as such): a few minutes instead of half an hour");
+    reproduce->add_flag("--list", rep.list, "list the claims and exit");
+    reproduce->add_option("--json", rep.jsonOut, "write the table as JSON to FILE");
+    reproduce->add_option("--scenarios", rep.scenarios, "the shipped scenarios' directory (default: the source tree's resources/scenarios)");
     auto* demo = app.add_subcommand("demo", "explain a few wakeups on a 2-socket machine");
 
     try {
@@ -264,6 +272,7 @@ int main(int argc, char** argv) {
         if (*agreeCmd) return cliAgree(ag);
         if (*compareTraces) return cliCompareTraces(ct);
         if (*compare) return cliCompare(sim);
+        if (*reproduce) return cliReproduce(rep);
         if (*sweep) return cliSweep(sim);
     } catch (const InputError& e) {
         return fail(e.what());

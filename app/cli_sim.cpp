@@ -2,6 +2,7 @@
 #include "cli_sim.h"
 
 #include "report.h"
+#include "reproduce.h"
 #include "scenario.h"
 #include "replay.h"
 #include "rq_csv.h"
@@ -130,15 +131,19 @@ RunResult runOne(const Scenario& s, const Variant& v, const CostModel& cost, con
 // thread and each single-threaded: every simulation owns its engine and RNG, so the
 // results (and digests) are those of running them one after the other. A terminal gets one
 // progress line for all of them. The first failure (by index) is rethrown.
-std::vector<RunResult> runMany(const Scenario& s, const std::vector<std::pair<Variant, CostModel>>& runs, const SimArgs& a,
-                               const std::vector<std::string>& labels) {
+struct SimJob {
+    const Scenario* s = nullptr;
+    Variant variant;
+    CostModel cost;
+};
+std::vector<RunResult> runJobs(const std::vector<SimJob>& runs, const SimArgs& a, const std::vector<std::string>& labels) {
     const std::size_t n = runs.size();
     std::vector<RunResult> results(n);
     std::vector<std::exception_ptr> errors(n);
     unsigned jobs = a.jobs ? a.jobs : std::max(1u, std::thread::hardware_concurrency());
     jobs = unsigned(std::min<std::size_t>(jobs, n));
     if (jobs <= 1) {
-        for (std::size_t i = 0; i < n; ++i) results[i] = runOne(s, runs[i].first, runs[i].second, a, labels[i]);
+        for (std::size_t i = 0; i < n; ++i) results[i] = runOne(*runs[i].s, runs[i].variant, runs[i].cost, a, labels[i]);
         return results;
     }
     const bool tty = ::isatty(2) != 0;
@@ -161,13 +166,13 @@ std::vector<RunResult> runMany(const Scenario& s, const std::vector<std::pair<Va
     auto worker = [&]() {
         for (std::size_t i; (i = next.fetch_add(1)) < n;) {
             try {
-                RunOptions o = simOptions(s, a);
+                RunOptions o = simOptions(*runs[i].s, a);
                 if (tty)
                     o.progress = [&, i](const Engine& e) {
                         std::lock_guard<std::mutex> g(mu);
                         show(i, std::max(0.0, e.progressFraction()));
                     };
-                results[i] = runScenario(s, runs[i].first, runs[i].second, o);
+                results[i] = runScenario(*runs[i].s, runs[i].variant, runs[i].cost, o);
                 std::lock_guard<std::mutex> g(mu);
                 frac[i] = 1.0;
             } catch (...) {
@@ -183,6 +188,13 @@ std::vector<RunResult> runMany(const Scenario& s, const std::vector<std::pair<Va
     for (auto& e : errors)
         if (e) std::rethrow_exception(e);
     return results;
+}
+
+std::vector<RunResult> runMany(const Scenario& s, const std::vector<std::pair<Variant, CostModel>>& runs, const SimArgs& a,
+                               const std::vector<std::string>& labels) {
+    std::vector<SimJob> jobs;
+    for (const auto& [v, c] : runs) jobs.push_back({&s, v, c});
+    return runJobs(jobs, a, labels);
 }
 
 // Output paths are checked before a run starts, so a long run never ends in "cannot write".
@@ -677,6 +689,63 @@ int cliSweep(const SimArgs& a) {
         for (const auto& r : results) j["runs"].push_back(runReportJson(s, r));
         writeFileAtomic(a.jsonOut, j.dump(1) + "\n");
     }
+    return 0;
+}
+
+// schedlab-cli reproduce [NAME...]: the seed threads' claims on the shipped scenarios
+// (reproduce.h), every distinct run once, `--jobs` at a time.
+int cliReproduce(const ReproduceArgs& a) {
+    checkOutputPath(a.jsonOut, "--json");
+    std::vector<const Claim*> claims;
+    for (const Claim& c : seedClaims()) {
+        bool want = a.names.empty();
+        for (const auto& n : a.names) want |= c.id == n || c.id.rfind(n + "-", 0) == 0;
+        if (want) claims.push_back(&c);
+    }
+    for (const auto& n : a.names) {
+        bool known = false;
+        for (const Claim& c : seedClaims()) known |= c.id == n || c.id.rfind(n + "-", 0) == 0;
+        if (!known) throw InputError("reproduce", n, "no such claim (the claims: schedlab-cli reproduce --list)");
+    }
+    if (a.list) {
+        for (const Claim& c : seedClaims()) fmt::print("{:<22} {} vs {} on {}: {}\n", c.id, c.patch.label(), c.base.label(), c.scenario, c.source);
+        for (const auto& n : claimsNotRun()) fmt::print("{:<22} (not run yet) {}\n", n.id, n.source);
+        return 0;
+    }
+    namespace fs = std::filesystem;
+    const std::string dir = a.scenarios.empty() ? std::string(SCHEDLAB_SCENARIOS_DIR) : a.scenarios;
+    if (!fs::is_directory(dir)) throw InputError(dir, "", "--scenarios: not a directory (the shipped resources/scenarios/)");
+    // Distinct runs, in claim order.
+    std::vector<std::string> keys;
+    std::vector<ClaimRun> runs;
+    auto indexOf = [&](const ClaimRun& r) {
+        const std::string k = r.key();
+        for (std::size_t i = 0; i < keys.size(); ++i)
+            if (keys[i] == k) return i;
+        keys.push_back(k);
+        runs.push_back(r);
+        return keys.size() - 1;
+    };
+    std::vector<std::pair<std::size_t, std::size_t>> sides;
+    for (const Claim* c : claims) sides.push_back({indexOf(claimRun(*c, false, a.quick)), indexOf(claimRun(*c, true, a.quick))});
+    std::vector<PreparedRun> prepared;
+    prepared.reserve(runs.size());
+    for (const auto& r : runs) prepared.push_back(prepareClaimRun(r, dir));
+    std::vector<SimJob> jobs;
+    std::vector<std::string> labels;
+    for (std::size_t i = 0; i < prepared.size(); ++i) {
+        jobs.push_back({&prepared[i].scenario, prepared[i].variant, prepared[i].cost});
+        labels.push_back(fmt::format("{}", i + 1));
+    }
+    SimArgs sa;
+    sa.jobs = a.jobs;
+    const auto t0 = std::chrono::steady_clock::now();
+    std::vector<RunResult> results = runJobs(jobs, sa, labels);
+    const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    std::vector<ClaimOutcome> out;
+    for (std::size_t i = 0; i < claims.size(); ++i) out.push_back(evaluateClaim(*claims[i], results[sides[i].first], results[sides[i].second]));
+    fmt::print("{}", reproduceTable(out, a.quick, wall));
+    if (!a.jsonOut.empty()) writeFileAtomic(a.jsonOut, reproduceJson(out, a.quick, wall).dump(2) + "\n");
     return 0;
 }
 

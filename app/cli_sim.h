@@ -53,6 +53,14 @@ struct CompareTracesArgs {
 /// schedlab-cli compare-traces BASE PATCH: two traces side by side (trace_compare.h).
 int cliCompareTraces(const CompareTracesArgs& a);
 int cliCompare(const SimArgs& a);
+struct ReproduceArgs {
+    std::vector<std::string> names;  ///< claims (or prefixes: "mathieu", "aaron-g10"); empty = all
+    unsigned jobs = 0;
+    bool quick = false, list = false;
+    std::string jsonOut, scenarios;
+};
+/// schedlab-cli reproduce: the seed threads' claims beside schedlab's figures (reproduce.h).
+int cliReproduce(const ReproduceArgs& a);
 int cliSweep(const SimArgs& a);
 
 }  // namespace sched

@@ -127,6 +127,23 @@ expect_run(variant_file_order 0 "variant zeta: baseline" ARGS run ${T}/order.jso
 expect_run(sweep_knob_any_case 0 "sweeping wa_idle" ARGS sweep ${T}/small.json --vary wa_idle=0,1)
 expect_run(sweep_bad 2 "--vary: nope: .*not a knob either" ARGS sweep ${T}/small.json --vary nope=1,2)
 expect_run(sweep_bad_value 2 "--vary: idle_delay_max_running" ARGS sweep ${T}/small.json --vary idle_delay_max_running=x)
+# reproduce: the claims list, bad names and directories, and one claim pair run on small
+# stand-ins named as the shipped scenarios (--scenarios), with its JSON.
+set(RC ${T}/claims)
+file(MAKE_DIRECTORY ${RC})
+file(WRITE ${RC}/aaron-hackbench-spr-g10.json "{\"topology\":\"i7-4790\",\"seed\":2,\"workloads\":[{\"type\":\"hackbench\",\"groups\":2,\"fds\":4,\"loops\":30,\"threads\":true,\"pipe\":true}]}\n")
+expect_run(reproduce_list 0 "mathieu-v2-k4 .*aaron-g32-tg-ratelimit.*swapnil-tbench +\\(not run yet\\)" ARGS reproduce --list)
+expect_run(reproduce_unknown 2 "^schedlab-cli: reproduce: nope: no such claim" ARGS reproduce nope)
+expect_run(reproduce_no_dir 2 "^schedlab-cli: .*nonexistent: --scenarios: not a directory" ARGS reproduce aaron-g10 --scenarios ${T}/nonexistent)
+expect_run(reproduce_missing_file 2 "^schedlab-cli: .*claims/mathieu-hackbench-epyc-9654.json: cannot open file" ARGS reproduce mathieu-v1 --scenarios ${RC})
+expect_run(reproduce_small 0 "claim +published +schedlab +direction.*aaron-g10-v2 +43 -> 32 \\(-26 %\\) +[0-9.]+ -> [0-9.]+ \\([-+][0-9]+ %\\) +(matches|DOES NOT match).*aaron-g10-tg-ratelimit +43 -> 37.*of 2 claims go the published way.*busy CPUs.*not run yet:" ARGS reproduce aaron-g10 --scenarios ${RC} --jobs 2 --json ${RC}/rep.json)
+file(READ ${RC}/rep.json repj)
+math(EXPR checks "${checks} + 1")
+if(NOT repj MATCHES "\"direction_matches\": (true|false)" OR NOT repj MATCHES "\"id\": \"aaron-g10-tg-ratelimit\"")
+  message("FAIL reproduce_json: ${RC}/rep.json")
+  math(EXPR failures "${failures} + 1")
+endif()
+
 # Traces: the recorded 6.1 sample, a simulated run exported as ftrace text and read back, the CSV.
 set(TR ${DATA}/traces/qemu-6.1-2s2c2t-hackbench-small/trace.txt.gz)
 expect_run(trace_sample 0 "8406 events on 8 CPUs.*clock global.*sched_waking 1910.*not imported: sched_process_exec 2" ARGS trace ${TR} --clock global)

@@ -8,6 +8,7 @@
 #include "engine.h"
 #include "sched_balance.h"
 #include "report.h"
+#include "reproduce.h"
 #include "scenario.h"
 #include "steady_state.h"
 #include "wakeup_path.h"
@@ -16,6 +17,8 @@
 #include <nlohmann/json.hpp>
 
 #include <map>
+#include <set>
+#include <variant>
 
 using namespace sched;
 
@@ -476,4 +479,45 @@ TEST(BalanceEngine, UptimeIsAScenarioKeyWithARange) {
             EXPECT_NE(std::string(e.what()).find("u.json: uptime_s"), std::string::npos) << e.what();
         }
     }
+}
+
+// --- reproduce ---------------------------------------------------------------------------
+
+TEST(Reproduce, EveryClaimRunsOnAShippedScenarioWithValidKnobsAndCosts) {
+    const std::string dir = std::string(SCHEDLAB_SOURCE_DIR) + "/resources/scenarios";
+    std::set<std::string> ids, keys;
+    for (const Claim& c : seedClaims()) {
+        EXPECT_TRUE(ids.insert(c.id).second) << "duplicate claim " << c.id;
+        EXPECT_GT(c.published_base, 0) << c.id;
+        for (const bool quick : {false, true})
+            for (const bool patch : {false, true}) {
+                const ClaimRun r = claimRun(c, patch, quick);
+                keys.insert(r.key());
+                const PreparedRun p = prepareClaimRun(r, dir);
+                if (r.loops > 0)
+                    for (const auto& w : p.scenario.workloads)
+                        if (const auto* h = std::get_if<HackbenchParams>(&w)) EXPECT_EQ(h->loops, r.loops) << c.id;
+                if (patch && !c.patch.cost.empty()) EXPECT_NE(p.cost.diffFrom(p.scenario.cost).size(), 0u) << c.id;
+            }
+    }
+    // The six Mathieu claims share one baseline run per length; Aaron's share one per group count.
+    EXPECT_LT(keys.size(), 4 * seedClaims().size());
+    EXPECT_EQ(claimRun(seedClaims()[0], false, false).key(), claimRun(seedClaims()[1], false, false).key());
+}
+
+TEST(Reproduce, DirectionIsTheSignOfTheChangeWithA1PercentDeadBand) {
+    Claim c;
+    c.published_base = 49;
+    c.published_patch = 34;
+    ClaimOutcome o;
+    o.claim = &c;
+    o.base = 1.76;
+    o.patch = 1.02;
+    EXPECT_TRUE(o.directionMatches());
+    o.patch = 1.9;
+    EXPECT_FALSE(o.directionMatches());
+    o.patch = 1.765;  // within 1 %: no change, while the claim has one
+    EXPECT_FALSE(o.directionMatches());
+    c.published_patch = 49.2;
+    EXPECT_TRUE(o.directionMatches());
 }
