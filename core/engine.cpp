@@ -67,6 +67,8 @@ struct Engine::Cpu {
     bool has_blocked_load = false;    ///< rq->has_blocked_load
     unsigned nohz_flags = 0;          ///< nohz_flags(cpu): NOHZ_*_KICK pending on this CPU
     std::int64_t idle_tick_from = 0;  ///< start of the idle interval the governor last measured
+    int next_buddy = -1;              ///< cfs_rq->next (a task id), -1 none
+    int last_buddy = -1;              ///< cfs_rq->last
 };
 
 // ---------------------------------------------------------------------------
@@ -797,6 +799,9 @@ void Engine::enqueueTask(int cpu, int id, bool wakeup, bool migrated, int from_c
 void Engine::dequeueTask(int cpu, int id, bool sleep) {
     Cpu& c = m_cpus[cpu];
     SimTask& p = m_tasks[id];
+    // dequeue_entity(): clear_buddies(cfs_rq, se)
+    if (c.next_buddy == id) c.next_buddy = -1;
+    if (c.last_buddy == id) c.last_buddy = -1;
     update_curr(cpu);
     updateLoadAvg(cpu, &p);
     c.util_est = std::max<std::int64_t>(0, c.util_est - std::int64_t(task_util_est(p.avg)));
@@ -880,6 +885,48 @@ void Engine::migrateTask(int id, int from, int to, MigrationCause cause, int on_
 // ---------------------------------------------------------------------------
 // schedule()
 
+// check_preempt_wakeup()'s buddies, after p was enqueued on `cpu`: NEXT_BUDDY marks p when
+// the cfs_rq has sched_nr_latency tasks (not for a fork); a wakeup that preempts makes p the
+// next buddy (if not marked yet) and, with LAST_BUDDY and that many tasks, curr the last.
+// An idle curr is preempted by the class check alone: no buddy.
+void Engine::setBuddies(int cpu, int id, bool preempted, bool fork) {
+    Cpu& c = m_cpus[cpu];
+    if (c.curr < 0 || c.curr == id) return;
+    const std::int64_t nr = std::int64_t(c.queue.size()) + 1;  // cfs_rq->nr_running: curr and the queued, p included
+    const bool scale = nr >= m_tun.latency_ns / m_tun.min_granularity_ns;  // sched_nr_latency
+    bool marked = false;
+    if (m_cfg.knobs.NEXT_BUDDY && scale && !fork) {
+        c.next_buddy = id;
+        marked = true;
+    }
+    if (!preempted) return;
+    if (!marked) c.next_buddy = id;
+    if (m_cfg.knobs.LAST_BUDDY && scale) c.last_buddy = c.curr;
+}
+
+// pick_next_entity() (6.1): the leftmost, unless the next buddy (else the last buddy) is
+// within wakeup_gran of it; set_next_entity()'s clear_buddies() forgets the one picked.
+int Engine::pickNextEntity(int cpu) {
+    Cpu& c = m_cpus[cpu];
+    const int left = c.queue.front();
+    int se = left;
+    auto ok = [&](int b) {
+        return b >= 0 && m_tasks[b].t.on_rq && m_tasks[b].t.cpu == cpu && b != c.curr &&
+               wakeup_preempt_entity(m_tun, m_tasks[b].t.vruntime, m_tasks[left].t.vruntime) < 1;
+    };
+    if (ok(c.next_buddy)) se = c.next_buddy;
+    else if (ok(c.last_buddy)) se = c.last_buddy;
+    if (c.next_buddy == se) c.next_buddy = -1;
+    if (c.last_buddy == se) c.last_buddy = -1;
+    if (se == left) {
+        c.queue.erase(c.queue.begin());
+    } else {
+        queueErase(cpu, se);
+        m_metrics.buddy_picks++;
+    }
+    return se;
+}
+
 void Engine::schedule(int cpu) {
     Cpu& c = m_cpus[cpu];
     const int prev = c.curr;
@@ -917,8 +964,7 @@ void Engine::schedule(int cpu) {
             return;
         }
     }
-    const int next = c.queue.front();
-    c.queue.erase(c.queue.begin());
+    const int next = pickNextEntity(cpu);
     SimTask& n = m_tasks[next];
     const bool fromIdle = c.in_idle;
     setCurr(cpu, next);
@@ -1143,6 +1189,7 @@ void Engine::doWake(int id, int waker_cpu, bool in_task, std::uint32_t wf, Task*
         p.t.on_rq = false;  // try_to_wake_up() set it; enqueue_entity() updates the sleeping entity first
         enqueueTask(cpu, id, true, d.migrated, from);
         emitEvent(EvKind::sched_wakeup, waker_cpu, p.t.pid, 0, cpu);
+        setBuddies(cpu, id, d.preempted_curr, false);
         if (d.preempted_curr) reschedCpu(cpu, waker_cpu);
     }
     m_metrics.cost_wakeup += wcost;
@@ -1177,8 +1224,12 @@ void Engine::onIpi(int cpu) {
         w.in_task = false;
         w.current_ptr = c.curr >= 0 ? &m_tasks[c.curr].t : &m_idleTasks[cpu];
         WakeCtx ctx{m_st, m_cfg.knobs, w, dummy, false};
-        // enqueue has already counted p: check_preempt_curr sees the CPU as the kernel does after activate_task.
-        if (c.curr < 0 || check_preempt_curr(ctx, p.t, cpu, 0, false, cpu)) resched = true;
+        // enqueue has already counted p: check_preempt_curr sees the CPU as the kernel does after activate_task;
+        // once one wakee preempts, curr has need_resched and the later ones leave the buddies alone.
+        m_st.rq[cpu].curr_need_resched = c.curr >= 0 && (c.need_resched || resched);
+        const bool pre = c.curr < 0 || check_preempt_curr(ctx, p.t, cpu, 0, false, cpu);
+        setBuddies(cpu, id, pre && !m_st.rq[cpu].curr_need_resched, false);
+        if (pre) resched = true;
     }
     m_st.rq[cpu].ttwu_pending = false;
     if (resched) {
@@ -1525,10 +1576,24 @@ int Engine::detachAttachTasks(LbEnv& env, int level) {
     // attach_tasks(): env->tasks was built with list_add, so the last detached comes first;
     // attach_task() = activate_task + check_preempt_curr.
     const MigrationCause cause = causeOf(dst, env.idle);
+    const int from = m_balancingOn >= 0 ? m_balancingOn : dst;
     for (auto it = detached.rbegin(); it != detached.rend(); ++it) {
         migrateTask(*it, src, dst, cause, dst);
         enqueueTask(dst, *it, false, true, src);
         m_metrics.lb_moved_tasks++;
+        Cpu& d = m_cpus[dst];
+        if (d.curr >= 0 && !d.need_resched) {  // attach_task(): check_preempt_curr() against a running curr
+            Decision dummy;
+            Waker w;
+            w.cpu = from;
+            w.in_task = false;
+            w.current_ptr = &m_tasks[d.curr].t;
+            WakeCtx ctx{m_st, m_cfg.knobs, w, dummy, false};
+            if (check_preempt_curr(ctx, m_tasks[*it].t, dst, 0, false, dst)) {
+                setBuddies(dst, *it, true, false);
+                reschedCpu(dst, from);
+            }
+        }
     }
     // check_preempt_curr on this CPU: an idle CPU reschedules (a newidle balance is already in schedule()).
     if (m_cpus[dst].curr < 0 && env.idle != IdleType::CPU_NEWLY_IDLE) reschedCpu(dst, m_balancingOn >= 0 ? m_balancingOn : dst);
@@ -1554,6 +1619,8 @@ bool Engine::canMigrateTask(const SimTask& p, LbEnv& env, int level) const {
     in.dst_nr_running = m_st.rq[env.dst_cpu].nr_running;
     in.sd_flags = sd.flags;
     in.wakee_placed = p.t.wakee_placed;
+    const int id = p.t.pid - 1000;  // spawn(): pid = 1000 + id
+    in.is_buddy = s.next_buddy == id || s.last_buddy == id;  // CACHE_HOT_BUDDY
     const bool hot = task_hot(m_st, m_cfg.knobs, in);
     return can_migrate_hot(hot, env.nr_balance_failed, sd.cache_nice_tries);
 }
@@ -1871,6 +1938,7 @@ int Engine::spawn(std::uint16_t workload, const std::string& comm, int mm, int p
     attachLoadAvg(m_cpus[cpu], p);
     enqueueTask(cpu, id, false, false, pcpu);
     p.wake_time = m_now;
+    setBuddies(cpu, id, d.preempted_curr, true);
     if (d.preempted_curr) reschedCpu(cpu, pcpu);
     if (parent >= 0) {
         const CostModel& cm = m_cfg.cost;

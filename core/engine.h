@@ -344,6 +344,8 @@ private:
     void onIpi(int cpu);
     void onTimer(int id, std::uint32_t gen);
     void onSample();
+    void setBuddies(int cpu, int id, bool preempted, bool fork);
+    int pickNextEntity(int cpu);
     void feedSteadyState();
     void doWake(int id, int waker_cpu, bool in_task, std::uint32_t wf, Task* waker);
     void checkPreemptTick(int cpu);

@@ -75,6 +75,7 @@ struct Metrics {
     std::uint64_t newidle_calls = 0;
     std::uint64_t nohz_kicks = 0;
     std::uint64_t idle_ticks = 0;  ///< ticks on idle CPUs whose tick the governor kept
+    std::uint64_t buddy_picks = 0;  ///< pick_next_entity() chose a next/last buddy over the leftmost
     std::uint64_t tick_preempt = 0;
     std::array<std::uint64_t, 16> stage0{};
     std::array<std::uint64_t, 32> stage1{};

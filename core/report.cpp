@@ -90,8 +90,8 @@ std::string runReportText(const Scenario& s, const RunResult& r) {
                      m.ttwu_wakelist, m.ttwu_remote_direct);
     o += fmt::format("  context switches {:>12} ({} involuntary)   wakeup preemptions {}   tick preemptions {}\n", m.ctx_switches,
                      m.involuntary_switches, m.wake_preempt, m.tick_preempt);
-    o += fmt::format("  idle-delay hits {}   claims {}   IPIs {}   nohz kicks {}   idle ticks {}\n", m.idle_delay_hits, m.claims, m.ipis,
-                     m.nohz_kicks, m.idle_ticks);
+    o += fmt::format("  idle-delay hits {}   claims {}   IPIs {}   nohz kicks {}   idle ticks {}   buddy picks {}\n", m.idle_delay_hits, m.claims,
+                     m.ipis, m.nohz_kicks, m.idle_ticks, m.buddy_picks);
     o += fmt::format("  load_balance: {} calls, {} balanced, {} failed, {} tasks moved; newidle entries {}\n", m.lb_calls, m.lb_balanced,
                      m.lb_failed, m.lb_moved_tasks, m.newidle_calls);
     o += "\nwakeups by reason (select_task_rq_fair -> select_idle_sibling)\n";
@@ -179,7 +179,7 @@ json runReportJson(const Scenario& s, const RunResult& r) {
                       {"idle_delay_hits", m.idle_delay_hits}, {"claims", m.claims}, {"tick_preempt", m.tick_preempt},
                       {"lb_calls", m.lb_calls}, {"lb_balanced", m.lb_balanced}, {"lb_failed", m.lb_failed},
                       {"lb_moved_tasks", m.lb_moved_tasks}, {"newidle_calls", m.newidle_calls}, {"nohz_kicks", m.nohz_kicks},
-                      {"idle_ticks", m.idle_ticks}};
+                      {"idle_ticks", m.idle_ticks}, {"buddy_picks", m.buddy_picks}};
     json reasons;
     forEachReason(m, [&](const char* stage, std::size_t, const char* name, std::uint64_t n) { reasons[stage][name] = n; });
     j["reasons"] = reasons;

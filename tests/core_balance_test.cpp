@@ -521,3 +521,25 @@ TEST(Reproduce, DirectionIsTheSignOfTheChangeWithA1PercentDeadBand) {
     c.published_patch = 49.2;
     EXPECT_TRUE(o.directionMatches());
 }
+
+// --- CFS buddies --------------------------------------------------------------------------
+
+// 6.1's check_preempt_wakeup() makes a wakee that preempts curr the next buddy (whatever
+// NEXT_BUDDY says), and pick_next_entity() runs it before the leftmost task when that is
+// not unfair (within wakeup_gran); the engine always picked the leftmost. Without wakeup
+// preemption there is no buddy to pick.
+TEST(BalanceEngine, AWakeeThatPreemptsIsPickedAsTheNextBuddy) {
+    const Scenario s = parseScenario(nlohmann::json{{"topology", "i7-4790"},
+                                                    {"workloads", nlohmann::json::array({{{"type", "hackbench"}, {"groups", 2}, {"fds", 10},
+                                                                                          {"threads", true}, {"pipe", true}, {"loops", 300}}})}},
+                                     "buddy.json", ".");
+    RunOptions o;
+    o.check_invariants = true;
+    Knobs k;
+    const RunResult a = runScenario(s, Variant{"A", k}, s.cost, o);
+    EXPECT_GT(a.engine->metrics().buddy_picks, 0u);
+    EXPECT_GT(a.engine->metrics().wake_preempt, a.engine->metrics().buddy_picks);
+    k.WAKEUP_PREEMPTION = false;
+    const RunResult b = runScenario(s, Variant{"B", k}, s.cost, o);
+    EXPECT_EQ(b.engine->metrics().buddy_picks, 0u);
+}
