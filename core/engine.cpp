@@ -1470,8 +1470,6 @@ redo:
             return 0;
         }
     }
-    const MigrationCause cause = causeOf(this_cpu, idle);
-    (void)cause;
     if (!ld_moved) {
         m_metrics.lb_failed++;
         // "Increment the failure counter only on periodic balance."
@@ -1501,6 +1499,15 @@ redo:
     return ld_moved;
 }
 
+// rq->cfs_tasks from the tail (the least recently enqueued or picked), curr included: the
+// order detach_tasks() and detach_one_task() walk.
+void Engine::cfsTasksTailFirst(int cpu, std::vector<int>& out) const {
+    const Cpu& c = m_cpus[cpu];
+    out = c.queue;
+    if (c.curr >= 0) out.push_back(c.curr);
+    std::sort(out.begin(), out.end(), [&](int a, int b) { return m_tasks[a].enq_seq < m_tasks[b].enq_seq; });
+}
+
 MigrationCause Engine::causeOf(int this_cpu, IdleType idle) const {
     if (idle == IdleType::CPU_NEWLY_IDLE) return MigrationCause::newidle;
     if (idle == IdleType::CPU_IDLE && this_cpu != m_stepCpu && m_cpus[this_cpu].curr < 0 && m_inNohz) return MigrationCause::nohz;
@@ -1518,13 +1525,10 @@ int Engine::detachAttachTasks(LbEnv& env, int level) {
     }
     if (env.imbalance <= 0) return 0;
     // cfs_tasks, tail first: curr and the queued tasks by their list position.
-    m_tmp = s.queue;
-    if (s.curr >= 0) m_tmp.push_back(s.curr);
-    std::sort(m_tmp.begin(), m_tmp.end(), [&](int a, int b) { return m_tasks[a].enq_seq < m_tasks[b].enq_seq; });
+    cfsTasksTailFirst(src, m_tmp);
     std::vector<int>& detached = m_tmp2;
     detached.clear();
     unsigned nr_running = m_st.rq[src].nr_running;
-    const SchedDomain& sd = *env.sd;
     for (int id : m_tmp) {
         // "We don't want to steal all, otherwise we may be treated likewise."
         if (env.idle != IdleType::CPU_NOT_IDLE && nr_running <= 1) break;
@@ -1538,7 +1542,7 @@ int Engine::detachAttachTasks(LbEnv& env, int level) {
             break;
         }
         SimTask& p = m_tasks[id];
-        bool ok = canMigrateTask(p, env, level);
+        bool ok = canMigrateTask(id, env, level);
         if (ok) {
             switch (env.migration_type) {
             case MigrationType::migrate_load: {
@@ -1571,7 +1575,6 @@ int Engine::detachAttachTasks(LbEnv& env, int level) {
         if (env.idle == IdleType::CPU_NEWLY_IDLE) break;
         if (env.imbalance <= 0) break;
     }
-    (void)sd;
     if (detached.empty()) return 0;
     // attach_tasks(): env->tasks was built with list_add, so the last detached comes first;
     // attach_task() = activate_task + check_preempt_curr.
@@ -1602,7 +1605,8 @@ int Engine::detachAttachTasks(LbEnv& env, int level) {
 
 // can_migrate_task(): affinity (clears LBF_ALL_PINNED), not running, not cache hot unless
 // balancing failed often enough; active balance moves anything that may run on dst.
-bool Engine::canMigrateTask(const SimTask& p, LbEnv& env, int level) const {
+bool Engine::canMigrateTask(int id, LbEnv& env, int level) const {
+    const SimTask& p = m_tasks[id];
     if (p.t.is_per_cpu_kthread()) return false;
     if (!p.t.cpus_ptr.test(env.dst_cpu)) {
         env.flags |= LBF_SOME_PINNED;
@@ -1610,7 +1614,7 @@ bool Engine::canMigrateTask(const SimTask& p, LbEnv& env, int level) const {
     }
     env.flags &= ~LBF_ALL_PINNED;
     const Cpu& s = m_cpus[env.src_cpu];
-    if (s.curr >= 0 && &m_tasks[s.curr] == &p) return false;  // task_on_cpu
+    if (s.curr == id) return false;  // task_on_cpu
     if (env.flags & LBF_ACTIVE_LB) return true;
     const SchedDomain& sd = m_st.sd->domains(env.dst_cpu)[std::size_t(level)];
     TaskHotInput in;
@@ -1619,7 +1623,6 @@ bool Engine::canMigrateTask(const SimTask& p, LbEnv& env, int level) const {
     in.dst_nr_running = m_st.rq[env.dst_cpu].nr_running;
     in.sd_flags = sd.flags;
     in.wakee_placed = p.t.wakee_placed;
-    const int id = p.t.pid - 1000;  // spawn(): pid = 1000 + id
     in.is_buddy = s.next_buddy == id || s.last_buddy == id;  // CACHE_HOT_BUDDY
     const bool hot = task_hot(m_st, m_cfg.knobs, in);
     return can_migrate_hot(hot, env.nr_balance_failed, sd.cache_nice_tries);
@@ -1634,9 +1637,7 @@ void Engine::activeBalance(int busiest, int dst) {
     // "Is there any task to move?": busiest_rq->nr_running <= 1 counts the stopper itself.
     if (m_st.rq[busiest].nr_running < 1) return;
     // The stopper runs: curr is put back (still on the rq, at its list position).
-    m_tmp = b.queue;
-    if (b.curr >= 0) m_tmp.push_back(b.curr);
-    std::sort(m_tmp.begin(), m_tmp.end(), [&](int a, int c) { return m_tasks[a].enq_seq < m_tasks[c].enq_seq; });
+    cfsTasksTailFirst(busiest, m_tmp);
     int id = -1;
     for (int t : m_tmp)
         if (m_tasks[t].t.cpus_ptr.test(dst) && !m_tasks[t].t.is_per_cpu_kthread()) {

@@ -364,7 +364,8 @@ private:
     void onIdleTick(int cpu);
     bool idleStopsTick(int cpu) const;
     int detachAttachTasks(LbEnv& env, int level);
-    bool canMigrateTask(const SimTask& p, LbEnv& env, int level) const;
+    bool canMigrateTask(int id, LbEnv& env, int level) const;
+    void cfsTasksTailFirst(int cpu, std::vector<int>& out) const;
     void activeBalance(int busiest, int dst);
     MigrationCause causeOf(int this_cpu, IdleType idle) const;
 
