@@ -708,8 +708,8 @@ int cliReproduce(const ReproduceArgs& a) {
         if (!known) throw InputError("reproduce", n, "no such claim (the claims: schedlab-cli reproduce --list)");
     }
     if (a.list) {
-        for (const Claim& c : seedClaims()) fmt::print("{:<22} {} vs {} on {}: {}\n", c.id, c.patch.label(), c.base.label(), c.scenario, c.source);
-        for (const auto& n : claimsNotRun()) fmt::print("{:<22} (not run yet) {}\n", n.id, n.source);
+        for (const Claim& c : seedClaims()) fmt::print("{:<30} {} vs {} on {}: {}\n", c.id, c.patch.label(), c.base.label(), c.scenario, c.source);
+        for (const auto& n : claimsNotRun()) fmt::print("{:<22} (not in the table) {}\n", n.id, n.source);
         return 0;
     }
     namespace fs = std::filesystem;

@@ -3,6 +3,7 @@
 
 #include "engine.h"
 #include "input_error.h"
+#include "topology_json.h"
 
 #include <fmt/format.h>
 
@@ -51,6 +52,115 @@ Claim aaron(int groups, const ClaimSide& patch, double base, double published) {
     c.published_patch = published;
     return c;
 }
+// Swapnil Sapkal (AMD, 2023-08), 2 x EPYC 9754 Bergamo (512 CPUs), 6.5.0-rc4: tbench MB/s
+// by client count, base / extend-idle (v1) / extend-idle + nr_running <= 4 (v2).
+Claim swapnilTbench(int clients, const char* variant, double base, double published) {
+    Claim c;
+    c.id = fmt::format("swapnil-tbench-c{}-{}", clients, variant);
+    c.source = fmt::format("Swapnil Sapkal 2023-08, 2 x EPYC 9754 Bergamo (512 CPUs), tbench {} clients, MB/s", clients);
+    c.scenario = "swapnil-tbench-bergamo.json";
+    // 0.5 s measured after the shipped 0.05 s warm-up: long enough for the steady-state
+    // detector's four 50 ms windows after the start-up.
+    c.set = {fmt::format("pairs={}", clients), "runtime_s=0.5"};
+    c.quick_set = {fmt::format("pairs={}", clients), "runtime_s=0.1"};
+    c.fixed_work = false;
+    c.base = side("baseline");
+    c.patch = side(fmt::format("idle-delay-{}", variant));
+    c.metric = "Throughput (MB/s)";
+    c.lower_is_better = false;
+    c.published_base = base;
+    c.published_patch = published;
+    return c;
+}
+
+// Shrikanth Hegde (IBM, 2023-07/08), POWER (likely Power10), classic schbench beside
+// stress-ng at 50 %: p99 wakeup latency (us) by message-thread count ("groups").
+Claim shrikanth(int mthreads, const char* variant, double base, double published) {
+    Claim c;
+    c.id = fmt::format("shrikanth-schbench-m{}-{}", mthreads, variant);
+    c.source = fmt::format("Shrikanth Hegde 2023, IBM POWER, schbench -m {} beside 50 % stress-ng, p99 latency (us)", mthreads);
+    c.scenario = "shrikanth-schbench-50pct-power10.json";
+    c.set = {fmt::format("message_threads={}", mthreads)};  // runtime as shipped: schbench's 30 s
+    c.quick_set = {fmt::format("message_threads={}", mthreads), "runtime_s=3"};
+    c.fixed_work = false;
+    c.base = side("baseline");
+    c.patch = side(fmt::format("idle-delay-{}", variant));
+    c.metric = "latency p99 (us)";
+    c.published_base = base;
+    c.published_patch = published;
+    return c;
+}
+
+// Swapnil Sapkal's "new schbench" (the 2023 RPS schbench) on the same Bergamo.
+Claim swapnilSchbench(int workers, const char* variant, const char* metric, const char* what, double base, double published) {
+    Claim c;
+    c.id = fmt::format("swapnil-schbench-w{}-{}-{}", workers, variant, what);
+    c.source = fmt::format("Swapnil Sapkal 2023-08, Bergamo (512 CPUs), new schbench -t {} (one message thread), {}", workers, metric);
+    c.scenario = "swapnil-schbench-bergamo.json";
+    c.set = {fmt::format("workers={}", workers)};  // runtime as shipped: 2 s, no warm-up
+    c.quick_set = {fmt::format("workers={}", workers), "runtime_s=0.3"};
+    c.fixed_work = false;
+    c.base = side("baseline");
+    c.patch = side(fmt::format("idle-delay-{}", variant));
+    c.metric = metric;
+    c.lower_is_better = std::string(metric).find("RPS") == std::string::npos;
+    c.published_base = base;
+    c.published_patch = published;
+    return c;
+}
+// Mike Galbraith's SIS_DEBOUNCE (2017-11, seed 004), i7-4790 desktop: tbench MB/s by
+// client count, master vs masterx (SIS_DEBOUNCE).
+Claim mikeTbench(int clients, double base, double published) {
+    Claim c;
+    c.id = fmt::format("mike-sis-debounce-tbench-c{}", clients);
+    c.source = fmt::format("Mike Galbraith 2017-11, i7-4790 (8 CPUs), tbench {} clients, MB/s, master vs SIS_DEBOUNCE (4.14)", clients);
+    c.scenario = "mike-sis-debounce-tbench-i7-4790.json";
+    c.set = {fmt::format("pairs={}", clients)};  // 0.5 s measured, as shipped
+    c.quick_set = {fmt::format("pairs={}", clients), "runtime_s=0.1"};
+    c.fixed_work = false;
+    c.base = side("baseline");
+    c.patch = side("sis-debounce");
+    c.metric = "Throughput (MB/s)";
+    c.lower_is_better = false;
+    c.published_base = base;
+    c.published_patch = published;
+    return c;
+}
+
+// Atish Patra's claim_wakeup (2017-11, seed 004), 20 cores / 40 CPUs x86: schbench -m 2 -t N
+// for 180 s, base vs +pcpu (the claim), mean of runs.
+Claim atish(int workers, const char* metric, const char* what, double base, double published) {
+    Claim c;
+    c.id = fmt::format("atish-claim-wakeup-w{}-{}", workers, what);
+    c.source = fmt::format("Atish Patra 2017-11, x86 20 cores / 40 CPUs, schbench -m 2 -t {} -r 180, {}, base vs claim (4.14)", workers, metric);
+    c.scenario = "atish-claim-wakeup-schbench-20c40t.json";
+    c.set = {fmt::format("workers={}", workers)};  // 180 s, as shipped
+    c.quick_set = {fmt::format("workers={}", workers), "runtime_s=10"};
+    c.fixed_work = false;
+    c.base = side("baseline");
+    c.patch = side("claim-wakeup");
+    c.metric = metric;
+    c.published_base = base;
+    c.published_patch = published;
+    return c;
+}
+
+// Mike Galbraith (2023-04-29): 8 tbench pairs on an i7-4790, WA_WEIGHT off vs on (6.1's default).
+Claim waWeight(const char* metric, const char* what, double base, double published) {
+    Claim c;
+    c.id = fmt::format("wa-weight-stacking-{}", what);
+    c.source = fmt::format("Mike Galbraith 2023-04-29, i7-4790 (8 CPUs), tbench 8 pairs, {}, WA_WEIGHT off vs on", metric);
+    c.scenario = "mike-wa-weight-tbench-i7-4790.json";
+    c.quick_set = {"runtime_s=0.1"};
+    c.fixed_work = false;
+    c.base = side("baseline", {"WA_WEIGHT=0"});
+    c.patch = side("baseline");
+    c.metric = metric;
+    c.lower_is_better = std::string(metric).find("Throughput") == std::string::npos;
+    c.published_base = base;
+    c.published_patch = published;
+    return c;
+}
 }  // namespace
 
 const std::vector<Claim>& seedClaims() {
@@ -66,6 +176,49 @@ const std::vector<Claim>& seedClaims() {
         const int groups[] = {10, 20, 32};
         for (int i = 0; i < 3; ++i) v.push_back(aaron(groups[i], side("idle-delay-v2"), base[i], v2[i]));
         for (int i = 0; i < 3; ++i) v.push_back(aaron(groups[i], side("baseline", {}, {"tg_ratelimit_ns=1000000"}), base[i], tg[i]));
+        // tbench: the rows where a variant moved by 10 % or more (workloads.md 4.1).
+        v.push_back(swapnilTbench(1, "v2", 386.07, 463.49));
+        v.push_back(swapnilTbench(2, "v1", 718.40, 856.37));
+        v.push_back(swapnilTbench(8, "v1", 2716.56, 3000.02));
+        v.push_back(swapnilTbench(64, "v1", 22079.03, 19161.30));
+        v.push_back(swapnilTbench(64, "v2", 22079.03, 16773.73));
+        v.push_back(swapnilTbench(128, "v1", 41051.13, 29923.57));
+        v.push_back(swapnilTbench(128, "v2", 41051.13, 22510.13));
+        v.push_back(swapnilTbench(512, "v1", 130673.33, 76581.40));
+        v.push_back(swapnilTbench(512, "v2", 130673.33, 69152.47));
+        // new schbench: p99 wakeup latency and RPS where they moved.
+        v.push_back(swapnilSchbench(256, "v1", "wakeup lat p99 (us)", "wakeup-p99", 102, 48));
+        v.push_back(swapnilSchbench(512, "v1", "wakeup lat p99 (us)", "wakeup-p99", 20704, 23200));
+        v.push_back(swapnilSchbench(512, "v2", "RPS p50", "rps", 36800, 33728));
+        // classic schbench beside stress-ng: v1 at every count, v2 where he measured it.
+        const int m[] = {1, 2, 4, 8, 16, 32};
+        const double sb[] = {1969, 2055, 2484, 3942, 5048, 8444}, sv1[] = {2165, 3144, 3756, 5496, 6728, 9104};
+        for (int i = 0; i < 6; ++i) v.push_back(shrikanth(m[i], "v1", sb[i], sv1[i]));
+        const double sv2[] = {3708, 4032, 5568, 10352};
+        for (int i = 0; i < 4; ++i) v.push_back(shrikanth(m[i + 2], "v2", sb[i + 2], sv2[i]));
+        // The older patches of seed 004, applied to 6.1 as knobs.
+        const int mc[] = {1, 2, 4, 8, 16};
+        const double mb[] = {772, 1207, 1829, 3516, 3440}, mx[] = {811, 1466, 1959, 3737, 3670};
+        for (int i = 0; i < 5; ++i) v.push_back(mikeTbench(mc[i], mb[i], mx[i]));
+        {
+            Claim c;
+            c.id = "mike-sis-debounce-hackbench";
+            c.source = "Mike Galbraith 2017-11, i7-4790 (8 CPUs), hackbench -l 10000 (10 groups, processes, sockets), master vs SIS_DEBOUNCE (4.14)";
+            c.scenario = "mike-sis-debounce-hackbench-i7-4790.json";
+            c.quick_loops = 1000;
+            c.base = side("baseline");
+            c.patch = side("sis-debounce");
+            c.published_base = 5.954;
+            c.published_patch = 5.840;
+            v.push_back(c);
+        }
+        v.push_back(atish(10, "latency max (us)", "max", 3026.8, 523));
+        v.push_back(atish(19, "latency max (us)", "max", 16457, 12985.4));
+        v.push_back(atish(20, "latency p99 (us)", "p99", 145.4, 133));
+        // "throughput unchanged (~3607 MB/s) but max latency jumps from ~3.85 ms to 14-29 ms":
+        // the low end of the range as the published figure.
+        v.push_back(waWeight("Throughput (MB/s)", "tput", 3607, 3607));
+        v.push_back(waWeight("max latency (ms)", "maxlat", 3.85, 14));
         return v;
     }();
     return claims;
@@ -73,34 +226,47 @@ const std::vector<Claim>& seedClaims() {
 
 const std::vector<ClaimNotRun>& claimsNotRun() {
     static const std::vector<ClaimNotRun> v = {
-        {"swapnil-tbench", "Swapnil Sapkal 2023-08, 2 x EPYC 9754 Bergamo (512 CPUs), tbench 1-2048 clients",
-         "not in the table yet: needs one run per client count (swapnil-tbench-bergamo.json runs one)"},
-        {"swapnil-hackbench", "Swapnil Sapkal 2023-08, Bergamo, hackbench 1-16 groups", "not in the table yet: no shipped scenario"},
-        {"shrikanth-schbench", "Shrikanth Hegde 2023, POWER10, schbench beside 50 % stress-ng",
-         "not in the table yet: p99 by message-thread count (shrikanth-schbench-50pct-power10.json runs one count)"},
-        {"mike-sis-debounce", "Mike Galbraith, SIS_DEBOUNCE tbench", "not in the table yet"},
-        {"atish-claim-wakeup", "Atish Patra 2017, claim_wakeup schbench", "not in the table yet"},
-        {"wa-weight-stacking", "the WA_WEIGHT stacking case", "not in the table yet"},
+        {"swapnil-tbench-1024+", "Swapnil Sapkal 2023-08, Bergamo, tbench 1024 and 2048 clients",
+         "not in the table yet: 2048-4096 tasks on 512 CPUs take minutes per run on this engine (issue 13)"},
+        {"swapnil-hackbench", "Swapnil Sapkal 2023-08, Bergamo, hackbench 1-16 groups",
+         "not in the table: his mail gives no hackbench command line (fds, loops, threads or processes), so no scenario can claim to be his run"},
     };
     return v;
 }
 
-std::string ClaimRun::key() const { return fmt::format("{}|{}|{}", scenario, loops, side.label()); }
+std::string ClaimRun::key() const {
+    std::string k = fmt::format("{}|{}|{}", scenario, loops, side.label());
+    for (const auto& s : set) k += "|" + s;
+    return k;
+}
 
 ClaimRun claimRun(const Claim& c, bool patch, bool quick) {
     ClaimRun r;
     r.scenario = c.scenario;
     r.loops = quick && c.quick_loops ? c.quick_loops : c.loops;
+    r.set = quick && !c.quick_set.empty() ? c.quick_set : c.set;
     r.side = patch ? c.patch : c.base;
     return r;
 }
 
 PreparedRun prepareClaimRun(const ClaimRun& r, const std::string& scenariosDir) {
     const std::string path = (std::filesystem::path(scenariosDir) / r.scenario).string();
-    PreparedRun p{loadScenario(path), {}, {}};
+    nlohmann::json doc = parseJsonOrThrow(readFileOrThrow(path), path);
+    if (!doc.is_object() || !doc.contains("workloads") || !doc["workloads"].is_array() || doc["workloads"].empty() ||
+        !doc["workloads"][0].is_object())
+        throw InputError(path, "workloads", "a claim needs at least one workload object");
+    nlohmann::json& w0 = doc["workloads"][0];
     if (r.loops > 0)
-        for (auto& w : p.scenario.workloads)
-            if (auto* h = std::get_if<HackbenchParams>(&w)) h->loops = r.loops;
+        for (auto& w : doc["workloads"])
+            if (w.is_object() && w.contains("loops")) w["loops"] = r.loops;
+    for (const auto& kv : r.set) {
+        const auto eq = kv.find('=');
+        if (eq == std::string::npos || eq == 0) throw InputError(path, "workloads[0]", fmt::format("bad override \"{}\"", kv));
+        const nlohmann::json v = nlohmann::json::parse(kv.substr(eq + 1), nullptr, false);
+        w0[kv.substr(0, eq)] = v.is_discarded() ? nlohmann::json(kv.substr(eq + 1)) : v;
+    }
+    const std::string base = std::filesystem::path(path).parent_path().string();
+    PreparedRun p{parseScenario(doc, path, base.empty() ? "." : base), {}, {}};
     try {
         p.variant.knobs = Knobs::preset(r.side.preset);
         for (const auto& kv : r.side.knobs) {
@@ -143,13 +309,13 @@ ClaimOutcome evaluateClaim(const Claim& c, const RunResult& base, const RunResul
     };
     o.base = metric(base);
     o.patch = metric(patch);
-    auto fill = [](const RunResult& r, bool& steady, double& from, double& job, double& busy, double& migr_s, std::uint64_t& migr,
+    auto fill = [&c](const RunResult& r, bool& steady, double& from, double& job, double& busy, double& migr_s, std::uint64_t& migr,
                    double& tg, double& refill) {
         const Metrics& m = r.engine->metrics();
         const SteadyResult s = m.steady.result();
         steady = s.reached;
         from = s.reached ? double(s.from_ns) / 1e9 : -1;
-        job = s.steadyJobTime();
+        job = c.fixed_work ? s.steadyJobTime() : -1;
         busy = s.busy_cpus;
         migr_s = s.migrations_per_s;
         migr = m.migrationsTotal();
@@ -174,6 +340,8 @@ std::string si(double v) {
 }
 std::string pct(double a, double b) { return a != 0 ? fmt::format("{:+.0f} %", (b - a) / a * 100) : "new"; }
 std::string steadyWord(bool s, double from) { return s ? fmt::format("from {:.2f} s", from) : "NOT steady"; }
+// A figure with four significant digits, whole numbers from 1000 on: 1.986, 43, 718.4, 130673.
+std::string fig(double v) { return std::fabs(v) >= 1000 ? fmt::format("{:.0f}", v) : fmt::format("{:.4g}", v); }
 }  // namespace
 
 std::string reproduceTable(const std::vector<ClaimOutcome>& out, bool quick, double wall_s) {
@@ -182,22 +350,25 @@ std::string reproduceTable(const std::vector<ClaimOutcome>& out, bool quick, dou
     o += quick ? "# --quick: shorter runs (start-up, mostly not at steady state): the directions here are NOT results\n"
                : "# full runs: every figure is the tool's whole-run figure; 'steady' says where each run settled\n";
     o += fmt::format("# {} claims run in {:.0f} s of wall time\n\n", out.size(), wall_s);
-    o += fmt::format("{:<22} {:<23} {:<26} {}\n", "claim", "published", "schedlab", "direction");
+    o += fmt::format("{:<30} {:<27} {:<27} {}\n", "claim", "published", "schedlab", "direction");
     int match = 0;
     for (const auto& c : out) {
         const Claim& k = *c.claim;
-        const std::string pub = fmt::format("{:g} -> {:g} ({:+.0f} %)", k.published_base, k.published_patch, c.publishedChange());
-        const std::string sim = fmt::format("{:.3f} -> {:.3f} ({:+.0f} %)", c.base, c.patch, c.change());
+        const std::string pub = fmt::format("{} -> {} ({:+.0f} %)", fig(k.published_base), fig(k.published_patch), c.publishedChange());
+        const std::string sim = fmt::format("{} -> {} ({:+.0f} %)", fig(c.base), fig(c.patch), c.change());
         const bool ok = c.directionMatches();
         match += ok;
-        o += fmt::format("{:<22} {:<23} {:<26} {}\n", k.id, pub, sim, ok ? "matches" : "DOES NOT match");
+        o += fmt::format("{:<30} {:<27} {:<27} {}\n", k.id, pub, sim, ok ? "matches" : "DOES NOT match");
     }
     o += fmt::format("\n{} of {} claims go the published way{}.\n", match, out.size(), quick ? " (quick runs)" : "");
     o += "\nwhy (base -> patch): busy CPUs and migrations/s from the steady state (or the last windows), whole-run migrations,\n"
          "idle-delay hits, CPU time in tg->load_avg updates and cache refills, where each run settled\n";
     for (const auto& c : out) {
         const Claim& k = *c.claim;
-        o += fmt::format("{}: {} vs {}, {} ({})\n", k.id, k.patch.label(), k.base.label(), k.metric, k.source);
+        std::string sets;
+        for (const auto& kv : quick && !k.quick_set.empty() ? k.quick_set : k.set) sets += " " + kv;
+        o += fmt::format("{}: {} vs {}, {} ({}){}\n", k.id, k.patch.label(), k.base.label(), k.metric, k.source,
+                         sets.empty() ? "" : " [" + sets.substr(1) + "]");
         o += fmt::format("  busy CPUs {:.0f} -> {:.0f}; migrations/s {} -> {} ({}); migrations {} -> {} ({})\n", c.base_busy, c.patch_busy,
                          si(c.base_migr_s), si(c.patch_migr_s), pct(c.base_migr_s, c.patch_migr_s), si(double(c.base_migrations)),
                          si(double(c.patch_migrations)), pct(double(c.base_migrations), double(c.patch_migrations)));
@@ -209,8 +380,8 @@ std::string reproduceTable(const std::vector<ClaimOutcome>& out, bool quick, dou
                              pct(c.base_job_at_steady, c.patch_job_at_steady));
         o += "\n";
     }
-    o += "\nnot run yet:\n";
-    for (const auto& n : claimsNotRun()) o += fmt::format("  {:<20} {}: {}\n", n.id, n.source, n.why);
+    o += "\nnot in the table:\n";
+    for (const auto& n : claimsNotRun()) o += fmt::format("  {:<22} {}: {}\n", n.id, n.source, n.why);
     return o;
 }
 
@@ -223,6 +394,8 @@ nlohmann::json reproduceJson(const std::vector<ClaimOutcome>& out, bool quick, d
                           {"source", k.source},
                           {"scenario", k.scenario},
                           {"loops", quick && k.quick_loops ? k.quick_loops : k.loops},
+                          {"workload", quick && !k.quick_set.empty() ? k.quick_set : k.set},
+                          {"lower_is_better", k.lower_is_better},
                           {"base", k.base.label()},
                           {"patch", k.patch.label()},
                           {"metric", k.metric},

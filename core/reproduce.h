@@ -28,9 +28,15 @@ struct Claim {
     std::string scenario;  ///< a file of resources/scenarios/
     int loops = 0;         ///< hackbench -l of the full run (0: as shipped)
     int quick_loops = 0;   ///< --quick (0: as the full run)
+    /// The first workload's keys as the claim's row needs them (name=value, a JSON value:
+    /// "pairs=128", "message_threads=4"), for the full run and for --quick (empty: as the full run).
+    std::vector<std::string> set, quick_set;
     ClaimSide base, patch;
     std::string metric = "Time (s)";  ///< a headline label of the scenario's first workload
     bool lower_is_better = true;
+    /// The job is a fixed amount of work (hackbench), so its time at the steady rate means
+    /// something; a run for a fixed time (tbench, schbench) has none.
+    bool fixed_work = true;
     double published_base = 0, published_patch = 0;
 };
 
@@ -46,13 +52,14 @@ const std::vector<ClaimNotRun>& claimsNotRun();
 struct ClaimRun {
     std::string scenario;
     int loops = 0;
+    std::vector<std::string> set;  ///< the first workload's overrides (Claim::set)
     ClaimSide side;
     std::string key() const;
 };
 ClaimRun claimRun(const Claim& c, bool patch, bool quick);
 
-/// The scenario and variant of a run: the shipped file with the loop count and the side's
-/// knobs and cost overrides applied. Errors are InputErrors naming the file or the knob.
+/// The scenario and variant of a run: the shipped file with the loop count, the workload
+/// overrides and the side's knobs and cost overrides applied. Errors are InputErrors naming the file or the knob.
 struct PreparedRun {
     Scenario scenario;
     Variant variant;

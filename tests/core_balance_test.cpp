@@ -498,8 +498,23 @@ TEST(Reproduce, EveryClaimRunsOnAShippedScenarioWithValidKnobsAndCosts) {
                     for (const auto& w : p.scenario.workloads)
                         if (const auto* h = std::get_if<HackbenchParams>(&w)) EXPECT_EQ(h->loops, r.loops) << c.id;
                 if (patch && !c.patch.cost.empty()) EXPECT_NE(p.cost.diffFrom(p.scenario.cost).size(), 0u) << c.id;
+                // The row's workload overrides reach the parsed workload.
+                for (const auto& kv : r.set) {
+                    const std::string k = kv.substr(0, kv.find('='));
+                    const double v = std::stod(kv.substr(kv.find('=') + 1));
+                    const auto& w = p.scenario.workloads.front();
+                    double got = -1;
+                    if (const auto* pp = std::get_if<PingPongParams>(&w)) got = k == "pairs" ? pp->pairs : k == "runtime_s" ? pp->runtime_s : -1;
+                    if (const auto* sp = std::get_if<SchbenchParams>(&w))
+                        got = k == "workers" ? sp->workers : k == "message_threads" ? sp->message_threads : k == "runtime_s" ? sp->runtime_s : -1;
+                    EXPECT_EQ(got, v) << c.id << " " << kv;
+                }
             }
+        // A claim's two sides differ only in the variant.
+        EXPECT_EQ(claimRun(c, false, false).set, claimRun(c, true, false).set) << c.id;
     }
+    // Rows of one sweep are different runs (the override is part of a run's key).
+    EXPECT_NE(claimRun(seedClaims()[12], false, false).key(), claimRun(seedClaims()[13], false, false).key());
     // The six Mathieu claims share one baseline run per length; Aaron's share one per group count.
     EXPECT_LT(keys.size(), 4 * seedClaims().size());
     EXPECT_EQ(claimRun(seedClaims()[0], false, false).key(), claimRun(seedClaims()[1], false, false).key());
