@@ -739,13 +739,14 @@ int cliReproduce(const ReproduceArgs& a) {
     }
     SimArgs sa;
     sa.jobs = a.jobs;
+    sa.seed = a.seed;
     const auto t0 = std::chrono::steady_clock::now();
     std::vector<RunResult> results = runJobs(jobs, sa, labels);
     const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     std::vector<ClaimOutcome> out;
     for (std::size_t i = 0; i < claims.size(); ++i) out.push_back(evaluateClaim(*claims[i], results[sides[i].first], results[sides[i].second]));
-    fmt::print("{}", reproduceTable(out, a.quick, wall));
-    if (!a.jsonOut.empty()) writeFileAtomic(a.jsonOut, reproduceJson(out, a.quick, wall).dump(2) + "\n");
+    fmt::print("{}", reproduceTable(out, a.quick, wall, a.seed));
+    if (!a.jsonOut.empty()) writeFileAtomic(a.jsonOut, reproduceJson(out, a.quick, wall, a.seed).dump(2) + "\n");
     return 0;
 }
 

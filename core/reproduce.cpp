@@ -52,114 +52,84 @@ Claim aaron(int groups, const ClaimSide& patch, double base, double published) {
     c.published_patch = published;
     return c;
 }
-// Swapnil Sapkal (AMD, 2023-08), 2 x EPYC 9754 Bergamo (512 CPUs), 6.5.0-rc4: tbench MB/s
-// by client count, base / extend-idle (v1) / extend-idle + nr_running <= 4 (v2).
-Claim swapnilTbench(int clients, const char* variant, double base, double published) {
+// One row of a published table whose benchmark runs for a fixed time (tbench, schbench):
+// the shipped scenario with the row's workload keys (`set`; `quick` for --quick), baseline
+// against `patch` (or `base`), the row's metric. Throughput and RPS are better higher.
+Claim timedRow(std::string id, std::string source, std::string scenario, std::vector<std::string> set, std::vector<std::string> quick,
+               ClaimSide patch, std::string metric, double base, double published, ClaimSide baseSide = side("baseline")) {
     Claim c;
-    c.id = fmt::format("swapnil-tbench-c{}-{}", clients, variant);
-    c.source = fmt::format("Swapnil Sapkal 2023-08, 2 x EPYC 9754 Bergamo (512 CPUs), tbench {} clients, MB/s", clients);
-    c.scenario = "swapnil-tbench-bergamo.json";
-    // 0.5 s measured after the shipped 0.05 s warm-up: long enough for the steady-state
-    // detector's four 50 ms windows after the start-up.
-    c.set = {fmt::format("pairs={}", clients), "runtime_s=0.5"};
-    c.quick_set = {fmt::format("pairs={}", clients), "runtime_s=0.1"};
+    c.id = std::move(id);
+    c.source = std::move(source);
+    c.scenario = std::move(scenario);
+    c.set = std::move(set);
+    c.quick_set = std::move(quick);
     c.fixed_work = false;
-    c.base = side("baseline");
-    c.patch = side(fmt::format("idle-delay-{}", variant));
-    c.metric = "Throughput (MB/s)";
-    c.lower_is_better = false;
+    c.base = std::move(baseSide);
+    c.patch = std::move(patch);
+    c.lower_is_better = metric.find("Throughput") == std::string::npos && metric.find("RPS") == std::string::npos;
+    c.metric = std::move(metric);
     c.published_base = base;
     c.published_patch = published;
     return c;
+}
+
+// Swapnil Sapkal (AMD, 2023-08), 2 x EPYC 9754 Bergamo (512 CPUs), 6.5.0-rc4: tbench MB/s
+// by client count, base / extend-idle (v1) / extend-idle + nr_running <= 4 (v2). 0.5 s
+// measured after the shipped 0.05 s warm-up: long enough for the steady-state detector's
+// four 50 ms windows after the start-up.
+Claim swapnilTbench(int clients, const char* variant, double base, double published) {
+    return timedRow(fmt::format("swapnil-tbench-c{}-{}", clients, variant),
+                    fmt::format("Swapnil Sapkal 2023-08, 2 x EPYC 9754 Bergamo (512 CPUs), tbench {} clients, MB/s", clients),
+                    "swapnil-tbench-bergamo.json", {fmt::format("pairs={}", clients), "runtime_s=0.5"},
+                    {fmt::format("pairs={}", clients), "runtime_s=0.1"}, side(fmt::format("idle-delay-{}", variant)), "Throughput (MB/s)",
+                    base, published);
 }
 
 // Shrikanth Hegde (IBM, 2023-07/08), POWER (likely Power10), classic schbench beside
-// stress-ng at 50 %: p99 wakeup latency (us) by message-thread count ("groups").
+// stress-ng at 50 %: p99 wakeup latency (us) by message-thread count ("groups"); schbench's
+// 30 s as shipped.
 Claim shrikanth(int mthreads, const char* variant, double base, double published) {
-    Claim c;
-    c.id = fmt::format("shrikanth-schbench-m{}-{}", mthreads, variant);
-    c.source = fmt::format("Shrikanth Hegde 2023, IBM POWER, schbench -m {} beside 50 % stress-ng, p99 latency (us)", mthreads);
-    c.scenario = "shrikanth-schbench-50pct-power10.json";
-    c.set = {fmt::format("message_threads={}", mthreads)};  // runtime as shipped: schbench's 30 s
-    c.quick_set = {fmt::format("message_threads={}", mthreads), "runtime_s=3"};
-    c.fixed_work = false;
-    c.base = side("baseline");
-    c.patch = side(fmt::format("idle-delay-{}", variant));
-    c.metric = "latency p99 (us)";
-    c.published_base = base;
-    c.published_patch = published;
-    return c;
+    return timedRow(fmt::format("shrikanth-schbench-m{}-{}", mthreads, variant),
+                    fmt::format("Shrikanth Hegde 2023, IBM POWER, schbench -m {} beside 50 % stress-ng, p99 latency (us)", mthreads),
+                    "shrikanth-schbench-50pct-power10.json", {fmt::format("message_threads={}", mthreads)},
+                    {fmt::format("message_threads={}", mthreads), "runtime_s=3"}, side(fmt::format("idle-delay-{}", variant)),
+                    "latency p99 (us)", base, published);
 }
 
-// Swapnil Sapkal's "new schbench" (the 2023 RPS schbench) on the same Bergamo.
+// Swapnil Sapkal's "new schbench" (the 2023 RPS schbench) on the same Bergamo; 2 s as shipped.
 Claim swapnilSchbench(int workers, const char* variant, const char* metric, const char* what, double base, double published) {
-    Claim c;
-    c.id = fmt::format("swapnil-schbench-w{}-{}-{}", workers, variant, what);
-    c.source = fmt::format("Swapnil Sapkal 2023-08, Bergamo (512 CPUs), new schbench -t {} (one message thread), {}", workers, metric);
-    c.scenario = "swapnil-schbench-bergamo.json";
-    c.set = {fmt::format("workers={}", workers)};  // runtime as shipped: 2 s, no warm-up
-    c.quick_set = {fmt::format("workers={}", workers), "runtime_s=0.3"};
-    c.fixed_work = false;
-    c.base = side("baseline");
-    c.patch = side(fmt::format("idle-delay-{}", variant));
-    c.metric = metric;
-    c.lower_is_better = std::string(metric).find("RPS") == std::string::npos;
-    c.published_base = base;
-    c.published_patch = published;
-    return c;
+    return timedRow(fmt::format("swapnil-schbench-w{}-{}-{}", workers, variant, what),
+                    fmt::format("Swapnil Sapkal 2023-08, Bergamo (512 CPUs), new schbench -t {} (one message thread), {}", workers, metric),
+                    "swapnil-schbench-bergamo.json", {fmt::format("workers={}", workers)},
+                    {fmt::format("workers={}", workers), "runtime_s=0.3"}, side(fmt::format("idle-delay-{}", variant)), metric, base,
+                    published);
 }
+
 // Mike Galbraith's SIS_DEBOUNCE (2017-11, seed 004), i7-4790 desktop: tbench MB/s by
-// client count, master vs masterx (SIS_DEBOUNCE).
+// client count, master vs masterx (SIS_DEBOUNCE); 0.5 s measured as shipped.
 Claim mikeTbench(int clients, double base, double published) {
-    Claim c;
-    c.id = fmt::format("mike-sis-debounce-tbench-c{}", clients);
-    c.source = fmt::format("Mike Galbraith 2017-11, i7-4790 (8 CPUs), tbench {} clients, MB/s, master vs SIS_DEBOUNCE (4.14)", clients);
-    c.scenario = "mike-sis-debounce-tbench-i7-4790.json";
-    c.set = {fmt::format("pairs={}", clients)};  // 0.5 s measured, as shipped
-    c.quick_set = {fmt::format("pairs={}", clients), "runtime_s=0.1"};
-    c.fixed_work = false;
-    c.base = side("baseline");
-    c.patch = side("sis-debounce");
-    c.metric = "Throughput (MB/s)";
-    c.lower_is_better = false;
-    c.published_base = base;
-    c.published_patch = published;
-    return c;
+    return timedRow(fmt::format("mike-sis-debounce-tbench-c{}", clients),
+                    fmt::format("Mike Galbraith 2017-11, i7-4790 (8 CPUs), tbench {} clients, MB/s, master vs SIS_DEBOUNCE (4.14)", clients),
+                    "mike-sis-debounce-tbench-i7-4790.json", {fmt::format("pairs={}", clients)},
+                    {fmt::format("pairs={}", clients), "runtime_s=0.1"}, side("sis-debounce"), "Throughput (MB/s)", base, published);
 }
 
 // Atish Patra's claim_wakeup (2017-11, seed 004), 20 cores / 40 CPUs x86: schbench -m 2 -t N
-// for 180 s, base vs +pcpu (the claim), mean of runs.
+// for 180 s (as shipped), base vs +pcpu (the claim), mean of runs.
 Claim atish(int workers, const char* metric, const char* what, double base, double published) {
-    Claim c;
-    c.id = fmt::format("atish-claim-wakeup-w{}-{}", workers, what);
-    c.source = fmt::format("Atish Patra 2017-11, x86 20 cores / 40 CPUs, schbench -m 2 -t {} -r 180, {}, base vs claim (4.14)", workers, metric);
-    c.scenario = "atish-claim-wakeup-schbench-20c40t.json";
-    c.set = {fmt::format("workers={}", workers)};  // 180 s, as shipped
-    c.quick_set = {fmt::format("workers={}", workers), "runtime_s=10"};
-    c.fixed_work = false;
-    c.base = side("baseline");
-    c.patch = side("claim-wakeup");
-    c.metric = metric;
-    c.published_base = base;
-    c.published_patch = published;
-    return c;
+    return timedRow(fmt::format("atish-claim-wakeup-w{}-{}", workers, what),
+                    fmt::format("Atish Patra 2017-11, x86 20 cores / 40 CPUs, schbench -m 2 -t {} -r 180, {}, base vs claim (4.14)", workers,
+                                metric),
+                    "atish-claim-wakeup-schbench-20c40t.json", {fmt::format("workers={}", workers)},
+                    {fmt::format("workers={}", workers), "runtime_s=10"}, side("claim-wakeup"), metric, base, published);
 }
 
 // Mike Galbraith (2023-04-29): 8 tbench pairs on an i7-4790, WA_WEIGHT off vs on (6.1's default).
 Claim waWeight(const char* metric, const char* what, double base, double published) {
-    Claim c;
-    c.id = fmt::format("wa-weight-stacking-{}", what);
-    c.source = fmt::format("Mike Galbraith 2023-04-29, i7-4790 (8 CPUs), tbench 8 pairs, {}, WA_WEIGHT off vs on", metric);
-    c.scenario = "mike-wa-weight-tbench-i7-4790.json";
-    c.quick_set = {"runtime_s=0.1"};
-    c.fixed_work = false;
-    c.base = side("baseline", {"WA_WEIGHT=0"});
-    c.patch = side("baseline");
-    c.metric = metric;
-    c.lower_is_better = std::string(metric).find("Throughput") == std::string::npos;
-    c.published_base = base;
-    c.published_patch = published;
-    return c;
+    return timedRow(fmt::format("wa-weight-stacking-{}", what),
+                    fmt::format("Mike Galbraith 2023-04-29, i7-4790 (8 CPUs), tbench 8 pairs, {}, WA_WEIGHT off vs on", metric),
+                    "mike-wa-weight-tbench-i7-4790.json", {}, {"runtime_s=0.1"}, side("baseline"), metric, base, published,
+                    side("baseline", {"WA_WEIGHT=0"}));
 }
 }  // namespace
 
@@ -326,7 +296,10 @@ ClaimOutcome evaluateClaim(const Claim& c, const RunResult& base, const RunResul
          o.base_refill_ms);
     fill(patch, o.patch_steady, o.patch_steady_from, o.patch_job_at_steady, o.patch_busy, o.patch_migr_s, o.patch_migrations,
          o.patch_tg_ms, o.patch_refill_ms);
-    o.patch_idle_delay_hits = patch.engine->metrics().idle_delay_hits;
+    const Metrics& pm = patch.engine->metrics();
+    o.patch_idle_delay_hits = pm.idle_delay_hits;
+    o.patch_claims = pm.claims;
+    o.patch_debounce = pm.stage1[std::size_t(Stage1::DEBOUNCE_PLACED)] + pm.stage1[std::size_t(Stage1::DEBOUNCE_COLD_LLC)];
     return o;
 }
 
@@ -344,12 +317,13 @@ std::string steadyWord(bool s, double from) { return s ? fmt::format("from {:.2f
 std::string fig(double v) { return std::fabs(v) >= 1000 ? fmt::format("{:.0f}", v) : fmt::format("{:.4g}", v); }
 }  // namespace
 
-std::string reproduceTable(const std::vector<ClaimOutcome>& out, bool quick, double wall_s) {
+std::string reproduceTable(const std::vector<ClaimOutcome>& out, bool quick, double wall_s, std::optional<std::uint64_t> seed) {
     std::string o;
     o += "# schedlab reproduce: the seed threads' claims (shared/spec/workloads.md 4), each on its shipped scenario\n";
     o += quick ? "# --quick: shorter runs (start-up, mostly not at steady state): the directions here are NOT results\n"
                : "# full runs: every figure is the tool's whole-run figure; 'steady' says where each run settled\n";
-    o += fmt::format("# {} claims run in {:.0f} s of wall time\n\n", out.size(), wall_s);
+    o += fmt::format("# {} claims run in {:.0f} s of wall time; {}\n\n", out.size(), wall_s,
+                     seed ? fmt::format("seed {} for every run (--seed)", *seed) : std::string("each scenario's own seed (1 in the shipped ones)"));
     o += fmt::format("{:<30} {:<27} {:<27} {}\n", "claim", "published", "schedlab", "direction");
     int match = 0;
     for (const auto& c : out) {
@@ -372,7 +346,11 @@ std::string reproduceTable(const std::vector<ClaimOutcome>& out, bool quick, dou
         o += fmt::format("  busy CPUs {:.0f} -> {:.0f}; migrations/s {} -> {} ({}); migrations {} -> {} ({})\n", c.base_busy, c.patch_busy,
                          si(c.base_migr_s), si(c.patch_migr_s), pct(c.base_migr_s, c.patch_migr_s), si(double(c.base_migrations)),
                          si(double(c.patch_migrations)), pct(double(c.base_migrations), double(c.patch_migrations)));
-        o += fmt::format("  idle-delay hits {}; tg_load_avg {:.0f} -> {:.0f} ms; cache refill {:.0f} -> {:.0f} ms; steady: {} / {}", si(double(c.patch_idle_delay_hits)),
+        // The patch's own mechanism, where it has one the counters show.
+        std::string own = fmt::format("idle-delay hits {}", si(double(c.patch_idle_delay_hits)));
+        if (c.patch_claims > 0) own += fmt::format(", claims {}", si(double(c.patch_claims)));
+        if (c.patch_debounce > 0) own += fmt::format(", debounce placements {}", si(double(c.patch_debounce)));
+        o += fmt::format("  {}; tg_load_avg {:.0f} -> {:.0f} ms; cache refill {:.0f} -> {:.0f} ms; steady: {} / {}", own,
                          c.base_tg_ms, c.patch_tg_ms, c.base_refill_ms, c.patch_refill_ms, steadyWord(c.base_steady, c.base_steady_from),
                          steadyWord(c.patch_steady, c.patch_steady_from));
         if (c.base_job_at_steady > 0 && c.patch_job_at_steady > 0)
@@ -385,7 +363,7 @@ std::string reproduceTable(const std::vector<ClaimOutcome>& out, bool quick, dou
     return o;
 }
 
-nlohmann::json reproduceJson(const std::vector<ClaimOutcome>& out, bool quick, double wall_s) {
+nlohmann::json reproduceJson(const std::vector<ClaimOutcome>& out, bool quick, double wall_s, std::optional<std::uint64_t> seed) {
     using nlohmann::json;
     json claims = json::array();
     for (const auto& c : out) {
@@ -408,12 +386,14 @@ nlohmann::json reproduceJson(const std::vector<ClaimOutcome>& out, bool quick, d
                           {"migrations_per_s", {c.base_migr_s, c.patch_migr_s}},
                           {"migrations", {c.base_migrations, c.patch_migrations}},
                           {"idle_delay_hits", c.patch_idle_delay_hits},
+                          {"claims", c.patch_claims},
+                          {"debounce_placements", c.patch_debounce},
                           {"tg_load_avg_ms", {c.base_tg_ms, c.patch_tg_ms}},
                           {"cache_refill_ms", {c.base_refill_ms, c.patch_refill_ms}}});
     }
     json notRun = json::array();
     for (const auto& n : claimsNotRun()) notRun.push_back({{"id", n.id}, {"source", n.source}, {"why", n.why}});
-    return {{"quick", quick}, {"wall_s", wall_s}, {"claims", claims}, {"not_run", notRun}};
+    return {{"quick", quick}, {"wall_s", wall_s}, {"seed", seed ? nlohmann::json(*seed) : nlohmann::json(nullptr)}, {"claims", claims}, {"not_run", notRun}};
 }
 
 }  // namespace sched

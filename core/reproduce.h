@@ -9,6 +9,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -78,6 +79,8 @@ struct ClaimOutcome {
     double base_migr_s = 0, patch_migr_s = 0;                  ///< migrations per second (same)
     std::uint64_t base_migrations = 0, patch_migrations = 0;   ///< whole run
     std::uint64_t patch_idle_delay_hits = 0;
+    std::uint64_t patch_claims = 0;    ///< CPUs claimed (claim_wakeup)
+    std::uint64_t patch_debounce = 0;  ///< SIS_DEBOUNCE placements (DEBOUNCE_PLACED + DEBOUNCE_COLD_LLC)
     double base_tg_ms = 0, patch_tg_ms = 0;                    ///< CPU time in tg->load_avg updates
     double base_refill_ms = 0, patch_refill_ms = 0;            ///< CPU time refilling caches after migrations
     double publishedChange() const;  ///< %
@@ -89,7 +92,8 @@ ClaimOutcome evaluateClaim(const Claim& c, const RunResult& base, const RunResul
 
 /// The table: one line per claim (published, schedlab, direction), then the counters that
 /// explain each, then the claims not run. `quick`: shorter runs, marked as such.
-std::string reproduceTable(const std::vector<ClaimOutcome>& out, bool quick, double wall_s);
-nlohmann::json reproduceJson(const std::vector<ClaimOutcome>& out, bool quick, double wall_s);
+/// `seed`: the seed every run used (--seed), or none for each scenario's own.
+std::string reproduceTable(const std::vector<ClaimOutcome>& out, bool quick, double wall_s, std::optional<std::uint64_t> seed = {});
+nlohmann::json reproduceJson(const std::vector<ClaimOutcome>& out, bool quick, double wall_s, std::optional<std::uint64_t> seed = {});
 
 }  // namespace sched

@@ -139,10 +139,10 @@ expect_run(reproduce_missing_file 2 "^schedlab-cli: .*claims/mathieu-hackbench-e
 expect_run(reproduce_small 0 "claim +published +schedlab +direction.*aaron-g10-v2 +43 -> 32 \\(-26 %\\) +[0-9.]+ -> [0-9.]+ \\([-+][0-9]+ %\\) +(matches|DOES NOT match).*aaron-g10-tg-ratelimit +43 -> 37.*of 2 claims go the published way.*busy CPUs.*not in the table:" ARGS reproduce aaron-g10 --scenarios ${RC} --jobs 2 --json ${RC}/rep.json)
 # A row of a sweep (tbench clients): the claim's workload overrides are applied to the stand-in and named.
 file(WRITE ${RC}/swapnil-tbench-bergamo.json "{\"topology\":\"i7-4790\",\"workloads\":[{\"type\":\"tbench\",\"pairs\":64,\"runtime_s\":5}]}\n")
-expect_run(reproduce_override 0 "swapnil-tbench-c2-v1 +718.4 -> 856.4 \\(\\+19 %\\) +[0-9.]+ -> [0-9.]+.*swapnil-tbench-c2-v1: idle-delay-v1 vs baseline, Throughput \\(MB/s\\).*\\[pairs=2 runtime_s=0.1\\]" ARGS reproduce swapnil-tbench-c2 --quick --scenarios ${RC} --jobs 1 --json ${RC}/rep2.json)
+expect_run(reproduce_override 0 "seed 3 for every run.*swapnil-tbench-c2-v1 +718.4 -> 856.4 \\(\\+19 %\\) +[0-9.]+ -> [0-9.]+.*swapnil-tbench-c2-v1: idle-delay-v1 vs baseline, Throughput \\(MB/s\\).*\\[pairs=2 runtime_s=0.1\\]" ARGS reproduce swapnil-tbench-c2 --quick --seed 3 --scenarios ${RC} --jobs 1 --json ${RC}/rep2.json)
 file(READ ${RC}/rep2.json repj2)
 math(EXPR checks "${checks} + 1")
-if(NOT repj2 MATCHES "\"workload\": \\[[^\"]*\"pairs=2\"" OR NOT repj2 MATCHES "\"lower_is_better\": false")
+if(NOT repj2 MATCHES "\"workload\": \\[[^\"]*\"pairs=2\"" OR NOT repj2 MATCHES "\"lower_is_better\": false" OR NOT repj2 MATCHES "\"seed\": 3")
   message("FAIL reproduce_override_json: ${RC}/rep2.json")
   math(EXPR failures "${failures} + 1")
 endif()
