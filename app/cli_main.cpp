@@ -229,7 +229,8 @@ int main(int argc, char** argv) {
     reproduce->add_flag("--quick", rep.quick, "shorter runs (start-up only, marked as such): a few minutes instead of half an hour");
     reproduce->add_flag("--list", rep.list, "list the claims and exit");
     reproduce->add_option("--json", rep.jsonOut, "write the table as JSON to FILE");
-    reproduce->add_option("--seed", rep.seed, "every run's RNG seed (default: each scenario's own, 1 for the shipped ones): a direction that flips with the seed is not a result");
+    reproduce->add_option("--seed", rep.seeds, "RNG seed of every run, or a list (1,2,3): each claim runs with each seed and matches only when all go the published way (default: each scenario's own, 1 in the shipped ones)")
+        ->delimiter(',');
     reproduce->add_option("--scenarios", rep.scenarios, "the shipped scenarios' directory (default: the source tree's resources/scenarios)");
     auto* demo = app.add_subcommand("demo", "explain a few wakeups on a 2-socket machine");
 

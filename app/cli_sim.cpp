@@ -715,22 +715,33 @@ int cliReproduce(const ReproduceArgs& a) {
     namespace fs = std::filesystem;
     const std::string dir = a.scenarios.empty() ? std::string(SCHEDLAB_SCENARIOS_DIR) : a.scenarios;
     if (!fs::is_directory(dir)) throw InputError(dir, "", "--scenarios: not a directory (the shipped resources/scenarios/)");
-    // Distinct runs, in claim order.
+    // Distinct runs, in claim order, once per seed (no seed: the scenario's own).
+    std::vector<std::optional<std::uint64_t>> seeds;
+    for (auto sd : a.seeds) seeds.push_back(sd);
+    if (seeds.empty()) seeds.push_back(std::nullopt);
     std::vector<std::string> keys;
     std::vector<ClaimRun> runs;
-    auto indexOf = [&](const ClaimRun& r) {
-        const std::string k = r.key();
+    std::vector<std::optional<std::uint64_t>> runSeed;
+    auto indexOf = [&](const ClaimRun& r, std::optional<std::uint64_t> seed) {
+        const std::string k = r.key() + (seed ? fmt::format("|seed={}", *seed) : "");
         for (std::size_t i = 0; i < keys.size(); ++i)
             if (keys[i] == k) return i;
         keys.push_back(k);
         runs.push_back(r);
+        runSeed.push_back(seed);
         return keys.size() - 1;
     };
-    std::vector<std::pair<std::size_t, std::size_t>> sides;
-    for (const Claim* c : claims) sides.push_back({indexOf(claimRun(*c, false, a.quick)), indexOf(claimRun(*c, true, a.quick))});
+    // sides[claim][seed]: the base and patch runs.
+    std::vector<std::vector<std::pair<std::size_t, std::size_t>>> sides(claims.size());
+    for (const auto& sd : seeds)
+        for (std::size_t i = 0; i < claims.size(); ++i)
+            sides[i].push_back({indexOf(claimRun(*claims[i], false, a.quick), sd), indexOf(claimRun(*claims[i], true, a.quick), sd)});
     std::vector<PreparedRun> prepared;
     prepared.reserve(runs.size());
-    for (const auto& r : runs) prepared.push_back(prepareClaimRun(r, dir));
+    for (std::size_t i = 0; i < runs.size(); ++i) {
+        prepared.push_back(prepareClaimRun(runs[i], dir));
+        if (runSeed[i]) prepared.back().scenario.seed = *runSeed[i];
+    }
     std::vector<SimJob> jobs;
     std::vector<std::string> labels;
     for (std::size_t i = 0; i < prepared.size(); ++i) {
@@ -739,14 +750,22 @@ int cliReproduce(const ReproduceArgs& a) {
     }
     SimArgs sa;
     sa.jobs = a.jobs;
-    sa.seed = a.seed;
     const auto t0 = std::chrono::steady_clock::now();
     std::vector<RunResult> results = runJobs(jobs, sa, labels);
     const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     std::vector<ClaimOutcome> out;
-    for (std::size_t i = 0; i < claims.size(); ++i) out.push_back(evaluateClaim(*claims[i], results[sides[i].first], results[sides[i].second]));
-    fmt::print("{}", reproduceTable(out, a.quick, wall, a.seed));
-    if (!a.jsonOut.empty()) writeFileAtomic(a.jsonOut, reproduceJson(out, a.quick, wall, a.seed).dump(2) + "\n");
+    for (std::size_t i = 0; i < claims.size(); ++i) {
+        ClaimOutcome o = evaluateClaim(*claims[i], results[sides[i][0].first], results[sides[i][0].second]);
+        if (a.seeds.size() > 1)
+            for (std::size_t k = 0; k < seeds.size(); ++k) {
+                const RunResult& b = results[sides[i][k].first];
+                const RunResult& p = results[sides[i][k].second];
+                o.seeds.push_back({*seeds[k], claimMetric(*claims[i], b), claimMetric(*claims[i], p)});
+            }
+        out.push_back(std::move(o));
+    }
+    fmt::print("{}", reproduceTable(out, a.quick, wall, a.seeds));
+    if (!a.jsonOut.empty()) writeFileAtomic(a.jsonOut, reproduceJson(out, a.quick, wall, a.seeds).dump(2) + "\n");
     return 0;
 }
 

@@ -58,7 +58,7 @@ struct ReproduceArgs {
     unsigned jobs = 0;
     bool quick = false, list = false;
     std::string jsonOut, scenarios;
-    std::optional<std::uint64_t> seed;  ///< every run's seed (default: each scenario's own)
+    std::vector<std::uint64_t> seeds;  ///< every claim runs with each (default: each scenario's own seed)
 };
 /// schedlab-cli reproduce: the seed threads' claims beside schedlab's figures (reproduce.h).
 int cliReproduce(const ReproduceArgs& a);

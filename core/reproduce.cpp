@@ -263,22 +263,35 @@ double ClaimOutcome::publishedChange() const {
     return claim->published_base != 0 ? (claim->published_patch - claim->published_base) / claim->published_base * 100 : 0;
 }
 double ClaimOutcome::change() const { return base != 0 ? (patch - base) / base * 100 : 0; }
-bool ClaimOutcome::directionMatches() const {
+bool sameDirection(double publishedPct, double changePct) {
     auto sign = [](double pct) { return std::fabs(pct) < 1.0 ? 0 : (pct > 0 ? 1 : -1); };
-    return sign(change()) == sign(publishedChange());
+    return sign(changePct) == sign(publishedPct);
+}
+bool ClaimOutcome::directionMatches() const { return sameDirection(publishedChange(), change()); }
+double SeedOutcome::change() const { return base != 0 ? (patch - base) / base * 100 : 0; }
+int ClaimOutcome::seedsMatching() const {
+    int n = 0;
+    for (const auto& s : seeds) n += sameDirection(publishedChange(), s.change());
+    return n;
+}
+bool ClaimOutcome::matchesEverySeed() const { return seeds.empty() ? directionMatches() : seedsMatching() == int(seeds.size()); }
+bool ClaimOutcome::flipsWithSeed() const {
+    const int m = seedsMatching();
+    return m > 0 && m < int(seeds.size());
+}
+
+double claimMetric(const Claim& c, const RunResult& r) {
+    for (const auto& rep : r.reports)
+        for (const auto& h : rep.headline)
+            if (h.label == c.metric) return h.value;
+    throw InputError(c.scenario, "", fmt::format("claim {}: the run reports no \"{}\"", c.id, c.metric));
 }
 
 ClaimOutcome evaluateClaim(const Claim& c, const RunResult& base, const RunResult& patch) {
     ClaimOutcome o;
     o.claim = &c;
-    auto metric = [&](const RunResult& r) {
-        for (const auto& rep : r.reports)
-            for (const auto& h : rep.headline)
-                if (h.label == c.metric) return h.value;
-        throw InputError(c.scenario, "", fmt::format("claim {}: the run reports no \"{}\"", c.id, c.metric));
-    };
-    o.base = metric(base);
-    o.patch = metric(patch);
+    o.base = claimMetric(c, base);
+    o.patch = claimMetric(c, patch);
     auto fill = [&c](const RunResult& r, bool& steady, double& from, double& job, double& busy, double& migr_s, std::uint64_t& migr,
                    double& tg, double& refill) {
         const Metrics& m = r.engine->metrics();
@@ -317,24 +330,39 @@ std::string steadyWord(bool s, double from) { return s ? fmt::format("from {:.2f
 std::string fig(double v) { return std::fabs(v) >= 1000 ? fmt::format("{:.0f}", v) : fmt::format("{:.4g}", v); }
 }  // namespace
 
-std::string reproduceTable(const std::vector<ClaimOutcome>& out, bool quick, double wall_s, std::optional<std::uint64_t> seed) {
+namespace {
+std::string seedsWord(const std::vector<std::uint64_t>& seeds) {
+    if (seeds.empty()) return "each scenario's own seed (1 in the shipped ones)";
+    std::string l;
+    for (auto sd : seeds) l += (l.empty() ? "" : ", ") + std::to_string(sd);
+    if (seeds.size() == 1) return fmt::format("seed {} for every run (--seed)", l);
+    return fmt::format("seeds {} (--seed): a claim matches only when every seed goes the published way; the figures are the first seed's", l);
+}
+}  // namespace
+
+std::string reproduceTable(const std::vector<ClaimOutcome>& out, bool quick, double wall_s, const std::vector<std::uint64_t>& seeds) {
     std::string o;
     o += "# schedlab reproduce: the seed threads' claims (shared/spec/workloads.md 4), each on its shipped scenario\n";
     o += quick ? "# --quick: shorter runs (start-up, mostly not at steady state): the directions here are NOT results\n"
                : "# full runs: every figure is the tool's whole-run figure; 'steady' says where each run settled\n";
-    o += fmt::format("# {} claims run in {:.0f} s of wall time; {}\n\n", out.size(), wall_s,
-                     seed ? fmt::format("seed {} for every run (--seed)", *seed) : std::string("each scenario's own seed (1 in the shipped ones)"));
+    o += fmt::format("# {} claims run in {:.0f} s of wall time; {}\n\n", out.size(), wall_s, seedsWord(seeds));
     o += fmt::format("{:<30} {:<27} {:<27} {}\n", "claim", "published", "schedlab", "direction");
-    int match = 0;
+    int match = 0, flips = 0;
     for (const auto& c : out) {
         const Claim& k = *c.claim;
         const std::string pub = fmt::format("{} -> {} ({:+.0f} %)", fig(k.published_base), fig(k.published_patch), c.publishedChange());
         const std::string sim = fmt::format("{} -> {} ({:+.0f} %)", fig(c.base), fig(c.patch), c.change());
-        const bool ok = c.directionMatches();
+        const bool ok = c.matchesEverySeed();
         match += ok;
-        o += fmt::format("{:<30} {:<27} {:<27} {}\n", k.id, pub, sim, ok ? "matches" : "DOES NOT match");
+        flips += c.flipsWithSeed();
+        std::string dir = ok ? "matches" : "DOES NOT match";
+        if (c.seeds.size() > 1) dir = c.flipsWithSeed() ? fmt::format("FLIPS with the seed ({} of {})", c.seedsMatching(), c.seeds.size())
+                                                       : fmt::format("{} ({} seeds)", dir, c.seeds.size());
+        o += fmt::format("{:<30} {:<27} {:<27} {}\n", k.id, pub, sim, dir);
     }
-    o += fmt::format("\n{} of {} claims go the published way{}.\n", match, out.size(), quick ? " (quick runs)" : "");
+    o += fmt::format("\n{} of {} claims go the published way{}{}.\n", match, out.size(), seeds.size() > 1 ? " with every seed" : "",
+                     quick ? " (quick runs)" : "");
+    if (seeds.size() > 1) o += fmt::format("{} claims flip with the seed: their direction is not a result.\n", flips);
     o += "\nwhy (base -> patch): busy CPUs and migrations/s from the steady state (or the last windows), whole-run migrations,\n"
          "idle-delay hits, CPU time in tg->load_avg updates and cache refills, where each run settled\n";
     for (const auto& c : out) {
@@ -357,13 +385,18 @@ std::string reproduceTable(const std::vector<ClaimOutcome>& out, bool quick, dou
             o += fmt::format("; at the steady rate {:.3f} -> {:.3f} s ({})", c.base_job_at_steady, c.patch_job_at_steady,
                              pct(c.base_job_at_steady, c.patch_job_at_steady));
         o += "\n";
+        if (c.seeds.size() > 1) {
+            o += "  change by seed:";
+            for (const auto& sd : c.seeds) o += fmt::format(" {}: {:+.0f} %", sd.seed, sd.change());
+            o += "\n";
+        }
     }
     o += "\nnot in the table:\n";
     for (const auto& n : claimsNotRun()) o += fmt::format("  {:<22} {}: {}\n", n.id, n.source, n.why);
     return o;
 }
 
-nlohmann::json reproduceJson(const std::vector<ClaimOutcome>& out, bool quick, double wall_s, std::optional<std::uint64_t> seed) {
+nlohmann::json reproduceJson(const std::vector<ClaimOutcome>& out, bool quick, double wall_s, const std::vector<std::uint64_t>& seeds) {
     using nlohmann::json;
     json claims = json::array();
     for (const auto& c : out) {
@@ -379,7 +412,15 @@ nlohmann::json reproduceJson(const std::vector<ClaimOutcome>& out, bool quick, d
                           {"metric", k.metric},
                           {"published", {{"base", k.published_base}, {"patch", k.published_patch}, {"change_pct", c.publishedChange()}}},
                           {"schedlab", {{"base", c.base}, {"patch", c.patch}, {"change_pct", c.change()}}},
-                          {"direction_matches", c.directionMatches()},
+                          {"direction_matches", c.matchesEverySeed()},
+                          {"flips_with_seed", c.flipsWithSeed()},
+                          {"seeds", [&] {
+                               json a = json::array();
+                               for (const auto& sd : c.seeds)
+                                   a.push_back({{"seed", sd.seed}, {"base", sd.base}, {"patch", sd.patch}, {"change_pct", sd.change()},
+                                                {"direction_matches", sameDirection(c.publishedChange(), sd.change())}});
+                               return a;
+                           }()},
                           {"steady", {{"base", c.base_steady}, {"patch", c.patch_steady}, {"base_from_s", c.base_steady_from},
                                       {"patch_from_s", c.patch_steady_from}}},
                           {"busy_cpus", {c.base_busy, c.patch_busy}},
@@ -393,7 +434,7 @@ nlohmann::json reproduceJson(const std::vector<ClaimOutcome>& out, bool quick, d
     }
     json notRun = json::array();
     for (const auto& n : claimsNotRun()) notRun.push_back({{"id", n.id}, {"source", n.source}, {"why", n.why}});
-    return {{"quick", quick}, {"wall_s", wall_s}, {"seed", seed ? nlohmann::json(*seed) : nlohmann::json(nullptr)}, {"claims", claims}, {"not_run", notRun}};
+    return {{"quick", quick}, {"wall_s", wall_s}, {"seeds", seeds}, {"claims", claims}, {"not_run", notRun}};
 }
 
 }  // namespace sched

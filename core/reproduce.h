@@ -9,7 +9,6 @@
 
 #include <nlohmann/json.hpp>
 
-#include <optional>
 #include <string>
 #include <vector>
 
@@ -68,6 +67,13 @@ struct PreparedRun {
 };
 PreparedRun prepareClaimRun(const ClaimRun& r, const std::string& scenariosDir);
 
+/// One seed's figures of a claim (reproduce --seed 1,2,3).
+struct SeedOutcome {
+    std::uint64_t seed = 0;
+    double base = 0, patch = 0;  ///< the metric
+    double change() const;        ///< %
+};
+
 /// What one claim came to.
 struct ClaimOutcome {
     const Claim* claim = nullptr;
@@ -87,13 +93,23 @@ struct ClaimOutcome {
     double change() const;           ///< %
     /// The same sign of change as published (a change under 1 % on either side counts as none).
     bool directionMatches() const;
+    /// Every seed run, when the claim ran with several (--seed 1,2,3); the first is the one above.
+    std::vector<SeedOutcome> seeds;
+    int seedsMatching() const;      ///< seeds whose direction matches (of seeds.size(); 0 or 1 without seeds)
+    bool matchesEverySeed() const;  ///< directionMatches() for every seed run (the first alone without seeds)
+    bool flipsWithSeed() const;     ///< some seeds match and some do not: not a result
 };
+/// The same sign of change (in %) as published; a change under 1 % on either side counts as none.
+bool sameDirection(double publishedPct, double changePct);
+/// The claim's metric in one run (an InputError when the run does not report it).
+double claimMetric(const Claim& c, const RunResult& r);
 ClaimOutcome evaluateClaim(const Claim& c, const RunResult& base, const RunResult& patch);
 
 /// The table: one line per claim (published, schedlab, direction), then the counters that
 /// explain each, then the claims not run. `quick`: shorter runs, marked as such.
-/// `seed`: the seed every run used (--seed), or none for each scenario's own.
-std::string reproduceTable(const std::vector<ClaimOutcome>& out, bool quick, double wall_s, std::optional<std::uint64_t> seed = {});
-nlohmann::json reproduceJson(const std::vector<ClaimOutcome>& out, bool quick, double wall_s, std::optional<std::uint64_t> seed = {});
+/// `seeds`: the seeds every claim ran with (--seed), empty for each scenario's own. With
+/// several, a claim matches only when every seed goes the published way.
+std::string reproduceTable(const std::vector<ClaimOutcome>& out, bool quick, double wall_s, const std::vector<std::uint64_t>& seeds = {});
+nlohmann::json reproduceJson(const std::vector<ClaimOutcome>& out, bool quick, double wall_s, const std::vector<std::uint64_t>& seeds = {});
 
 }  // namespace sched

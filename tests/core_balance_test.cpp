@@ -537,6 +537,29 @@ TEST(Reproduce, DirectionIsTheSignOfTheChangeWithA1PercentDeadBand) {
     EXPECT_TRUE(o.directionMatches());
 }
 
+TEST(Reproduce, SeveralSeedsMatchOnlyWhenEverySeedGoesThePublishedWay) {
+    Claim c;
+    c.published_base = 49;
+    c.published_patch = 34;  // -31 %
+    ClaimOutcome o;
+    o.claim = &c;
+    o.base = 2.0;
+    o.patch = 1.0;
+    EXPECT_TRUE(o.matchesEverySeed());  // one seed: its own direction
+    EXPECT_FALSE(o.flipsWithSeed());
+    o.seeds = {{1, 2.0, 1.0}, {2, 2.0, 1.5}, {3, 2.0, 2.0}};  // -50 %, -25 %, 0 %
+    EXPECT_EQ(o.seedsMatching(), 2);
+    EXPECT_FALSE(o.matchesEverySeed());
+    EXPECT_TRUE(o.flipsWithSeed());
+    o.seeds[2].patch = 1.9;  // -5 %
+    EXPECT_TRUE(o.matchesEverySeed());
+    EXPECT_FALSE(o.flipsWithSeed());
+    for (auto& sd : o.seeds) sd.patch = 2.5;  // +25 % everywhere: consistently wrong, not a flip
+    EXPECT_EQ(o.seedsMatching(), 0);
+    EXPECT_FALSE(o.matchesEverySeed());
+    EXPECT_FALSE(o.flipsWithSeed());
+}
+
 // --- CFS buddies --------------------------------------------------------------------------
 
 // 6.1's check_preempt_wakeup() makes a wakee that preempts curr the next buddy (whatever
