@@ -156,6 +156,10 @@ const std::vector<Claim>& seedClaims() {
         v.push_back(swapnilTbench(128, "v2", 41051.13, 22510.13));
         v.push_back(swapnilTbench(512, "v1", 130673.33, 76581.40));
         v.push_back(swapnilTbench(512, "v2", 130673.33, 69152.47));
+        v.push_back(swapnilTbench(1024, "v1", 133323.67, 114910.67));
+        v.push_back(swapnilTbench(1024, "v2", 133323.67, 107728.67));
+        v.push_back(swapnilTbench(2048, "v1", 143674.33, 123842.67));
+        v.push_back(swapnilTbench(2048, "v2", 143674.33, 107202.00));
         // new schbench: p99 wakeup latency and RPS where they moved.
         v.push_back(swapnilSchbench(256, "v1", "wakeup lat p99 (us)", "wakeup-p99", 102, 48));
         v.push_back(swapnilSchbench(512, "v1", "wakeup lat p99 (us)", "wakeup-p99", 20704, 23200));
@@ -196,8 +200,6 @@ const std::vector<Claim>& seedClaims() {
 
 const std::vector<ClaimNotRun>& claimsNotRun() {
     static const std::vector<ClaimNotRun> v = {
-        {"swapnil-tbench-1024+", "Swapnil Sapkal 2023-08, Bergamo, tbench 1024 and 2048 clients",
-         "not in the table yet: 2048-4096 tasks on 512 CPUs take minutes per run on this engine (issue 13)"},
         {"swapnil-hackbench", "Swapnil Sapkal 2023-08, Bergamo, hackbench 1-16 groups",
          "not in the table: his mail gives no hackbench command line (fds, loops, threads or processes), so no scenario can claim to be his run"},
     };

@@ -132,7 +132,7 @@ expect_run(sweep_bad_value 2 "--vary: idle_delay_max_running" ARGS sweep ${T}/sm
 set(RC ${T}/claims)
 file(MAKE_DIRECTORY ${RC})
 file(WRITE ${RC}/aaron-hackbench-spr-g10.json "{\"topology\":\"i7-4790\",\"seed\":2,\"workloads\":[{\"type\":\"hackbench\",\"groups\":2,\"fds\":4,\"loops\":30,\"threads\":true,\"pipe\":true}]}\n")
-expect_run(reproduce_list 0 "mathieu-v2-k4 .*aaron-g32-tg-ratelimit.*swapnil-tbench-c512-v2 .*shrikanth-schbench-m32-v2 .*swapnil-hackbench +\\(not in the table\\)" ARGS reproduce --list)
+expect_run(reproduce_list 0 "mathieu-v2-k4 .*aaron-g32-tg-ratelimit.*swapnil-tbench-c2048-v2 .*shrikanth-schbench-m32-v2 .*swapnil-hackbench +\\(not in the table\\)" ARGS reproduce --list)
 expect_run(reproduce_unknown 2 "^schedlab-cli: reproduce: nope: no such claim" ARGS reproduce nope)
 expect_run(reproduce_no_dir 2 "^schedlab-cli: .*nonexistent: --scenarios: not a directory" ARGS reproduce aaron-g10 --scenarios ${T}/nonexistent)
 expect_run(reproduce_missing_file 2 "^schedlab-cli: .*claims/mathieu-hackbench-epyc-9654.json: cannot open file" ARGS reproduce mathieu-v1 --scenarios ${RC})
