@@ -147,19 +147,19 @@ const std::vector<Claim>& seedClaims() {
         for (int i = 0; i < 3; ++i) v.push_back(aaron(groups[i], side("idle-delay-v2"), base[i], v2[i]));
         for (int i = 0; i < 3; ++i) v.push_back(aaron(groups[i], side("baseline", {}, {"tg_ratelimit_ns=1000000"}), base[i], tg[i]));
         // tbench: the rows where a variant moved by 10 % or more (workloads.md 4.1).
-        v.push_back(swapnilTbench(1, "v2", 386.07, 463.49));
-        v.push_back(swapnilTbench(2, "v1", 718.40, 856.37));
-        v.push_back(swapnilTbench(8, "v1", 2716.56, 3000.02));
-        v.push_back(swapnilTbench(64, "v1", 22079.03, 19161.30));
-        v.push_back(swapnilTbench(64, "v2", 22079.03, 16773.73));
-        v.push_back(swapnilTbench(128, "v1", 41051.13, 29923.57));
-        v.push_back(swapnilTbench(128, "v2", 41051.13, 22510.13));
-        v.push_back(swapnilTbench(512, "v1", 130673.33, 76581.40));
-        v.push_back(swapnilTbench(512, "v2", 130673.33, 69152.47));
-        v.push_back(swapnilTbench(1024, "v1", 133323.67, 114910.67));
-        v.push_back(swapnilTbench(1024, "v2", 133323.67, 107728.67));
-        v.push_back(swapnilTbench(2048, "v1", 143674.33, 123842.67));
-        v.push_back(swapnilTbench(2048, "v2", 143674.33, 107202.00));
+        struct TbenchRow {
+            int clients;
+            const char* variant;
+            double base, published;
+        };
+        static constexpr TbenchRow tbench[] = {
+            {1, "v2", 386.07, 463.49},          {2, "v1", 718.40, 856.37},          {8, "v1", 2716.56, 3000.02},
+            {64, "v1", 22079.03, 19161.30},     {64, "v2", 22079.03, 16773.73},     {128, "v1", 41051.13, 29923.57},
+            {128, "v2", 41051.13, 22510.13},    {512, "v1", 130673.33, 76581.40},   {512, "v2", 130673.33, 69152.47},
+            {1024, "v1", 133323.67, 114910.67}, {1024, "v2", 133323.67, 107728.67}, {2048, "v1", 143674.33, 123842.67},
+            {2048, "v2", 143674.33, 107202.00},
+        };
+        for (const auto& r : tbench) v.push_back(swapnilTbench(r.clients, r.variant, r.base, r.published));
         // new schbench: p99 wakeup latency and RPS where they moved.
         v.push_back(swapnilSchbench(256, "v1", "wakeup lat p99 (us)", "wakeup-p99", 102, 48));
         v.push_back(swapnilSchbench(512, "v1", "wakeup lat p99 (us)", "wakeup-p99", 20704, 23200));

@@ -79,9 +79,7 @@ public:
 
     bool finished() const override { return m_finished; }
     double progress(const Engine& e) const override {
-        // Coalescing: the planned reads before the current event count (their effects are lazy).
-        auto* self = const_cast<Hackbench*>(this);
-        for (auto& c : self->m_chan) self->sync(e, c);
+        syncAll(e);  // the planned reads before the current event count
         const double total = double(std::int64_t(m_p.groups) * m_p.fds * m_p.fds * m_p.loops);
         double got = 0;
         for (const auto& c : m_chan) got += double(c.received);
@@ -114,9 +112,7 @@ public:
     }
 
     std::string checkInvariants(const Engine& e) const override {
-        // Planned steps before the current event first (their effects are lazy).
-        auto* self = const_cast<Hackbench*>(this);
-        for (auto& c : self->m_chan) self->sync(e, c);
+        syncAll(e);  // planned steps before the current event first
         std::int64_t sent = 0, recv = 0;
         for (int id : m_workers) {
             const SimTask& t = e.task(id);
@@ -307,7 +303,13 @@ private:
             m_plan[std::size_t(op.task)].bal++;
         }
     }
-    // Every plan with steps on this pipe (all after the current event, once synced) ends.
+    // Coalescing: every pipe's planned steps before the current event applied (their effects are
+    // lazy; a reader of the pipes' totals outside step() calls this first). Logically const.
+    void syncAll(const Engine& e) const {
+        auto* self = const_cast<Hackbench*>(this);
+        for (auto& c : self->m_chan) self->sync(e, c);
+    }
+        // Every plan with steps on this pipe (all after the current event, once synced) ends.
     void cutPlansOn(Engine& e, Channel& c) {
         m_cutTmp.clear();
         for (const auto& op : c.pend)
