@@ -312,8 +312,6 @@ private:
     void queueTick(int cpu);
     void dispatchEvent(const Ev& e);
     void setNow(std::int64_t t);
-    void bqSiftUp(std::size_t i);
-    void bqSiftDown(std::size_t i);
     void setBurst(int cpu, std::int64_t t);
     void clearBurst(int cpu);
 
@@ -399,13 +397,11 @@ private:
         bool operator==(const BtNode& o) const { return t == o.t && lo == o.lo; }
     };
     /// The pending burst end of `cpu` (t == INT64_MAX: none).
-    BtNode burstOf(int cpu) const {
-        const int pos = m_bqPos[std::size_t(cpu)];
-        return pos < 0 ? BtNode{std::numeric_limits<std::int64_t>::max(), std::uint64_t(cpu)} : m_bq[std::size_t(pos)];
-    }
-    std::vector<BtNode> m_bq;   ///< burst ends: indexed 4-ary min-heap (engine.cpp)
-    std::vector<int> m_bqPos;   ///< per CPU: its slot in m_bq, -1 none
-    std::size_t m_bqN = 0;      ///< bursts in m_bq
+    BtNode burstOf(int cpu) const { return m_wt[m_wtLeaves + std::size_t(cpu)]; }
+    void wtSet(int cpu, BtNode k);
+    std::vector<BtNode> m_wt;     ///< burst ends: a winner tree, root m_wt[1], CPU c's leaf m_wt[m_wtLeaves + c] (engine.cpp)
+    std::size_t m_wtLeaves = 1;   ///< leaves: the CPUs rounded up to a power of two
+    std::size_t m_bqN = 0;        ///< CPUs with a pending burst end
     std::vector<std::uint32_t> m_sibOff;  ///< SMT siblings of cpu c: m_sibFlat[m_sibOff[c] .. m_sibOff[c+1])
     std::vector<int> m_sibFlat;
     std::vector<std::uint8_t> m_busy;     ///< per CPU: curr >= 0 (what smtSpeed reads)

@@ -43,6 +43,7 @@ struct Channel {
     };
     std::vector<PendingOp> pend;
     int resW = 0, resR = 0;
+    int dead = 0;  ///< ops in pend whose plan ended before them (dropped when they come up or at a compaction)
 };
 
 class Hackbench final : public Workload {
@@ -220,10 +221,21 @@ public:
         r.end = e.nowKey();
         if (r.refs == 0) freeRec(pi.rec);
         pi.rec = -1;
-        if (t.role == kSender)
-            for (std::int64_t k = done; k < pi.ops; ++k) m_chan[std::size_t(chanOf(t, pi.a0 + k))].resW--;
-        else if (pi.ops > done)
-            m_chan[std::size_t(t.idx)].resR -= int(pi.ops - done);
+        if (t.role == kSender) {
+            for (std::int64_t k = done; k < pi.ops; ++k) {
+                Channel& c = m_chan[std::size_t(chanOf(t, pi.a0 + k))];
+                c.resW--;
+                c.dead++;
+            }
+            // Each pipe the dead writes are on (at most fds of them), once.
+            for (std::int64_t k = done; k < std::min<std::int64_t>(pi.ops, done + m_p.fds); ++k)
+                compactIfMostlyDead(m_chan[std::size_t(chanOf(t, pi.a0 + k))]);
+        } else if (pi.ops > done) {
+            Channel& c = m_chan[std::size_t(t.idx)];
+            c.resR -= int(pi.ops - done);
+            c.dead += int(pi.ops - done);
+            compactIfMostlyDead(c);
+        }
         pi.ops = 0;
     }
 
@@ -282,6 +294,24 @@ private:
         const Rec& r = m_rec[std::size_t(op.plan)];
         return !r.ended || Engine::keyBefore(op.key, r.end);
     }
+    // Drops the ops of ended plans from a pipe's heap once they are most of it: they would
+    // be dropped when they come up, but until then every heap operation pays for them (a
+    // sender's cut plan leaves up to thousands). Only dead ops go, so nothing that happens
+    // changes (the live ops keep their keys and come up in the same order).
+    void compactIfMostlyDead(Channel& c) {
+        if (c.dead < 16 || 2 * std::size_t(c.dead) < c.pend.size()) return;
+        const auto end = std::remove_if(c.pend.begin(), c.pend.end(), [&](const Channel::PendingOp& op) {
+            if (live(op)) return false;
+            Rec& r = m_rec[std::size_t(op.plan)];
+            if (--r.refs == 0) freeRec(op.plan);  // dead: its plan ended
+            return true;
+        });
+        if (std::size_t(c.pend.end() - end) != std::size_t(c.dead))
+            throw std::logic_error(fmt::format("hackbench: {} dead planned steps on a pipe, {} counted", c.pend.end() - end, c.dead));
+        c.pend.erase(end, c.pend.end());
+        std::make_heap(c.pend.begin(), c.pend.end(), Channel::Later{});
+        c.dead = 0;
+    }
     // Applies the planned steps on this pipe whose keys come before the current event.
     void sync(const Engine& e, Channel& c) {
         while (!c.pend.empty() && e.keyBeforeNow(c.pend.front().key)) {
@@ -291,7 +321,10 @@ private:
             const bool happens = live(op);
             Rec& r = m_rec[std::size_t(op.plan)];
             if (--r.refs == 0 && r.ended) freeRec(op.plan);
-            if (!happens) continue;
+            if (!happens) {
+                c.dead--;
+                continue;
+            }
             if (op.write) {
                 if (!tryWrite(c, false)) throw std::logic_error("hackbench: a planned write found its pipe full");
                 c.resW--;
