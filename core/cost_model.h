@@ -37,6 +37,7 @@ enum class CostTerm : std::uint8_t {
     tg_load_avg,       ///< tg->load_avg cache-line contention
     rq_lock,           ///< runqueue-lock contention on remote enqueues
     sis_scan,          ///< per-CPU cost of the idle scans
+    load_balance,      ///< newidle load_balance(): the CPU going idle pays it before running what it pulled
     count_
 };
 inline constexpr int kCostTerms = int(CostTerm::count_);
@@ -85,8 +86,11 @@ struct CostModel {
     std::int64_t fork_process = 60000;
     std::int64_t exit_cost = 10000;
     std::int64_t timer_slack = 50000;          ///< usleep overshoot
+    // Newidle balancing: one load_balance() of a domain, measured (sd->max_newidle_lb_cost).
+    std::int64_t lb_newidle_base = 2160;
+    std::int64_t lb_newidle_per_cpu = 51;      ///< per CPU of the domain's span
 
-    std::array<double, kCostTerms> scale{1, 1, 1, 1, 1, 1, 1, 1, 1, 1};
+    std::array<double, kCostTerms> scale{1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1};
 
     /// Defaults for a machine (by topology preset name / vendor); documented sources in cost_model.cpp.
     static CostModel forTopology(const Topology& t);

@@ -58,7 +58,8 @@ struct Engine::Cpu {
     std::vector<int> balance_interval;        ///< per domain (ms)
     std::vector<int> nr_balance_failed;       ///< per domain
     std::vector<NewidleStats> ni;             ///< per domain (NI_RANDOM)
-    std::vector<std::int64_t> max_newidle_lb_cost;  ///< per domain (ns)
+    std::vector<std::int64_t> max_newidle_lb_cost;  ///< per domain (ns): the largest newidle load_balance() cost, decayed
+    std::vector<std::int64_t> last_decay_max_lb_cost;  ///< per domain (jiffies)
     int llc = 0;                      ///< dense LLC index
     int switch_from = -1;             ///< task that just slept/exited here (sched_switch prev)
     char switch_state = 'S';
@@ -104,9 +105,10 @@ Engine::Engine(EngineConfig cfg)
         cpu.ni.assign(doms.size(), NewidleStats{});
         for (const auto& d : doms) {
             cpu.balance_interval.push_back(d.balance_interval);
-            // max_newidle_lb_cost: the kernel measures load_balance's duration; modelled as
-            // 2 us + 20 ns per CPU of the span (estimate).
-            cpu.max_newidle_lb_cost.push_back(2000 + 20 * std::int64_t(d.span_weight));
+            // sd_init() starts max_newidle_lb_cost at 0; a machine that has been up for a
+            // while has learned it: the cost of one newidle load_balance() of the domain
+            // (the cost model's load_balance term; update_newidle_cost() keeps it from there).
+            cpu.max_newidle_lb_cost.push_back(lbNewidleCost(d.span_weight));
         }
         Task& idle = m_idleTasks[c];
         idle.pid = 0;
@@ -155,6 +157,7 @@ Engine::Engine(EngineConfig cfg)
     for (int c = 0; c < m_nrCpus; ++c)
         if (SdShared* sh = m_st.llcShared(c)) sh->nr_busy_cpus = 0;
     m_st.jiffies = m_jiffies0;
+    for (auto& c : m_cpus) c.last_decay_max_lb_cost.assign(c.max_newidle_lb_cost.size(), m_jiffies0);
     if (const char* t = std::getenv("SCHEDLAB_TRACE_PID")) m_tracePid = std::atoi(t);  // debugging: print one task's decisions
 }
 
@@ -290,6 +293,9 @@ std::int64_t Engine::idleSince(int cpu) const {
     return c.curr < 0 ? c.idle_since : -1;
 }
 std::int64_t Engine::lastBalance(int cpu, int level) const { return m_cpus[std::size_t(cpu)].last_balance[std::size_t(level)]; }
+std::int64_t Engine::maxNewidleLbCost(int cpu, int level) const {
+    return m_cpus[std::size_t(cpu)].max_newidle_lb_cost[std::size_t(level)];
+}
 int Engine::balanceInterval(int cpu, int level) const { return m_cpus[std::size_t(cpu)].balance_interval[std::size_t(level)]; }
 int Engine::nrBalanceFailed(int cpu, int level) const { return m_cpus[std::size_t(cpu)].nr_balance_failed[std::size_t(level)]; }
 std::int64_t Engine::nextBalance(int cpu) const { return m_cpus[std::size_t(cpu)].next_balance; }
@@ -1646,8 +1652,16 @@ void Engine::rebalanceDomains(int cpu, IdleType idle) {
     std::int64_t next_balance = m_st.jiffies + 60 * hz;  // earliest time when we have to do rebalance again
     bool update_next_balance = false;
     const auto& doms = m_st.sd->domains(cpu);
+    bool need_decay = false;
+    std::int64_t max_cost = 0;
     for (int l = 0; l < int(doms.size()); ++l) {
-        if (!continue_balancing) break;  // another CPU of our group balances this level
+        // Decay the newidle max times here because this is a regular visit to all the domains.
+        need_decay = updateNewidleCost(c, l, 0);
+        max_cost += c.max_newidle_lb_cost[l];
+        if (!continue_balancing) {  // another CPU of our group balances this level
+            if (need_decay) continue;
+            break;
+        }
         std::int64_t interval = get_sd_balance_interval(doms[l], c.balance_interval[l], busy, hz, m_nrCpus);
         // SD_SERIALIZE: the `balancing` trylock always succeeds (one simulated CPU at a time).
         if (m_st.jiffies >= c.last_balance[l] + interval) {
@@ -1663,7 +1677,29 @@ void Engine::rebalanceDomains(int cpu, IdleType idle) {
             update_next_balance = true;
         }
     }
+    // Ensure the rq-wide value also decays but keep it at a reasonable floor
+    // (sysctl_sched_migration_cost, 0.5 ms) to avoid funnies with rq->avg_idle.
+    if (need_decay) m_st.rq[cpu].max_idle_balance_cost = std::max<std::int64_t>(500000, max_cost);
     if (update_next_balance) c.next_balance = next_balance;
+}
+
+// update_newidle_cost(): the largest cost seen; otherwise decayed by ~1 % once a second.
+bool Engine::updateNewidleCost(Cpu& c, int level, std::int64_t cost) {
+    std::int64_t& max = c.max_newidle_lb_cost[std::size_t(level)];
+    std::int64_t& last = c.last_decay_max_lb_cost[std::size_t(level)];
+    if (cost > max) {
+        max = cost;
+        last = m_st.jiffies;
+    } else if (m_st.jiffies > last + m_cfg.knobs.hz) {  // time_after(jiffies, last + HZ)
+        max = max * 253 / 256;
+        last = m_st.jiffies;
+        return true;
+    }
+    return false;
+}
+
+std::int64_t Engine::lbNewidleCost(int span_weight) const {
+    return m_cfg.cost.c(CostTerm::load_balance, m_cfg.cost.lb_newidle_base + m_cfg.cost.lb_newidle_per_cpu * std::int64_t(span_weight));
 }
 
 bool Engine::newidleBalance(int cpu) {
@@ -1686,6 +1722,7 @@ bool Engine::newidleBalance(int cpu) {
         if (rq.ttwu_pending || !rq.active) return false;  // returned before the out: label
         if (!doms.empty()) update_next(0);
     } else {
+        // The time load_balance() takes (t1 - t0 in the kernel) is the cost model's per domain.
         std::int64_t curr_cost = 0;
         bool cont = true;
         for (int l = 0; l < int(doms.size()); ++l) {
@@ -1696,11 +1733,21 @@ bool Engine::newidleBalance(int cpu) {
                 if (newidle_dice(m_cfg.knobs, c.ni[l], m_rng.next32(), &weight)) {
                     pulled = loadBalance(cpu, l, IdleType::CPU_NEWLY_IDLE, &cont);
                     if (m_cfg.knobs.NI_RANDOM && m_cfg.knobs.kernel == KernelVersion::V6_1) update_newidle_stats(c.ni[l], pulled ? weight : 0);
+                    const std::int64_t domain_cost = lbNewidleCost(doms[l].span_weight);
+                    updateNewidleCost(c, l, domain_cost);
+                    curr_cost += domain_cost;
                 }
-                curr_cost += c.max_newidle_lb_cost[l];
             }
             // Stop searching for tasks to pull if there are now runnable tasks on this rq.
             if (pulled || !c.queue.empty() || !c.wakelist.empty()) break;
+        }
+        if (curr_cost > rq.max_idle_balance_cost) rq.max_idle_balance_cost = curr_cost;
+        // The CPU spent curr_cost in here before it runs what it found. When it found nothing
+        // it goes idle at once (the kernel's window in which rq->curr is still prev, so that
+        // idle_cpu() is false, is not modelled).
+        if (!c.queue.empty() && curr_cost > 0) {
+            m_metrics.cost_lb += curr_cost;
+            c.pending_charge += curr_cost;
         }
         if (!c.queue.empty() && !pulled) pulled = 1;
     }

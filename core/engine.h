@@ -224,6 +224,8 @@ public:
     /// Per-CPU, per-domain balancing state (sd->last_balance in jiffies, sd->balance_interval
     /// in ms, sd->nr_balance_failed) and rq->next_balance, for tests and the window.
     std::int64_t lastBalance(int cpu, int level) const;
+    /// sd->max_newidle_lb_cost (ns) of a CPU's domain.
+    std::int64_t maxNewidleLbCost(int cpu, int level) const;
     int balanceInterval(int cpu, int level) const;
     int nrBalanceFailed(int cpu, int level) const;
     std::int64_t nextBalance(int cpu) const;
@@ -353,6 +355,8 @@ private:
     void rebalanceDomains(int cpu, IdleType idle);
     int loadBalance(int cpu, int level, IdleType idle, bool* continue_balancing);
     bool newidleBalance(int cpu);
+    bool updateNewidleCost(Cpu& c, int level, std::int64_t cost);
+    std::int64_t lbNewidleCost(int span_weight) const;
     void nohzBalancerKick(int cpu, bool idle_balance);
     void kickIlb(int from_cpu, unsigned flags);
     void onNohzKick(int ilb);

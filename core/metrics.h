@@ -84,7 +84,7 @@ struct Metrics {
     std::array<std::uint64_t, kMigrationCauses> migrations{};
     std::array<std::array<std::uint64_t, kDistClasses>, kMigrationCauses> migration_matrix{};
     // Time spent in cost terms (ns of CPU), to see what a variant saved.
-    std::int64_t cost_ctx_switch = 0, cost_wakeup = 0, cost_refill = 0, cost_tg = 0, cost_lock_wait = 0, cost_scan = 0;
+    std::int64_t cost_ctx_switch = 0, cost_wakeup = 0, cost_refill = 0, cost_tg = 0, cost_lock_wait = 0, cost_scan = 0, cost_lb = 0;
     std::int64_t idle_exit_latency = 0;  ///< summed C-state exit latency (ns of delay)
 
     LatencyHistogram wakeup_latency;  ///< sched_waking -> sched_switch in (ns)

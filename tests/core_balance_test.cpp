@@ -319,6 +319,61 @@ TEST(BalanceEngine, AMachineThatHasBeenUpBalancesEveryLevelAtItsFirstTick) {
     }
 }
 
+// update_newidle_cost(): a machine that has been up starts with each domain's
+// max_newidle_lb_cost at the cost of one newidle load_balance() (the cost model's
+// load_balance term), and rebalance_domains() decays it by 253/256 once a second while no
+// newidle balance costs more (a hog never goes idle). rq->max_idle_balance_cost follows
+// the decay with sysctl_sched_migration_cost (0.5 ms) as its floor.
+TEST(BalanceEngine, NewidleCostsAreLearnedAndDecayOncePerSecond) {
+    for (const std::int64_t base : {std::int64_t(2160), std::int64_t(400000)}) {
+        EngineConfig cfg = config("qemu-2s2c2t", 600000000000LL);
+        cfg.cost.lb_newidle_base = base;
+        cfg.check_invariants = false;
+        Engine e(cfg);
+        auto w = std::make_unique<Hog>();
+        Hog* hog = w.get();
+        e.addWorkload(std::move(w));
+        const auto& doms0 = e.state().sd->domains(0);
+        std::vector<std::int64_t> initial;
+        for (std::size_t l = 0; l < doms0.size(); ++l) {
+            initial.push_back(e.maxNewidleLbCost(0, int(l)));
+            EXPECT_EQ(initial.back(), base + cfg.cost.lb_newidle_per_cpu * doms0[l].span_weight) << doms0[l].name;
+        }
+        e.advance(3100000000LL);
+        const int cpu = e.task(hog->id).t.cpu;
+        std::int64_t sum = 0;
+        for (std::size_t l = 0; l < doms0.size(); ++l) {
+            const std::int64_t v0 = e.maxNewidleLbCost(cpu, int(l));
+            sum += v0;
+            std::int64_t v = initial[l];
+            int k = 0;
+            while (v > v0 && k < 10) v = v * 253 / 256, ++k;
+            EXPECT_EQ(v, v0) << doms0[l].name << ": not a whole number of 253/256 decays of " << initial[l];
+            EXPECT_GE(k, 2) << doms0[l].name;
+            EXPECT_LE(k, 3) << doms0[l].name;
+        }
+        EXPECT_EQ(e.state().rq[std::size_t(cpu)].max_idle_balance_cost, std::max<std::int64_t>(500000, sum));
+    }
+}
+
+// Newidle balancing takes time: a CPU that pulls a task runs it only after the domains it
+// balanced (the load_balance cost term; `off=load_balance` makes it free, and then the
+// learned maximum is 0, so the avg_idle gate never stops a newidle balance).
+TEST(BalanceEngine, ANewidlePullIsChargedItsLoadBalanceCost) {
+    const nlohmann::json doc = {{"topology", "qemu-2s2c2t"},
+                                {"workloads", nlohmann::json::array({{{"type", "hackbench"}, {"groups", 2}, {"fds", 4}, {"loops", 200}}})}};
+    Scenario s = parseScenario(doc, "lb.json", ".");
+    RunResult on = runScenario(s, s.variants.front(), s.cost, RunOptions{});
+    EXPECT_GT(on.engine->metrics().cost_lb, 0);
+    EXPECT_GT(on.engine->metrics().lb_moved_tasks, 0u);
+    CostModel free = s.cost;
+    free.set("off=load_balance");
+    RunResult off = runScenario(s, s.variants.front(), free, RunOptions{});
+    EXPECT_EQ(off.engine->metrics().cost_lb, 0);
+    EXPECT_EQ(off.engine->maxNewidleLbCost(0, 0), 0);
+    EXPECT_NE(off.digest, on.digest);
+}
+
 // After a balance that finds nothing to do, the interval doubles up to max_interval; a
 // newidle balance never touches it (out_one_pinned: "balance_interval skyrocketing").
 TEST(BalanceEngine, BalancedOutcomesDoubleTheIntervalButNewidleNever) {

@@ -196,7 +196,7 @@ TEST(Agree, ASimulatedRunsOwnExportReplaysAtOneHundredPercent) {
     const sched::Scenario s = sched::parseScenario(
         nlohmann::json{{"topology", "qemu-2s2c2t"},
                        {"workloads", nlohmann::json::array({{{"type", "hackbench"}, {"groups", 4}, {"fds", 4}, {"threads", true},
-                                                            {"pipe", true}, {"loops", 250}}})},
+                                                            {"pipe", true}, {"loops", 400}}})},
                        {"variants", {{"A", "baseline"}}}},
         "rt.json", ".");
     std::uint64_t inputs = 0;
