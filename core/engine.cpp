@@ -158,6 +158,7 @@ Engine::Engine(EngineConfig cfg)
         if (SdShared* sh = m_st.llcShared(c)) sh->nr_busy_cpus = 0;
     m_st.jiffies = m_jiffies0;
     for (auto& c : m_cpus) c.last_decay_max_lb_cost.assign(c.max_newidle_lb_cost.size(), m_jiffies0);
+    for (int c = 0; c < m_nrCpus; ++c) m_st.rq[c].max_idle_balance_cost = sysctlMigrationCost();  // sched_init()
     if (const char* t = std::getenv("SCHEDLAB_TRACE_PID")) m_tracePid = std::atoi(t);  // debugging: print one task's decisions
 }
 
@@ -1678,8 +1679,8 @@ void Engine::rebalanceDomains(int cpu, IdleType idle) {
         }
     }
     // Ensure the rq-wide value also decays but keep it at a reasonable floor
-    // (sysctl_sched_migration_cost, 0.5 ms) to avoid funnies with rq->avg_idle.
-    if (need_decay) m_st.rq[cpu].max_idle_balance_cost = std::max<std::int64_t>(500000, max_cost);
+    // (sysctl_sched_migration_cost) to avoid funnies with rq->avg_idle.
+    if (need_decay) m_st.rq[cpu].max_idle_balance_cost = std::max(sysctlMigrationCost(), max_cost);
     if (update_next_balance) c.next_balance = next_balance;
 }
 
@@ -1696,6 +1697,11 @@ bool Engine::updateNewidleCost(Cpu& c, int level, std::int64_t cost) {
         return true;
     }
     return false;
+}
+
+// sysctl_sched_migration_cost as the unsigned int it is: -1 ("always cache hot") is UINT_MAX.
+std::int64_t Engine::sysctlMigrationCost() const {
+    return m_cfg.knobs.migration_cost_ns < 0 ? std::int64_t(0xffffffffu) : m_cfg.knobs.migration_cost_ns;
 }
 
 std::int64_t Engine::lbNewidleCost(int span_weight) const {
@@ -1715,7 +1721,7 @@ bool Engine::newidleBalance(int cpu) {
         next_balance = std::min(next_balance, c.last_balance[l] + interval);
     };
     // !rd->overload || avg_idle < this_rq->sd->max_newidle_lb_cost: no balancing (6.1 has no
-    // sysctl_sched_migration_cost gate here since 5.16).
+    // sysctl_sched_migration_cost gate here).
     const std::int64_t lowest = doms.empty() ? 0 : c.max_newidle_lb_cost[0];
     int pulled = 0;
     if (!newidle_balance_begins(m_st, cpu, m_st.rd_overload, lowest)) {

@@ -357,6 +357,7 @@ private:
     bool newidleBalance(int cpu);
     bool updateNewidleCost(Cpu& c, int level, std::int64_t cost);
     std::int64_t lbNewidleCost(int span_weight) const;
+    std::int64_t sysctlMigrationCost() const;
     void nohzBalancerKick(int cpu, bool idle_balance);
     void kickIlb(int from_cpu, unsigned flags);
     void onNohzKick(int ilb);

@@ -323,11 +323,12 @@ TEST(BalanceEngine, AMachineThatHasBeenUpBalancesEveryLevelAtItsFirstTick) {
 // max_newidle_lb_cost at the cost of one newidle load_balance() (the cost model's
 // load_balance term), and rebalance_domains() decays it by 253/256 once a second while no
 // newidle balance costs more (a hog never goes idle). rq->max_idle_balance_cost follows
-// the decay with sysctl_sched_migration_cost (0.5 ms) as its floor.
+// the decay with sysctl_sched_migration_cost (the knob; 0.5 ms) as its floor.
 TEST(BalanceEngine, NewidleCostsAreLearnedAndDecayOncePerSecond) {
-    for (const std::int64_t base : {std::int64_t(2160), std::int64_t(400000)}) {
+    for (const auto& [base, migration_cost] : {std::pair<std::int64_t, std::int64_t>{2160, 500000}, {400000, 500000}, {2160, 2000000}}) {
         EngineConfig cfg = config("qemu-2s2c2t", 600000000000LL);
         cfg.cost.lb_newidle_base = base;
+        cfg.knobs.migration_cost_ns = migration_cost;
         cfg.check_invariants = false;
         Engine e(cfg);
         auto w = std::make_unique<Hog>();
@@ -352,7 +353,7 @@ TEST(BalanceEngine, NewidleCostsAreLearnedAndDecayOncePerSecond) {
             EXPECT_GE(k, 2) << doms0[l].name;
             EXPECT_LE(k, 3) << doms0[l].name;
         }
-        EXPECT_EQ(e.state().rq[std::size_t(cpu)].max_idle_balance_cost, std::max<std::int64_t>(500000, sum));
+        EXPECT_EQ(e.state().rq[std::size_t(cpu)].max_idle_balance_cost, std::max(migration_cost, sum)) << base << " " << migration_cost;
     }
 }
 
