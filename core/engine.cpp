@@ -1917,8 +1917,7 @@ void Engine::postInitEntityUtilAvg(int cpu, SimTask& p) {
 int Engine::spawn(std::uint16_t workload, const std::string& comm, int mm, int parent, std::uint8_t role, std::int32_t idx,
                   std::int64_t hot_set) {
     const int id = int(m_tasks.size());
-    m_tasks.emplace_back();
-    SimTask& p = m_tasks.back();
+    SimTask& p = m_tasks.emplace_back();
     p.t.pid = 1000 + id;
     p.t.comm = comm;
     p.t.setAffinity(m_cfg.topo->allCpus());
@@ -2036,9 +2035,11 @@ void Engine::check(const char* where) {
 std::string Engine::dump() const {
     static const char* st[] = {"Runnable", "Running", "Blocked", "Exited"};
     std::string o = fmt::format("t={} events={}\n", m_now, m_events);
-    for (const auto& p : m_tasks)
+    for (std::size_t i = 0; i < m_tasks.size(); ++i) {
+        const SimTask& p = m_tasks[i];
         o += fmt::format("  pid {} {} {} cpu {} pending {} wake_pending {} work_left {} a={} b={} c={} vr={} sum_exec={}\n", p.t.pid, p.t.comm,
                          st[int(p.state)], p.t.cpu, int(p.pending), p.wake_pending, p.work_left, p.a, p.b, p.c, p.t.vruntime, p.sum_exec);
+    }
     for (int c = 0; c < m_nrCpus; ++c) {
         const Cpu& x = m_cpus[c];
         o += fmt::format("  CPU {} curr {} queue {} wakelist {} nr_running {} need_resched {} resched_pending {} idle {} load {} util {} util_est {}\n", c,
@@ -2064,7 +2065,8 @@ std::uint64_t Engine::digest() const {
     std::uint64_t h = 0xcbf29ce484222325ULL;
     h = fnv(h, std::uint64_t(m_now));
     h = fnv(h, m_events);
-    for (const auto& p : m_tasks) {
+    for (std::size_t i = 0; i < m_tasks.size(); ++i) {
+        const SimTask& p = m_tasks[i];
         h = fnv(h, std::uint64_t(p.sum_exec));
         h = fnv(h, std::uint64_t(p.t.cpu));
         h = fnv(h, std::uint64_t(p.state));

@@ -138,6 +138,26 @@ struct EngineConfig {
     bool coalesce = false;
 };
 
+/// Tasks by id in chunks of 64 that never move (spawn() during a step must not move the
+/// stepping task): indexing is a shift, a mask and two loads from a small table. A
+/// std::deque of 480-byte elements holds one per node, and its operator[] walks node
+/// offsets on every access.
+class TaskStore {
+public:
+    static constexpr std::size_t kChunk = 64;
+    SimTask& operator[](std::size_t i) { return m_chunks[i / kChunk][i % kChunk]; }
+    const SimTask& operator[](std::size_t i) const { return m_chunks[i / kChunk][i % kChunk]; }
+    std::size_t size() const { return m_n; }
+    SimTask& emplace_back() {
+        if (m_n % kChunk == 0) m_chunks.push_back(std::make_unique<SimTask[]>(kChunk));
+        return (*this)[m_n++];
+    }
+
+private:
+    std::vector<std::unique_ptr<SimTask[]>> m_chunks;
+    std::size_t m_n = 0;
+};
+
 /// The engine.
 class Engine : private RqUpdateHook {
 public:
@@ -383,7 +403,7 @@ private:
     MachineState m_st;
     CfsTunables m_tun;
     Rng m_rng;
-    std::deque<SimTask> m_tasks;  // stable references: spawn() during a step must not move the stepping task
+    TaskStore m_tasks;  // stable references: spawn() during a step must not move the stepping task
     std::vector<Cpu> m_cpus;
     std::vector<Task> m_idleTasks;  ///< swapper/N as `current` for IRQ wakeups on idle CPUs
     std::vector<Ev> m_heap;
