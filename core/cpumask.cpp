@@ -2,6 +2,8 @@
 #include "cpumask.h"
 
 #include <charconv>
+#include <mutex>
+#include <set>
 
 namespace sched {
 
@@ -9,6 +11,16 @@ CpuMask CpuMask::range(int first, int last) {
     CpuMask m;
     for (int c = first; c <= last; ++c) m.set(c);
     return m;
+}
+
+const CpuMask* CpuMask::intern(const CpuMask& m) {
+    struct Less {
+        bool operator()(const CpuMask& a, const CpuMask& b) const { return a.m_w < b.m_w; }
+    };
+    static std::mutex mu;
+    static std::set<CpuMask, Less> pool;  // nodes never move: the pointers stay valid
+    std::lock_guard lock(mu);
+    return &*pool.insert(m).first;
 }
 
 int CpuMask::next(int from) const {

@@ -67,6 +67,11 @@ public:
     /// or a CPU >= limit.
     static std::optional<CpuMask> parseList(std::string_view text, int limit, std::string* error);
 
+    /// The one shared copy of `m` (process-wide, never freed, thread-safe): what a task's
+    /// cpus_ptr points at. Affinities repeat (all CPUs, one CPU, one LLC), so a task carries
+    /// a pointer, as in the kernel, not 128 bytes of bitmap.
+    static const CpuMask* intern(const CpuMask& m);
+
     template <class F> void forEach(F&& f) const {
         for (int wi = 0; wi < kWords; ++wi) {
             std::uint64_t w = m_w[wi];
@@ -81,6 +86,9 @@ public:
 private:
     std::array<std::uint64_t, kWords> m_w{};
 };
+
+/// The empty mask (what a Task's cpus_ptr points at before setAffinity()).
+inline constexpr CpuMask kNoCpus{};
 
 /// for_each_cpu_wrap(cpu, mask, start) of Linux 6.1 (include/linux/find.h,
 /// find_next_bit_wrap + __for_each_wrap): visits the set bits from `start` upwards,

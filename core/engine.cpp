@@ -112,7 +112,6 @@ Engine::Engine(EngineConfig cfg)
         }
         Task& idle = m_idleTasks[c];
         idle.pid = 0;
-        idle.comm = fmt::format("swapper/{}", c);
         idle.kthread = true;
         idle.setAffinity(CpuMask::single(c));
         idle.cpu = c;
@@ -589,7 +588,7 @@ void Engine::afterWork(int cpu) {
             return;
         }
     }
-    throw std::logic_error(fmt::format("task {} ({}) makes no progress", p.t.pid, p.t.comm));
+    throw std::logic_error(fmt::format("task {} ({}) makes no progress", p.t.pid, taskComm(p.t.pid)));
 }
 
 // ---------------------------------------------------------------------------
@@ -859,7 +858,6 @@ void Engine::migrateTask(int id, int from, int to, MigrationCause cause, int on_
     attachLoadAvg(dst, p);
     p.t.cpu = to;
     p.t.wake_cpu = to;  // __set_task_cpu(): p->wake_cpu = cpu
-    p.last_migrate = m_now;
     emitEvent(EvKind::sched_migrate_task, on_cpu, p.t.pid, 0, to, from, 'R', std::uint8_t(cause));
     m_metrics.migrations[int(cause)]++;
     if (migration_sink) migration_sink(m_now, p.t.pid, from, to, cause);
@@ -1462,7 +1460,7 @@ redo:
         if (need_active_balance(m_st, env)) {
             Cpu& b = m_cpus[busiest];
             // Don't kick the active_load_balance_cpu_stop if busiest's curr can't run here.
-            if (b.curr >= 0 && !m_tasks[b.curr].t.cpus_ptr.test(this_cpu)) {
+            if (b.curr >= 0 && !m_tasks[b.curr].t.cpus_ptr->test(this_cpu)) {
                 // out_one_pinned
                 if (idle != IdleType::CPU_NEWLY_IDLE && me.balance_interval[level] < sd.max_interval) me.balance_interval[level] *= 2;
                 return 0;
@@ -1592,7 +1590,7 @@ int Engine::detachAttachTasks(LbEnv& env, int level) {
 bool Engine::canMigrateTask(int id, LbEnv& env, int level) const {
     const SimTask& p = m_tasks[id];
     if (p.t.is_per_cpu_kthread()) return false;
-    if (!p.t.cpus_ptr.test(env.dst_cpu)) {
+    if (!p.t.cpus_ptr->test(env.dst_cpu)) {
         env.flags |= LBF_SOME_PINNED;
         return false;
     }
@@ -1624,7 +1622,7 @@ void Engine::activeBalance(int busiest, int dst) {
     cfsTasksTailFirst(busiest, m_tmp);
     int id = -1;
     for (int t : m_tmp)
-        if (m_tasks[t].t.cpus_ptr.test(dst) && !m_tasks[t].t.is_per_cpu_kthread()) {
+        if (m_tasks[t].t.cpus_ptr->test(dst) && !m_tasks[t].t.is_per_cpu_kthread()) {
             id = t;
             break;
         }
@@ -1919,13 +1917,13 @@ int Engine::spawn(std::uint16_t workload, const std::string& comm, int mm, int p
     const int id = int(m_tasks.size());
     SimTask& p = m_tasks.emplace_back();
     p.t.pid = 1000 + id;
-    p.t.comm = comm;
+    m_comm.emplace_back(comm);
     p.t.setAffinity(m_cfg.topo->allCpus());
     p.workload = workload;
     p.role = role;
     p.idx = idx;
     p.mm = mm;
-    p.hot_set = hot_set;
+    p.hot_set = std::int32_t(std::min<std::int64_t>(hot_set, INT32_MAX));
     // init_entity_runnable_average(): a new task starts with full load and no utilization;
     // post_init_entity_util_avg() sets that once wake_up_new_task() has chosen its CPU.
     p.avg.load_avg = 1024;
@@ -2018,8 +2016,8 @@ std::string Engine::checkInvariants() const {
     for (std::size_t i = 0; i < m_tasks.size(); ++i) {
         const SimTask& p = m_tasks[i];
         const bool runnable = p.state == TaskState::Runnable || p.state == TaskState::Running;
-        if (runnable && count[i] != 1) return fmt::format("task {} ({}) runnable but on {} queues", p.t.pid, p.t.comm, count[i]);
-        if (!runnable && count[i] != 0) return fmt::format("task {} ({}) not runnable but queued on CPU {}", p.t.pid, p.t.comm, where[i]);
+        if (runnable && count[i] != 1) return fmt::format("task {} ({}) runnable but on {} queues", p.t.pid, taskComm(p.t.pid), count[i]);
+        if (!runnable && count[i] != 0) return fmt::format("task {} ({}) not runnable but queued on CPU {}", p.t.pid, taskComm(p.t.pid), where[i]);
     }
     for (const auto& w : m_workloads)
         if (auto e = w->checkInvariants(*this); !e.empty()) return e;
@@ -2037,7 +2035,7 @@ std::string Engine::dump() const {
     std::string o = fmt::format("t={} events={}\n", m_now, m_events);
     for (std::size_t i = 0; i < m_tasks.size(); ++i) {
         const SimTask& p = m_tasks[i];
-        o += fmt::format("  pid {} {} {} cpu {} pending {} wake_pending {} work_left {} a={} b={} c={} vr={} sum_exec={}\n", p.t.pid, p.t.comm,
+        o += fmt::format("  pid {} {} {} cpu {} pending {} wake_pending {} work_left {} a={} b={} c={} vr={} sum_exec={}\n", p.t.pid, taskComm(p.t.pid),
                          st[int(p.state)], p.t.cpu, int(p.pending), p.wake_pending, p.work_left, p.a, p.b, p.c, p.t.vruntime, p.sum_exec);
     }
     for (int c = 0; c < m_nrCpus; ++c) {

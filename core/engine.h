@@ -50,27 +50,27 @@ enum class TaskState : std::uint8_t { Runnable, Running, Blocked, Exited };
 struct SimTask {
     Task t;                  ///< what select_task_rq sees (pid, cpu, cpus_ptr, wakee_flips, averages)
     SchedAvg avg;            ///< se.avg
-    TaskState state = TaskState::Runnable;
-    Action::Kind pending = Action::Run;  ///< Block/Sleep/Exit to apply when work_left is done
     std::int64_t pending_ns = 0;
     std::int64_t work_left = 0;     ///< ns of work at full speed before the next step()
     std::int64_t sum_exec = 0;      ///< se.sum_exec_runtime
     std::int64_t prev_sum_exec = 0; ///< se.prev_sum_exec_runtime
     std::int64_t wake_time = -1;    ///< when it was woken (sched_waking), -1 none
-    std::int64_t hot_set = 0;       ///< bytes refilled after a migration
-    std::int64_t last_migrate = 0;  ///< time of its last migration
+    std::uint64_t enq_seq = 0;      ///< cfs_tasks order (detach_tasks takes the oldest)
+    std::int64_t a = 0, b = 0, c = 0;  ///< workload-specific counters
     std::int32_t last_ran_cpu = -1;
     std::int32_t wake_from = -1;    ///< task_cpu before a wakelist wakeup (vruntime renormalisation at the IPI)
     std::int32_t mm = 0;            ///< address space (threads of one process share it)
     std::uint32_t timer_gen = 0;
-    std::uint16_t workload = 0;     ///< index of its workload
-    std::uint8_t role = 0;          ///< workload-specific
-    std::uint16_t plan_limit = 4;   ///< coalescing: most steps its next plan may have (adapts to how plans end)
-    bool wake_pending = false;      ///< woken while a Block was pending (ttwu_runnable)
     std::int32_t idx = 0;           ///< workload-specific
-    std::uint64_t enq_seq = 0;      ///< cfs_tasks order (detach_tasks takes the oldest)
-    std::int64_t a = 0, b = 0, c = 0;  ///< workload-specific counters
+    std::int32_t hot_set = 0;       ///< bytes refilled after a migration (scenario limit 1 GiB)
+    std::uint16_t workload = 0;     ///< index of its workload
+    std::uint16_t plan_limit = 4;   ///< coalescing: most steps its next plan may have (adapts to how plans end)
+    TaskState state = TaskState::Runnable;
+    Action::Kind pending = Action::Run;  ///< Block/Sleep/Exit to apply when work_left is done
+    std::uint8_t role = 0;          ///< workload-specific
+    bool wake_pending = false;      ///< woken while a Block was pending (ttwu_runnable)
 };
+
 
 /// A workload: creates its tasks and tells the engine what each does next.
 class Workload {
@@ -191,7 +191,7 @@ public:
     /// The comm of the task with this pid ("" for none; tasks are pid 1000 + id), e.g. for exports.
     std::string taskComm(int pid) const {
         const int id = pid - 1000;
-        return id >= 0 && id < taskCount() ? m_tasks[std::size_t(id)].t.comm : std::string();
+        return id >= 0 && id < taskCount() ? m_comm[std::size_t(id)].str() : std::string();
     }
     /// The running task (the one whose step() is executing) wakes `id`.
     /// Returns true when a blocked task was woken. `sync`: WF_SYNC.
@@ -405,6 +405,7 @@ private:
     Rng m_rng;
     TaskStore m_tasks;  // stable references: spawn() during a step must not move the stepping task
     std::vector<Cpu> m_cpus;
+    std::vector<TaskComm> m_comm;   ///< task_struct::comm by task id (cold: only exports and messages read it)
     std::vector<Task> m_idleTasks;  ///< swapper/N as `current` for IRQ wakeups on idle CPUs
     std::vector<Ev> m_heap;
     // A burst end's order key in 16 bytes: its time, then its creation time (when its segment

@@ -533,13 +533,12 @@ AgreeReport agree(const Trace& t, std::shared_ptr<const Topology> topo, const Kn
             // The wakee and the waker's current task (their flips and recent_used_cpu persist).
             if (!r.have_sim) {
                 r.sim.pid = pid;
-                r.sim.comm = comm;
                 if (!r.recent_known) r.sim.recent_used_cpu = prev;  // first seen mid-trace: its first prev (§6)
                 r.sim.kthread = looksKthread(comm);
                 r.have_sim = true;
             }
             Task& p = r.sim;
-            p.cpus_ptr = topo->allCpus();
+            p.setAffinity(topo->allCpus());
             p.nr_cpus_allowed = ncpu;
             p.cpu = prev;
             p.wake_cpu = prev;
@@ -557,14 +556,12 @@ AgreeReport agree(const Trace& t, std::shared_ptr<const Topology> topo, const Kn
             if (waker == 0) {
                 Task& it = idleTasks[c];
                 it.pid = 0;
-                it.comm = "swapper";
                 cur = &it;
             } else {
                 RTask& wr = task(waker, now);
                 if (!wr.have_sim) {
                     wr.sim.pid = waker;
-                    wr.sim.comm = t.commOf(waker);
-                    wr.sim.kthread = looksKthread(wr.sim.comm);
+                    wr.sim.kthread = looksKthread(t.commOf(waker));
                     wr.sim.recent_used_cpu = c;
                     wr.have_sim = true;
                 }

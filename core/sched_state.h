@@ -6,9 +6,12 @@
 #include "sched_domain.h"
 #include "topology.h"
 
+#include <algorithm>
+#include <array>
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace sched {
@@ -53,19 +56,47 @@ struct Rq {
     bool curr_need_resched = false;
 };
 
-/// struct task_struct / sched_entity fields the path reads.
+/// task_struct::comm: TASK_COMM_LEN (16) bytes, NUL-terminated; longer names are cut to
+/// 15 characters as set_task_comm() cuts them.
+class TaskComm {
+public:
+    static constexpr std::size_t kLen = 16;  // TASK_COMM_LEN
+    TaskComm() = default;
+    TaskComm(std::string_view s) { *this = s; }  // NOLINT(google-explicit-constructor)
+    TaskComm(const char* s) : TaskComm(std::string_view(s)) {}  // NOLINT(google-explicit-constructor)
+    TaskComm(const std::string& s) : TaskComm(std::string_view(s)) {}  // NOLINT(google-explicit-constructor)
+    TaskComm& operator=(std::string_view s) {
+        const std::size_t n = std::min(s.size(), kLen - 1);
+        std::copy_n(s.data(), n, m_s.data());
+        std::fill(m_s.begin() + std::ptrdiff_t(n), m_s.end(), '\0');
+        return *this;
+    }
+    TaskComm& operator=(const std::string& s) { return *this = std::string_view(s); }
+    TaskComm& operator=(const char* s) { return *this = std::string_view(s); }
+    [[nodiscard]] std::string_view view() const { return {m_s.data(), std::char_traits<char>::length(m_s.data())}; }
+    [[nodiscard]] std::string str() const { return std::string(view()); }
+    friend bool operator==(const TaskComm& a, std::string_view b) { return a.view() == b; }
+
+private:
+    std::array<char, kLen> m_s{};
+};
+
+/// struct task_struct / sched_entity fields the path reads (comm is not one: the engine
+/// keeps names apart, engine.h). Laid out by size so that the engine's per-task record
+/// stays small (SimTask).
 struct Task {
     int pid = 1000;
-    std::string comm = "task";
-    CpuMask cpus_ptr;
     int nr_cpus_allowed = 0;
-    bool migration_disabled = false;
     int cpu = 0;              ///< task_cpu(p)
     int wake_cpu = 0;
     int recent_used_cpu = 0;
     unsigned wakee_flips = 0;
-    std::int64_t wakee_flip_decay_ts = 0;  ///< jiffies
     int last_wakee = -1;      ///< pid of the last task this one woke, -1 none
+    int numa_preferred_nid = -1;
+    /// p->cpus_ptr: points at an interned mask (CpuMask::intern), as the kernel's points at
+    /// p->cpus_mask; set it with setAffinity().
+    const CpuMask* cpus_ptr = &kNoCpus;
+    std::int64_t wakee_flip_decay_ts = 0;  ///< jiffies
     std::int64_t load_avg = 0;
     std::int64_t util_avg = 0;
     std::int64_t runnable_avg = 0;
@@ -74,17 +105,17 @@ struct Task {
     std::int64_t last_update_time = 1;    ///< se.avg.last_update_time; 0 = new task
     std::int64_t exec_start = 0;          ///< ns
     std::int64_t vruntime = 0;            ///< ns, relative to its cfs_rq's min_vruntime when not queued
+    std::int64_t wakee_placed = -1;       ///< SIS_DEBOUNCE: jiffies of the last placement, -1 never
+    bool migration_disabled = false;
     bool on_rq = false;
     bool on_cpu = false;
     bool kthread = false;                 ///< PF_KTHREAD
     bool exiting = false;                 ///< PF_EXITING
     Policy policy = Policy::Normal;
-    int numa_preferred_nid = -1;
-    std::int64_t wakee_placed = -1;       ///< SIS_DEBOUNCE: jiffies of the last placement, -1 never
 
     std::int64_t h_load() const { return task_h_load >= 0 ? task_h_load : load_avg; }
     bool is_per_cpu_kthread() const { return kthread && nr_cpus_allowed == 1; }
-    void setAffinity(const CpuMask& m) { cpus_ptr = m; nr_cpus_allowed = m.weight(); }
+    void setAffinity(const CpuMask& m) { cpus_ptr = CpuMask::intern(m); nr_cpus_allowed = m.weight(); }
 };
 
 /// struct sched_domain_shared (per LLC).

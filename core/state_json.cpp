@@ -162,7 +162,7 @@ ExplainInput parseExplainState(const json& doc, const std::string& file, const s
                                           "exec_start_ns", "last_update_time", "vruntime_ns", "numa_preferred_nid", "migration_disabled"});
     Task& p = in.task;
     p.pid = int(to.i64("pid", 1).value_or(1000));
-    p.comm = to.str("comm").value_or("wakee");
+    (void)to.str("comm");  // accepted for the reader (the path does not read comm); must be a string
     p.cpu = to.cpu("prev_cpu", nr);
     p.wake_cpu = p.cpu;
     CpuMask allowed = in.topo->allCpus();
@@ -307,8 +307,8 @@ ExplainInput parseExplainState(const json& doc, const std::string& file, const s
     }
 
     // Consistency of the task with the machine.
-    if (!p.cpus_ptr.test(p.cpu) && !(in.wake_flags & (WF_FORK | WF_EXEC)))
-        throw InputError(file, "task.prev_cpu", fmt::format("CPU {} is not in cpus_allowed ({})", p.cpu, p.cpus_ptr.toList()));
+    if (!p.cpus_ptr->test(p.cpu) && !(in.wake_flags & (WF_FORK | WF_EXEC)))
+        throw InputError(file, "task.prev_cpu", fmt::format("CPU {} is not in cpus_allowed ({})", p.cpu, p.cpus_ptr->toList()));
     if (p.on_rq && st.rq[p.cpu].nr_running == 0)
         throw InputError(file, "task.on_rq", fmt::format("the task is queued on CPU {} but its nr_running is 0", p.cpu));
     if (in.wake_flags & WF_EXEC) {

@@ -202,7 +202,7 @@ bool check_preempt_curr(WakeCtx& c, const Task& p, int cpu, std::uint32_t wake_f
 
 int select_idle_smt(WakeCtx& c, const Task& p, const SchedDomain& sd, int target) {
     int found = -1;
-    CpuMask sibs = c.sd().smtMask(target) & p.cpus_ptr;
+    CpuMask sibs = c.sd().smtMask(target) & *p.cpus_ptr;
     sibs.forEach([&](int cpu) {
         if (found >= 0) return;
         if (cpu == target) return;
@@ -229,7 +229,7 @@ int select_idle_core(WakeCtx& c, const Task& p, int core, CpuMask& cpus, int* id
         if (!availableIdle(s)) {
             idle = false;
             if (*idle_cpu == -1) {
-                if (s == Seen::SchedIdle && p.cpus_ptr.test(cpu)) {
+                if (s == Seen::SchedIdle && p.cpus_ptr->test(cpu)) {
                     *idle_cpu = cpu;
                     stop = cpu;
                 }
@@ -238,7 +238,7 @@ int select_idle_core(WakeCtx& c, const Task& p, int core, CpuMask& cpus, int* id
             stop = cpu;  // break
             return;
         }
-        if (*idle_cpu == -1 && p.cpus_ptr.test(cpu)) *idle_cpu = cpu;
+        if (*idle_cpu == -1 && p.cpus_ptr->test(cpu)) *idle_cpu = cpu;
     });
     if (idle) return core;
     cpus.andNot(smt);
@@ -246,7 +246,7 @@ int select_idle_core(WakeCtx& c, const Task& p, int core, CpuMask& cpus, int* id
 }
 
 int select_idle_cpu(WakeCtx& c, const Task& p, const SchedDomain& sd, bool has_idle_core, int target) {
-    CpuMask cpus = sd.span & p.cpus_ptr;
+    CpuMask cpus = sd.span & *p.cpus_ptr;
     int idle_cpu = -1;
     std::int64_t nr = INT_MAX;
     const int this_cpu = c.this_cpu();
@@ -334,7 +334,7 @@ int select_idle_cpu(WakeCtx& c, const Task& p, const SchedDomain& sd, bool has_i
 }
 
 int select_idle_capacity(WakeCtx& c, const Task& p, const SchedDomain& sd, int target) {
-    CpuMask cpus = sd.span & p.cpus_ptr;
+    CpuMask cpus = sd.span & *p.cpus_ptr;
     const std::int64_t task_util = c.k.UTIL_EST ? std::max(p.util_avg, p.util_est) : p.util_avg;
     std::int64_t best_cap = 0;
     int best_cpu = -1, found = -1;
@@ -397,7 +397,7 @@ int select_idle_sibling(WakeCtx& c, Task& p, int prev, int target) {
         p.recent_used_cpu = prev;
         if (recent != prev && recent != target && valid(recent) && recent < c.st.nrCpus() && sds.cpus_share_cache(recent, target)) {
             const Seen s = seenAs(c.st, c.k, recent);
-            const bool allowed = p.cpus_ptr.test(recent);
+            const bool allowed = p.cpus_ptr->test(recent);
             c.seen(recent, Fn::select_idle_sibling, idleishSeen(s) && !allowed ? Seen::NotAllowed : s);
             const bool ok = idleishSeen(s) && allowed && asym_fits(recent);
             SCHED_STEP(c, Fn::select_idle_sibling, fmt::format("S4 recent_used_cpu {} is {}{}; recent_used_cpu := {}", recent,
@@ -570,7 +570,7 @@ void update_sg_wakeup_stats(WakeCtx& c, const SchedDomain& sd, const CpuMask& gr
     if (sd.flags & SD_ASYM_CPUCAPACITY) sgs.misfit = 1;
     const bool pContributes = p.last_update_time != 0;
     const std::int64_t task_util = c.k.UTIL_EST ? std::max(p.util_avg, p.util_est) : p.util_avg;
-    (group & p.cpus_ptr).forEach([&](int i) {
+    (group & *p.cpus_ptr).forEach([&](int i) {
         const Rq& rq = c.rq(i);
         const bool onPrev = pContributes && i == p.cpu;
         // cpu_load_without / cpu_util_without / cpu_runnable_without
@@ -655,7 +655,7 @@ int find_idlest_group(WakeCtx& c, const SchedDomain& sd, const Task& p, int this
     };
     for (int gi = 0; gi < int(sd.groups.size()); ++gi) {
         const CpuMask& g = sd.groups[gi];
-        if (!g.intersects(p.cpus_ptr)) continue;
+        if (!g.intersects(*p.cpus_ptr)) continue;
         const bool isLocal = g.test(this_cpu);
         SgStats& sgs = isLocal ? local_sgs : tmp;
         update_sg_wakeup_stats(c, sd, g, sgs, p);
@@ -710,7 +710,7 @@ int find_idlest_group(WakeCtx& c, const SchedDomain& sd, const Task& p, int this
                 if (c.st.topo->cpu(sd.groups[idlest].first()).node == p.numa_preferred_nid)
                     return result(idlest, "idlest is on p's preferred node");
             }
-            int imb_numa_nr = std::min((sd.groups[local] & p.cpus_ptr).weight(), sd.imb_numa_nr);
+            int imb_numa_nr = std::min((sd.groups[local] & *p.cpus_ptr).weight(), sd.imb_numa_nr);
             int imbalance = std::abs(int(local_sgs.idle_cpus) - int(idlest_sgs.idle_cpus));
             // adjust_numa_imbalance(imbalance, local.sum_nr_running + 1, imb_numa_nr)
             if (int(local_sgs.sum_nr_running) + 1 <= imb_numa_nr && imbalance <= 2)
@@ -734,7 +734,7 @@ int find_idlest_group_cpu(WakeCtx& c, const CpuMask& group, const Task& p, int t
     std::int64_t min_exit_latency = std::numeric_limits<std::int64_t>::max();
     std::int64_t latest_idle_timestamp = 0;
     int least_loaded_cpu = this_cpu, shallowest_idle_cpu = -1, schedIdle = -1;
-    (group & p.cpus_ptr).forEach([&](int i) {
+    (group & *p.cpus_ptr).forEach([&](int i) {
         if (schedIdle >= 0) return;
         if (sched_idle_cpu(c.st, i)) {
             c.seen(i, Fn::find_idlest_group_cpu, Seen::SchedIdle);
@@ -782,7 +782,7 @@ int find_idlest_group_cpu(WakeCtx& c, const CpuMask& group, const Task& p, int t
 
 int find_idlest_cpu(WakeCtx& c, int sdLevel, Task& p, int cpu, int prev_cpu, std::uint32_t sd_flag) {
     const auto* doms = &c.sd().domains(cpu);
-    if (!(*doms)[sdLevel].span.intersects(p.cpus_ptr)) {
+    if (!(*doms)[sdLevel].span.intersects(*p.cpus_ptr)) {
         SCHED_STEP(c, Fn::select_task_rq_fair, "find_idlest_cpu: domain does not intersect p's CPUs -> prev");
         return prev_cpu;
     }
@@ -830,7 +830,7 @@ int select_task_rq_fair(WakeCtx& c, Task& p, int prev_cpu, std::uint32_t wake_fl
     const std::uint32_t sd_flag = wake_flags & 0xF;
 
     if (wake_flags & WF_TTWU) {
-        if (c.k.SIS_DEBOUNCE && p.wakee_placed == c.st.jiffies && p.cpus_ptr.test(prev_cpu)) {
+        if (c.k.SIS_DEBOUNCE && p.wakee_placed == c.st.jiffies && p.cpus_ptr->test(prev_cpu)) {
             c.d.stage1 = Stage1::DEBOUNCE_PLACED;
             SCHED_STEP(c, Fn::select_task_rq_fair, fmt::format("SIS_DEBOUNCE: p was placed this jiffy ({}) -> prev {}", c.st.jiffies, prev_cpu));
             return prev_cpu;
@@ -838,7 +838,7 @@ int select_task_rq_fair(WakeCtx& c, Task& p, int prev_cpu, std::uint32_t wake_fl
         record_wakee(c, p);
         if (c.k.EAS) { /* find_energy_efficient_cpu is not modelled; the knob cannot be set */ }
         const bool wide = wake_wide(c, p);
-        const bool allowed = p.cpus_ptr.test(cpu);
+        const bool allowed = p.cpus_ptr->test(cpu);
         want_affine = !wide && allowed;
         if (wide) c.d.stage1 = Stage1::WAKE_WIDE;
         else if (!allowed) c.d.stage1 = Stage1::AFFINE_NOT_ALLOWED;
@@ -892,7 +892,7 @@ int select_task_rq_fair(WakeCtx& c, Task& p, int prev_cpu, std::uint32_t wake_fl
 // core.c: select_task_rq, ttwu_queue_cond, try_to_wake_up (spec §2)
 
 bool is_cpu_allowed(WakeCtx& c, const Task& p, int cpu) {
-    if (!valid(cpu) || cpu >= c.st.nrCpus() || !p.cpus_ptr.test(cpu)) return false;
+    if (!valid(cpu) || cpu >= c.st.nrCpus() || !p.cpus_ptr->test(cpu)) return false;
     return c.rq(cpu).active;  // all CPUs online; active decides for user tasks and kthreads alike here
 }
 
@@ -902,7 +902,7 @@ int select_fallback_rq(WakeCtx& c, int cpu, const Task& p) {
     c.st.topo->nodeMask(nid).forEach([&](int i) {
         if (dest < 0 && is_cpu_allowed(c, p, i)) dest = i;
     });
-    if (dest < 0) p.cpus_ptr.forEach([&](int i) {
+    if (dest < 0) p.cpus_ptr->forEach([&](int i) {
         if (dest < 0 && is_cpu_allowed(c, p, i)) dest = i;
     });
     if (dest < 0) {
@@ -918,7 +918,7 @@ int select_task_rq(WakeCtx& c, Task& p, int cpu, std::uint32_t wake_flags) {
     if (p.nr_cpus_allowed > 1 && !p.migration_disabled) {
         cpu = select_task_rq_fair(c, p, cpu, wake_flags);
     } else {
-        cpu = p.cpus_ptr.first();
+        cpu = p.cpus_ptr->first();
         c.d.stage0 = Stage0::AFFINITY_SINGLE;
         SCHED_STEP(c, Fn::select_task_rq, fmt::format("{}: first allowed CPU {}", p.migration_disabled ? "migration disabled" : "one allowed CPU", cpu));
     }
@@ -934,7 +934,7 @@ int select_task_rq(WakeCtx& c, Task& p, int cpu, std::uint32_t wake_flags) {
 bool ttwu_queue_cond(WakeCtx& c, const Task& p, int cpu) {
     const int this_cpu = c.this_cpu();
     if (!c.rq(cpu).active) return false;
-    if (!p.cpus_ptr.test(cpu)) return false;
+    if (!p.cpus_ptr->test(cpu)) return false;
     if (!c.sd().cpus_share_cache(this_cpu, cpu)) return true;
     if (cpu == this_cpu) return false;
     if (c.rq(cpu).nr_running == 0) return true;

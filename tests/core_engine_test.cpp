@@ -111,8 +111,8 @@ TEST(Engine, HackbenchConservesMessagesAndFinishes) {
     for (int i = 0; i < e.taskCount(); ++i) {
         const SimTask& t = e.task(i);
         if (t.state == TaskState::Exited) exited++;
-        if (t.t.comm == "hackbench-send") sent += t.a;
-        if (t.t.comm == "hackbench-recv") recv += t.a;
+        if (e.taskComm(t.t.pid) == "hackbench-send") sent += t.a;
+        if (e.taskComm(t.t.pid) == "hackbench-recv") recv += t.a;
     }
     EXPECT_EQ(exited, e.taskCount());
     EXPECT_EQ(sent, 2 * 5 * 5 * 30);

@@ -383,7 +383,7 @@ TEST(FtraceText, SimulatedRunExportsAndReadsBackToTheSameEvents) {
                     a.state == b.state && a.cause == b.cause)
             << "event " << i << " (line " << t.records[i].line << ") differs: " << sched::toString(a.kind);
     }
-    for (int id = 0; id < eng.taskCount(); ++id) EXPECT_EQ(t.commOf(eng.task(id).t.pid), eng.task(id).t.comm);
+    for (int id = 0; id < eng.taskCount(); ++id) EXPECT_EQ(t.commOf(eng.task(id).t.pid), eng.taskComm(eng.task(id).t.pid));
 }
 
 TEST(FtraceText, TheExportIsWhatPerfettosSystraceImporterReads) {
