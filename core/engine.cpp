@@ -545,7 +545,7 @@ void Engine::afterWork(int cpu) {
                 if (k == Action::Exit) {
                     // task_dead_fair(): remove_entity_load_avg() takes the dead task's averages,
                     // synced to the cfs_rq's clock, off its CPU.
-                    SchedAvg a = p.avg;
+                    SchedAvg a = p.t.avg;
                     pelt_update(c.avg.last_update_time, a, 0, 0, 0);
                     c.removed_load += std::int64_t(a.load_avg);
                     c.removed_util += std::int64_t(a.util_avg);
@@ -702,12 +702,18 @@ std::int64_t Engine::tgUpdateCost() {
 
 // update_load_avg(cfs_rq, se, UPDATE_TG): the entity, removed load, the cfs_rq,
 // then update_tg_load_avg() (with the optional 1 ms ratelimit).
+// sync_entity_load_avg(): __update_load_avg_blocked_se() to cfs_rq_last_update_time() of
+// p's cfs_rq, in place, as the kernel does.
+void Engine::sync_entity_load_avg(Task& p) {
+    pelt_update(m_cpus[p.cpu].avg.last_update_time, p.avg, 0, 0, 0);
+}
+
 void Engine::updateLoadAvg(int cpu, SimTask* se) {
     Cpu& c = m_cpus[cpu];
     const std::uint64_t now = std::uint64_t(m_now);
     if (se) {
         const bool onrq = se->t.on_rq;  // se->on_rq: still 0 in enqueue_entity's update, still 1 in dequeue_entity's
-        pelt_update(now, se->avg, onrq ? 1 : 0, onrq ? 1 : 0, c.curr >= 0 && &m_tasks[c.curr] == se ? 1 : 0);
+        pelt_update(now, se->t.avg, onrq ? 1 : 0, onrq ? 1 : 0, c.curr >= 0 && &m_tasks[c.curr] == se ? 1 : 0);
     }
     bool decayed = false;
     if (c.removed_load || c.removed_util || c.removed_runnable) {
@@ -770,7 +776,7 @@ void Engine::enqueueTask(int cpu, int id, bool wakeup, bool migrated, int from_c
     p.state = TaskState::Runnable;
     p.t.on_rq = true;
     p.t.cpu = cpu;
-    c.util_est += std::int64_t(task_util_est(p.avg));
+    c.util_est += std::int64_t(task_util_est(p.t.avg));
     c.enq_seq++;
     p.enq_seq = c.enq_seq;  // cfs_tasks order (list_move to the head)
     queueInsert(cpu, id);
@@ -787,8 +793,8 @@ void Engine::dequeueTask(int cpu, int id, bool sleep) {
     if (c.last_buddy == id) c.last_buddy = -1;
     update_curr(cpu);
     updateLoadAvg(cpu, &p);
-    c.util_est = std::max<std::int64_t>(0, c.util_est - std::int64_t(task_util_est(p.avg)));
-    if (sleep && m_cfg.knobs.UTIL_EST) util_est_update_task(p.avg, m_cfg.knobs.UTIL_EST_FASTUP);
+    c.util_est = std::max<std::int64_t>(0, c.util_est - std::int64_t(task_util_est(p.t.avg)));
+    if (sleep && m_cfg.knobs.UTIL_EST) util_est_update_task(p.t.avg, m_cfg.knobs.UTIL_EST_FASTUP);
     if (c.curr == id) {
         setCurr(cpu, -1);
         clearBurst(cpu);
@@ -830,18 +836,18 @@ std::int64_t Engine::migrationCost(const SimTask& p, int from, int to) const {
 
 // attach_entity_load_avg(): align the entity to the cfs_rq's clock and add its averages and sums.
 void Engine::attachLoadAvg(Cpu& dst, SimTask& p) {
-    p.avg.last_update_time = dst.avg.last_update_time;
-    p.avg.period_contrib = dst.avg.period_contrib;
+    p.t.avg.last_update_time = dst.avg.last_update_time;
+    p.t.avg.period_contrib = dst.avg.period_contrib;
     const std::uint32_t divider = get_pelt_divider(dst.avg);
-    p.avg.load_sum = p.avg.load_avg * divider / 1024;  // se weight 1024: load_avg = load * load_sum / divider
-    p.avg.util_sum = std::uint32_t(p.avg.util_avg * divider);
-    p.avg.runnable_sum = p.avg.runnable_avg * divider;
-    dst.avg.load_avg += p.avg.load_avg;
-    dst.avg.load_sum += p.avg.load_sum * 1024;  // se_weight(se) * se->avg.load_sum
-    dst.avg.util_avg += p.avg.util_avg;
-    dst.avg.util_sum += p.avg.util_sum;
-    dst.avg.runnable_avg += p.avg.runnable_avg;
-    dst.avg.runnable_sum += p.avg.runnable_sum;
+    p.t.avg.load_sum = p.t.avg.load_avg * divider / 1024;  // se weight 1024: load_avg = load * load_sum / divider
+    p.t.avg.util_sum = std::uint32_t(p.t.avg.util_avg * divider);
+    p.t.avg.runnable_sum = p.t.avg.runnable_avg * divider;
+    dst.avg.load_avg += p.t.avg.load_avg;
+    dst.avg.load_sum += p.t.avg.load_sum * 1024;  // se_weight(se) * se->t.avg.load_sum
+    dst.avg.util_avg += p.t.avg.util_avg;
+    dst.avg.util_sum += p.t.avg.util_sum;
+    dst.avg.runnable_avg += p.t.avg.runnable_avg;
+    dst.avg.runnable_sum += p.t.avg.runnable_sum;
 }
 
 // set_task_cpu() across CPUs: migrate_task_rq_fair (remove_entity_load_avg) and the
@@ -851,10 +857,10 @@ void Engine::migrateTask(int id, int from, int to, MigrationCause cause, int on_
     Cpu& src = m_cpus[from];
     Cpu& dst = m_cpus[to];
     // remove_entity_load_avg(): sync_entity_load_avg() to the old cfs_rq's clock, then removed.
-    pelt_update(src.avg.last_update_time, p.avg, 0, 0, 0);
-    src.removed_load += std::int64_t(p.avg.load_avg);
-    src.removed_util += std::int64_t(p.avg.util_avg);
-    src.removed_runnable += std::int64_t(p.avg.runnable_avg);
+    pelt_update(src.avg.last_update_time, p.t.avg, 0, 0, 0);
+    src.removed_load += std::int64_t(p.t.avg.load_avg);
+    src.removed_util += std::int64_t(p.t.avg.util_avg);
+    src.removed_runnable += std::int64_t(p.t.avg.runnable_avg);
     attachLoadAvg(dst, p);
     p.t.cpu = to;
     p.t.wake_cpu = to;  // __set_task_cpu(): p->wake_cpu = cpu
@@ -1078,16 +1084,9 @@ bool Engine::wake(int id, bool sync) {
 void Engine::doWake(int id, int waker_cpu, bool in_task, std::uint32_t wf, Task* waker) {
     SimTask& p = m_tasks[id];
     const int from = p.t.cpu;
-    // sync_entity_load_avg(): the sleeping task's averages decayed to its old cfs_rq's clock.
-    {
-        SchedAvg a = p.avg;
-        pelt_update(m_cpus[from].avg.last_update_time, a, 0, 0, 0);
-        p.t.load_avg = std::int64_t(a.load_avg);
-        p.t.util_avg = std::int64_t(a.util_avg);
-        p.t.runnable_avg = std::int64_t(a.runnable_avg);
-        p.t.util_est = std::int64_t(task_util_est(a));
-        p.t.last_update_time = std::int64_t(a.last_update_time) | 1;
-    }
+    // p.t.avg stays as its dequeue left it: select_task_rq_fair() reads it so
+    // (wake_affine_weight's task_h_load(p)); only find_idlest_cpu() and the asymmetric
+    // select_idle_sibling() sync it first (sync_entity_load_avg below).
     p.t.on_rq = false;
     p.t.on_cpu = false;
     Waker w;
@@ -1528,14 +1527,14 @@ int Engine::detachAttachTasks(LbEnv& env, int level) {
         if (ok) {
             switch (env.migration_type) {
             case MigrationType::migrate_load: {
-                const std::int64_t load = std::max<std::int64_t>(1, std::int64_t(p.avg.load_avg));  // task_h_load
+                const std::int64_t load = std::max<std::int64_t>(1, std::int64_t(p.t.avg.load_avg));  // task_h_load
                 if (m_cfg.knobs.LB_MIN && load < 16 && !env.nr_balance_failed) ok = false;
                 else if (shr_bound(load, env.nr_balance_failed) > env.imbalance) ok = false;
                 else env.imbalance -= load;
                 break;
             }
             case MigrationType::migrate_util: {
-                const std::int64_t u = std::int64_t(task_util_est(p.avg));
+                const std::int64_t u = std::int64_t(task_util_est(p.t.avg));
                 if (u > env.imbalance) ok = false;
                 else env.imbalance -= u;
                 break;
@@ -1906,10 +1905,10 @@ void Engine::postInitEntityUtilAvg(int cpu, SimTask& p) {
         if (util != 0) u = std::min(util * 1024 / (std::int64_t(c.avg.load_avg) + 1), cap);  // se->load.weight: nice 0
         else u = cap;
     }
-    p.avg.util_avg = std::uint64_t(u);
-    p.avg.util_sum = std::uint32_t(p.avg.util_avg * (LOAD_AVG_MAX - 1024));
-    p.avg.runnable_avg = p.avg.util_avg;
-    p.avg.runnable_sum = p.avg.runnable_avg * (LOAD_AVG_MAX - 1024);
+    p.t.avg.util_avg = std::uint64_t(u);
+    p.t.avg.util_sum = std::uint32_t(p.t.avg.util_avg * (LOAD_AVG_MAX - 1024));
+    p.t.avg.runnable_avg = p.t.avg.util_avg;
+    p.t.avg.runnable_sum = p.t.avg.runnable_avg * (LOAD_AVG_MAX - 1024);
 }
 
 int Engine::spawn(std::uint16_t workload, const std::string& comm, int mm, int parent, std::uint8_t role, std::int32_t idx,
@@ -1926,8 +1925,9 @@ int Engine::spawn(std::uint16_t workload, const std::string& comm, int mm, int p
     p.hot_set = std::int32_t(std::min<std::int64_t>(hot_set, INT32_MAX));
     // init_entity_runnable_average(): a new task starts with full load and no utilization;
     // post_init_entity_util_avg() sets that once wake_up_new_task() has chosen its CPU.
-    p.avg.load_avg = 1024;
-    p.avg.load_sum = std::uint64_t(LOAD_AVG_MAX - 1024);
+    p.t.avg.last_update_time = 0;  // not attached yet
+    p.t.avg.load_avg = 1024;
+    p.t.avg.load_sum = std::uint64_t(LOAD_AVG_MAX - 1024);
     const int pcpu = parent >= 0 ? m_tasks[parent].t.cpu : 0;
     p.t.cpu = pcpu;
     p.t.wake_cpu = pcpu;

@@ -48,8 +48,7 @@ enum class TaskState : std::uint8_t { Runnable, Running, Blocked, Exited };
 
 /// A simulated task: the wakeup path's Task plus what the engine needs.
 struct SimTask {
-    Task t;                  ///< what select_task_rq sees (pid, cpu, cpus_ptr, wakee_flips, averages)
-    SchedAvg avg;            ///< se.avg
+    Task t;                  ///< what select_task_rq sees (pid, cpu, cpus_ptr, wakee_flips, se.avg)
     std::int64_t pending_ns = 0;
     std::int64_t work_left = 0;     ///< ns of work at full speed before the next step()
     std::int64_t sum_exec = 0;      ///< se.sum_exec_runtime
@@ -70,7 +69,8 @@ struct SimTask {
     std::uint8_t role = 0;          ///< workload-specific
     bool wake_pending = false;      ///< woken while a Block was pending (ttwu_runnable)
 };
-
+/// The per-task record the event loop walks (issue 13: at most 256 bytes, four cache lines).
+static_assert(sizeof(SimTask) <= 256, "SimTask grew past four cache lines");
 
 /// A workload: creates its tasks and tells the engine what each does next.
 class Workload {
@@ -329,6 +329,7 @@ private:
     void finishPlans();
 
     void update_curr(int cpu) override;
+    void sync_entity_load_avg(Task& p) override;
     void push(std::int64_t t, EvType type, std::int32_t a, std::uint32_t b = 0);
     void pushAt(std::int64_t t, std::int64_t ctime, EvType type, std::int32_t a, std::uint32_t b = 0);
     void queueTick(int cpu);

@@ -543,11 +543,12 @@ AgreeReport agree(const Trace& t, std::shared_ptr<const Topology> topo, const Kn
             p.cpu = prev;
             p.wake_cpu = prev;
             p.on_rq = p.on_cpu = false;
-            p.util_avg = std::int64_t(r.pelt.util);
-            p.load_avg = std::int64_t(r.pelt.load);
-            p.runnable_avg = p.load_avg;
-            p.util_est = knobs.UTIL_EST ? std::int64_t(task_util_est(r.ue)) : 0;
-            p.last_update_time = 1;
+            p.setAverages(std::int64_t(r.pelt.load), std::int64_t(r.pelt.util), std::int64_t(r.pelt.load), 0);
+            if (knobs.UTIL_EST) {
+                p.avg.util_est_enqueued = r.ue.util_est_enqueued;
+                p.avg.util_est_ewma = r.ue.util_est_ewma;
+            }
+            p.avg.last_update_time = 1;
             p.exec_start = r.exec_start;
             Waker w;
             w.cpu = c;
@@ -566,9 +567,9 @@ AgreeReport agree(const Trace& t, std::shared_ptr<const Topology> topo, const Kn
                     wr.have_sim = true;
                 }
                 wr.sim.cpu = c;
-                wr.sim.load_avg = std::int64_t(wr.pelt.load);  // task_h_load(current) for the sync rule of wake_affine_weight
-                wr.sim.util_avg = std::int64_t(wr.pelt.util);
-                wr.sim.runnable_avg = wr.sim.load_avg;
+                wr.sim.avg.load_avg = std::uint64_t(wr.pelt.load);  // task_h_load(current) for the sync rule of wake_affine_weight
+                wr.sim.avg.util_avg = std::uint64_t(wr.pelt.util);
+                wr.sim.avg.runnable_avg = wr.sim.avg.load_avg;
                 cur = &wr.sim;
             }
             w.current_ptr = cur;
@@ -609,9 +610,9 @@ AgreeReport agree(const Trace& t, std::shared_ptr<const Topology> topo, const Kn
                     ic.used = true;
                     st.rq[std::size_t(c)].load_avg = in.this_load;
                     st.rq[std::size_t(prev)].load_avg = in.prev_load;
-                    p.load_avg = in.p_load;
+                    p.avg.load_avg = std::uint64_t(in.p_load);
                     p.task_h_load = -1;
-                    cur->load_avg = in.cur_load;
+                    cur->avg.load_avg = std::uint64_t(in.cur_load);
                     cur->task_h_load = -1;
                     sync = in.sync;
                     w.in_task = in.in_task;
@@ -628,7 +629,7 @@ AgreeReport agree(const Trace& t, std::shared_ptr<const Topology> topo, const Kn
                 std::string lo;
                 for (int k = 0; k < ncpu; ++k) lo += fmt::format(" {}:{}/{}", k, st.rq[std::size_t(k)].load_avg, st.rq[std::size_t(k)].util_avg);
                 std::fprintf(stderr, "line %u: p %d load %lld util %lld; current %d load %lld; rq load/util:%s\n", rec[i].line, pid,
-                             (long long)p.load_avg, (long long)p.util_avg, waker, (long long)cur->load_avg, lo.c_str());
+                             (long long)p.avg.load_avg, (long long)p.avg.util_avg, waker, (long long)cur->avg.load_avg, lo.c_str());
             }
             const Decision d = try_to_wake_up(st, knobs, p, w, flags);
             const int sim = d.cpu;

@@ -3,6 +3,7 @@
 #pragma once
 
 #include "cpumask.h"
+#include "pelt.h"
 #include "sched_domain.h"
 #include "topology.h"
 
@@ -97,12 +98,11 @@ struct Task {
     /// p->cpus_mask; set it with setAffinity().
     const CpuMask* cpus_ptr = &kNoCpus;
     std::int64_t wakee_flip_decay_ts = 0;  ///< jiffies
-    std::int64_t load_avg = 0;
-    std::int64_t util_avg = 0;
-    std::int64_t runnable_avg = 0;
-    std::int64_t util_est = 0;
-    std::int64_t task_h_load = -1;        ///< -1: equals load_avg (no cgroup hierarchy)
-    std::int64_t last_update_time = 1;    ///< se.avg.last_update_time; 0 = new task
+    /// se.avg, read where the kernel reads it: the engine keeps it as update_load_avg() leaves
+    /// it (a sleeping task's is as of its dequeue until sync_entity_load_avg()); a snapshot
+    /// gives it as read. last_update_time 0 = a new task not yet attached to a cfs_rq.
+    SchedAvg avg{.last_update_time = 1};
+    std::int64_t task_h_load = -1;        ///< -1: equals se.avg.load_avg (no cgroup hierarchy)
     std::int64_t exec_start = 0;          ///< ns
     std::int64_t vruntime = 0;            ///< ns, relative to its cfs_rq's min_vruntime when not queued
     std::int64_t wakee_placed = -1;       ///< SIS_DEBOUNCE: jiffies of the last placement, -1 never
@@ -113,7 +113,19 @@ struct Task {
     bool exiting = false;                 ///< PF_EXITING
     Policy policy = Policy::Normal;
 
-    std::int64_t h_load() const { return task_h_load >= 0 ? task_h_load : load_avg; }
+    std::int64_t h_load() const { return task_h_load >= 0 ? task_h_load : std::int64_t(avg.load_avg); }
+    /// task_util(p)
+    std::int64_t task_util() const { return std::int64_t(avg.util_avg); }
+    /// _task_util_est(p): max(ewma, enqueued)
+    std::int64_t util_est() const { return std::int64_t(task_util_est(avg)); }
+    /// Set the averages a snapshot gives (state files, traces): util_est as util_est.enqueued.
+    void setAverages(std::int64_t load, std::int64_t util, std::int64_t runnable, std::int64_t est) {
+        avg.load_avg = std::uint64_t(load);
+        avg.util_avg = std::uint64_t(util);
+        avg.runnable_avg = std::uint64_t(runnable);
+        avg.util_est_enqueued = std::uint32_t(est);
+        avg.util_est_ewma = 0;
+    }
     bool is_per_cpu_kthread() const { return kthread && nr_cpus_allowed == 1; }
     void setAffinity(const CpuMask& m) { cpus_ptr = CpuMask::intern(m); nr_cpus_allowed = m.weight(); }
 };
@@ -131,6 +143,9 @@ struct SdShared {
 struct RqUpdateHook {
     virtual ~RqUpdateHook() = default;
     virtual void update_curr(int cpu) = 0;
+    /// sync_entity_load_avg(&p->se): decay a sleeping p's averages to its cfs_rq's clock
+    /// (find_idlest_cpu(), select_idle_sibling() on asymmetric machines).
+    virtual void sync_entity_load_avg(Task& p) = 0;
 };
 
 /// The whole machine's scheduler state at one instant.

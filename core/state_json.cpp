@@ -142,7 +142,7 @@ ExplainInput parseExplainState(const json& doc, const std::string& file, const s
     w.current.pid = int(wo.i64("pid", 0).value_or(1));
     w.current.wakee_flips = unsigned(wo.i64("wakee_flips", 0, UINT32_MAX).value_or(0));
     w.current.wakee_flip_decay_ts = wo.i64("wakee_flip_decay_ts", 0).value_or(st.jiffies);
-    w.current.load_avg = wo.i64("load_avg", 0).value_or(1024);
+    w.current.avg.load_avg = std::uint64_t(wo.i64("load_avg", 0).value_or(1024));
     w.current.task_h_load = wo.i64("task_h_load", 0).value_or(-1);
     w.current.exiting = wo.boolean("exiting").value_or(false);
     w.is_wakee = wo.boolean("is_wakee").value_or(false);
@@ -178,10 +178,11 @@ ExplainInput parseExplainState(const json& doc, const std::string& file, const s
     p.wakee_flips = unsigned(to.i64("wakee_flips", 0, UINT32_MAX).value_or(0));
     p.wakee_flip_decay_ts = to.i64("wakee_flip_decay_ts", 0).value_or(st.jiffies);
     p.last_wakee = int(to.i64("last_wakee", -1).value_or(-1));
-    p.load_avg = to.i64("load_avg", 0).value_or(512);
-    p.util_avg = to.i64("util_avg", 0, 1024).value_or(0);
-    p.runnable_avg = to.i64("runnable_avg", 0).value_or(p.util_avg);
-    p.util_est = to.i64("util_est", 0, 1024).value_or(0);
+    {
+        const std::int64_t util = to.i64("util_avg", 0, 1024).value_or(0);
+        p.setAverages(to.i64("load_avg", 0).value_or(512), util, to.i64("runnable_avg", 0).value_or(util),
+                      to.i64("util_est", 0, 1024).value_or(0));
+    }
     p.task_h_load = to.i64("task_h_load", 0).value_or(-1);
     p.on_rq = to.boolean("on_rq").value_or(false);
     p.on_cpu = to.boolean("on_cpu").value_or(false);
@@ -196,7 +197,7 @@ ExplainInput parseExplainState(const json& doc, const std::string& file, const s
     }
     p.wakee_placed = to.i64("placed_jiffies", -1).value_or(-1);
     p.exec_start = to.i64("exec_start_ns", 0).value_or(st.now_ns);
-    p.last_update_time = to.i64("last_update_time", 0).value_or(1);
+    p.avg.last_update_time = std::uint64_t(to.i64("last_update_time", 0).value_or(1));
     p.vruntime = to.i64("vruntime_ns", INT64_MIN).value_or(0);
     p.numa_preferred_nid = int(to.i64("numa_preferred_nid", -1, in.topo->nrNodes() - 1).value_or(-1));
     p.migration_disabled = to.boolean("migration_disabled").value_or(false);

@@ -335,7 +335,7 @@ int select_idle_cpu(WakeCtx& c, const Task& p, const SchedDomain& sd, bool has_i
 
 int select_idle_capacity(WakeCtx& c, const Task& p, const SchedDomain& sd, int target) {
     CpuMask cpus = sd.span & *p.cpus_ptr;
-    const std::int64_t task_util = c.k.UTIL_EST ? std::max(p.util_avg, p.util_est) : p.util_avg;
+    const std::int64_t task_util = c.k.UTIL_EST ? std::max(p.task_util(), p.util_est()) : p.task_util();
     std::int64_t best_cap = 0;
     int best_cpu = -1, found = -1;
     for_each_cpu_wrap(cpus, target, c.st.nrCpus(), [&](int cpu) {
@@ -359,7 +359,9 @@ int select_idle_capacity(WakeCtx& c, const Task& p, const SchedDomain& sd, int t
 int select_idle_sibling(WakeCtx& c, Task& p, int prev, int target) {
     const SchedDomains& sds = c.sd();
     const bool asym = sds.asymCpucapActive();
-    const std::int64_t task_util = c.k.UTIL_EST ? std::max(p.util_avg, p.util_est) : p.util_avg;
+    // On asymmetric systems the kernel syncs p's averages first: they decide what fits.
+    if (asym && c.st.hook) c.st.hook->sync_entity_load_avg(p);
+    const std::int64_t task_util = c.k.UTIL_EST ? std::max(p.task_util(), p.util_est()) : p.task_util();
     auto asym_fits = [&](int cpu) { return !asym || task_util * 1280 < c.rq(cpu).cpu_capacity * 1024; };
     auto finish = [&](int cpu, Stage2 why) {
         if (why != Stage2::NONE) c.d.stage2 = why;
@@ -563,13 +565,13 @@ struct SgStats {
     std::int64_t misfit = 0;
 };
 
-bool task_running_on_cpu(int cpu, const Task& p) { return cpu == p.cpu && p.last_update_time != 0 && p.on_rq; }
+bool task_running_on_cpu(int cpu, const Task& p) { return cpu == p.cpu && p.avg.last_update_time != 0 && p.on_rq; }
 
 void update_sg_wakeup_stats(WakeCtx& c, const SchedDomain& sd, const CpuMask& group, SgStats& sgs, const Task& p) {
     sgs = SgStats{};
     if (sd.flags & SD_ASYM_CPUCAPACITY) sgs.misfit = 1;
-    const bool pContributes = p.last_update_time != 0;
-    const std::int64_t task_util = c.k.UTIL_EST ? std::max(p.util_avg, p.util_est) : p.util_avg;
+    const bool pContributes = p.avg.last_update_time != 0;
+    const std::int64_t task_util = c.k.UTIL_EST ? std::max(p.task_util(), p.util_est()) : p.task_util();
     (group & *p.cpus_ptr).forEach([&](int i) {
         const Rq& rq = c.rq(i);
         const bool onPrev = pContributes && i == p.cpu;
@@ -577,9 +579,9 @@ void update_sg_wakeup_stats(WakeCtx& c, const SchedDomain& sd, const CpuMask& gr
         std::int64_t load = rq.load_avg, util = rq.util_avg, runnable = rq.runnable_avg, util_est = rq.util_est;
         if (onPrev) {
             load = std::max<std::int64_t>(0, load - p.h_load());
-            util = std::max<std::int64_t>(0, util - p.util_avg);
-            runnable = std::max<std::int64_t>(0, runnable - p.runnable_avg);
-            util_est = std::max<std::int64_t>(0, util_est - p.util_est);
+            util = std::max<std::int64_t>(0, util - p.task_util());
+            runnable = std::max<std::int64_t>(0, runnable - std::int64_t(p.avg.runnable_avg));
+            util_est = std::max<std::int64_t>(0, util_est - p.util_est());
         }
         if (c.k.UTIL_EST) util = std::max(util, util_est);
         util = std::min(util, std::int64_t(c.st.topo->cpu(i).capacity));
@@ -786,6 +788,8 @@ int find_idlest_cpu(WakeCtx& c, int sdLevel, Task& p, int cpu, int prev_cpu, std
         SCHED_STEP(c, Fn::select_task_rq_fair, "find_idlest_cpu: domain does not intersect p's CPUs -> prev");
         return prev_cpu;
     }
+    // if (!(sd_flag & SD_BALANCE_FORK)) sync_entity_load_avg(&p->se);
+    if (!(sd_flag & SD_BALANCE_FORK) && c.st.hook) c.st.hook->sync_entity_load_avg(p);
     int new_cpu = cpu;
     int level = sdLevel;  // index into domains(cpu); -1 = none
     bool movedAny = false;
@@ -1061,7 +1065,7 @@ Decision wake_up_new_task(MachineState& st, const Knobs& k, Task& p, Waker& w, b
     WakeCtx c{st, k, w, d, trace};
     SCHED_STEP(c, Fn::select_task_rq, fmt::format("wake_up_new_task(pid {}) from CPU {}: recent_used_cpu := {}", p.pid, w.cpu, p.cpu));
     p.recent_used_cpu = p.cpu;
-    p.last_update_time = 0;  // a new child has not been attached to any cfs_rq yet
+    p.avg.last_update_time = 0;  // a new child has not been attached to any cfs_rq yet
     const int from = p.cpu;
     int cpu = select_task_rq(c, p, p.cpu, WF_FORK);
     p.cpu = cpu;  // __set_task_cpu: no migration event for fork

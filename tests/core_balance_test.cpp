@@ -267,6 +267,32 @@ public:
     int id = -1;
 };
 
+/// A waker that runs 20 ms, wakes a sleeper (which runs 1 ms and blocks again) and sleeps
+/// 5 ms, over and over; it notes the two tasks' se.avg.load_avg just before each wakeup.
+class WakerSleeper : public Workload {
+public:
+    std::string name() const override { return "waker-sleeper"; }
+    std::string commandLine() const override { return "waker-sleeper"; }
+    void start(Engine& e) override {
+        waker = e.spawn(0, "waker", 1, -1, 0, 0, 0);
+        sleeper = e.spawn(0, "sleeper", 2, -1, 1, 0, 0);
+    }
+    Action step(Engine& e, SimTask& t) override {
+        if (t.role == 1) return t.a++ % 2 == 0 ? Action::run(1000000) : Action::block();
+        if (t.a++ % 2 == 0) return Action::run(20000000);
+        if (e.task(sleeper).state == TaskState::Blocked) {
+            sleeperLoadBefore.push_back(e.task(sleeper).t.avg.load_avg);
+            wakerLoadBefore.push_back(t.t.avg.load_avg);
+            e.wake(sleeper, true);
+        }
+        return Action::sleep(5000000);
+    }
+    bool finished() const override { return false; }
+    void report(const Engine&, WorkloadReport&) const override {}
+    int waker = -1, sleeper = -1;
+    std::vector<std::uint64_t> sleeperLoadBefore, wakerLoadBefore;
+};
+
 EngineConfig config(const char* t, std::int64_t uptime_ns) {
     EngineConfig cfg;
     cfg.topo = topo(t);
@@ -292,7 +318,32 @@ TEST(BalanceEngine, NewTaskUtilComesFromTheChosenCpu) {
     const int child = e.spawn(0, "child", 1, hog->id, 0, 1, 0);
     const SimTask& c = e.task(child);
     ASSERT_NE(c.t.cpu, parentCpu) << "fork placement picks an idle CPU";
-    EXPECT_EQ(c.avg.util_avg, 512u) << "half of the idle CPU's spare capacity";
+    EXPECT_EQ(c.t.avg.util_avg, 512u) << "half of the idle CPU's spare capacity";
+}
+
+// select_task_rq_fair() reads the wakee's se.avg as its dequeue left it: wake_affine_weight's
+// task_h_load(p) is not synced first (only find_idlest_cpu() and the asymmetric
+// select_idle_sibling() call sync_entity_load_avg()), and task_h_load(current) is the
+// waker's live se.avg, not a copy from the waker's own last wakeup.
+TEST(BalanceEngine, WakeAffineReadsTheWakeesUnsyncedAndTheWakersLiveLoad) {
+    Engine e(config("qemu-1s4c", 600000000000LL));
+    auto w = std::make_unique<WakerSleeper>();
+    WakerSleeper* ws = w.get();
+    std::vector<WakeInputs> seen;
+    e.wake_inputs_sink = [&](const WakeInputs& in) {
+        if (in.pid == e.task(ws->sleeper).t.pid && in.time > 0) seen.push_back(in);
+    };
+    e.addWorkload(std::move(w));
+    e.advance(400000000);
+    ASSERT_GE(ws->sleeperLoadBefore.size(), 10u);
+    ASSERT_GE(seen.size(), ws->sleeperLoadBefore.size());
+    for (std::size_t i = 0; i < ws->sleeperLoadBefore.size(); ++i) {
+        EXPECT_EQ(std::uint64_t(seen[i].p_load), ws->sleeperLoadBefore[i]) << "wakeup " << i;
+        EXPECT_EQ(std::uint64_t(seen[i].cur_load), ws->wakerLoadBefore[i]) << "wakeup " << i;
+    }
+    // The waker's load rose over its 20 ms of running since its own last wakeup: a copy
+    // taken at that wakeup (the engine before) would not equal it.
+    EXPECT_GT(ws->wakerLoadBefore.back(), 0u);
 }
 
 // The machine has been up: jiffies start at uptime / jiffy and every domain, last balanced

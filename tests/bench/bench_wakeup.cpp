@@ -53,7 +53,7 @@ void BM_select_task_rq(benchmark::State& state, const std::string& preset, Load 
     Task p;
     p.pid = 1;
     p.setAffinity(s.st->topo->allCpus());
-    p.load_avg = 512;
+    p.avg.load_avg = 512;
     Waker w;
     w.current.pid = 2;
     w.current.setAffinity(s.st->topo->allCpus());
