@@ -63,7 +63,7 @@ struct Engine::Cpu {
     int llc = 0;                      ///< dense LLC index
     int switch_from = -1;             ///< task that just slept/exited here (sched_switch prev)
     char switch_state = 'S';
-    std::uint64_t enq_seq = 0;
+    int cfs_head = -1, cfs_tail = -1;  ///< rq->cfs_tasks: the most recently enqueued or picked first (task ids)
     bool active_balance = false;      ///< rq->active_balance (the stopper's work is queued)
     bool nohz_tick_stopped = true;    ///< rq->nohz_tick_stopped: in nohz.idle_cpus_mask (sd_llc->nohz_idle)
     bool has_blocked_load = false;    ///< rq->has_blocked_load
@@ -777,8 +777,7 @@ void Engine::enqueueTask(int cpu, int id, bool wakeup, bool migrated, int from_c
     p.t.on_rq = true;
     p.t.cpu = cpu;
     c.util_est += std::int64_t(task_util_est(p.t.avg));
-    c.enq_seq++;
-    p.enq_seq = c.enq_seq;  // cfs_tasks order (list_move to the head)
+    cfsListAdd(cpu, id);  // account_entity_enqueue(): list_add(&se->group_node, &rq->cfs_tasks)
     queueInsert(cpu, id);
     updateMinVruntime(cpu);
     syncRq(cpu);
@@ -801,6 +800,7 @@ void Engine::dequeueTask(int cpu, int id, bool sleep) {
     } else {
         queueErase(cpu, id);
     }
+    cfsListDel(cpu, id);  // account_entity_dequeue(): list_del_init(&se->group_node)
     if (!sleep) p.t.vruntime -= m_st.rq[cpu].min_vruntime;  // detach: make relative
     p.t.on_rq = false;
     updateMinVruntime(cpu);
@@ -957,8 +957,8 @@ void Engine::schedule(int cpu) {
     const bool fromIdle = c.in_idle;
     setCurr(cpu, next);
     n.state = TaskState::Running;
-    c.enq_seq++;
-    n.enq_seq = c.enq_seq;  // pick_next_task_fair: list_move to the head of cfs_tasks
+    cfsListDel(cpu, next);  // pick_next_task_fair(): list_move(&p->se.group_node, &rq->cfs_tasks)
+    cfsListAdd(cpu, next);
     updateLoadAvg(cpu, &n);  // set_next_entity: update_load_avg before it becomes curr
     c.exec_start = m_now;
     n.t.exec_start = m_now;
@@ -1482,11 +1482,25 @@ redo:
 
 // rq->cfs_tasks from the tail (the least recently enqueued or picked), curr included: the
 // order detach_tasks() and detach_one_task() walk.
-void Engine::cfsTasksTailFirst(int cpu, std::vector<int>& out) const {
-    const Cpu& c = m_cpus[cpu];
-    out = c.queue;
-    if (c.curr >= 0) out.push_back(c.curr);
-    std::sort(out.begin(), out.end(), [&](int a, int b) { return m_tasks[a].enq_seq < m_tasks[b].enq_seq; });
+// rq->cfs_tasks as an intrusive list of task ids (SimTask::cfs_newer / cfs_older).
+void Engine::cfsListAdd(int cpu, int id) {
+    Cpu& c = m_cpus[cpu];
+    SimTask& p = m_tasks[id];
+    p.cfs_newer = -1;
+    p.cfs_older = c.cfs_head;
+    if (c.cfs_head >= 0) m_tasks[c.cfs_head].cfs_newer = id;
+    else c.cfs_tail = id;
+    c.cfs_head = id;
+}
+
+void Engine::cfsListDel(int cpu, int id) {
+    Cpu& c = m_cpus[cpu];
+    SimTask& p = m_tasks[id];
+    if (p.cfs_newer >= 0) m_tasks[p.cfs_newer].cfs_older = p.cfs_older;
+    else c.cfs_head = p.cfs_older;
+    if (p.cfs_older >= 0) m_tasks[p.cfs_older].cfs_newer = p.cfs_newer;
+    else c.cfs_tail = p.cfs_newer;
+    p.cfs_newer = p.cfs_older = -1;
 }
 
 MigrationCause Engine::causeOf(int this_cpu, IdleType idle) const {
@@ -1505,12 +1519,13 @@ int Engine::detachAttachTasks(LbEnv& env, int level) {
         return 0;
     }
     if (env.imbalance <= 0) return 0;
-    // cfs_tasks, tail first: curr and the queued tasks by their list position.
-    cfsTasksTailFirst(src, m_tmp);
     std::vector<int>& detached = m_tmp2;
     detached.clear();
     unsigned nr_running = m_st.rq[src].nr_running;
-    for (int id : m_tmp) {
+    // while (!list_empty(tasks)): p = list_last_entry(tasks), the least recently enqueued
+    // or picked (curr included); one that cannot move goes to the head (and may come round again).
+    while (s.cfs_tail >= 0) {
+        const int id = s.cfs_tail;
         // "We don't want to steal all, otherwise we may be treated likewise."
         if (env.idle != IdleType::CPU_NOT_IDLE && nr_running <= 1) break;
         env.loop++;
@@ -1544,8 +1559,8 @@ int Engine::detachAttachTasks(LbEnv& env, int level) {
             }
         }
         if (!ok) {  // next: list_move(&p->se.group_node, tasks), to the head
-            s.enq_seq++;
-            p.enq_seq = s.enq_seq;
+            cfsListDel(src, id);
+            cfsListAdd(src, id);
             continue;
         }
         // detach_task()
@@ -1618,9 +1633,8 @@ void Engine::activeBalance(int busiest, int dst) {
     // "Is there any task to move?": busiest_rq->nr_running <= 1 counts the stopper itself.
     if (m_st.rq[busiest].nr_running < 1) return;
     // The stopper runs: curr is put back (still on the rq, at its list position).
-    cfsTasksTailFirst(busiest, m_tmp);
     int id = -1;
-    for (int t : m_tmp)
+    for (int t = b.cfs_tail; t >= 0; t = m_tasks[t].cfs_newer)  // detach_one_task(): list_for_each_entry_reverse
         if (m_tasks[t].t.cpus_ptr->test(dst) && !m_tasks[t].t.is_per_cpu_kthread()) {
             id = t;
             break;
@@ -2012,6 +2026,15 @@ std::string Engine::checkInvariants() const {
         for (int id : cpu.wakelist) {
             if (auto e = mark(id, "on the wakelist"); !e.empty()) return e;
         }
+        // cfs_tasks holds exactly curr and the queued tasks, linked both ways.
+        std::size_t onList = 0;
+        for (int id = cpu.cfs_head, newer = -1; id >= 0; newer = id, id = m_tasks[id].cfs_older) {
+            if (m_tasks[id].cfs_newer != newer) return fmt::format("CPU {}: cfs_tasks broken at pid {}", c, m_tasks[id].t.pid);
+            if (!m_tasks[id].t.on_rq || m_tasks[id].t.cpu != c) return fmt::format("CPU {}: pid {} on cfs_tasks but not queued here", c, m_tasks[id].t.pid);
+            if (++onList > cpu.queue.size() + 1) return fmt::format("CPU {}: cfs_tasks longer than its runqueue", c);
+        }
+        if (onList != cpu.queue.size() + (cpu.curr >= 0 ? 1 : 0))
+            return fmt::format("CPU {}: cfs_tasks has {} tasks, the runqueue {}", c, onList, cpu.queue.size() + (cpu.curr >= 0 ? 1 : 0));
     }
     for (std::size_t i = 0; i < m_tasks.size(); ++i) {
         const SimTask& p = m_tasks[i];

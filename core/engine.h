@@ -54,7 +54,7 @@ struct SimTask {
     std::int64_t sum_exec = 0;      ///< se.sum_exec_runtime
     std::int64_t prev_sum_exec = 0; ///< se.prev_sum_exec_runtime
     std::int64_t wake_time = -1;    ///< when it was woken (sched_waking), -1 none
-    std::uint64_t enq_seq = 0;      ///< cfs_tasks order (detach_tasks takes the oldest)
+    std::int32_t cfs_newer = -1, cfs_older = -1;  ///< neighbours in its rq's cfs_tasks (detach_tasks walks from the oldest)
     std::int64_t a = 0, b = 0, c = 0;  ///< workload-specific counters
     std::int32_t last_ran_cpu = -1;
     std::int32_t wake_from = -1;    ///< task_cpu before a wakelist wakeup (vruntime renormalisation at the IPI)
@@ -389,7 +389,9 @@ private:
     bool idleStopsTick(int cpu) const;
     int detachAttachTasks(LbEnv& env, int level);
     bool canMigrateTask(int id, LbEnv& env, int level) const;
-    void cfsTasksTailFirst(int cpu, std::vector<int>& out) const;
+    /// rq->cfs_tasks: list_add at the head, list_del (the list is intrusive in SimTask).
+    void cfsListAdd(int cpu, int id);
+    void cfsListDel(int cpu, int id);
     void activeBalance(int busiest, int dst);
     MigrationCause causeOf(int this_cpu, IdleType idle) const;
 
