@@ -550,3 +550,35 @@ TEST(GoldenDigests, EveryShippedScenarioAndVariantShortened) {
     const std::string was((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
     EXPECT_EQ(now, was) << "digests moved: if on purpose, rewrite " << golden << " and say why in the commit";
 }
+
+// --- Scale (issue 13) --------------------------------------------------------------
+
+#if defined(__SANITIZE_ADDRESS__)
+#include <sanitizer/allocator_interface.h>
+static std::size_t liveHeapBytes() { return __sanitizer_get_current_allocated_bytes(); }
+#else
+#include <malloc.h>
+static std::size_t liveHeapBytes() { return mallinfo2().uordblks + mallinfo2().hblkhd; }
+#endif
+
+// A 200 000-task scenario (hackbench -g 2500 -f 40 on 384 CPUs) runs in bounded memory:
+// under 1 KiB of heap per task all told (SimTask is 256 B), and no growth while it runs
+// on. detach_tasks() from a runqueue of tens of thousands of forked tasks stays cheap
+// (cfs_tasks is a list, not sorted per balance).
+TEST(EngineScale, TwoHundredThousandTasksRunInBoundedMemory) {
+    const Scenario s = scenario(hb("epyc-9654-2s", 2500, 40, 1000));
+    const std::size_t before = liveHeapBytes();
+    RunOptions o;
+    auto e = buildEngine(s, Knobs{}, s.cost, o);
+    std::int64_t t = 0;
+    while (e->taskCount() < 200001 && t < 200'000'000) e->advance(t += 1'000'000);
+    ASSERT_EQ(e->taskCount(), 200001) << "every worker forked by " << t << " ns";
+    const std::size_t forked = liveHeapBytes();
+    const double perTask = double(forked - before) / e->taskCount();
+    RecordProperty("heap_bytes_per_task", int(perTask));
+    EXPECT_LT(perTask, 1024.0);
+    e->advance(t += 10'000'000);
+    const std::size_t later = liveHeapBytes();
+    EXPECT_LT(double(later) - double(forked), 0.05 * double(forked - before)) << "heap grew while running";
+    fmt::print("forked by {} ms: {:.0f} heap bytes per task; {} MB after 10 ms more\n", t / 1000000 - 10, perTask, later / 1000000);
+}
