@@ -700,14 +700,14 @@ std::int64_t Engine::tgUpdateCost() {
     return cm.c(CostTerm::tg_load_avg, cost);
 }
 
-// update_load_avg(cfs_rq, se, UPDATE_TG): the entity, removed load, the cfs_rq,
-// then update_tg_load_avg() (with the optional 1 ms ratelimit).
 // sync_entity_load_avg(): __update_load_avg_blocked_se() to cfs_rq_last_update_time() of
 // p's cfs_rq, in place, as the kernel does.
 void Engine::sync_entity_load_avg(Task& p) {
     pelt_update(m_cpus[p.cpu].avg.last_update_time, p.avg, 0, 0, 0);
 }
 
+// update_load_avg(cfs_rq, se, UPDATE_TG): the entity, removed load, the cfs_rq,
+// then update_tg_load_avg() (with the optional 1 ms ratelimit).
 void Engine::updateLoadAvg(int cpu, SimTask* se) {
     Cpu& c = m_cpus[cpu];
     const std::uint64_t now = std::uint64_t(m_now);
@@ -1086,7 +1086,7 @@ void Engine::doWake(int id, int waker_cpu, bool in_task, std::uint32_t wf, Task*
     const int from = p.t.cpu;
     // p.t.avg stays as its dequeue left it: select_task_rq_fair() reads it so
     // (wake_affine_weight's task_h_load(p)); only find_idlest_cpu() and the asymmetric
-    // select_idle_sibling() sync it first (sync_entity_load_avg below).
+    // select_idle_sibling() sync it first (through RqUpdateHook::sync_entity_load_avg).
     p.t.on_rq = false;
     p.t.on_cpu = false;
     Waker w;
@@ -1480,8 +1480,6 @@ redo:
     return ld_moved;
 }
 
-// rq->cfs_tasks from the tail (the least recently enqueued or picked), curr included: the
-// order detach_tasks() and detach_one_task() walk.
 // rq->cfs_tasks as an intrusive list of task ids (SimTask::cfs_newer / cfs_older).
 void Engine::cfsListAdd(int cpu, int id) {
     Cpu& c = m_cpus[cpu];

@@ -140,8 +140,8 @@ struct EngineConfig {
 
 /// Tasks by id in chunks of 64 that never move (spawn() during a step must not move the
 /// stepping task): indexing is a shift, a mask and two loads from a small table. A
-/// std::deque of 480-byte elements holds one per node, and its operator[] walks node
-/// offsets on every access.
+/// std::deque of SimTasks holds one per node, and its operator[] walks node offsets on
+/// every access.
 class TaskStore {
 public:
     static constexpr std::size_t kChunk = 64;
@@ -474,7 +474,7 @@ private:
     std::size_t m_tgPos = 0;
     std::uint64_t m_invariantChecks = 0;
     std::vector<std::uint16_t> m_rowBuf;
-    std::vector<int> m_tmp, m_tmp2;
+    std::vector<int> m_tmp2;
 };
 
 }  // namespace sched

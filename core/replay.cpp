@@ -535,11 +535,10 @@ AgreeReport agree(const Trace& t, std::shared_ptr<const Topology> topo, const Kn
                 r.sim.pid = pid;
                 if (!r.recent_known) r.sim.recent_used_cpu = prev;  // first seen mid-trace: its first prev (§6)
                 r.sim.kthread = looksKthread(comm);
+                r.sim.setAffinity(topo->allCpus());
                 r.have_sim = true;
             }
             Task& p = r.sim;
-            p.setAffinity(topo->allCpus());
-            p.nr_cpus_allowed = ncpu;
             p.cpu = prev;
             p.wake_cpu = prev;
             p.on_rq = p.on_cpu = false;
@@ -564,6 +563,7 @@ AgreeReport agree(const Trace& t, std::shared_ptr<const Topology> topo, const Kn
                     wr.sim.pid = waker;
                     wr.sim.kthread = looksKthread(t.commOf(waker));
                     wr.sim.recent_used_cpu = c;
+                    wr.sim.setAffinity(topo->allCpus());  // set once: a replayed task may run anywhere
                     wr.have_sim = true;
                 }
                 wr.sim.cpu = c;

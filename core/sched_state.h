@@ -62,21 +62,8 @@ struct Rq {
 class TaskComm {
 public:
     static constexpr std::size_t kLen = 16;  // TASK_COMM_LEN
-    TaskComm() = default;
-    TaskComm(std::string_view s) { *this = s; }  // NOLINT(google-explicit-constructor)
-    TaskComm(const char* s) : TaskComm(std::string_view(s)) {}  // NOLINT(google-explicit-constructor)
-    TaskComm(const std::string& s) : TaskComm(std::string_view(s)) {}  // NOLINT(google-explicit-constructor)
-    TaskComm& operator=(std::string_view s) {
-        const std::size_t n = std::min(s.size(), kLen - 1);
-        std::copy_n(s.data(), n, m_s.data());
-        std::fill(m_s.begin() + std::ptrdiff_t(n), m_s.end(), '\0');
-        return *this;
-    }
-    TaskComm& operator=(const std::string& s) { return *this = std::string_view(s); }
-    TaskComm& operator=(const char* s) { return *this = std::string_view(s); }
-    [[nodiscard]] std::string_view view() const { return {m_s.data(), std::char_traits<char>::length(m_s.data())}; }
-    [[nodiscard]] std::string str() const { return std::string(view()); }
-    friend bool operator==(const TaskComm& a, std::string_view b) { return a.view() == b; }
+    explicit TaskComm(std::string_view s) { std::copy_n(s.data(), std::min(s.size(), kLen - 1), m_s.data()); }
+    [[nodiscard]] std::string str() const { return std::string(m_s.data()); }
 
 private:
     std::array<char, kLen> m_s{};

@@ -200,6 +200,11 @@ bool check_preempt_curr(WakeCtx& c, const Task& p, int cpu, std::uint32_t wake_f
 // ---------------------------------------------------------------------------
 // select_idle_sibling and the idle scans (spec §4)
 
+// task_util_est(p): max(task_util(p), _task_util_est(p)) with UTIL_EST, else task_util(p).
+std::int64_t task_util_est(const WakeCtx& c, const Task& p) {
+    return c.k.UTIL_EST ? std::max(p.task_util(), p.util_est()) : p.task_util();
+}
+
 int select_idle_smt(WakeCtx& c, const Task& p, const SchedDomain& sd, int target) {
     int found = -1;
     CpuMask sibs = c.sd().smtMask(target) & *p.cpus_ptr;
@@ -335,7 +340,7 @@ int select_idle_cpu(WakeCtx& c, const Task& p, const SchedDomain& sd, bool has_i
 
 int select_idle_capacity(WakeCtx& c, const Task& p, const SchedDomain& sd, int target) {
     CpuMask cpus = sd.span & *p.cpus_ptr;
-    const std::int64_t task_util = c.k.UTIL_EST ? std::max(p.task_util(), p.util_est()) : p.task_util();
+    const std::int64_t task_util = task_util_est(c, p);
     std::int64_t best_cap = 0;
     int best_cpu = -1, found = -1;
     for_each_cpu_wrap(cpus, target, c.st.nrCpus(), [&](int cpu) {
@@ -361,7 +366,7 @@ int select_idle_sibling(WakeCtx& c, Task& p, int prev, int target) {
     const bool asym = sds.asymCpucapActive();
     // On asymmetric systems the kernel syncs p's averages first: they decide what fits.
     if (asym && c.st.hook) c.st.hook->sync_entity_load_avg(p);
-    const std::int64_t task_util = c.k.UTIL_EST ? std::max(p.task_util(), p.util_est()) : p.task_util();
+    const std::int64_t task_util = task_util_est(c, p);
     auto asym_fits = [&](int cpu) { return !asym || task_util * 1280 < c.rq(cpu).cpu_capacity * 1024; };
     auto finish = [&](int cpu, Stage2 why) {
         if (why != Stage2::NONE) c.d.stage2 = why;
@@ -571,7 +576,7 @@ void update_sg_wakeup_stats(WakeCtx& c, const SchedDomain& sd, const CpuMask& gr
     sgs = SgStats{};
     if (sd.flags & SD_ASYM_CPUCAPACITY) sgs.misfit = 1;
     const bool pContributes = p.avg.last_update_time != 0;
-    const std::int64_t task_util = c.k.UTIL_EST ? std::max(p.task_util(), p.util_est()) : p.task_util();
+    const std::int64_t task_util = task_util_est(c, p);
     (group & *p.cpus_ptr).forEach([&](int i) {
         const Rq& rq = c.rq(i);
         const bool onPrev = pContributes && i == p.cpu;
