@@ -29,21 +29,17 @@ struct Channel {
     bool reader_waiting = false;
     std::deque<int> writers;         ///< exclusive writer waiters (FIFO)
     std::int64_t sent = 0, received = 0;
-    // Coalescing: the planned writes and reads on this pipe not applied yet (a min-heap by
-    // key; those of a plan cut before them are dropped when they come up); resW/resR: the
-    // writes/reads among them that will happen.
+    // Coalescing: the planned writes and reads on this pipe not applied yet, pend[pendHead..]
+    // sorted by key (the next to apply first); a plan that is cut takes its steps after the
+    // cut off at once. resW/resR: the writes/reads among them.
     struct PendingOp {
         PlanKey key;
         std::int32_t task;
-        std::int32_t plan;  ///< Hackbench::m_rec index
         bool write;
     };
-    struct Later {
-        bool operator()(const PendingOp& a, const PendingOp& b) const { return Engine::keyBefore(b.key, a.key); }
-    };
     std::vector<PendingOp> pend;
+    std::uint32_t pendHead = 0;  ///< pend[0..pendHead) are applied (dropped in bulk)
     int resW = 0, resR = 0;
-    int dead = 0;  ///< ops in pend whose plan ended before them (dropped when they come up or at a compaction)
 };
 
 class Hackbench final : public Workload {
@@ -66,6 +62,9 @@ public:
         const int total = 2 * m_p.fds * m_p.groups;
         m_workers.reserve(std::size_t(total));
         m_chan.resize(std::size_t(m_p.groups * m_p.fds));
+        m_coalescing = e.coalescing();
+        m_wcost = writeCost(e);
+        m_rcost = readCost(e);
         m_main = e.spawn(m_index, "hackbench", 1000000 * (m_index + 1), -1, kMain, 0, m_p.hot_set);
         m_total = total;
     }
@@ -180,28 +179,29 @@ public:
         PlanInfo& pi = planOf(id);
         pi.a0 = t.a;
         pi.ops = 0;
-        pi.rec = newRec();
         if (t.role == kSender) {
             if (t.c != 0) return;
-            const std::int64_t w = writeCost(e);
-            for (std::int64_t m = t.a; m < total; ++m) {
-                const int ch = chanOf(t, m);
-                Channel& c = m_chan[std::size_t(ch)];
+            const std::int64_t w = m_wcost;
+            // chanOf(t, m) for m = t.a, t.a + 1, ...: the group's pipes in turn.
+            const int first = chanOf(t, t.a), base = first - first % m_p.fds;
+            int fd = first - base;
+            for (std::int64_t m = t.a; m < total; ++m, fd = fd + 1 == m_p.fds ? 0 : fd + 1) {
+                Channel& c = m_chan[std::size_t(base + fd)];
                 if (c.reader_waiting || !writeFits(c, c.resW + 1)) break;
                 PlanKey k;
                 if (!e.planStep(w, &k)) break;
-                insertOp(c, Channel::PendingOp{k, id, pi.rec, true});
+                insertOp(c, k, id, true);
                 c.resW++;
                 pi.ops++;
             }
         } else if (t.role == kReceiver) {
             Channel& c = m_chan[std::size_t(t.idx)];
             if (!c.writers.empty()) return;
-            const std::int64_t w = readCost(e);
+            const std::int64_t w = m_rcost;
             for (std::int64_t m = t.a; m < total && c.count - c.resR >= 1; ++m) {
                 PlanKey k;
                 if (!e.planStep(w, &k)) break;
-                insertOp(c, Channel::PendingOp{k, id, pi.rec, false});
+                insertOp(c, k, id, false);
                 c.resR++;
                 pi.ops++;
             }
@@ -214,27 +214,15 @@ public:
         t.a += done;
         pi.bal -= done;
         // The steps after the current event never happen: off their pipes (a sender's step k
-        // writes to pipe chanOf(a0 + k), a reader's to its own).
-        if (pi.rec < 0) return;
-        Rec& r = m_rec[std::size_t(pi.rec)];
-        r.ended = true;
-        r.end = e.nowKey();
-        if (r.refs == 0) freeRec(pi.rec);
-        pi.rec = -1;
+        // writes to pipe chanOf(a0 + k), a reader's to its own). The task's steps on a pipe
+        // that are not before the current event are all of this plan (an earlier plan's
+        // later steps went when it ended; its earlier ones are before this event).
         if (t.role == kSender) {
-            for (std::int64_t k = done; k < pi.ops; ++k) {
-                Channel& c = m_chan[std::size_t(chanOf(t, pi.a0 + k))];
-                c.resW--;
-                c.dead++;
-            }
             // Each pipe the dead writes are on (at most fds of them), once.
             for (std::int64_t k = done; k < std::min<std::int64_t>(pi.ops, done + m_p.fds); ++k)
-                compactIfMostlyDead(m_chan[std::size_t(chanOf(t, pi.a0 + k))]);
+                dropPlanned(e, m_chan[std::size_t(chanOf(t, pi.a0 + k))], id);
         } else if (pi.ops > done) {
-            Channel& c = m_chan[std::size_t(t.idx)];
-            c.resR -= int(pi.ops - done);
-            c.dead += int(pi.ops - done);
-            compactIfMostlyDead(c);
+            dropPlanned(e, m_chan[std::size_t(t.idx)], id);
         }
         pi.ops = 0;
     }
@@ -244,27 +232,7 @@ private:
         std::int64_t a0 = 0;   ///< t.a when the current plan was made
         std::int64_t ops = 0;  ///< steps in the current plan
         std::int64_t bal = 0;  ///< planned steps applied to pipes minus those counted in t.a
-        std::int32_t rec = -1; ///< the current plan's record
     };
-    // A plan as its pending steps see it: once ended, its steps from `end` on never happen.
-    struct Rec {
-        Engine::EventKey end;
-        bool ended = false;
-        int refs = 0;  ///< its steps still on a pipe
-    };
-    int newRec() {
-        int i;
-        if (!m_freeRec.empty()) {
-            i = m_freeRec.back();
-            m_freeRec.pop_back();
-        } else {
-            i = int(m_rec.size());
-            m_rec.emplace_back();
-        }
-        m_rec[std::size_t(i)] = Rec{};
-        return i;
-    }
-    void freeRec(int i) { m_freeRec.push_back(i); }
     const PlanInfo& planOf(int id) const {
         static const PlanInfo none;
         return std::size_t(id) < m_plan.size() ? m_plan[std::size_t(id)] : none;
@@ -276,55 +244,49 @@ private:
     // The most pipe pages `n` more writes can need, whatever reads come between (reads only
     // free pages; an emptied pipe starts again from one page).
     std::int64_t pagesBound(const Channel& c, std::int64_t n) const {
-        const std::int64_t pp = m_perPage;
-        const std::int64_t fresh = (n + pp - 1) / pp;
+        // (32-bit divisions: n is at most a pipe's worth of messages, 16 pages.)
+        const auto pp = std::uint32_t(m_perPage);
+        const auto ceilPages = [pp](std::int64_t x) { return std::int64_t((std::uint32_t(x) + pp - 1) / pp); };
+        if (n > 16 * std::int64_t(pp)) return 17;
+        const std::int64_t fresh = ceilPages(n);
         if (c.pages == 0) return fresh;
-        return std::max<std::int64_t>(c.pages + (std::max<std::int64_t>(0, c.tail_written + n - pp) + pp - 1) / pp, fresh);
+        return std::max<std::int64_t>(c.pages + ceilPages(std::max<std::int64_t>(0, c.tail_written + n - pp)), fresh);
     }
     bool writeFits(const Channel& c, std::int64_t n) const {
         if (m_p.pipe) return pagesBound(c, n) <= 16;
         return c.count + n <= m_sockCap;
     }
-    void insertOp(Channel& c, const Channel::PendingOp& op) {
-        m_rec[std::size_t(op.plan)].refs++;
-        c.pend.push_back(op);
-        std::push_heap(c.pend.begin(), c.pend.end(), Channel::Later{});
+    // Keeps c.pend sorted by key. Steps come mostly in key order (a pipe holds about 15 on
+    // the seed hackbench and a new one goes before less than one of them on average), so this
+    // is a short scan from the back.
+    // (The fields are written one by one: a PendingOp built on the stack and copied in as a
+    // whole was read back in 16-byte pieces over narrower stores, a store-forwarding stall
+    // that took a fifth of a coalesced run.)
+    static void insertOp(Channel& c, const PlanKey& k, int task, bool write) {
+        std::size_t i = c.pend.size();
+        c.pend.emplace_back();
+        for (; i > c.pendHead && Engine::keyBefore(k, c.pend[i - 1].key); --i) c.pend[i] = c.pend[i - 1];
+        Channel::PendingOp& op = c.pend[i];
+        op.key.t = k.t;
+        op.key.ctime = k.ctime;
+        op.key.cpu = k.cpu;
+        op.task = task;
+        op.write = write;
     }
-    bool live(const Channel::PendingOp& op) const {
-        const Rec& r = m_rec[std::size_t(op.plan)];
-        return !r.ended || Engine::keyBefore(op.key, r.end);
-    }
-    // Drops the ops of ended plans from a pipe's heap once they are most of it: they would
-    // be dropped when they come up, but until then every heap operation pays for them (a
-    // sender's cut plan leaves up to thousands). Only dead ops go, so nothing that happens
-    // changes (the live ops keep their keys and come up in the same order).
-    void compactIfMostlyDead(Channel& c) {
-        if (c.dead < 16 || 2 * std::size_t(c.dead) < c.pend.size()) return;
-        const auto end = std::remove_if(c.pend.begin(), c.pend.end(), [&](const Channel::PendingOp& op) {
-            if (live(op)) return false;
-            Rec& r = m_rec[std::size_t(op.plan)];
-            if (--r.refs == 0) freeRec(op.plan);  // dead: its plan ended
+    // Takes the steps of task `id` that are not before the current event off the pipe.
+    void dropPlanned(const Engine& e, Channel& c, int id) {
+        const auto end = std::remove_if(c.pend.begin() + c.pendHead, c.pend.end(), [&](const Channel::PendingOp& op) {
+            if (op.task != id || e.keyBeforeNow(op.key)) return false;
+            (op.write ? c.resW : c.resR)--;
             return true;
         });
-        if (std::size_t(c.pend.end() - end) != std::size_t(c.dead))
-            throw std::logic_error(fmt::format("hackbench: {} dead planned steps on a pipe, {} counted", c.pend.end() - end, c.dead));
         c.pend.erase(end, c.pend.end());
-        std::make_heap(c.pend.begin(), c.pend.end(), Channel::Later{});
-        c.dead = 0;
     }
     // Applies the planned steps on this pipe whose keys come before the current event.
     void sync(const Engine& e, Channel& c) {
-        while (!c.pend.empty() && e.keyBeforeNow(c.pend.front().key)) {
-            std::pop_heap(c.pend.begin(), c.pend.end(), Channel::Later{});
-            const Channel::PendingOp op = c.pend.back();
-            c.pend.pop_back();
-            const bool happens = live(op);
-            Rec& r = m_rec[std::size_t(op.plan)];
-            if (--r.refs == 0 && r.ended) freeRec(op.plan);
-            if (!happens) {
-                c.dead--;
-                continue;
-            }
+        if (!m_coalescing) return;  // nothing is ever planned (and c.pend is a cache line the step need not touch)
+        while (c.pendHead < c.pend.size() && e.keyBeforeNow(c.pend[c.pendHead].key)) {
+            const Channel::PendingOp op = c.pend[c.pendHead++];
             if (op.write) {
                 if (!tryWrite(c, false)) throw std::logic_error("hackbench: a planned write found its pipe full");
                 c.resW--;
@@ -335,6 +297,13 @@ private:
             }
             m_plan[std::size_t(op.task)].bal++;
         }
+        if (c.pendHead == c.pend.size()) {
+            c.pend.clear();
+            c.pendHead = 0;
+        } else if (c.pendHead >= 64 && 2 * std::size_t(c.pendHead) >= c.pend.size()) {
+            c.pend.erase(c.pend.begin(), c.pend.begin() + c.pendHead);
+            c.pendHead = 0;
+        }
     }
     // Coalescing: every pipe's planned steps before the current event applied (their effects are
     // lazy; a reader of the pipes' totals outside step() calls this first). Logically const.
@@ -342,11 +311,13 @@ private:
         auto* self = const_cast<Hackbench*>(this);
         for (auto& c : self->m_chan) self->sync(e, c);
     }
-        // Every plan with steps on this pipe (all after the current event, once synced) ends.
+    // Every plan with steps on this pipe (all after the current event, once synced) ends.
     void cutPlansOn(Engine& e, Channel& c) {
         m_cutTmp.clear();
-        for (const auto& op : c.pend)
-            if (live(op) && std::find(m_cutTmp.begin(), m_cutTmp.end(), op.task) == m_cutTmp.end()) m_cutTmp.push_back(op.task);
+        for (std::size_t i = c.pendHead; i < c.pend.size(); ++i) {
+            const Channel::PendingOp& op = c.pend[i];
+            if (std::find(m_cutTmp.begin(), m_cutTmp.end(), op.task) == m_cutTmp.end()) m_cutTmp.push_back(op.task);
+        }
         for (int id : m_cutTmp) e.cutPlan(id);
     }
 
@@ -354,9 +325,12 @@ private:
     enum Phase : std::int64_t { kReady = 0, kWaitGo = 1, kRun = 2, kDone = 3, kExited = 4 };
 
     int chanOf(const SimTask& t, std::int64_t msg) const {
-        // Sender idx = group * F + i writes to its group's receivers in fd order.
-        const int group = t.idx / m_p.fds;
-        return group * m_p.fds + int(msg % m_p.fds);
+        // Sender idx = group * F + i writes to its group's receivers in fd order. (32-bit
+        // division where it fits: a 64-bit one was a tenth of the step's time.)
+        const auto fds = std::uint32_t(m_p.fds);
+        const auto idx = std::uint32_t(t.idx);
+        const std::uint32_t fd = msg <= std::int64_t(UINT32_MAX) ? std::uint32_t(msg) % fds : std::uint32_t(std::uint64_t(msg) % fds);
+        return int(idx - idx % fds + fd);
     }
     bool full(const Channel& c) const {
         if (m_p.pipe) return c.pages >= 16;
@@ -527,7 +501,7 @@ private:
             c.writers.pop_front();
             e.wake(w, true);
         }
-        return Action::run(writeCost(e));
+        return Action::run(m_wcost);
     }
 
     Action receiverStep(Engine& e, SimTask& t) {
@@ -549,10 +523,12 @@ private:
             c.writers.pop_front();
             e.wake(w, true);
         }
-        return Action::run(readCost(e));
+        return Action::run(m_rcost);
     }
 
     HackbenchParams m_p;
+    bool m_coalescing = false;
+    std::int64_t m_wcost = 0, m_rcost = 0;  ///< writeCost()/readCost(): the cost model is fixed for a run
     std::uint16_t m_index;
     int m_perPage = 40;
     std::int64_t m_sockCap = 1;
@@ -567,8 +543,6 @@ private:
     std::vector<int> m_workers;
     std::vector<Channel> m_chan;
     std::vector<PlanInfo> m_plan;  ///< by engine task id
-    std::vector<Rec> m_rec;
-    std::vector<int> m_freeRec;
     std::vector<int> m_cutTmp;
 };
 

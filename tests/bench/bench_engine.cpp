@@ -54,13 +54,16 @@ void BM_HackbenchEpycSteady(benchmark::State& state) {
         eng = buildEngine(s, s.variants.front().knobs, s.cost, o);
         eng->advance(500000000);
     }
-    std::uint64_t switches = 0, events = 0;
+    std::uint64_t switches = 0, events = 0, planned = 0;
     for (auto _ : state) {
-        const std::uint64_t s0 = eng->metrics().ctx_switches, e0 = eng->events();
+        const std::uint64_t s0 = eng->metrics().ctx_switches, e0 = eng->events(), p0 = eng->plannedSteps();
         eng->advance(20000000);
         switches += eng->metrics().ctx_switches - s0;
         events += eng->events() - e0;
+        planned += eng->plannedSteps() - p0;
     }
+    // Of the events, those that were planned steps (coalesced: no event of their own).
+    state.counters["planned/switch"] = double(planned) / double(std::max<std::uint64_t>(1, switches));
     state.counters["ctx_switches/s"] = benchmark::Counter(double(switches), benchmark::Counter::kIsRate);
     state.counters["events/s"] = benchmark::Counter(double(events), benchmark::Counter::kIsRate);
     state.counters["events/switch"] = double(events) / double(std::max<std::uint64_t>(1, switches));
