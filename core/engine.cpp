@@ -531,6 +531,8 @@ void Engine::afterWork(int cpu) {
                     push(m_now + p.pending_ns, EvTimer, id, p.timer_gen);
                 }
                 if (k == Action::Exit) {  // do_exit(): wake a joiner (CLONE_CHILD_CLEARTID futex) from this task
+                    // The first worker to leave ends the job's steady state (its wind-down is not measured).
+                    if (!m_workloads[p.workload]->background()) m_metrics.steady.windDown(m_now);
                     m_stepping = id;
                     m_stepCpu = cpu;
                     m_workloads[p.workload]->onExit(*this, p);

@@ -44,7 +44,7 @@ Claim aaron(int groups, const ClaimSide& patch, double base, double published) {
     c.id = fmt::format("aaron-g{}-{}", groups, patch.preset == "baseline" ? "tg-ratelimit" : "v2");
     c.source = fmt::format("Aaron Lu 2023-08-01, 2 x Sapphire Rapids (224 CPUs), hackbench -g {} -f 20 (threads, pipes)", groups);
     c.scenario = fmt::format("aaron-hackbench-spr-g{}.json", groups);
-    c.loops = 0;  // as shipped (-l 10000)
+    c.loops = 0;  // as shipped (-l 20000: every run settles before its wind-down)
     c.quick_loops = 2000;
     c.base = side("baseline");
     c.patch = patch;
@@ -76,7 +76,7 @@ Claim timedRow(std::string id, std::string source, std::string scenario, std::ve
 // Swapnil Sapkal (AMD, 2023-08), 2 x EPYC 9754 Bergamo (512 CPUs), 6.5.0-rc4: tbench MB/s
 // by client count, base / extend-idle (v1) / extend-idle + nr_running <= 4 (v2). 0.5 s
 // measured after the shipped 0.05 s warm-up: long enough for the steady-state detector's
-// four 50 ms windows after the start-up.
+// four 60 ms windows after the start-up.
 Claim swapnilTbench(int clients, const char* variant, double base, double published) {
     return timedRow(fmt::format("swapnil-tbench-c{}-{}", clients, variant),
                     fmt::format("Swapnil Sapkal 2023-08, 2 x EPYC 9754 Bergamo (512 CPUs), tbench {} clients, MB/s", clients),

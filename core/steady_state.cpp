@@ -21,7 +21,12 @@ double spread(const std::vector<SteadyWindow>& w, std::size_t from, double Stead
 }
 }  // namespace
 
+void SteadyState::windDown(std::int64_t t) {
+    if (m_windDown < 0) m_windDown = t;
+}
+
 void SteadyState::sample(const SteadyCounters& c) {
+    if (m_windDown >= 0) return;  // the job is winding down: not steady state any more
     if (!m_have) {
         m_start = m_last = c;
         m_have = true;
@@ -65,6 +70,8 @@ SteadyResult SteadyState::result() const {
     SteadyResult r;
     r.windows = int(m_windows.size());
     r.end_ns = m_last.t;
+    r.wind_down_ns = m_windDown;
+    if (!m_windows.empty()) r.window_len_ns = m_windows.front().t1 - m_windows.front().t0;
     if (m_windows.empty()) return r;
     const std::size_t k = std::min<std::size_t>(m_windows.size(), std::size_t(std::max(1, m_o.windows)));
     const std::size_t lastFrom = m_windows.size() - k;
@@ -100,12 +107,15 @@ SteadyResult SteadyState::result() const {
 }
 
 std::string describeSteady(const SteadyResult& r, const SteadyStateOptions& o) {
+    const std::int64_t winMs = (r.window_len_ns > 0 ? r.window_len_ns : o.window_ns) / 1000000;  // the windows as cut
     // Short enough for a mail's 80 columns after "# patch: ".
     if (r.reached)
         return fmt::format("steady from {:.3f} s ({} stable {} ms windows: +-{:.0f} %, migr. +-{:.0f} %)", double(r.from_ns) / 1e9, o.windows,
-                           o.window_ns / 1000000, o.tolerance * 100, o.migration_tolerance * 100);
+                           winMs, o.tolerance * 100, o.migration_tolerance * 100);
+    if (r.windows < o.windows && r.wind_down_ns >= 0)
+        return fmt::format("NOT steady: wind-down after {} windows of {} ms ({} stable needed)", r.windows, winMs, o.windows);
     if (r.windows < o.windows)
-        return fmt::format("NOT steady: ended after {} windows of {} ms; {} stable ones needed", r.windows, o.window_ns / 1000000, o.windows);
+        return fmt::format("NOT steady: ended after {} windows of {} ms; {} stable ones needed", r.windows, winMs, o.windows);
     return fmt::format("NOT steady: last {} windows vary: busy CPUs {:.0f} %, rq {:.0f} %, migr. {:.0f} %", o.windows, r.spread_busy * 100,
                        r.spread_rq * 100, r.spread_migr * 100);
 }

@@ -43,6 +43,12 @@ struct SteadyResult {
     std::int64_t from_ns = -1;   ///< start of the steady period
     std::int64_t end_ns = 0;     ///< last sample
     int windows = 0;             ///< complete windows seen
+    /// Their length: window_ns rounded up to whole sample periods (60 ms with 50 ms windows and
+    /// the engine's 20 ms samples); 0 before the first.
+    std::int64_t window_len_ns = 0;
+    /// When the job's wind-down began (a task of a workload that holds the run open exited):
+    /// no window closes after it. -1: the run ended before any did.
+    std::int64_t wind_down_ns = -1;
     // Averages from from_ns to end_ns (when reached), else over the last `windows` windows.
     double busy_cpus = 0, rq_len = 0, migrations_per_s = 0, switches_per_s = 0;
     double progress_per_s = -1;
@@ -59,6 +65,9 @@ public:
     void reset() { *this = SteadyState(m_o); }
     /// Feed cumulative counters (time never goes back).
     void sample(const SteadyCounters& c);
+    /// The job's wind-down begins at `t` (its first worker exits): steady state is over, and
+    /// the open window and every later sample are left out (idempotent).
+    void windDown(std::int64_t t);
     const std::vector<SteadyWindow>& windows() const { return m_windows; }
     SteadyResult result() const;
     const SteadyStateOptions& options() const { return m_o; }
@@ -70,6 +79,7 @@ private:
     SteadyCounters m_last;
     std::vector<SteadyWindow> m_windows;
     int m_steadyFrom = -1;   ///< index of the first steady window, -1 none yet
+    std::int64_t m_windDown = -1;
 };
 
 /// "steady from 0.850 s (4 stable 50 ms windows: ...)" or "NOT steady: ..." (at most 70 columns)..

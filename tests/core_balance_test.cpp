@@ -505,10 +505,12 @@ TEST(BalanceEngine, AnIdleMachineStopsItsTicks) {
 
 namespace {
 /// Feeds 20 ms samples whose per-window rates follow busy(t) and migr(t).
-SteadyState feed(std::int64_t until_ns, double (*busy)(double), double (*migr)(double)) {
+/// From `wind_down_ns` on (if >= 0) the job winds down (SteadyState::windDown there).
+SteadyState feed(std::int64_t until_ns, double (*busy)(double), double (*migr)(double), std::int64_t wind_down_ns = -1) {
     SteadyState st;
     SteadyCounters c;
     for (std::int64_t t = 0; t <= until_ns; t += 20000000) {
+        if (wind_down_ns >= 0 && t >= wind_down_ns) st.windDown(wind_down_ns);
         const double s = double(t) / 1e9;
         if (t > 0) {
             c.busy_cpu_ns += busy(s) * 20e6;
@@ -545,7 +547,7 @@ TEST(SteadyState, AStillClimbingOrTooShortRunSaysItIsNotSettled) {
     EXPECT_NE(describeSteady(c, climbing.options()).find("NOT steady: last 4 windows vary: busy CPUs"), std::string::npos);
     const SteadyState shortRun = feed(120000000, [](double) { return 8.0; }, [](double) { return 0.0; });
     EXPECT_FALSE(shortRun.result().reached);
-    EXPECT_NE(describeSteady(shortRun.result(), shortRun.options()).find("ended after 2 windows of 50 ms"), std::string::npos);
+    EXPECT_NE(describeSteady(shortRun.result(), shortRun.options()).find("ended after 2 windows of 60 ms"), std::string::npos);
     // A migration rate that swings by half is not settled either, unless it is below the floor.
     const SteadyState swinging = feed(
         1000000000, [](double) { return 100.0; }, [](double s) { return int(s * 10) % 2 ? 60000.0 : 20000.0; });
@@ -553,6 +555,48 @@ TEST(SteadyState, AStillClimbingOrTooShortRunSaysItIsNotSettled) {
     const SteadyState quiet = feed(
         1000000000, [](double) { return 100.0; }, [](double s) { return int(s * 10) % 2 ? 600.0 : 200.0; });
     EXPECT_TRUE(quiet.result().reached);
+}
+
+// The job's wind-down (its workers leaving one by one) is not steady state: no window closes
+// after the first exit, so the tail does not pull the steady figures down or make a settled
+// run look unsettled. (Before, Aaron's g10 run with idle-delay-v2 was "NOT steady": its last
+// windows were the tail.)
+TEST(SteadyState, TheWindDownIsLeftOut) {
+    const auto busy = [](double s) { return s < 0.8 ? 250.0 : 40.0; };
+    const SteadyState st = feed(1200000000, busy, [](double) { return 50000.0; }, 800000000);
+    const SteadyResult r = st.result();
+    ASSERT_TRUE(r.reached);
+    EXPECT_EQ(r.wind_down_ns, 800000000);
+    EXPECT_NEAR(r.busy_cpus, 250.0, 1.0);
+    ASSERT_FALSE(st.windows().empty());
+    EXPECT_LE(st.windows().back().t1, 800000000);
+    // The same samples without the wind-down: the tail's windows are averaged in.
+    EXPECT_LT(feed(1200000000, busy, [](double) { return 50000.0; }).result().busy_cpus, 240.0);
+    // A job that winds down before 4 windows says so.
+    const SteadyState early = feed(1200000000, busy, [](double) { return 50000.0; }, 150000000);
+    EXPECT_FALSE(early.result().reached);
+    EXPECT_NE(describeSteady(early.result(), early.options()).find("NOT steady: wind-down after 2 windows"), std::string::npos)
+        << describeSteady(early.result(), early.options());
+}
+
+// The engine tells the detector when the first worker exits.
+TEST(SteadyState, TheEngineEndsSteadyStateAtTheFirstWorkersExit) {
+    const Scenario s = hackbenchOn("qemu-2s2c2t", 2, 20000);
+    RunOptions o;
+    std::int64_t firstExit = -1;
+    o.event_sink = [&](const SchedEvent& e) {
+        if (e.kind == EvKind::sched_process_exit && firstExit < 0) firstExit = e.time;
+    };
+    const RunResult r = runScenario(s, s.variants[0], s.cost, o);
+    const SteadyResult st = r.engine->metrics().steady.result();
+    ASSERT_GT(firstExit, 0);
+    EXPECT_EQ(st.wind_down_ns, firstExit);
+    ASSERT_FALSE(r.engine->metrics().steady.windows().empty());
+    EXPECT_LE(r.engine->metrics().steady.windows().back().t1, firstExit);
+    EXPECT_LT(firstExit, r.engine->now());
+    const nlohmann::json j = runReportJson(s, r);
+    EXPECT_DOUBLE_EQ(j["steady_state"]["wind_down_s"].get<double>(), double(firstExit) / 1e9);
+    EXPECT_EQ(j["steady_state"]["window_ms"].get<int>(), 60);  // 50 ms cut at the 20 ms samples
 }
 
 // The engine feeds the detector: a short hackbench that ends during start-up says so.
