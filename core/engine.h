@@ -93,6 +93,9 @@ public:
     virtual std::string checkInvariants(const Engine&) const { return {}; }
     /// Fraction done (0..1), or -1 when unknown (for the progress line's ETA).
     virtual double progress(const Engine&) const { return -1; }
+    /// The messages the whole job passes, when its work is messages and progress() counts
+    /// them (hackbench: groups x fds x fds x loops); -1 otherwise.
+    virtual double messages() const { return -1; }
     /// Background workloads do not hold the simulation open.
     virtual bool background() const { return false; }
 

@@ -3,6 +3,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <filesystem>
@@ -67,6 +68,19 @@ std::int64_t measured(const RunResult& r) { return r.engine->metrics().end_time 
 
 }  // namespace
 
+double steadyMessagesPerSwitch(const RunResult& r) {
+    double msgs = -1;
+    int measured = 0;
+    for (const auto& w : r.engine->workloads()) {
+        if (w->background()) continue;
+        ++measured;
+        msgs = w->messages();
+    }
+    const SteadyResult st = r.engine->metrics().steady.result();
+    if (measured != 1 || msgs <= 0 || st.progress_per_s <= 0 || st.switches_per_s <= 0) return -1;
+    return st.progress_per_s * msgs / st.switches_per_s;
+}
+
 std::string runReportText(const Scenario& s, const RunResult& r) {
     const Engine& e = *r.engine;
     const Metrics& m = e.metrics();
@@ -129,10 +143,13 @@ std::string runReportText(const Scenario& s, const RunResult& r) {
     {
         const SteadyResult st = m.steady.result();
         o += fmt::format("{}\n", describeSteady(st, m.steady.options()));
-        o += fmt::format("  {}: busy CPUs {:.1f}, mean rq length {:.2f}, migrations {:.0f}/s, context switches {:.0f}/s", st.reached ? "from there" : "last windows",
-                         st.busy_cpus, st.rq_len, st.migrations_per_s, st.switches_per_s);
-        if (st.steadyJobTime() > 0) o += fmt::format(", the whole job in {:.3f} s at this rate", st.steadyJobTime());
-        o += "\n";
+        if (st.windows > 0) {  // (none: the run ended or wound down within its first window)
+            o += fmt::format("  {}: busy CPUs {:.1f}, mean rq length {:.2f}, migrations {:.0f}/s, context switches {:.0f}/s",
+                             st.reached ? "from there" : "last windows", st.busy_cpus, st.rq_len, st.migrations_per_s, st.switches_per_s);
+            if (st.steadyJobTime() > 0) o += fmt::format(", the whole job in {:.3f} s at this rate", st.steadyJobTime());
+            if (const double mps = steadyMessagesPerSwitch(r); mps > 0) o += fmt::format(", {:.1f} messages per context switch", mps);
+            o += "\n";
+        }
     }
     o += fmt::format("CPU time in cost terms (ms): ctx_switch {:.3f}  wakeup {:.3f}  cache_refill {:.3f}  tg_load_avg {:.3f}  rq_lock {:.3f}  "
                      "sis_scan {:.3f}  load_balance {:.3f}; idle-exit latency {:.3f}\n",
@@ -375,6 +392,8 @@ std::vector<CompareRow> compareRows(const std::vector<const RunResult*>& runs) {
     add("migrations/s", 0, -1, [&](const RunResult& x) { return S(x).migrations_per_s; });
     add("context switches/s", 0, 0, [&](const RunResult& x) { return S(x).switches_per_s; });
     add("job time at steady rate (s)", 3, -1, [&](const RunResult& x) { return S(x).steadyJobTime(); });
+    if (std::all_of(runs.begin(), runs.end(), [](const RunResult* x) { return steadyMessagesPerSwitch(*x) > 0; }))
+        add("messages per context switch", 1, 0, [&](const RunResult& x) { return steadyMessagesPerSwitch(x); });
     return rows;
 }
 

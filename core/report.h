@@ -15,6 +15,10 @@ namespace sched {
 
 /// The human-readable report of one run.
 std::string runReportText(const Scenario& s, const RunResult& r);
+/// Messages per context switch at the steady rate (the steady work rate times the job's
+/// messages over the steady switch rate; the seed thread's perf stat gives about 14), or -1
+/// when the run's one measured workload does not count messages (or several do).
+double steadyMessagesPerSwitch(const RunResult& r);
 /// Every metric, with the scenario document, all knobs and the cost model.
 nlohmann::json runReportJson(const Scenario& s, const RunResult& r);
 /// CSV files of one run: {file name, contents}.

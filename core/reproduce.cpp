@@ -3,6 +3,7 @@
 
 #include "engine.h"
 #include "input_error.h"
+#include "report.h"
 #include "topology_json.h"
 
 #include <fmt/format.h>
@@ -315,6 +316,8 @@ ClaimOutcome evaluateClaim(const Claim& c, const RunResult& base, const RunResul
     o.patch_idle_delay_hits = pm.idle_delay_hits;
     o.patch_claims = pm.claims;
     o.patch_debounce = pm.stage1[std::size_t(Stage1::DEBOUNCE_PLACED)] + pm.stage1[std::size_t(Stage1::DEBOUNCE_COLD_LLC)];
+    o.base_msgs_per_switch = steadyMessagesPerSwitch(base);
+    o.patch_msgs_per_switch = steadyMessagesPerSwitch(patch);
     return o;
 }
 
@@ -386,6 +389,8 @@ std::string reproduceTable(const std::vector<ClaimOutcome>& out, bool quick, dou
         if (c.base_job_at_steady > 0 && c.patch_job_at_steady > 0)
             o += fmt::format("; at the steady rate {:.3f} -> {:.3f} s ({})", c.base_job_at_steady, c.patch_job_at_steady,
                              pct(c.base_job_at_steady, c.patch_job_at_steady));
+        if (c.base_msgs_per_switch > 0 && c.patch_msgs_per_switch > 0)
+            o += fmt::format("; messages per context switch {:.1f} -> {:.1f}", c.base_msgs_per_switch, c.patch_msgs_per_switch);
         o += "\n";
         if (c.seeds.size() > 1) {
             o += "  change by seed:";
@@ -427,6 +432,9 @@ nlohmann::json reproduceJson(const std::vector<ClaimOutcome>& out, bool quick, d
                                       {"patch_from_s", c.patch_steady_from}}},
                           {"busy_cpus", {c.base_busy, c.patch_busy}},
                           {"migrations_per_s", {c.base_migr_s, c.patch_migr_s}},
+                          {"messages_per_switch", c.base_msgs_per_switch > 0 && c.patch_msgs_per_switch > 0
+                                                      ? nlohmann::json{c.base_msgs_per_switch, c.patch_msgs_per_switch}
+                                                      : nlohmann::json(nullptr)},
                           {"migrations", {c.base_migrations, c.patch_migrations}},
                           {"idle_delay_hits", c.patch_idle_delay_hits},
                           {"claims", c.patch_claims},

@@ -89,6 +89,7 @@ struct ClaimOutcome {
     std::uint64_t patch_debounce = 0;  ///< SIS_DEBOUNCE placements (DEBOUNCE_PLACED + DEBOUNCE_COLD_LLC)
     double base_tg_ms = 0, patch_tg_ms = 0;                    ///< CPU time in tg->load_avg updates
     double base_refill_ms = 0, patch_refill_ms = 0;            ///< CPU time refilling caches after migrations
+    double base_msgs_per_switch = -1, patch_msgs_per_switch = -1;  ///< hackbench: messages per context switch at the steady rate
     double publishedChange() const;  ///< %
     double change() const;           ///< %
     /// The same sign of change as published (a change under 1 % on either side counts as none).

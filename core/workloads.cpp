@@ -78,6 +78,7 @@ public:
     }
 
     bool finished() const override { return m_finished; }
+    double messages() const override { return double(std::int64_t(m_p.groups) * m_p.fds * m_p.fds * m_p.loops); }
     double progress(const Engine& e) const override {
         syncAll(e);  // the planned reads before the current event count
         const double total = double(std::int64_t(m_p.groups) * m_p.fds * m_p.fds * m_p.loops);

@@ -13,6 +13,7 @@
 #include "steady_state.h"
 #include "wakeup_path.h"
 
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
@@ -597,6 +598,11 @@ TEST(SteadyState, TheEngineEndsSteadyStateAtTheFirstWorkersExit) {
     const nlohmann::json j = runReportJson(s, r);
     EXPECT_DOUBLE_EQ(j["steady_state"]["wind_down_s"].get<double>(), double(firstExit) / 1e9);
     EXPECT_EQ(j["steady_state"]["window_ms"].get<int>(), 60);  // 50 ms cut at the 20 ms samples
+    // Messages per context switch at the steady rate: 2 groups x 4 x 4 fds x 20000 messages.
+    const double mps = steadyMessagesPerSwitch(r);
+    EXPECT_NEAR(mps, st.progress_per_s * 2 * 4 * 4 * 20000 / st.switches_per_s, 1e-9);
+    EXPECT_GT(mps, 1.0);
+    EXPECT_NE(runReportText(s, r).find(fmt::format("{:.1f} messages per context switch", mps)), std::string::npos);
 }
 
 // The engine feeds the detector: a short hackbench that ends during start-up says so.
