@@ -71,8 +71,8 @@ SteadyResult SteadyState::result() const {
     r.windows = int(m_windows.size());
     r.end_ns = m_last.t;
     r.wind_down_ns = m_windDown;
-    if (!m_windows.empty()) r.window_len_ns = m_windows.front().t1 - m_windows.front().t0;
     if (m_windows.empty()) return r;
+    r.window_len_ns = m_windows.front().t1 - m_windows.front().t0;
     const std::size_t k = std::min<std::size_t>(m_windows.size(), std::size_t(std::max(1, m_o.windows)));
     const std::size_t lastFrom = m_windows.size() - k;
     r.spread_busy = spread(m_windows, lastFrom, &SteadyWindow::busy_cpus);

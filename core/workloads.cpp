@@ -81,10 +81,9 @@ public:
     double messages() const override { return double(std::int64_t(m_p.groups) * m_p.fds * m_p.fds * m_p.loops); }
     double progress(const Engine& e) const override {
         syncAll(e);  // the planned reads before the current event count
-        const double total = double(std::int64_t(m_p.groups) * m_p.fds * m_p.fds * m_p.loops);
         double got = 0;
         for (const auto& c : m_chan) got += double(c.received);
-        return m_finished ? 1.0 : got / total;
+        return m_finished ? 1.0 : got / messages();
     }
 
     void report(const Engine& e, WorkloadReport& r) const override {
@@ -184,8 +183,8 @@ public:
             if (t.c != 0) return;
             const std::int64_t w = m_wcost;
             // chanOf(t, m) for m = t.a, t.a + 1, ...: the group's pipes in turn.
-            const int first = chanOf(t, t.a), base = first - first % m_p.fds;
-            int fd = first - base;
+            const int base = t.idx - t.idx % m_p.fds;
+            int fd = chanOf(t, t.a) - base;
             for (std::int64_t m = t.a; m < total; ++m, fd = fd + 1 == m_p.fds ? 0 : fd + 1) {
                 Channel& c = m_chan[std::size_t(base + fd)];
                 if (c.reader_waiting || !writeFits(c, c.resW + 1)) break;
