@@ -23,6 +23,12 @@ struct CState {
     std::string name;
     std::int64_t exit_ns = 0;
     std::int64_t residency_ns = 0;
+    /// TIF_POLLING_NRFLAG is set while a CPU is in this state: poll_idle(), and every state
+    /// entered with MWAIT (mwait_idle_with_hints() sets it and monitors the flags word). A
+    /// wakeup or resched_curr() then writes the flag (set_nr_if_polling() /
+    /// set_nr_and_not_polling()) instead of sending an IPI (sched_wake_idle_without_ipi): the
+    /// CPU leaves the state after its exit latency alone.
+    bool polling = false;
 };
 
 /// The cost terms. Each has a scale (1.0 default, 0 = off).

@@ -1038,6 +1038,31 @@ void Engine::leaveIdle(int cpu) {
     rq.exit_latency_ns = -1;
 }
 
+// How long until `cpu` acts on what `from_cpu` just asked of it (resched_curr()'s
+// set_nr_and_not_polling(), send_call_function_single_ipi()'s set_nr_if_polling()): a CPU idle
+// in a polling state (poll_idle, MWAIT) sees its flag word written and needs no IPI
+// (sched_wake_idle_without_ipi); any other needs one (none to itself). An idle CPU then leaves
+// its C-state.
+std::int64_t Engine::kickDelay(int cpu, int from_cpu) {
+    const Cpu& c = m_cpus[cpu];
+    const CostModel& cm = m_cfg.cost;
+    const bool idle = c.curr < 0 && c.in_idle;
+    std::int64_t delay = 0;
+    if (idle && cm.cstates[c.cstate].polling) {
+        if (cpu != from_cpu) m_metrics.wake_idle_without_ipi++;
+    } else if (cpu != from_cpu) {
+        delay += cm.c(CostTerm::ipi, m_cfg.topo->cpu(cpu).package == m_cfg.topo->cpu(from_cpu).package ? cm.ipi_same_socket
+                                                                                                  : cm.ipi_cross_socket);
+        m_metrics.ipis++;
+    }
+    if (idle) {
+        const std::int64_t ex = cm.c(CostTerm::idle_exit, cm.cstates[c.cstate].exit_ns);
+        delay += ex;
+        m_metrics.idle_exit_latency += ex;
+    }
+    return delay;
+}
+
 // resched_curr() from `from_cpu`: an IPI (or the polling flag) and, on an idle
 // CPU, the C-state exit before schedule() runs there.
 void Engine::reschedCpu(int cpu, int from_cpu) {
@@ -1047,18 +1072,7 @@ void Engine::reschedCpu(int cpu, int from_cpu) {
     m_st.rq[cpu].curr_need_resched = c.curr >= 0;
     if (c.curr >= 0 && cpu == m_stepCpu) return;  // preempted at the end of the current step
     if (c.resched_pending) return;
-    std::int64_t delay = 0;
-    const CostModel& cm = m_cfg.cost;
-    if (cpu != from_cpu) {
-        delay += cm.c(CostTerm::ipi, m_cfg.topo->cpu(cpu).package == m_cfg.topo->cpu(from_cpu).package ? cm.ipi_same_socket
-                                                                                                  : cm.ipi_cross_socket);
-        m_metrics.ipis++;
-    }
-    if (c.curr < 0 && c.in_idle) {
-        const std::int64_t ex = cm.c(CostTerm::idle_exit, cm.cstates[c.cstate].exit_ns);
-        delay += ex;
-        m_metrics.idle_exit_latency += ex;
-    }
+    const std::int64_t delay = kickDelay(cpu, from_cpu);
     c.resched_pending = true;
     push(m_now + delay, EvResched, cpu);
 }
@@ -1142,16 +1156,7 @@ void Engine::doWake(int id, int waker_cpu, bool in_task, std::uint32_t wf, Task*
         m_st.rq[cpu].ttwu_pending = true;
         if (!t.ipi_pending) {
             t.ipi_pending = true;
-            std::int64_t delay = cm.c(CostTerm::ipi, m_cfg.topo->cpu(cpu).package == m_cfg.topo->cpu(waker_cpu).package
-                                                         ? cm.ipi_same_socket
-                                                         : cm.ipi_cross_socket);
-            if (t.curr < 0 && t.in_idle) {
-                const std::int64_t ex = cm.c(CostTerm::idle_exit, cm.cstates[t.cstate].exit_ns);
-                delay += ex;
-                m_metrics.idle_exit_latency += ex;
-            }
-            m_metrics.ipis++;
-            push(m_now + delay, EvIpi, cpu);
+            push(m_now + kickDelay(cpu, waker_cpu), EvIpi, cpu);  // the wakelist's IPI, or its polling flag
         }
     } else {
         if (cpu == waker_cpu) {
@@ -1837,11 +1842,7 @@ void Engine::kickIlb(int from_cpu, unsigned flags) {
     t.nohz_flags |= flags;
     if (old & NOHZ_KICK_MASK) return;
     m_metrics.nohz_kicks++;
-    const CostModel& cm = m_cfg.cost;
-    std::int64_t delay = cm.c(CostTerm::ipi, m_cfg.topo->cpu(ilb).package == m_cfg.topo->cpu(from_cpu).package ? cm.ipi_same_socket
-                                                                                                       : cm.ipi_cross_socket);
-    if (t.curr < 0 && t.in_idle) delay += cm.c(CostTerm::idle_exit, cm.cstates[t.cstate].exit_ns);
-    push(m_now + delay, EvNohzKick, ilb, 0);
+    push(m_now + kickDelay(ilb, from_cpu), EvNohzKick, ilb, 0);  // smp_call_function_single_async(): IPI or polling flag
 }
 
 // nohz_csd_func() and the SCHED_SOFTIRQ it raises: run_rebalance_domains() ->

@@ -352,6 +352,7 @@ private:
     void enterIdle(int cpu);
     void leaveIdle(int cpu);
     void reschedCpu(int cpu, int from_cpu);
+    std::int64_t kickDelay(int cpu, int from_cpu);
     void enqueueTask(int cpu, int id, bool wakeup, bool migrated, int from_cpu);
     void dequeueTask(int cpu, int id, bool sleep);
     void queueInsert(int cpu, int id);

@@ -71,6 +71,7 @@ struct Metrics {
     std::uint64_t ctx_switches = 0;
     std::uint64_t involuntary_switches = 0;
     std::uint64_t ipis = 0;
+    std::uint64_t wake_idle_without_ipi = 0;  ///< an idle CPU in a polling state woken by its flag (sched_wake_idle_without_ipi)
     std::uint64_t lb_calls = 0, lb_balanced = 0, lb_failed = 0, lb_moved_tasks = 0;
     std::uint64_t newidle_calls = 0;
     std::uint64_t nohz_kicks = 0;

@@ -156,12 +156,16 @@ Scenario parseScenario(const json& doc, const std::string& file, const std::stri
                         s.cost.set("off", t.get<std::string>());
                     }
                 } else if (it.key() == "cstates") {
-                    if (!it->is_array() || it->empty()) throw InputError(file, key, "must be a non-empty list of {name, exit_ns, residency_ns}");
+                    if (!it->is_array() || it->empty())
+                        throw InputError(file, key, "must be a non-empty list of {name, exit_ns, residency_ns, polling}");
                     s.cost.cstates.clear();
                     for (std::size_t i = 0; i < it->size(); ++i) {
-                        Obj o((*it)[i], file, fmt::format("{}[{}]", key, i), {"name", "exit_ns", "residency_ns"});
-                        s.cost.cstates.push_back({o.str("name").value_or(fmt::format("C{}", i)), o.i64("exit_ns", 0, 100000000).value_or(0),
-                                                  o.i64("residency_ns", 0, 1000000000).value_or(0)});
+                        Obj o((*it)[i], file, fmt::format("{}[{}]", key, i), {"name", "exit_ns", "residency_ns", "polling"});
+                        const std::string name = o.str("name").value_or(fmt::format("C{}", i));
+                        // poll_idle()'s state polls whatever the key says is left out; others poll when told (MWAIT).
+                        const bool polling = o.boolean("polling").value_or(name == "POLL");
+                        s.cost.cstates.push_back({name, o.i64("exit_ns", 0, 100000000).value_or(0), o.i64("residency_ns", 0, 1000000000).value_or(0),
+                                                  polling});
                     }
                 } else if (it->is_number_integer()) {
                     s.cost.set(it.key(), std::to_string(it->get<std::int64_t>()));

@@ -460,7 +460,7 @@ Scenario hackbenchOn(const char* t, int groups, int loops) {
 // tick stops on idle (nohz_balance_enter_idle). The engine never maintained it, so
 // nohz_balancer_kick()'s "nr_busy > 1" trigger could not fire.
 TEST(BalanceEngine, NrBusyCpusCountsTheLlcsCpusOutsideTheNohzMask) {
-    const Scenario s = hackbenchOn("qemu-2s2c2t", 2, 4000);
+    const Scenario s = hackbenchOn("qemu-2s2c2t", 1, 8000);
     for (const bool retain : {true, false}) {
         Knobs k;
         k.idle_retain_tick = retain;
@@ -482,7 +482,7 @@ TEST(BalanceEngine, NrBusyCpusCountsTheLlcsCpusOutsideTheNohzMask) {
         }
         ASSERT_FALSE(e->done());
         EXPECT_GT(most, 1) << "hackbench keeps more than one CPU busy";
-        EXPECT_GT(e->metrics().nohz_kicks, 0u);
+        EXPECT_GT(e->metrics().nohz_kicks, 0u) << "retain " << retain << " busy " << most << " idle ticks " << e->metrics().idle_ticks;
         if (retain) EXPECT_GT(e->metrics().idle_ticks, 0u) << "short idles keep the tick (menu)";
         else EXPECT_EQ(e->metrics().idle_ticks, 0u) << "the tick stops at every idle entry";
     }

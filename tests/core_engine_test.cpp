@@ -253,6 +253,55 @@ TEST(Engine, TbenchPairsPingPong) {
               0u);
 }
 
+// A CPU idle in a polling state (poll_idle, an MWAIT C-state) is woken by writing its flag
+// word: send_call_function_single_ipi()'s set_nr_if_polling() and resched_curr()'s
+// set_nr_and_not_polling() send no IPI (sched_wake_idle_without_ipi), so the wakee waits for
+// the C-state's exit latency alone. The same states marked non-polling (HLT, an IO-port C2)
+// take an IPI for each of those wakeups.
+TEST(Engine, APollingIdleStateIsWokenWithoutAnIpi) {
+    auto with = [](bool polling) {
+        json doc = json::parse(hb("i7-4790", 1, 2, 2000));
+        doc["cost"] = {{"cstates", json::array({{{"name", "C1"}, {"exit_ns", 2000}, {"residency_ns", 2000}, {"polling", polling}},
+                                                 {{"name", "C6"}, {"exit_ns", 133000}, {"residency_ns", 400000}, {"polling", polling}}})}};
+        const Scenario s = parseScenario(doc, "test.json", ".");
+        EXPECT_EQ(s.cost.cstates[0].polling, polling);
+        return run(s, Knobs{}, 1, true);
+    };
+    const RunResult p = with(true), h = with(false);
+    const Metrics& mp = p.engine->metrics();
+    const Metrics& mh = h.engine->metrics();
+    EXPECT_GT(mp.wake_idle_without_ipi, 100u);
+    EXPECT_EQ(mh.wake_idle_without_ipi, 0u);
+    EXPECT_GT(mh.ipis, mp.ipis + 100);
+    // One LLC: a busy CPU is woken through a direct enqueue, an idle one through the wakelist (an
+    // IPI or the flag), so every non-local wakeup of an idle CPU is one or the other.
+    EXPECT_GE(mh.ipis, mh.ttwu_wakelist);
+    // The IPI's delivery (1.5 us on one socket) is not waited for: wakeups are faster.
+    EXPECT_LT(mp.wakeup_latency.mean() + 1000.0, mh.wakeup_latency.mean());
+}
+
+TEST(Scenario, CStatesPollOnlyWhenTold) {
+    const Scenario s = scenario(R"({"topology":"i7-4790","workloads":[{"type":"hackbench"}],
+        "cost":{"cstates":[{"name":"POLL","exit_ns":0,"residency_ns":0},{"name":"C1","exit_ns":1000,"residency_ns":2000},
+                           {"name":"C1E","exit_ns":2000,"residency_ns":4000,"polling":true}]}})");
+    ASSERT_EQ(s.cost.cstates.size(), 3u);
+    EXPECT_TRUE(s.cost.cstates[0].polling);  // poll_idle's state polls
+    EXPECT_FALSE(s.cost.cstates[1].polling);
+    EXPECT_TRUE(s.cost.cstates[2].polling);
+    // The machine tables: AMD's C1 is FFH MWAIT (polls), its C2 an IO-port read (IPI); intel_idle's all poll; arm64 never.
+    const auto zen = CostModel::forTopology(Topology::preset("epyc-9654-2s")).cstates;
+    EXPECT_TRUE(zen[1].polling);
+    EXPECT_FALSE(zen[2].polling);
+    for (const auto& c : CostModel::forTopology(Topology::preset("spr-2s")).cstates) EXPECT_TRUE(c.polling) << c.name;
+    for (const auto& c : CostModel::forTopology(Topology::preset("pixel2")).cstates) EXPECT_FALSE(c.polling) << c.name;
+    try {
+        scenario(R"({"topology":"i7-4790","workloads":[{"type":"hackbench"}],"cost":{"cstates":[{"name":"C1","polling":"yes"}]}})");
+        ADD_FAILURE() << "no error";
+    } catch (const InputError& e) {
+        EXPECT_EQ(std::string(e.what()), "test.json: cost.cstates[0].polling: must be true or false");
+    }
+}
+
 // schbench 2023's per-CPU lock: oversubscribed, preempted holders make others spin; -L removes it.
 TEST(Engine, SchbenchPerCpuLockMakesPreemptionCost) {
     auto spin = [](const RunResult& r) -> double {
