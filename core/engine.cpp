@@ -67,6 +67,7 @@ struct Engine::Cpu {
     bool active_balance = false;      ///< rq->active_balance (the stopper's work is queued)
     bool nohz_tick_stopped = true;    ///< rq->nohz_tick_stopped: in nohz.idle_cpus_mask (sd_llc->nohz_idle)
     bool has_blocked_load = false;    ///< rq->has_blocked_load
+    std::int64_t last_blocked_load_update_tick = 0;  ///< rq->last_blocked_load_update_tick (jiffies)
     unsigned nohz_flags = 0;          ///< nohz_flags(cpu): NOHZ_*_KICK pending on this CPU
     std::int64_t idle_tick_from = 0;  ///< start of the idle interval the governor last measured
     int next_buddy = -1;              ///< cfs_rq->next (a task id), -1 none
@@ -1006,6 +1007,7 @@ void Engine::enterIdle(int cpu) {
     syncRq(cpu);
     // set_next_task_idle(): __update_idle_core, claim cleared, clock_idle.
     set_next_task_idle(m_st, m_cfg.knobs, cpu);
+    nohzRunIdleBalance(cpu);  // do_idle()
     // cpuidle governor: deepest state whose target residency fits the predicted idle time.
     const auto& cs = m_cfg.cost.cstates;
     int pick = 0;
@@ -1300,7 +1302,10 @@ void Engine::onTick(int cpu) {
     // softirq (run_rebalance_domains) runs on the way out of the tick interrupt.
     const bool due = m_st.jiffies >= c.next_balance;
     nohzBalancerKick(cpu, idle_balance);
-    if (due) rebalanceDomains(cpu, idle_balance ? IdleType::CPU_IDLE : IdleType::CPU_NOT_IDLE);
+    if (due) {
+        c.last_blocked_load_update_tick = m_st.jiffies;  // run_rebalance_domains(): update_blocked_averages() (the update above)
+        rebalanceDomains(cpu, idle_balance ? IdleType::CPU_IDLE : IdleType::CPU_NOT_IDLE);
+    }
     c.tick_next = m_now + m_jiffyNs;
     queueTick(cpu);
     if (c.need_resched && c.curr >= 0) {
@@ -1327,6 +1332,7 @@ void Engine::onIdleTick(int cpu) {
     const bool idle_balance = idle_cpu(m_st, m_cfg.knobs, cpu);
     if (m_st.jiffies >= c.next_balance) {
         // run_rebalance_domains(): update_blocked_averages(), then rebalance_domains().
+        c.last_blocked_load_update_tick = m_st.jiffies;
         updateLoadAvg(cpu, nullptr);
         syncRq(cpu);
         rebalanceDomains(cpu, idle_balance ? IdleType::CPU_IDLE : IdleType::CPU_NOT_IDLE);
@@ -1744,6 +1750,9 @@ bool Engine::newidleBalance(int cpu) {
         if (rq.ttwu_pending || !rq.active) return false;  // returned before the out: label
         if (!doms.empty()) update_next(0);
     } else {
+        c.last_blocked_load_update_tick = m_st.jiffies;  // update_blocked_averages(this_cpu)
+        updateLoadAvg(cpu, nullptr);
+        syncRq(cpu);
         // The time load_balance() takes (t1 - t0 in the kernel) is the cost model's per domain.
         std::int64_t curr_cost = 0;
         bool cont = true;
@@ -1776,6 +1785,7 @@ bool Engine::newidleBalance(int cpu) {
     // out: move the next balance forward
     if (c.next_balance > next_balance) c.next_balance = next_balance;
     if (pulled) rq.idle_stamp = 0;
+    else nohzNewidleBalance(cpu);
     return pulled > 0;
 }
 
@@ -1854,6 +1864,12 @@ void Engine::onNohzKick(int ilb) {
     const unsigned flags = me.nohz_flags & NOHZ_KICK_MASK;
     me.nohz_flags &= ~(NOHZ_KICK_MASK | NOHZ_NEWILB_KICK);
     if (!idle_cpu(m_st, m_cfg.knobs, ilb) || me.need_resched) return;  // rq->idle_balance && !need_resched()
+    nohzIdleBalance(ilb, flags);
+}
+
+// _nohz_idle_balance(this_rq, flags), for the kick above and for nohz_run_idle_balance().
+void Engine::nohzIdleBalance(int ilb, unsigned flags) {
+    Cpu& me = m_cpus[ilb];
     const std::int64_t now = m_st.jiffies;
     std::int64_t next_balance = now + 60 * m_cfg.knobs.hz;
     bool has_blocked_load = false, update_next_balance = false;
@@ -1892,12 +1908,36 @@ void Engine::onNohzKick(int ilb) {
     m_inNohz = false;
 }
 
+// nohz_newidle_balance(): newidle_balance() found nothing to pull. A CPU that expects to stay
+// idle a while (avg_idle >= sysctl_sched_migration_cost) while the idle CPUs' blocked load
+// is due (nohz.has_blocked, jiffies not before nohz.next_blocked) marks itself
+// NOHZ_NEWILB_KICK: it updates that load itself on its way into idle (nohzRunIdleBalance).
+void Engine::nohzNewidleBalance(int cpu) {
+    if (m_st.rq[cpu].avg_idle < sysctlMigrationCost()) return;  // will wake up very soon
+    if (!m_nohzHasBlocked || m_st.jiffies < m_nohzNextBlocked) return;
+    m_cpus[cpu].nohz_flags |= NOHZ_NEWILB_KICK;
+}
+
+// nohz_run_idle_balance(), first thing in do_idle(): a NOHZ_NEWILB_KICK alone (no kick pending,
+// whose SCHED_SOFTIRQ would do the same) runs _nohz_idle_balance(NOHZ_STATS_KICK) here, unless
+// the CPU has something to run already. (Like the kick's balancing, it takes no simulated time.)
+void Engine::nohzRunIdleBalance(int cpu) {
+    Cpu& c = m_cpus[cpu];
+    const unsigned flags = c.nohz_flags;
+    c.nohz_flags &= ~NOHZ_NEWILB_KICK;
+    if (flags != NOHZ_NEWILB_KICK || c.need_resched) return;
+    m_metrics.newilb_runs++;
+    nohzIdleBalance(cpu, NOHZ_STATS_KICK);
+}
+
 // update_nohz_stats(): update_blocked_averages() of an idle CPU with blocked load (its rq
 // clock update stamps clock_idle); true while some of its load has not decayed away.
 bool Engine::updateNohzStats(int cpu) {
     Cpu& c = m_cpus[cpu];
     if (!c.has_blocked_load) return false;
     if (!c.nohz_tick_stopped) return false;
+    if (m_st.jiffies <= c.last_blocked_load_update_tick) return true;  // updated this jiffy already
+    c.last_blocked_load_update_tick = m_st.jiffies;  // update_blocked_averages(): update_blocked_load_tick()
     updateLoadAvg(cpu, nullptr);
     if (c.curr < 0) m_st.rq[cpu].clock_idle = m_now;
     syncRq(cpu);

@@ -386,6 +386,9 @@ private:
     void nohzBalancerKick(int cpu, bool idle_balance);
     void kickIlb(int from_cpu, unsigned flags);
     void onNohzKick(int ilb);
+    void nohzIdleBalance(int ilb, unsigned flags);
+    void nohzNewidleBalance(int cpu);
+    void nohzRunIdleBalance(int cpu);
     bool updateNohzStats(int cpu);
     void nohzBalanceEnterIdle(int cpu);
     void nohzBalanceExitIdle(int cpu);

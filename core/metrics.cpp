@@ -86,7 +86,7 @@ void Metrics::resetCounters(std::int64_t t) {
     // State that describes "now" (current lengths, LLC counts) and the timelines is kept.
     ttwu_count = ttwu_local = ttwu_wakelist = ttwu_remote_direct = wakeup_new = wake_preempt = 0;
     idle_delay_hits = claims = ctx_switches = involuntary_switches = ipis = wake_idle_without_ipi = 0;
-    lb_calls = lb_balanced = lb_failed = lb_moved_tasks = newidle_calls = nohz_kicks = idle_ticks = buddy_picks = tick_preempt = 0;
+    lb_calls = lb_balanced = lb_failed = lb_moved_tasks = newidle_calls = nohz_kicks = newilb_runs = idle_ticks = buddy_picks = tick_preempt = 0;
     steady.reset();
     stage0 = {};
     stage1 = {};

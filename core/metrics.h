@@ -75,6 +75,7 @@ struct Metrics {
     std::uint64_t lb_calls = 0, lb_balanced = 0, lb_failed = 0, lb_moved_tasks = 0;
     std::uint64_t newidle_calls = 0;
     std::uint64_t nohz_kicks = 0;
+    std::uint64_t newilb_runs = 0;  ///< nohz_run_idle_balance() updated the idle CPUs' blocked load on the way into idle
     std::uint64_t idle_ticks = 0;  ///< ticks on idle CPUs whose tick the governor kept
     std::uint64_t buddy_picks = 0;  ///< pick_next_entity() chose a next/last buddy over the leftmost
     std::uint64_t tick_preempt = 0;

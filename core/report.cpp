@@ -104,8 +104,8 @@ std::string runReportText(const Scenario& s, const RunResult& r) {
                      m.ttwu_wakelist, m.ttwu_remote_direct);
     o += fmt::format("  context switches {:>12} ({} involuntary)   wakeup preemptions {}   tick preemptions {}\n", m.ctx_switches,
                      m.involuntary_switches, m.wake_preempt, m.tick_preempt);
-    o += fmt::format("  idle-delay hits {}   claims {}   IPIs {} (+{} polling CPUs woken without)   nohz kicks {}   idle ticks {}   buddy picks {}\n",
-                     m.idle_delay_hits, m.claims, m.ipis, m.wake_idle_without_ipi, m.nohz_kicks, m.idle_ticks, m.buddy_picks);
+    o += fmt::format("  idle-delay hits {}   claims {}   IPIs {} (+{} polling CPUs woken without)   nohz kicks {} (+{} newidle stats updates)   idle ticks {}   buddy picks {}\n",
+                     m.idle_delay_hits, m.claims, m.ipis, m.wake_idle_without_ipi, m.nohz_kicks, m.newilb_runs, m.idle_ticks, m.buddy_picks);
     o += fmt::format("  load_balance: {} calls, {} balanced, {} failed, {} tasks moved; newidle entries {}\n", m.lb_calls, m.lb_balanced,
                      m.lb_failed, m.lb_moved_tasks, m.newidle_calls);
     o += "\nwakeups by reason (select_task_rq_fair -> select_idle_sibling)\n";
@@ -192,7 +192,7 @@ json runReportJson(const Scenario& s, const RunResult& r) {
     j["workloads"] = wl;
     j["schedstat"] = {{"ttwu_count", m.ttwu_count}, {"ttwu_local", m.ttwu_local}, {"ttwu_wakelist", m.ttwu_wakelist},
                       {"ttwu_remote_direct", m.ttwu_remote_direct}, {"wakeup_new", m.wakeup_new}, {"wake_preempt", m.wake_preempt},
-                      {"ctx_switches", m.ctx_switches}, {"involuntary_switches", m.involuntary_switches}, {"ipis", m.ipis}, {"wake_idle_without_ipi", m.wake_idle_without_ipi},
+                      {"ctx_switches", m.ctx_switches}, {"involuntary_switches", m.involuntary_switches}, {"ipis", m.ipis}, {"wake_idle_without_ipi", m.wake_idle_without_ipi}, {"newilb_runs", m.newilb_runs},
                       {"idle_delay_hits", m.idle_delay_hits}, {"claims", m.claims}, {"tick_preempt", m.tick_preempt},
                       {"lb_calls", m.lb_calls}, {"lb_balanced", m.lb_balanced}, {"lb_failed", m.lb_failed},
                       {"lb_moved_tasks", m.lb_moved_tasks}, {"newidle_calls", m.newidle_calls}, {"nohz_kicks", m.nohz_kicks},

@@ -502,6 +502,35 @@ TEST(BalanceEngine, AnIdleMachineStopsItsTicks) {
     EXPECT_EQ(e->metrics().idle_ticks, ticks) << "no idle ticks once the machine has settled idle";
 }
 
+// nohz_newidle_balance() / nohz_run_idle_balance(): a CPU whose newidle balance pulled
+// nothing, that expects to stay idle at least sysctl_sched_migration_cost (avg_idle) while
+// the idle CPUs' blocked load is due (nohz.has_blocked, nohz.next_blocked reached), updates
+// that load itself on its way into idle (NOHZ_NEWILB_KICK). With a migration cost longer
+// than any avg_idle can get, the gate never opens.
+TEST(BalanceEngine, ANewlyIdleCpuUpdatesTheIdleCpusBlockedLoadOnItsWayIntoIdle) {
+    const Scenario s = parseScenario(
+        nlohmann::json{{"topology", "i7-4790"},
+                       {"workloads", nlohmann::json::array({{{"type", "stress"}, {"workers", 2}, {"load", 5}, {"slice_ms", 1}}})},
+                       {"stop", {{"sim_time_s", 1.0}}}},
+        "newilb.json", ".");
+    auto runs = [&](std::int64_t migration_cost) {
+        Knobs k;
+        k.migration_cost_ns = migration_cost;
+        k.idle_retain_tick = false;  // every idle entry stops the tick: idle CPUs join nohz.idle_cpus_mask with blocked load
+        RunOptions o;
+        o.check_invariants = true;
+        std::unique_ptr<Engine> e = buildEngine(s, k, s.cost, o);
+        e->advance(1000000000);
+        return e->metrics().newilb_runs;
+    };
+    const std::uint64_t on = runs(500000);
+    EXPECT_GT(on, 5u) << "2 tasks running 50 us a millisecond: hardly a busy tick (to kick an ilb) between idle entries";
+    // Blocked load is due at most once per LOAD_AVG_PERIOD (32 ms) and the kicks' own
+    // stats updates reset that period: far fewer than once per idle entry.
+    EXPECT_LT(on, 1000000000u / 32000000u + 1);
+    EXPECT_EQ(runs(1000000000), 0u) << "avg_idle never reaches a 1 s migration cost";
+}
+
 // --- Steady state ---------------------------------------------------------------------
 
 namespace {

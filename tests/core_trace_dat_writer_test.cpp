@@ -283,7 +283,7 @@ TEST(TraceDatWriter, ASimulatedRunReadsBackAsItsFtraceTextExport) {
 }
 
 TEST(TraceDatWriter, ARunOfManyPagesPerCpuRoundTripsInVersion6AndVersion7Zstd) {
-    const Exported r6 = exportRun(4, 4, 1000, "big.dat");
+    const Exported r6 = exportRun(4, 4, 1500, "big.dat");
     ASSERT_GT(r6.pages, 8u * 50u) << "expected many pages per CPU";
     const Trace txt = sched::parseFtraceText(r6.text, "big.txt");
     ASSERT_EQ(txt.problem_count, 0u);
@@ -296,7 +296,7 @@ TEST(TraceDatWriter, ARunOfManyPagesPerCpuRoundTripsInVersion6AndVersion7Zstd) {
     sched::TraceDatOptions v7;
     v7.version = 7;
     v7.compression = "zstd";
-    const Exported r7 = exportRun(4, 4, 1000, "big.v7.dat", v7);
+    const Exported r7 = exportRun(4, 4, 1500, "big.v7.dat", v7);
     ASSERT_EQ(r7.text, r6.text);  // the same (deterministic) run
     expectSameAsText(sched::readTraceDat(r7.dat), txt, 1);
     EXPECT_LT(fs::file_size(r7.dat) * 3, fs::file_size(r6.dat)) << "zstd did not compress";
