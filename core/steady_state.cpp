@@ -78,6 +78,12 @@ SteadyResult SteadyState::result() const {
     r.spread_busy = spread(m_windows, lastFrom, &SteadyWindow::busy_cpus);
     r.spread_rq = spread(m_windows, lastFrom, &SteadyWindow::rq_len);
     r.spread_migr = spread(m_windows, lastFrom, &SteadyWindow::migrations_per_s);
+    auto trend = [&](double SteadyWindow::*f) {
+        const double a = m_windows[lastFrom].*f, b = m_windows.back().*f, mean = (a + b) / 2;
+        return mean > 0 ? (b - a) / mean : 0.0;
+    };
+    r.trend_busy = trend(&SteadyWindow::busy_cpus);
+    r.trend_rq = trend(&SteadyWindow::rq_len);
     r.reached = m_steadyFrom >= 0;
     const std::size_t from = r.reached ? std::size_t(m_steadyFrom) : lastFrom;
     r.from_ns = r.reached ? m_windows[from].t0 : -1;
@@ -116,6 +122,11 @@ std::string describeSteady(const SteadyResult& r, const SteadyStateOptions& o) {
         return fmt::format("NOT steady: wind-down after {} windows of {} ms ({} stable needed)", r.windows, winMs, o.windows);
     if (r.windows < o.windows)
         return fmt::format("NOT steady: ended after {} windows of {} ms; {} stable ones needed", r.windows, winMs, o.windows);
+    const bool inBand = r.spread_busy <= o.tolerance && r.spread_rq <= o.tolerance &&
+                        (r.migrations_per_s < o.migration_floor || r.spread_migr <= o.migration_tolerance);
+    if (inBand)  // within the band, but still moving: the trend check failed
+        return fmt::format("NOT steady: last {} windows still drift: busy CPUs {:+.0f} %, rq {:+.0f} % first to last (+-{:.0f} % allowed)", o.windows,
+                           r.trend_busy * 100, r.trend_rq * 100, o.tolerance / 2 * 100);
     return fmt::format("NOT steady: last {} windows vary: busy CPUs {:.0f} %, rq {:.0f} %, migr. {:.0f} %", o.windows, r.spread_busy * 100,
                        r.spread_rq * 100, r.spread_migr * 100);
 }

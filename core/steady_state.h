@@ -55,6 +55,9 @@ struct SteadyResult {
     /// The largest deviation from the mean over the last run of windows, relative to the mean,
     /// per metric (why a run that ended early is not settled).
     double spread_busy = 0, spread_rq = 0, spread_migr = 0;
+    /// The change from the first to the last of those windows, relative to their mean (a run
+    /// within the band that still drifts is not settled either).
+    double trend_busy = 0, trend_rq = 0;
     /// Time the whole job takes at the steady work rate (1 / progress_per_s), or -1.
     double steadyJobTime() const { return progress_per_s > 0 ? 1.0 / progress_per_s : -1; }
 };

@@ -585,6 +585,15 @@ TEST(SteadyState, AStillClimbingOrTooShortRunSaysItIsNotSettled) {
     const SteadyState quiet = feed(
         1000000000, [](double) { return 100.0; }, [](double s) { return int(s * 10) % 2 ? 600.0 : 200.0; });
     EXPECT_TRUE(quiet.result().reached);
+    // A slow ramp stays inside the +-10 % band but moves more than 5 % over 4 windows: the
+    // report says it still drifts (its spreads alone would look settled).
+    const SteadyState drifting = feed(1000000000, [](double s) { return 200 + 100 * s; }, [](double) { return 50000.0; });
+    const SteadyResult d = drifting.result();
+    EXPECT_FALSE(d.reached);
+    EXPECT_LE(d.spread_busy, 0.10);
+    EXPECT_GT(d.trend_busy, 0.05);
+    EXPECT_NE(describeSteady(d, drifting.options()).find("NOT steady: last 4 windows still drift: busy CPUs +"), std::string::npos)
+        << describeSteady(d, drifting.options());
 }
 
 // The job's wind-down (its workers leaving one by one) is not steady state: no window closes
