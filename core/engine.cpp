@@ -1332,9 +1332,7 @@ void Engine::onIdleTick(int cpu) {
     const bool idle_balance = idle_cpu(m_st, m_cfg.knobs, cpu);
     if (m_st.jiffies >= c.next_balance) {
         // run_rebalance_domains(): update_blocked_averages(), then rebalance_domains().
-        c.last_blocked_load_update_tick = m_st.jiffies;
-        updateLoadAvg(cpu, nullptr);
-        syncRq(cpu);
+        updateBlockedAverages(cpu);
         rebalanceDomains(cpu, idle_balance ? IdleType::CPU_IDLE : IdleType::CPU_NOT_IDLE);
     }
     // The tick ended an idle interval as the governor sees it.
@@ -1750,9 +1748,7 @@ bool Engine::newidleBalance(int cpu) {
         if (rq.ttwu_pending || !rq.active) return false;  // returned before the out: label
         if (!doms.empty()) update_next(0);
     } else {
-        c.last_blocked_load_update_tick = m_st.jiffies;  // update_blocked_averages(this_cpu)
-        updateLoadAvg(cpu, nullptr);
-        syncRq(cpu);
+        updateBlockedAverages(cpu);
         // The time load_balance() takes (t1 - t0 in the kernel) is the cost model's per domain.
         std::int64_t curr_cost = 0;
         bool cont = true;
@@ -1930,6 +1926,14 @@ void Engine::nohzRunIdleBalance(int cpu) {
     nohzIdleBalance(cpu, NOHZ_STATS_KICK);
 }
 
+// update_blocked_averages(): the CPU's cfs_rq averages brought to now, stamped with the jiffy
+// (update_blocked_load_tick()).
+void Engine::updateBlockedAverages(int cpu) {
+    m_cpus[cpu].last_blocked_load_update_tick = m_st.jiffies;
+    updateLoadAvg(cpu, nullptr);
+    syncRq(cpu);
+}
+
 // update_nohz_stats(): update_blocked_averages() of an idle CPU with blocked load (its rq
 // clock update stamps clock_idle); true while some of its load has not decayed away.
 bool Engine::updateNohzStats(int cpu) {
@@ -1937,10 +1941,8 @@ bool Engine::updateNohzStats(int cpu) {
     if (!c.has_blocked_load) return false;
     if (!c.nohz_tick_stopped) return false;
     if (m_st.jiffies <= c.last_blocked_load_update_tick) return true;  // updated this jiffy already
-    c.last_blocked_load_update_tick = m_st.jiffies;  // update_blocked_averages(): update_blocked_load_tick()
-    updateLoadAvg(cpu, nullptr);
+    updateBlockedAverages(cpu);
     if (c.curr < 0) m_st.rq[cpu].clock_idle = m_now;
-    syncRq(cpu);
     c.has_blocked_load = c.avg.load_avg != 0 || c.avg.util_avg != 0 || c.avg.runnable_avg != 0;
     return c.has_blocked_load;
 }

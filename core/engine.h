@@ -390,6 +390,7 @@ private:
     void nohzNewidleBalance(int cpu);
     void nohzRunIdleBalance(int cpu);
     bool updateNohzStats(int cpu);
+    void updateBlockedAverages(int cpu);
     void nohzBalanceEnterIdle(int cpu);
     void nohzBalanceExitIdle(int cpu);
     void onIdleTick(int cpu);

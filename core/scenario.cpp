@@ -162,7 +162,7 @@ Scenario parseScenario(const json& doc, const std::string& file, const std::stri
                     for (std::size_t i = 0; i < it->size(); ++i) {
                         Obj o((*it)[i], file, fmt::format("{}[{}]", key, i), {"name", "exit_ns", "residency_ns", "polling"});
                         const std::string name = o.str("name").value_or(fmt::format("C{}", i));
-                        // poll_idle()'s state polls whatever the key says is left out; others poll when told (MWAIT).
+                        // Without the key, only poll_idle()'s state (POLL) polls; an MWAIT state must say so.
                         const bool polling = o.boolean("polling").value_or(name == "POLL");
                         s.cost.cstates.push_back({name, o.i64("exit_ns", 0, 100000000).value_or(0), o.i64("residency_ns", 0, 1000000000).value_or(0),
                                                   polling});

@@ -19,6 +19,11 @@ double spread(const std::vector<SteadyWindow>& w, std::size_t from, double Stead
     if (mean <= 0) return dev > 0 ? 1.0 : 0.0;
     return dev / mean;
 }
+/// The change from window `from` to the last, relative to their mean (signed).
+double trend(const std::vector<SteadyWindow>& w, std::size_t from, double SteadyWindow::*f) {
+    const double a = w[from].*f, b = w.back().*f, mean = (a + b) / 2;
+    return mean > 0 ? (b - a) / mean : 0.0;
+}
 }  // namespace
 
 void SteadyState::windDown(std::int64_t t) {
@@ -57,11 +62,8 @@ void SteadyState::sample(const SteadyCounters& c) {
         const bool rqOk = spread(m_windows, from, &SteadyWindow::rq_len) <= m_o.tolerance;
         const bool migrOk = migrMean < m_o.migration_floor || spread(m_windows, from, &SteadyWindow::migrations_per_s) <= m_o.migration_tolerance;
         // No trend either: a slow ramp stays within the band for a while (first vs last window).
-        auto trend = [&](double SteadyWindow::*f) {
-            const double a = m_windows[from].*f, b = m_windows.back().*f, mean = (a + b) / 2;
-            return mean > 0 ? std::abs(b - a) / mean : 0.0;
-        };
-        const bool flat = trend(&SteadyWindow::busy_cpus) <= m_o.tolerance / 2 && trend(&SteadyWindow::rq_len) <= m_o.tolerance / 2;
+        const bool flat = std::abs(trend(m_windows, from, &SteadyWindow::busy_cpus)) <= m_o.tolerance / 2 &&
+                          std::abs(trend(m_windows, from, &SteadyWindow::rq_len)) <= m_o.tolerance / 2;
         if (busyOk && rqOk && migrOk && flat) m_steadyFrom = int(from);
     }
 }
@@ -78,12 +80,8 @@ SteadyResult SteadyState::result() const {
     r.spread_busy = spread(m_windows, lastFrom, &SteadyWindow::busy_cpus);
     r.spread_rq = spread(m_windows, lastFrom, &SteadyWindow::rq_len);
     r.spread_migr = spread(m_windows, lastFrom, &SteadyWindow::migrations_per_s);
-    auto trend = [&](double SteadyWindow::*f) {
-        const double a = m_windows[lastFrom].*f, b = m_windows.back().*f, mean = (a + b) / 2;
-        return mean > 0 ? (b - a) / mean : 0.0;
-    };
-    r.trend_busy = trend(&SteadyWindow::busy_cpus);
-    r.trend_rq = trend(&SteadyWindow::rq_len);
+    r.trend_busy = trend(m_windows, lastFrom, &SteadyWindow::busy_cpus);
+    r.trend_rq = trend(m_windows, lastFrom, &SteadyWindow::rq_len);
     r.reached = m_steadyFrom >= 0;
     const std::size_t from = r.reached ? std::size_t(m_steadyFrom) : lastFrom;
     r.from_ns = r.reached ? m_windows[from].t0 : -1;
