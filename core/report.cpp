@@ -384,9 +384,11 @@ std::vector<CompareRow> compareRows(const std::vector<const RunResult*>& runs) {
     });
     add("idle while overloaded (ms)", 2, -1, [&](const RunResult& x) { return double(sum(M(x).idle_while_overloaded_ns)) / 1e6; });
     // From the steady state on (or the last windows, when a run ended before it: the header
-    // says which, and where each run settled).
-    section("steady state");
+    // says which, and where each run settled). A run with no complete window has no figures
+    // here: the section is left out rather than filled with zeros.
     auto S = [&](const RunResult& x) { return M(x).steady.result(); };
+    if (std::any_of(runs.begin(), runs.end(), [&](const RunResult* x) { return S(*x).windows == 0; })) return rows;
+    section("steady state");
     add("busy CPUs", 1, 0, [&](const RunResult& x) { return S(x).busy_cpus; });
     add("mean rq length", 2, 0, [&](const RunResult& x) { return S(x).rq_len; });
     add("migrations/s", 0, -1, [&](const RunResult& x) { return S(x).migrations_per_s; });

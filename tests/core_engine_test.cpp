@@ -411,6 +411,9 @@ TEST(Report, CompareTableAndCsv) {
     EXPECT_NE(t.find("Time (s)"), std::string::npos);
     EXPECT_NE(t.find("ttwu_count"), std::string::npos);
     EXPECT_NE(t.find("p99.9"), std::string::npos);
+    // A run far shorter than a steady-state window has no steady figures: no section of zeros.
+    ASSERT_EQ(a.engine->metrics().steady.result().windows, 0);
+    EXPECT_EQ(t.find("job time at steady rate"), std::string::npos) << t;
     // Lines fit a mail (no line over 80 columns).
     std::size_t start = 0;
     while (start < t.size()) {
