@@ -755,7 +755,7 @@ void Engine::updateLoadAvg(int cpu, SimTask* se) {
 }
 
 // enqueue_task_fair() + the engine's queue.
-void Engine::enqueueTask(int cpu, int id, bool wakeup, bool migrated, int from_cpu) {
+void Engine::enqueueTask(int cpu, int id, bool wakeup, bool migrated) {
     Cpu& c = m_cpus[cpu];
     SimTask& p = m_tasks[id];
     Rq& rq = m_st.rq[cpu];
@@ -766,8 +766,12 @@ void Engine::enqueueTask(int cpu, int id, bool wakeup, bool migrated, int from_c
     // while schedule() runs newidle balancing for a task that just slept (curr is still it).
     if (c.curr < 0 && c.in_idle) rq.clock_idle = m_now;
     if (wakeup) {
+        // enqueue_entity(): a migrated wakee's vruntime was made relative to its old cfs_rq by
+        // migrate_task_rq_fair() when try_to_wake_up() moved it (migrateTask); renormalise it
+        // here, after update_curr(), against this cfs_rq's min_vruntime at the enqueue (which,
+        // on the wakelist path, is the IPI's time, not the waking's).
         std::int64_t vr = p.t.vruntime;
-        if (migrated && from_cpu >= 0) vr = vr - m_st.rq[from_cpu].min_vruntime + rq.min_vruntime;
+        if (migrated) vr += rq.min_vruntime;
         const bool longSleeper = p.t.exec_start != 0 && (m_now - p.t.exec_start) > (std::int64_t(1) << 53);
         p.t.vruntime = place_entity_wakeup(m_tun, m_cfg.knobs, rq.min_vruntime, vr, longSleeper);
     } else {
@@ -865,6 +869,10 @@ void Engine::migrateTask(int id, int from, int to, MigrationCause cause, int on_
     src.removed_util += std::int64_t(p.t.avg.util_avg);
     src.removed_runnable += std::int64_t(p.t.avg.runnable_avg);
     attachLoadAvg(dst, p);
+    // migrate_task_rq_fair(), for a task in TASK_WAKING (try_to_wake_up's set_task_cpu):
+    // se->vruntime -= old cfs_rq->min_vruntime, read now, not when the wakee is enqueued.
+    // Balancing moves a queued task, whose detach (dequeue without DEQUEUE_SLEEP) made it relative.
+    if (cause == MigrationCause::wakeup) p.t.vruntime -= m_st.rq[from].min_vruntime;
     p.t.cpu = to;
     p.t.wake_cpu = to;  // __set_task_cpu(): p->wake_cpu = cpu
     emitEvent(EvKind::sched_migrate_task, on_cpu, p.t.pid, 0, to, from, 'R', std::uint8_t(cause));
@@ -1177,7 +1185,7 @@ void Engine::doWake(int id, int waker_cpu, bool in_task, std::uint32_t wf, Task*
             }
         }
         p.t.on_rq = false;  // try_to_wake_up() set it; enqueue_entity() updates the sleeping entity first
-        enqueueTask(cpu, id, true, d.migrated, from);
+        enqueueTask(cpu, id, true, d.migrated);
         emitEvent(EvKind::sched_wakeup, waker_cpu, p.t.pid, 0, cpu);
         setBuddies(cpu, id, d.preempted_curr, false);
         if (d.preempted_curr) reschedCpu(cpu, waker_cpu);
@@ -1201,10 +1209,10 @@ void Engine::onIpi(int cpu) {
     bool resched = false;
     for (int id : list) {
         SimTask& p = m_tasks[id];
-        // The task was placed and migrated at wakeup time; its vruntime was relative to the old rq then.
+        // The task was placed and migrated at wakeup time (its vruntime made relative to the old rq then).
         const int from = p.wake_from >= 0 ? p.wake_from : cpu;
         p.wake_from = -1;
-        enqueueTask(cpu, id, true, from != cpu, from);
+        enqueueTask(cpu, id, true, from != cpu);
         ttwu_do_wakeup_idle_update(m_st, cpu);  // ttwu_do_activate on the target: avg_idle, idle_stamp := 0
         emitEvent(EvKind::sched_wakeup, cpu, p.t.pid, 0, cpu);
         addPendingCharge(cpu, m_cfg.cost.c(CostTerm::wakeup, m_cfg.cost.wakeup_local));
@@ -1587,7 +1595,7 @@ int Engine::detachAttachTasks(LbEnv& env, int level) {
     const int from = m_balancingOn >= 0 ? m_balancingOn : dst;
     for (auto it = detached.rbegin(); it != detached.rend(); ++it) {
         migrateTask(*it, src, dst, cause, dst);
-        enqueueTask(dst, *it, false, true, src);
+        enqueueTask(dst, *it, false, true);
         m_metrics.lb_moved_tasks++;
         Cpu& d = m_cpus[dst];
         if (d.curr >= 0 && !d.need_resched) {  // attach_task(): check_preempt_curr() against a running curr
@@ -1653,7 +1661,7 @@ void Engine::activeBalance(int busiest, int dst) {
     if (b.curr >= 0) accountSegment(busiest);
     dequeueTask(busiest, id, false);
     migrateTask(id, busiest, dst, MigrationCause::active, busiest);
-    enqueueTask(dst, id, false, true, busiest);
+    enqueueTask(dst, id, false, true);
     m_metrics.lb_moved_tasks++;
     if (wasCurr) {
         // The stopper ran on `busiest`: it picks its next task (sched_switch from the pushed one).
@@ -2021,7 +2029,7 @@ int Engine::spawn(std::uint16_t workload, const std::string& comm, int mm, int p
     // now first, then attaches the new entity (last_update_time 0: not aged) at that clock.
     updateLoadAvg(cpu, nullptr);
     attachLoadAvg(m_cpus[cpu], p);
-    enqueueTask(cpu, id, false, false, pcpu);
+    enqueueTask(cpu, id, false, false);
     p.wake_time = m_now;
     setBuddies(cpu, id, d.preempted_curr, true);
     if (d.preempted_curr) reschedCpu(cpu, pcpu);

@@ -57,7 +57,7 @@ struct SimTask {
     std::int32_t cfs_newer = -1, cfs_older = -1;  ///< neighbours in its rq's cfs_tasks (detach_tasks walks from the oldest)
     std::int64_t a = 0, b = 0, c = 0;  ///< workload-specific counters
     std::int32_t last_ran_cpu = -1;
-    std::int32_t wake_from = -1;    ///< task_cpu before a wakelist wakeup (vruntime renormalisation at the IPI)
+    std::int32_t wake_from = -1;    ///< task_cpu before a wakelist wakeup (ENQUEUE_MIGRATED at the IPI when it moved)
     std::int32_t mm = 0;            ///< address space (threads of one process share it)
     std::uint32_t timer_gen = 0;
     std::int32_t idx = 0;           ///< workload-specific
@@ -353,7 +353,7 @@ private:
     void leaveIdle(int cpu);
     void reschedCpu(int cpu, int from_cpu);
     std::int64_t kickDelay(int cpu, int from_cpu);
-    void enqueueTask(int cpu, int id, bool wakeup, bool migrated, int from_cpu);
+    void enqueueTask(int cpu, int id, bool wakeup, bool migrated);
     void dequeueTask(int cpu, int id, bool sleep);
     void queueInsert(int cpu, int id);
     void queueErase(int cpu, int id);

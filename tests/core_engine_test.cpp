@@ -280,6 +280,47 @@ TEST(Engine, APollingIdleStateIsWokenWithoutAnIpi) {
     EXPECT_LT(mp.wakeup_latency.mean() + 1000.0, mh.wakeup_latency.mean());
 }
 
+// migrate_task_rq_fair() makes a waking task's vruntime relative to its old cfs_rq when
+// try_to_wake_up() moves it (TASK_WAKING), against the old min_vruntime of that moment; the
+// wakelist's IPI adds the new cfs_rq's min_vruntime later. So a task waiting on a wakelist
+// after a migration holds V - min_vruntime(old rq) with the old rq's min_vruntime as it was
+// during the waking event, not as it is when the IPI runs.
+TEST(Engine, AWakelistMigrationMakesVruntimeRelativeAtTheWaking) {
+    const Scenario s = scenario(hb("qemu-2s2c2t", 2, 4, 20000));
+    RunOptions o;
+    auto e = buildEngine(s, Knobs{}, s.cost, o);
+    struct Seen {
+        bool blocked = false, pending = false;
+        std::int64_t vr = 0;
+    };
+    std::vector<Seen> seen;
+    std::vector<std::int64_t> minBefore(std::size_t(e->nrCpus()));
+    int checked = 0;
+    for (int ev = 0; ev < 2000000 && e->advance(std::int64_t(1) << 40, 1); ++ev) {
+        seen.resize(std::size_t(e->taskCount()));
+        for (int id = 0; id < e->taskCount(); ++id) {
+            const SimTask& p = e->task(id);
+            Seen& w = seen[std::size_t(id)];
+            const bool pending = p.state == TaskState::Runnable && !p.t.on_rq && p.wake_from >= 0 && p.wake_from != p.t.cpu;
+            if (pending && w.blocked) {
+                // Woken in this event: relative to the old rq's min_vruntime, which (monotone) lay
+                // between its value before the event and after it.
+                const std::int64_t after = e->state().rq[std::size_t(p.wake_from)].min_vruntime;
+                const std::int64_t before = minBefore[std::size_t(p.wake_from)];
+                EXPECT_LE(w.vr - after, p.t.vruntime) << "task " << id;
+                EXPECT_GE(w.vr - before, p.t.vruntime) << "task " << id;
+                ++checked;
+            }
+            w.blocked = p.state == TaskState::Blocked;
+            w.pending = pending;
+            w.vr = p.t.vruntime;
+        }
+        for (int c = 0; c < e->nrCpus(); ++c) minBefore[std::size_t(c)] = e->state().rq[std::size_t(c)].min_vruntime;
+        if (checked >= 100) break;
+    }
+    EXPECT_GE(checked, 100);
+}
+
 TEST(Scenario, CStatesPollOnlyWhenTold) {
     const Scenario s = scenario(R"({"topology":"i7-4790","workloads":[{"type":"hackbench"}],
         "cost":{"cstates":[{"name":"POLL","exit_ns":0,"residency_ns":0},{"name":"C1","exit_ns":1000,"residency_ns":2000},
