@@ -139,6 +139,7 @@ Engine::Engine(EngineConfig cfg)
         m_sibOff.push_back(std::uint32_t(m_sibFlat.size()));
     }
     m_busy.assign(std::size_t(m_nrCpus), 0);
+    m_currOf.assign(std::size_t(m_nrCpus), -1);
     m_coreOf.assign(std::size_t(m_nrCpus), 0);
     for (int c = 0; c < m_nrCpus; ++c) {
         int core = c;
@@ -333,6 +334,11 @@ bool Engine::advance(std::int64_t ns, std::uint64_t max_events) {
         const bool burstFirst =
             bt != kNever && (m_heap.empty() || evBefore(bt, top.ctime(), evTag(EvBurstEnd, bc, 0), m_heap.front().t,
                                                         m_heap.front().ctime, m_heap.front().tag));
+        if (burstFirst) {
+            // Its CPU's and task's records are the event's first loads: fetch both at once.
+            __builtin_prefetch(&m_cpus[std::size_t(bc)]);
+            if (const int id = m_currOf[std::size_t(bc)]; id >= 0) __builtin_prefetch(&m_tasks[std::size_t(id)]);
+        }
         const std::int64_t nextT = burstFirst ? bt : m_heap.front().t;
         if (nextT > until) {
             setNow(until);
@@ -460,6 +466,7 @@ void Engine::emitEvent(EvKind kind, int cpu, int pid, int pid2, int target, int 
 
 void Engine::setCurr(int cpu, int id) {
     m_cpus[cpu].curr = id;
+    m_currOf[std::size_t(cpu)] = id;
     const std::uint8_t busy = id >= 0;
     std::uint8_t& was = m_busy[std::size_t(cpu)];
     m_coreBusy[std::size_t(m_coreOf[std::size_t(cpu)])] += int(busy) - int(was);
@@ -1102,6 +1109,13 @@ bool Engine::wake(int id, bool sync) {
     if (p.pending == Action::Block) {
         p.wake_pending = true;
         m_metrics.stage0[std::size_t(Stage0::TTWU_RUNNABLE)]++;
+        // try_to_wake_up(): sched_waking, then ttwu_runnable()'s ttwu_do_wakeup(): sched_wakeup;
+        // ttwu_stat() counts it.
+        const int waker = m_stepCpu >= 0 ? m_stepCpu : p.t.cpu;
+        emitEvent(EvKind::sched_waking, waker, p.t.pid, 0, p.t.cpu);
+        emitEvent(EvKind::sched_wakeup, waker, p.t.pid, 0, p.t.cpu);
+        m_metrics.ttwu_count++;
+        if (waker == p.t.cpu) m_metrics.ttwu_local++;
         return true;
     }
     return false;

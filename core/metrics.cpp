@@ -38,6 +38,7 @@ Metrics::Metrics(int ncpus, int nllcs, std::int64_t sample_period, std::size_t r
       ring_cap(ringCap) {}
 
 void Metrics::recordDecision(std::int64_t t, std::int32_t pid, const Decision& d) {
+    decisions++;
     stage0[std::size_t(d.stage0)]++;
     stage1[std::size_t(d.stage1)]++;
     idlest[std::size_t(d.idlest)]++;
@@ -84,7 +85,7 @@ const char* toString(EvKind k) {
 
 void Metrics::resetCounters(std::int64_t t) {
     // State that describes "now" (current lengths, LLC counts) and the timelines is kept.
-    ttwu_count = ttwu_local = ttwu_wakelist = ttwu_remote_direct = wakeup_new = wake_preempt = 0;
+    decisions = ttwu_count = ttwu_local = ttwu_wakelist = ttwu_remote_direct = wakeup_new = wake_preempt = 0;
     idle_delay_hits = claims = ctx_switches = involuntary_switches = ipis = wake_idle_without_ipi = 0;
     lb_calls = lb_balanced = lb_failed = lb_moved_tasks = newidle_calls = nohz_kicks = newilb_runs = idle_ticks = buddy_picks = tick_preempt = 0;
     steady.reset();

@@ -60,7 +60,8 @@ struct Metrics {
     std::int64_t end_time = 0;
 
     // schedstat-like
-    std::uint64_t ttwu_count = 0;     ///< wakeups (try_to_wake_up calls that woke a task)
+    std::uint64_t ttwu_count = 0;     ///< wakeups (try_to_wake_up calls that woke a task, ttwu_runnable's included)
+    std::uint64_t decisions = 0;      ///< wakeups and forks that went through the placement path (recordDecision)
     std::uint64_t ttwu_local = 0;     ///< woken on the waker's CPU
     std::uint64_t ttwu_wakelist = 0;  ///< queued through the wakelist (IPI)
     std::uint64_t ttwu_remote_direct = 0;

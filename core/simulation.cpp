@@ -81,7 +81,7 @@ bool Simulation::stepEvent() {
 
 bool Simulation::stepWakeup(std::int64_t limit_ns) {
     const std::int64_t until = m_engine->now() + limit_ns;
-    auto decisions = [this] { return m_engine->metrics().ttwu_count + m_engine->metrics().wakeup_new; };
+    auto decisions = [this] { return m_engine->metrics().decisions; };
     const std::uint64_t before = decisions();
     m_engine->traceNextWakeup();
     while (!m_engine->done() && m_engine->now() < until && decisions() == before)

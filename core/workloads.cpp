@@ -65,6 +65,10 @@ public:
         m_coalescing = e.coalescing();
         m_wcost = writeCost(e);
         m_rcost = readCost(e);
+        // A read or write that sleeps copies nothing: its syscall path is the 100-byte figure's.
+        const CostModel& cm = e.cost();
+        m_wblock = cm.c(CostTerm::syscall, m_p.pipe ? cm.pipe_write : cm.socket_send);
+        m_rblock = cm.c(CostTerm::syscall, m_p.pipe ? cm.pipe_read : cm.socket_recv);
         m_main = e.spawn(m_index, "hackbench", 1000000 * (m_index + 1), -1, kMain, 0, m_p.hot_set);
         m_total = total;
     }
@@ -487,6 +491,10 @@ private:
             t.c = 1;
             c.writers.push_back(e.current());
             if (c.resR > 0) e.cutPlan(c.reader);  // its reads may now have a writer to wake
+            // The write that finds the pipe full runs its syscall path up to schedule()'s
+            // deactivate_task(); a read in that window wakes it while it is still on its
+            // runqueue (ttwu_runnable) and it writes on without a context switch.
+            e.charge(m_wblock);
             return Action::block();
         }
         t.a++;
@@ -514,6 +522,11 @@ private:
         if (c.count == 0) {
             c.reader_waiting = true;
             cutPlansOn(e, c);  // the next write wakes the reader
+            // pipe_read() that finds the pipe empty: unlock, prepare_to_wait_exclusive(), the
+            // pipe_readable() recheck, then schedule(). Until deactivate_task() the reader is
+            // current and on its runqueue: a write in that window wakes it through
+            // ttwu_runnable() (or its recheck sees the data) and it reads on, no switch.
+            e.charge(m_rblock);
             return Action::block();
         }
         const bool wakeWriter = read(c);
@@ -529,6 +542,7 @@ private:
     HackbenchParams m_p;
     bool m_coalescing = false;
     std::int64_t m_wcost = 0, m_rcost = 0;  ///< writeCost()/readCost(): the cost model is fixed for a run
+    std::int64_t m_wblock = 0, m_rblock = 0;  ///< a write or read that finds the pipe full or empty, until it sleeps
     std::uint16_t m_index;
     int m_perPage = 40;
     std::int64_t m_sockCap = 1;

@@ -286,7 +286,7 @@ TEST(Engine, APollingIdleStateIsWokenWithoutAnIpi) {
 // after a migration holds V - min_vruntime(old rq) with the old rq's min_vruntime as it was
 // during the waking event, not as it is when the IPI runs.
 TEST(Engine, AWakelistMigrationMakesVruntimeRelativeAtTheWaking) {
-    const Scenario s = scenario(hb("qemu-2s2c2t", 2, 4, 20000));
+    const Scenario s = scenario(hb("milan-2s", 2, 10, 2000));
     RunOptions o;
     auto e = buildEngine(s, Knobs{}, s.cost, o);
     struct Seen {
@@ -319,6 +319,29 @@ TEST(Engine, AWakelistMigrationMakesVruntimeRelativeAtTheWaking) {
         if (checked >= 100) break;
     }
     EXPECT_GE(checked, 100);
+}
+
+// pipe_read() that finds the pipe empty runs its syscall path (unlock, prepare_to_wait, the
+// recheck) up to schedule()'s deactivate_task(); a write in that window wakes the reader while
+// it is still current and queued (ttwu_runnable: sched_waking and sched_wakeup, no switch, no
+// placement). With a sleep that takes no time the window is gone.
+TEST(Engine, AReaderThatFindsThePipeEmptyCanBeWokenBeforeItSleeps) {
+    auto count = [](std::int64_t read_ns) {
+        Scenario s = scenario(hb("i7-4790", 2, 10, 1000));
+        s.cost.pipe_read = read_ns;
+        RunOptions o;
+        std::uint64_t wakings = 0;
+        o.event_sink = [&](const SchedEvent& e) { wakings += e.kind == EvKind::sched_waking; };
+        RunResult r = runScenario(s, Variant{"baseline", Knobs{}}, s.cost, o);
+        const Metrics& m = r.engine->metrics();
+        EXPECT_EQ(wakings, m.ttwu_count);  // every try_to_wake_up() that woke a task is traced, runnable or not
+        return std::pair{m.stage0[std::size_t(Stage0::TTWU_RUNNABLE)], m.ttwu_count};
+    };
+    const auto [runnable, wakeups] = count(350);
+    const auto [runnable0, wakeups0] = count(0);
+    EXPECT_GT(runnable, wakeups / 50) << runnable0 << " " << wakeups0;
+    EXPECT_LT(runnable0 * 5, runnable);
+    (void)wakeups0;
 }
 
 TEST(Scenario, CStatesPollOnlyWhenTold) {

