@@ -35,6 +35,7 @@ constexpr int TRACECMD_FL_LOAD_NO_SYSTEM_PLUGINS = 1 << 1;
 
 #include <algorithm>
 #include <array>
+#include <chrono>
 #include <cerrno>
 #include <cstdint>
 #include <cstdio>
@@ -699,7 +700,13 @@ namespace {
 
 /// readTraceDat() of `path` as the file `name`; `limit` > 0: `path` is `name` cut at byte
 /// `limit` and padded with zeros.
-Trace readTraceDatAs(const std::string& path, const std::string& name, const TraceReadOptions& o, unsigned long long limit) {
+// The watchdog (TraceReadOptions::reader_stall_ms): a reader child that shows no progress for
+// that long is stuck, not slow: its parsing moves the shared counters many times a second. (A
+// child forked from a process with other threads can inherit a lock one of them held at
+// fork(), e.g. a sanitizer allocator's that has no fork handler; it then waits forever.) The
+// pair is killed and the file read again, once.
+Trace readTraceDatAs(const std::string& path, const std::string& name, const TraceReadOptions& o, unsigned long long limit,
+                     int attempt = 0) {
     // Two children, each reading about half of the CPUs' data (the parsing is most of the time,
     // and it runs on both cores); their per-CPU lists are merged here as
     // tracecmd_iterate_events() merges CPUs: the earliest record next, ties to the lower CPU, so
@@ -766,6 +773,8 @@ Trace readTraceDatAs(const std::string& path, const std::string& name, const Tra
         if (pid == 0) {
             ::close(fds[0]);
             for (int q = 0; q < k; ++q) ::close(ch[std::size_t(q)].fd);
+            if (o.test_stall_first_reader && attempt == 0 && k == 0)
+                for (;;) ::pause();
             readInChild(path, fds[1], c.hdr, c.recFd, c.inFd, k, kParts, limit);
         }
         ::close(fds[1]);
@@ -812,6 +821,18 @@ Trace readTraceDatAs(const std::string& path, const std::string& name, const Tra
         }
         c.payload.clear();
     };
+    // The watchdog: what the children have shown so far, and when it last changed.
+    auto shown = [&] {
+        std::uint64_t v = 0;
+        for (const Child& c : ch)
+            for (const std::uint64_t x : {c.hdr->done.load(std::memory_order_relaxed), c.hdr->records.load(std::memory_order_relaxed),
+                                          std::uint64_t(c.starts.size()), std::uint64_t(c.need), std::uint64_t(c.payload.size()),
+                                          std::uint64_t(c.eof)})
+                v = v * 1000003u + x;
+        return v;
+    };
+    std::uint64_t lastShown = shown();
+    auto lastChange = std::chrono::steady_clock::now();
     for (;;) {
         std::array<pollfd, kParts> pf{};
         int open = 0;
@@ -820,7 +841,7 @@ Trace readTraceDatAs(const std::string& path, const std::string& name, const Tra
             open += !ch[std::size_t(k)].eof;
         }
         if (!open) break;
-        const int ready = ::poll(pf.data(), kParts, o.progress ? 50 : -1);
+        const int ready = ::poll(pf.data(), kParts, o.progress ? 50 : std::min(500, std::max(1, o.reader_stall_ms / 4)));
         if (ready < 0) {
             if (errno == EINTR) continue;
             break;
@@ -828,6 +849,17 @@ Trace readTraceDatAs(const std::string& path, const std::string& name, const Tra
         for (int k = 0; k < kParts; ++k) {
             Child& c = ch[std::size_t(k)];
             if (!c.eof && (pf[std::size_t(k)].revents & (POLLIN | POLLHUP | POLLERR))) step(c);
+        }
+        const auto now = std::chrono::steady_clock::now();
+        if (const std::uint64_t v = shown(); v != lastShown) {
+            lastShown = v;
+            lastChange = now;
+        } else if (now - lastChange > std::chrono::milliseconds(o.reader_stall_ms)) {
+            release(true);
+            closeShm();
+            if (attempt > 0)
+                throw InputError(path, "", fmt::format("cannot read: the reader made no progress for {} ms, twice", o.reader_stall_ms));
+            return readTraceDatAs(path, name, o, limit, attempt + 1);
         }
         if (o.progress) {
             double done = 0, total = 0;

@@ -8,6 +8,8 @@
 #include "trace.h"
 
 #include <gtest/gtest.h>
+
+#include <chrono>
 #include <nlohmann/json.hpp>
 
 #include <cstdlib>
@@ -577,6 +579,22 @@ TEST(TraceDat, Version6AndVersion7ZstdGiveTheRecordedEvents) {
     ASSERT_EQ(v6.events.size(), v7.events.size());
     for (std::size_t i = 0; i < v6.events.size(); ++i)
         ASSERT_TRUE(sameEvent(v6.events[i], v7.events[i])) << "record " << v6.records[i].line;
+}
+
+// A reader child that stops (as one that inherited a lock at fork() from another thread of
+// the process does) is found by the watchdog, killed with its pair, and the file read again:
+// the same events, no hang.
+TEST(TraceDat, AStuckReaderIsKilledAndTheFileReadAgain) {
+    const Trace plain = sched::readTraceDat(kDat + "trace.dat");
+    sched::TraceReadOptions o;
+    o.reader_stall_ms = 300;
+    o.test_stall_first_reader = true;
+    const auto t0 = std::chrono::steady_clock::now();
+    const Trace again = sched::readTraceDat(kDat + "trace.dat", o);
+    const auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - t0).count();
+    EXPECT_GE(ms, 300);  // it waited for the watchdog
+    ASSERT_EQ(again.events.size(), plain.events.size());
+    for (std::size_t i = 0; i < plain.events.size(); ++i) ASSERT_TRUE(sameEvent(plain.events[i], again.events[i])) << i;
 }
 
 TEST(TraceDat, TheSameRecordingAsTraceCmdReportTextGivesTheSameEvents) {
