@@ -228,6 +228,9 @@ json runReportJson(const Scenario& s, const RunResult& r) {
                              {"window_ms", (st.window_len_ns > 0 ? st.window_len_ns : so.window_ns) / 1000000},
                              {"wind_down_s", st.wind_down_ns >= 0 ? json(double(st.wind_down_ns) / 1e9) : json(nullptr)},
                              {"stable_windows_needed", so.windows},
+                             {"plateaus_left", st.plateaus_left},
+                             {"plateau_s", st.plateaus_left > 0 ? json::array({double(st.plateau_from_ns) / 1e9, double(st.plateau_left_ns) / 1e9})
+                                                               : json(nullptr)},
                              {"busy_cpus", st.busy_cpus},
                              {"rq_len", st.rq_len},
                              {"migrations_per_s", st.migrations_per_s},

@@ -51,9 +51,29 @@ void SteadyState::sample(const SteadyCounters& c) {
     if (c.progress >= 0 && m_start.progress >= 0) w.progress_per_s = (c.progress - m_start.progress) / secs;
     m_windows.push_back(w);
     m_start = c;
+    // Settled already: does this window leave the settled state (well outside its band)?
+    if (m_steadyFrom >= 0) {
+        double busy = 0, rq = 0;
+        const std::size_t n = m_windows.size() - 1 - std::size_t(m_steadyFrom);  // the settled windows before this one
+        for (std::size_t i = std::size_t(m_steadyFrom); i + 1 < m_windows.size(); ++i) busy += m_windows[i].busy_cpus, rq += m_windows[i].rq_len;
+        busy /= double(n);
+        rq /= double(n);
+        const double band = 1.5 * m_o.tolerance;
+        const bool out = (busy > 0 && std::abs(w.busy_cpus - busy) > band * busy) || (rq > 0 && std::abs(w.rq_len - rq) > band * rq);
+        m_outside = out ? m_outside + 1 : 0;
+        if (m_outside >= std::max(1, m_o.leave_windows)) {
+            const std::size_t first = m_windows.size() - std::size_t(m_outside);
+            m_plateausLeft++;
+            m_plateauFrom = m_windows[std::size_t(m_steadyFrom)].t0;
+            m_plateauLeft = m_windows[first].t0;
+            m_steadyFrom = -1;
+            m_searchFrom = first;
+            m_outside = 0;
+        }
+    }
     // Is the run of the last K windows stable? The first such run fixes the start.
     const std::size_t k = std::size_t(std::max(1, m_o.windows));
-    if (m_steadyFrom < 0 && m_windows.size() >= k) {
+    if (m_steadyFrom < 0 && m_windows.size() >= m_searchFrom + k) {
         const std::size_t from = m_windows.size() - k;
         double migrMean = 0;
         for (std::size_t i = from; i < m_windows.size(); ++i) migrMean += m_windows[i].migrations_per_s;
@@ -83,6 +103,9 @@ SteadyResult SteadyState::result() const {
     r.trend_busy = trend(m_windows, lastFrom, &SteadyWindow::busy_cpus);
     r.trend_rq = trend(m_windows, lastFrom, &SteadyWindow::rq_len);
     r.reached = m_steadyFrom >= 0;
+    r.plateaus_left = m_plateausLeft;
+    r.plateau_from_ns = m_plateauFrom;
+    r.plateau_left_ns = m_plateauLeft;
     const std::size_t from = r.reached ? std::size_t(m_steadyFrom) : lastFrom;
     r.from_ns = r.reached ? m_windows[from].t0 : -1;
     // Time-weighted averages over the windows from `from` on (the partial window at the end
@@ -113,9 +136,15 @@ SteadyResult SteadyState::result() const {
 std::string describeSteady(const SteadyResult& r, const SteadyStateOptions& o) {
     const std::int64_t winMs = (r.window_len_ns > 0 ? r.window_len_ns : o.window_ns) / 1000000;  // the windows as cut
     // Short enough for a mail's 80 columns after "# patch: ".
+    if (r.reached && r.plateaus_left > 0)
+        return fmt::format("steady from {:.3f} s (after a plateau {:.2f}-{:.2f} s that it left)", double(r.from_ns) / 1e9,
+                           double(r.plateau_from_ns) / 1e9, double(r.plateau_left_ns) / 1e9);
     if (r.reached)
         return fmt::format("steady from {:.3f} s ({} stable {} ms windows: +-{:.0f} %, migr. +-{:.0f} %)", double(r.from_ns) / 1e9, o.windows,
                            winMs, o.tolerance * 100, o.migration_tolerance * 100);
+    if (r.plateaus_left > 0)
+        return fmt::format("NOT steady: left its plateau ({:.2f}-{:.2f} s), not settled again", double(r.plateau_from_ns) / 1e9,
+                           double(r.plateau_left_ns) / 1e9);
     if (r.windows < o.windows && r.wind_down_ns >= 0)
         return fmt::format("NOT steady: wind-down after {} windows of {} ms ({} stable needed)", r.windows, winMs, o.windows);
     if (r.windows < o.windows)

@@ -3,7 +3,9 @@
 // least `window_ns`, and the machine is at steady state from the first window of
 // the first run of `windows` consecutive windows whose busy-CPU count, mean
 // runqueue length and migration rate each stay within a tolerance of that run's
-// mean, with no trend (first and last window within half the tolerance). The headline figures are then measured from there: busy CPUs, migrations
+// mean, with no trend (first and last window within half the tolerance). A state the
+// machine then leaves (a plateau: windows well outside its band) was not the steady state:
+// the search starts again after it. The headline figures are then measured from there: busy CPUs, migrations
 // and context switches per second, and the work rate (the workloads' progress per
 // second), whose inverse is the time the whole job takes at the steady rate.
 #pragma once
@@ -20,6 +22,11 @@ struct SteadyStateOptions {
     double tolerance = 0.10;            ///< busy CPUs and rq length: within +-10 % of the run's mean
     double migration_tolerance = 0.20;  ///< migrations per second (counts are noisier): +-20 %
     double migration_floor = 1000;      ///< below this many migrations per second the rate counts as stable
+    /// After the machine settled, this many consecutive windows whose busy CPUs or rq length lie
+    /// more than 1.5 x `tolerance` from the settled windows' mean mean it left that state (a
+    /// plateau, e.g. one socket busy before balancing spreads the job over the other): the
+    /// search starts again from the first of them.
+    int leave_windows = 2;
 };
 
 /// Cumulative counters at one instant.
@@ -58,6 +65,10 @@ struct SteadyResult {
     /// The change from the first to the last of those windows, relative to their mean (a run
     /// within the band that still drifts is not settled either).
     double trend_busy = 0, trend_rq = 0;
+    /// Plateaus the machine settled on and then left (see SteadyStateOptions::leave_windows):
+    /// how many, and the last one's start and the time it was left (-1: none).
+    int plateaus_left = 0;
+    std::int64_t plateau_from_ns = -1, plateau_left_ns = -1;
     /// Time the whole job takes at the steady work rate (1 / progress_per_s), or -1.
     double steadyJobTime() const { return progress_per_s > 0 ? 1.0 / progress_per_s : -1; }
 };
@@ -82,6 +93,10 @@ private:
     SteadyCounters m_last;
     std::vector<SteadyWindow> m_windows;
     int m_steadyFrom = -1;   ///< index of the first steady window, -1 none yet
+    std::size_t m_searchFrom = 0;  ///< the first window a steady run may start at (after a plateau left)
+    int m_outside = 0;             ///< consecutive windows outside the settled band
+    int m_plateausLeft = 0;
+    std::int64_t m_plateauFrom = -1, m_plateauLeft = -1;
     std::int64_t m_windDown = -1;
 };
 

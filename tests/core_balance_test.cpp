@@ -596,6 +596,34 @@ TEST(SteadyState, AStillClimbingOrTooShortRunSaysItIsNotSettled) {
         << describeSteady(d, drifting.options());
 }
 
+// A plateau that the machine later leaves was not its steady state (the seed hackbench with
+// some seeds: one socket busy and one LLC of the other for 0.4 s, until balancing spreads the
+// job over both). The search starts again after it; a run that leaves its plateau and ends
+// before it settles again says so.
+TEST(SteadyState, APlateauTheMachineLeavesIsNotItsSteadyState) {
+    const auto busy = [](double s) { return s < 0.8 ? 200.0 : 320.0; };
+    const SteadyState st = feed(2000000000, busy, [](double) { return 50000.0; });
+    const SteadyResult r = st.result();
+    ASSERT_TRUE(r.reached);
+    EXPECT_GE(r.from_ns, 780000000);
+    EXPECT_LE(r.from_ns, 900000000);
+    EXPECT_NEAR(r.busy_cpus, 320.0, 1.0);
+    EXPECT_EQ(r.plateaus_left, 1);
+    EXPECT_LT(r.plateau_from_ns, 300000000);
+    EXPECT_NEAR(double(r.plateau_left_ns), 780000000.0, 60000000.0);
+    EXPECT_NE(describeSteady(r, st.options()).find("after a plateau 0.00-0.78 s that it left"), std::string::npos) << describeSteady(r, st.options());
+    // Left, and the run ends two windows later: not settled.
+    const SteadyState cut = feed(1000000000, busy, [](double) { return 50000.0; });
+    EXPECT_FALSE(cut.result().reached);
+    EXPECT_NE(describeSteady(cut.result(), cut.options()).find("NOT steady: left its plateau"), std::string::npos)
+        << describeSteady(cut.result(), cut.options());
+    // Noise inside 1.5 x the band, or one window outside it, does not end a steady state.
+    const SteadyState noisy = feed(
+        2000000000, [](double s) { return int(s * 1000) % 300 < 60 ? 280.0 : 250.0; }, [](double) { return 50000.0; });
+    EXPECT_TRUE(noisy.result().reached);
+    EXPECT_EQ(noisy.result().plateaus_left, 0);
+}
+
 // The job's wind-down (its workers leaving one by one) is not steady state: no window closes
 // after the first exit, so the tail does not pull the steady figures down or make a settled
 // run look unsettled. (Before, Aaron's g10 run with idle-delay-v2 was "NOT steady": its last
