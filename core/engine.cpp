@@ -138,7 +138,6 @@ Engine::Engine(EngineConfig cfg)
         });
         m_sibOff.push_back(std::uint32_t(m_sibFlat.size()));
     }
-    m_busy.assign(std::size_t(m_nrCpus), 0);
     m_currOf.assign(std::size_t(m_nrCpus), -1);
     m_coreOf.assign(std::size_t(m_nrCpus), 0);
     for (int c = 0; c < m_nrCpus; ++c) {
@@ -466,18 +465,16 @@ void Engine::emitEvent(EvKind kind, int cpu, int pid, int pid2, int target, int 
 
 void Engine::setCurr(int cpu, int id) {
     m_cpus[cpu].curr = id;
-    m_currOf[std::size_t(cpu)] = id;
-    const std::uint8_t busy = id >= 0;
-    std::uint8_t& was = m_busy[std::size_t(cpu)];
-    m_coreBusy[std::size_t(m_coreOf[std::size_t(cpu)])] += int(busy) - int(was);
-    was = busy;
+    std::int32_t& was = m_currOf[std::size_t(cpu)];
+    m_coreBusy[std::size_t(m_coreOf[std::size_t(cpu)])] += int(id >= 0) - int(was >= 0);
+    was = id;
 }
 
 // The speed of `cpu` (of 1024): slowed while an SMT sibling runs a task (the cost model's
 // smt term); the count of busy CPUs per core makes it O(1).
 int Engine::smtSpeed(int cpu) const {
     if (m_smtSlowSpeed == 1024) return 1024;
-    const bool siblingBusy = m_coreBusy[std::size_t(m_coreOf[std::size_t(cpu)])] - m_busy[std::size_t(cpu)] > 0;
+    const bool siblingBusy = m_coreBusy[std::size_t(m_coreOf[std::size_t(cpu)])] - int(m_currOf[std::size_t(cpu)] >= 0) > 0;
     return siblingBusy ? m_smtSlowSpeed : 1024;
 }
 

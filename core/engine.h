@@ -441,8 +441,7 @@ private:
     std::size_t m_bqN = 0;        ///< CPUs with a pending burst end
     std::vector<std::uint32_t> m_sibOff;  ///< SMT siblings of cpu c: m_sibFlat[m_sibOff[c] .. m_sibOff[c+1])
     std::vector<int> m_sibFlat;
-    std::vector<std::uint8_t> m_busy;     ///< per CPU: curr >= 0 (what smtSpeed reads)
-    std::vector<std::int32_t> m_currOf;   ///< per CPU: curr (a dense copy: the event loop prefetches the task)
+    std::vector<std::int32_t> m_currOf;   ///< per CPU: curr, densely (smtSpeed reads curr >= 0; the event loop prefetches the task)
     std::vector<int> m_coreOf;            ///< per CPU: its core (the lowest CPU of its SMT siblings)
     std::vector<int> m_coreBusy;          ///< per core: how many of its CPUs run a task
     int m_smtSlowSpeed = 1024;            ///< speed while a sibling runs (the cost model's smt term)

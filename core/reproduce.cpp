@@ -31,7 +31,7 @@ Claim mathieu(const std::string& id, const ClaimSide& patch, double published) {
     c.id = id;
     c.source = "Mathieu Desnoyers 2023-07-25/26, 2 x EPYC 9654 (384 CPUs), hackbench -g 32 -f 20 --threads --pipe -s 100";
     c.scenario = "mathieu-hackbench-epyc-9654.json";
-    c.loops = 0;  // as shipped (-l 30000, 1/16 of the original -l 480000): the baseline settles from 0.5-0.9 s (seeds 1-3)
+    c.loops = 0;  // as shipped (-l 30000, 1/16 of the original -l 480000): the baseline settles from 0.16-1.0 s (seeds 1-3; seed 1 after a plateau)
     c.quick_loops = 2000;
     c.base = side("baseline");
     c.patch = patch;

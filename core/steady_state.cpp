@@ -53,11 +53,10 @@ void SteadyState::sample(const SteadyCounters& c) {
     m_start = c;
     // Settled already: does this window leave the settled state (well outside its band)?
     if (m_steadyFrom >= 0) {
-        double busy = 0, rq = 0;
-        const std::size_t n = m_windows.size() - 1 - std::size_t(m_steadyFrom);  // the settled windows before this one
-        for (std::size_t i = std::size_t(m_steadyFrom); i + 1 < m_windows.size(); ++i) busy += m_windows[i].busy_cpus, rq += m_windows[i].rq_len;
-        busy /= double(n);
-        rq /= double(n);
+        const double n = double(m_windows.size() - 1 - std::size_t(m_steadyFrom));  // the settled windows before this one
+        const double busy = m_settledBusy / n, rq = m_settledRq / n;
+        m_settledBusy += w.busy_cpus;  // in window order: the same sums as adding them up again
+        m_settledRq += w.rq_len;
         const double band = 1.5 * m_o.tolerance;
         const bool out = (busy > 0 && std::abs(w.busy_cpus - busy) > band * busy) || (rq > 0 && std::abs(w.rq_len - rq) > band * rq);
         m_outside = out ? m_outside + 1 : 0;
@@ -84,7 +83,11 @@ void SteadyState::sample(const SteadyCounters& c) {
         // No trend either: a slow ramp stays within the band for a while (first vs last window).
         const bool flat = std::abs(trend(m_windows, from, &SteadyWindow::busy_cpus)) <= m_o.tolerance / 2 &&
                           std::abs(trend(m_windows, from, &SteadyWindow::rq_len)) <= m_o.tolerance / 2;
-        if (busyOk && rqOk && migrOk && flat) m_steadyFrom = int(from);
+        if (busyOk && rqOk && migrOk && flat) {
+            m_steadyFrom = int(from);
+            m_settledBusy = m_settledRq = 0;
+            for (std::size_t i = from; i < m_windows.size(); ++i) m_settledBusy += m_windows[i].busy_cpus, m_settledRq += m_windows[i].rq_len;
+        }
     }
 }
 

@@ -95,6 +95,7 @@ private:
     int m_steadyFrom = -1;   ///< index of the first steady window, -1 none yet
     std::size_t m_searchFrom = 0;  ///< the first window a steady run may start at (after a plateau left)
     int m_outside = 0;             ///< consecutive windows outside the settled band
+    double m_settledBusy = 0, m_settledRq = 0;  ///< sums over the settled windows (their mean is the band's centre)
     int m_plateausLeft = 0;
     std::int64_t m_plateauFrom = -1, m_plateauLeft = -1;
     std::int64_t m_windDown = -1;

@@ -66,9 +66,8 @@ public:
         m_wcost = writeCost(e);
         m_rcost = readCost(e);
         // A read or write that sleeps copies nothing: its syscall path is the 100-byte figure's.
-        const CostModel& cm = e.cost();
-        m_wblock = cm.c(CostTerm::syscall, m_p.pipe ? cm.pipe_write : cm.socket_send);
-        m_rblock = cm.c(CostTerm::syscall, m_p.pipe ? cm.pipe_read : cm.socket_recv);
+        m_wblock = ioCost(e, true, 100);
+        m_rblock = ioCost(e, false, 100);
         m_main = e.spawn(m_index, "hackbench", 1000000 * (m_index + 1), -1, kMain, 0, m_p.hot_set);
         m_total = total;
     }
@@ -382,14 +381,14 @@ private:
         return wakeWriter;
     }
 
-    std::int64_t writeCost(const Engine& e) const {
+    /// A write or read of `bytes`: the cost model's 100-byte figure, scaled by the size.
+    std::int64_t ioCost(const Engine& e, bool write, int bytes) const {
         const CostModel& cm = e.cost();
-        return cm.c(CostTerm::syscall, (m_p.pipe ? cm.pipe_write : cm.socket_send) * std::max(1, m_p.datasize) / 100);
+        const std::int64_t per100 = write ? (m_p.pipe ? cm.pipe_write : cm.socket_send) : (m_p.pipe ? cm.pipe_read : cm.socket_recv);
+        return cm.c(CostTerm::syscall, per100 * std::max(1, bytes) / 100);
     }
-    std::int64_t readCost(const Engine& e) const {
-        const CostModel& cm = e.cost();
-        return cm.c(CostTerm::syscall, (m_p.pipe ? cm.pipe_read : cm.socket_recv) * std::max(1, m_p.datasize) / 100);
-    }
+    std::int64_t writeCost(const Engine& e) const { return ioCost(e, true, m_p.datasize); }
+    std::int64_t readCost(const Engine& e) const { return ioCost(e, false, m_p.datasize); }
 
     Action mainStep(Engine& e, SimTask& t) {
         // a: workers created; b: phase (0 create, 1 wait ready, 2 join, 3 done); c: join index.
