@@ -126,9 +126,11 @@ Engine::Engine(EngineConfig cfg)
     m_tgRecent.assign(64, std::numeric_limits<std::int64_t>::min() / 2);
     if (m_cfg.cost.cstates.empty()) m_cfg.cost.cstates = {{"POLL", 0, 0}};
     m_rowBuf.resize(std::size_t(m_nrCpus));
-    if (m_nrCpus >= (1 << BtNode::kCpuBits)) throw std::logic_error(fmt::format("{} CPUs: past the order key's range", m_nrCpus));
+    if (m_nrCpus >= (1 << kCpuBits)) throw std::logic_error(fmt::format("{} CPUs: past the order key's range", m_nrCpus));
     m_wtLeaves = std::bit_ceil(std::size_t(std::max(1, m_nrCpus)));
-    m_wt.assign(2 * m_wtLeaves, BtNode{kNever, ~std::uint64_t(0)});
+    m_wt.assign(2 * m_wtLeaves, WtNode{kNever, 0});
+    for (std::size_t i = 0; i < m_wtLeaves; ++i) m_wt[m_wtLeaves + i].cpu = i;  // inner nodes: kNever, any CPU
+    m_burstLo.assign(m_wtLeaves, ~std::uint64_t(0));
     // SMT siblings as one flat list (smtSpeed runs on every segment), and whether each CPU
     // runs a task (Cpu::curr >= 0) in a dense array the sibling check reads.
     m_sibOff.assign(1, 0);
@@ -177,37 +179,47 @@ void Engine::pushAt(std::int64_t t, std::int64_t ctime, EvType type, std::int32_
 }
 
 // The CPUs' pending burst ends: a winner tree (a tournament) over the CPUs. Leaf m_wtLeaves + cpu
-// holds the CPU's key (kNever: no burst); every inner node holds the smaller of its two
-// children, so the root is the next burst end. Changing one CPU's key rewrites the path to the
-// root: log2(CPUs) levels of one load, one 128-bit comparison and one store each, with no
-// branch that depends on the keys (a 4-ary heap's sift-down mispredicts at every level and was
-// a quarter of the engine's time). The keys are unique (they hold the CPU), so the root is the
-// same minimum a heap gives: results are unchanged.
-void Engine::wtSet(int cpu, BtNode k) {
-    BtNode* const w = m_wt.data();
+// holds the CPU's time (kNever: no burst); every inner node holds the time and CPU of the earlier
+// of its two children by the order key (t, ctime, cpu), so the root is the next burst end.
+// Changing one CPU's key rewrites the path to the root: log2(CPUs) levels of one 16-byte load,
+// one 64-bit comparison and a masked select, with no branch that depends on which child wins (a
+// 4-ary heap's sift-down mispredicts at every level and was a quarter of the engine's time).
+// Only equal times, which are rare but for two empty subtrees, read the creation times. The keys
+// are unique (they hold the CPU), so the root is the same minimum a heap gives.
+void Engine::wtSet(int cpu, std::int64_t t) {
+    WtNode* const w = m_wt.data();
+    const std::uint64_t* const lo = m_burstLo.data();
     std::size_t i = m_wtLeaves + std::size_t(cpu);
-    w[i] = k;
+    std::int64_t kt = t;
+    std::uint64_t kc = std::uint64_t(cpu);
+    w[i] = WtNode{kt, kc};
     while (i > 1) {
-        const BtNode sib = w[i ^ 1];
-        // min(k, sib) by masks: a branch here is mispredicted about every other level.
-        const std::uint64_t m = std::uint64_t(0) - std::uint64_t(sib.before(k));
-        k.t = std::int64_t((std::uint64_t(sib.t) & m) | (std::uint64_t(k.t) & ~m));
-        k.lo = (sib.lo & m) | (k.lo & ~m);
+        const std::int64_t st = w[i ^ 1].t;
+        const std::uint64_t sc = w[i ^ 1].cpu;
+        bool sibFirst = st < kt;
+        if (st == kt) [[unlikely]]
+            sibFirst = lo[sc] < lo[kc];
+        // Two conditional moves: a branch here is mispredicted about every other level.
+        kt = sibFirst ? st : kt;
+        kc = sibFirst ? sc : kc;
         i >>= 1;
-        w[i] = k;
+        w[i].t = kt;
+        w[i].cpu = kc;
     }
 }
 void Engine::setBurst(int cpu, std::int64_t t) { setBurstAt(cpu, t, m_now); }
 void Engine::setBurstAt(int cpu, std::int64_t t, std::int64_t ctime) {
-    if (std::uint64_t(ctime) >> (64 - BtNode::kCpuBits))
+    if (std::uint64_t(ctime) >> (64 - kCpuBits))
         throw std::logic_error(fmt::format("burst created at {} ns: past the order key's range", ctime));
-    m_bqN += m_wt[m_wtLeaves + std::size_t(cpu)].t == kNever;
-    wtSet(cpu, BtNode{t, std::uint64_t(ctime) << BtNode::kCpuBits | std::uint64_t(cpu)});
+    m_bqN += burstT(cpu) == kNever;
+    m_burstLo[std::size_t(cpu)] = std::uint64_t(ctime) << kCpuBits | std::uint64_t(cpu);
+    wtSet(cpu, t);
 }
 void Engine::clearBurst(int cpu) {
-    if (m_wt[m_wtLeaves + std::size_t(cpu)].t == kNever) return;
+    if (burstT(cpu) == kNever) return;
     m_bqN--;
-    wtSet(cpu, BtNode{kNever, ~std::uint64_t(0)});
+    m_burstLo[std::size_t(cpu)] = ~std::uint64_t(0);
+    wtSet(cpu, kNever);
 }
 
 // ---------------------------------------------------------------------------
@@ -327,11 +339,13 @@ bool Engine::advance(std::int64_t ns, std::uint64_t max_events) {
     const std::int64_t until = ns == kNever ? kNever : m_now + ns;
     while (!m_done && (!m_heap.empty() || m_bqN > 0)) {
         // The next event: the earliest CPU burst end (the winner tree's root) or the heap's top, by the order key (engine.h).
-        const BtNode top = m_wt[1];  // kNever when no CPU has a burst
-        const int bc = top.cpu();
+        const WtNode top = m_wt[1];  // kNever when no CPU has a burst
+        const int bc = int(top.cpu);
         const std::int64_t bt = top.t;
+        const std::uint64_t blo = m_burstLo[std::size_t(bc)];
+        const std::int64_t bctime = std::int64_t(blo >> kCpuBits);
         const bool burstFirst =
-            bt != kNever && (m_heap.empty() || evBefore(bt, top.ctime(), evTag(EvBurstEnd, bc, 0), m_heap.front().t,
+            bt != kNever && (m_heap.empty() || evBefore(bt, bctime, evTag(EvBurstEnd, bc, 0), m_heap.front().t,
                                                         m_heap.front().ctime, m_heap.front().tag));
         if (burstFirst) {
             // Its CPU's and task's records are the event's first loads: fetch both at once.
@@ -349,7 +363,7 @@ bool Engine::advance(std::int64_t ns, std::uint64_t max_events) {
         if (burstFirst) {
             // The burst stays in the tree until dispatch is done: most burst ends start the next
             // burst on the same CPU, and one path update (setBurst) then replaces a removal and an insertion.
-            e = Ev{bt, top.ctime(), evTag(EvBurstEnd, bc, 0), 0, std::uint8_t(EvBurstEnd), bc, 0};
+            e = Ev{bt, bctime, evTag(EvBurstEnd, bc, 0), 0, std::uint8_t(EvBurstEnd), bc, 0};
         } else {
             std::pop_heap(m_heap.begin(), m_heap.end(), EvCmp{});
             e = m_heap.back();
@@ -367,7 +381,7 @@ bool Engine::advance(std::int64_t ns, std::uint64_t max_events) {
         m_cur = EventKey{e.t, e.ctime, e.tag};
         dispatchEvent(e);
         if (burstFirst) {
-            if (burstOf(bc) == top) clearBurst(bc);  // no new burst was started
+            if (burstT(bc) == bt && m_burstLo[std::size_t(bc)] == blo) clearBurst(bc);  // no new burst was started
         }
         if (m_cfg.check_invariants) check("event");
         if (m_checkDone) {
@@ -584,7 +598,7 @@ void Engine::afterWork(int cpu) {
                 Plan& pl = m_plans[std::size_t(cpu)];
                 pl.task = id;
                 pl.speed = c.speed;
-                pl.T.assign({m_now, burstOf(cpu).t});
+                pl.T.assign({m_now, burstT(cpu)});
                 pl.W.assign({p.work_left});
                 m_planning = cpu;
                 m_workloads[p.workload]->plan(*this, p);

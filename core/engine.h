@@ -419,24 +419,21 @@ private:
     std::vector<TaskComm> m_comm;   ///< task_struct::comm by task id (cold: only exports and messages read it)
     std::vector<Task> m_idleTasks;  ///< swapper/N as `current` for IRQ wakeups on idle CPUs
     std::vector<Ev> m_heap;
-    // A burst end's order key in 16 bytes: its time, then its creation time (when its segment
-    // started) and CPU packed so that one unsigned comparison orders them as evBefore does.
-    struct BtNode {
-        static constexpr int kCpuBits = 20;  ///< CPUs < 2^20; creation times < 2^44 ns (4.8 h)
-        std::int64_t t;
-        std::uint64_t lo;  ///< ctime << kCpuBits | cpu
-        std::int64_t ctime() const { return std::int64_t(lo >> kCpuBits); }
-        int cpu() const { return int(lo & ((1u << kCpuBits) - 1)); }
-        bool before(const BtNode& o) const {  // t >= 0: one 128-bit unsigned comparison, no branch
-            __extension__ using u128 = unsigned __int128;
-            return (u128(std::uint64_t(t)) << 64 | lo) < (u128(std::uint64_t(o.t)) << 64 | o.lo);
-        }
-        bool operator==(const BtNode& o) const { return t == o.t && lo == o.lo; }
+    // The CPUs' pending burst ends. A burst end's order key is (t, ctime, cpu): its time, then
+    // its creation time (when its segment started), then the CPU (evBefore with EvBurstEnd's
+    // tag). The winner tree's nodes hold the time and the CPU of the winner below them; the
+    // creation time, needed only when two times are equal, is per CPU in m_burstLo.
+    static constexpr int kCpuBits = 20;  ///< CPUs < 2^20; creation times < 2^44 ns (4.8 h)
+    struct WtNode {
+        std::int64_t t;     ///< the burst end's time (kNever: none)
+        std::uint64_t cpu;  ///< the CPU it belongs to
     };
-    /// The pending burst end of `cpu` (t == INT64_MAX: none).
-    BtNode burstOf(int cpu) const { return m_wt[m_wtLeaves + std::size_t(cpu)]; }
-    void wtSet(int cpu, BtNode k);
-    std::vector<BtNode> m_wt;     ///< burst ends: a winner tree, root m_wt[1], CPU c's leaf m_wt[m_wtLeaves + c] (engine.cpp)
+    /// The pending burst end of `cpu` (kNever: none) and the time its segment started.
+    std::int64_t burstT(int cpu) const { return m_wt[m_wtLeaves + std::size_t(cpu)].t; }
+    std::int64_t burstCtime(int cpu) const { return std::int64_t(m_burstLo[std::size_t(cpu)] >> kCpuBits); }
+    void wtSet(int cpu, std::int64_t t);
+    std::vector<WtNode> m_wt;     ///< burst ends: a winner tree, root m_wt[1], CPU c's leaf m_wt[m_wtLeaves + c] (engine.cpp)
+    std::vector<std::uint64_t> m_burstLo;  ///< per CPU: ctime << kCpuBits | cpu of its pending burst end (~0: none)
     std::size_t m_wtLeaves = 1;   ///< leaves: the CPUs rounded up to a power of two
     std::size_t m_bqN = 0;        ///< CPUs with a pending burst end
     std::vector<std::uint32_t> m_sibOff;  ///< SMT siblings of cpu c: m_sibFlat[m_sibOff[c] .. m_sibOff[c+1])
