@@ -124,7 +124,9 @@ GroupType group_classify(int pct, const SgLbStats& s) {
 
 void update_sg_lb_stats(const MachineState& st, const Knobs& k, const LbEnv& env, const CpuMask& span, SgLbStats& sgs, int* sg_status) {
     sgs = SgLbStats{};
+    unsigned group_weight = 0;  // group->group_weight, the span's weight, counted on the way
     span.forEach([&](int i) {
+        group_weight++;
         if (!env.cpus.test(i)) return;  // for_each_cpu_and(i, sched_group_span(group), env->cpus)
         const Rq& rq = st.rq[i];
         sgs.group_load += rq.load_avg;  // cpu_load()
@@ -141,7 +143,7 @@ void update_sg_lb_stats(const MachineState& st, const Knobs& k, const LbEnv& env
         if (!nr_running && idle_cpu(st, k, i)) sgs.idle_cpus++;
         sgs.group_capacity += rq.cpu_capacity;  // sgc->capacity: the sum of capacity_of()
     });
-    sgs.group_weight = unsigned(span.weight());  // group->group_weight
+    sgs.group_weight = group_weight;
     sgs.group_type = group_classify(env.sd->imbalance_pct, sgs);
     // "Computing avg_load makes sense only when group is overloaded"
     if (sgs.group_type == GroupType::group_overloaded && sgs.group_capacity > 0)

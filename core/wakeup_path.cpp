@@ -602,8 +602,8 @@ void update_sg_wakeup_stats(WakeCtx& c, const SchedDomain& sd, const CpuMask& gr
         if (!nr && currOk && !rq.ttwu_pending) sgs.idle_cpus++;
         if ((sd.flags & SD_ASYM_CPUCAPACITY) && sgs.misfit && task_util * 1280 < rq.cpu_capacity * 1024) sgs.misfit = 0;
     });
-    group.forEach([&](int i) { sgs.group_capacity += c.rq(i).cpu_capacity; });  // sgc->capacity: the whole group
-    sgs.group_weight = unsigned(group.weight());
+    sgs.group_weight = 0;  // group->group_weight, counted with sgc->capacity
+    group.forEach([&](int i) { sgs.group_capacity += c.rq(i).cpu_capacity; sgs.group_weight++; });  // sgc->capacity: the whole group
     const std::int64_t pct = sd.imbalance_pct, cap = sgs.group_capacity;
     // group_classify()
     auto overloaded = [&] {
