@@ -390,7 +390,7 @@ private:
     std::int64_t writeCost(const Engine& e) const { return ioCost(e, true, m_p.datasize); }
     std::int64_t readCost(const Engine& e) const { return ioCost(e, false, m_p.datasize); }
 
-    Action mainStep(Engine& e, SimTask& t) {
+    [[gnu::noinline, gnu::cold]] Action mainStep(Engine& e, SimTask& t) {
         // a: workers created; b: phase (0 create, 1 wait ready, 2 join, 3 done); c: join index.
         if (t.b == 0) {
             if (t.a < m_total) {
@@ -447,7 +447,7 @@ private:
         return Action::exit();
     }
 
-    Action readyStep(Engine& e, SimTask& t) {
+    [[gnu::noinline, gnu::cold]] Action readyStep(Engine& e, SimTask& t) {
         if (t.b == kReady) {
             m_ready++;
             if (m_mainWaiting) {
@@ -462,7 +462,7 @@ private:
         return Action::run(0);
     }
 
-    Action exitStep(Engine& e, SimTask& t) {
+    [[gnu::noinline, gnu::cold]] Action exitStep(Engine& e, SimTask& t) {
         t.b = kDone;  // leaving its loop; do_exit() costs exit_cost, then onExit()
         e.charge(e.cost().exit_cost);
         return Action::exit();
