@@ -182,7 +182,7 @@ void Engine::pushAt(std::int64_t t, std::int64_t ctime, EvType type, std::int32_
 // holds the CPU's time (kNever: no burst); every inner node holds the time and CPU of the earlier
 // of its two children by the order key (t, ctime, cpu), so the root is the next burst end.
 // Changing one CPU's key rewrites the path to the root: log2(CPUs) levels of one 16-byte load,
-// one 64-bit comparison and a masked select, with no branch that depends on which child wins (a
+// one 64-bit comparison and two conditional moves, with no branch that depends on which child wins (a
 // 4-ary heap's sift-down mispredicts at every level and was a quarter of the engine's time).
 // Only equal times, which are rare but for two empty subtrees, read the creation times. The keys
 // are unique (they hold the CPU), so the root is the same minimum a heap gives.

@@ -428,12 +428,11 @@ private:
         std::int64_t t;     ///< the burst end's time (kNever: none)
         std::uint64_t cpu;  ///< the CPU it belongs to
     };
-    /// The pending burst end of `cpu` (kNever: none) and the time its segment started.
+    /// The pending burst end of `cpu` (kNever: none).
     std::int64_t burstT(int cpu) const { return m_wt[m_wtLeaves + std::size_t(cpu)].t; }
-    std::int64_t burstCtime(int cpu) const { return std::int64_t(m_burstLo[std::size_t(cpu)] >> kCpuBits); }
     void wtSet(int cpu, std::int64_t t);
     std::vector<WtNode> m_wt;     ///< burst ends: a winner tree, root m_wt[1], CPU c's leaf m_wt[m_wtLeaves + c] (engine.cpp)
-    std::vector<std::uint64_t> m_burstLo;  ///< per CPU: ctime << kCpuBits | cpu of its pending burst end (~0: none)
+    std::vector<std::uint64_t> m_burstLo;  ///< per leaf (padding leaves too: ties read them): ctime << kCpuBits | cpu of its pending burst end (~0: none)
     std::size_t m_wtLeaves = 1;   ///< leaves: the CPUs rounded up to a power of two
     std::size_t m_bqN = 0;        ///< CPUs with a pending burst end
     std::vector<std::uint32_t> m_sibOff;  ///< SMT siblings of cpu c: m_sibFlat[m_sibOff[c] .. m_sibOff[c+1])

@@ -1,6 +1,7 @@
 // bench_engine.cpp: simulation speed. Simulated context switches per wall-clock
 // second for hackbench -g 32 -f 20 --threads --pipe on epyc-9654-2s, and the
 // wall-clock cost per wakeup as the machine grows from 8 to 512 CPUs.
+#include "bench_hackbench.h"
 #include "scenario.h"
 
 #include <benchmark/benchmark.h>
@@ -10,12 +11,7 @@ using namespace sched;
 
 namespace {
 
-Scenario hackbench(const std::string& topo, int groups, int loops) {
-    nlohmann::json doc = {{"topology", topo},
-                          {"workloads", nlohmann::json::array({{{"type", "hackbench"}, {"groups", groups}, {"fds", 20}, {"loops", loops},
-                                                                {"threads", true}, {"pipe", true}}})}};
-    return parseScenario(doc, "bench.json", ".");
-}
+using bench::hackbench;
 
 // The figure: simulated context switches per wall-clock second; the second
 // argument turns on the exact coalescing of plain steps (same run, fewer events).
