@@ -1,4 +1,4 @@
-// steady_window.cpp: one window of the seed hackbench at steady state, for instruction counts.
+// steady_window.cpp: one window of the seed hackbench after its start-up, for instruction counts (a speed fixture: at 0.5 s the baseline is on its one-socket plateau, not yet spread over both sockets; its events per switch are that state's).
 //
 // This VM's wall-clock speed varies by up to 2x from one hour to the next (the steady bench gave
 // 307 k and 470 k switches/s for the same binary), so engine changes are compared by the
