@@ -127,10 +127,7 @@ Engine::Engine(EngineConfig cfg)
     if (m_cfg.cost.cstates.empty()) m_cfg.cost.cstates = {{"POLL", 0, 0}};
     m_rowBuf.resize(std::size_t(m_nrCpus));
     if (m_nrCpus >= (1 << kCpuBits)) throw std::logic_error(fmt::format("{} CPUs: past the order key's range", m_nrCpus));
-    m_wtLeaves = std::bit_ceil(std::size_t(std::max(1, m_nrCpus)));
-    m_wt.assign(2 * m_wtLeaves, WtNode{kNever, 0});
-    for (std::size_t i = 0; i < m_wtLeaves; ++i) m_wt[m_wtLeaves + i].cpu = i;  // inner nodes: kNever, any CPU
-    m_burstLo.assign(m_wtLeaves, ~std::uint64_t(0));
+    m_bq.reset(m_nrCpus);
     // SMT siblings as one flat list (smtSpeed runs on every segment), and whether each CPU
     // runs a task (Cpu::curr >= 0) in a dense array the sibling check reads.
     m_sibOff.assign(1, 0);
@@ -178,63 +175,18 @@ void Engine::pushAt(std::int64_t t, std::int64_t ctime, EvType type, std::int32_
     std::push_heap(m_heap.begin(), m_heap.end(), EvCmp{});
 }
 
-// The CPUs' pending burst ends: a winner tree (a tournament) over the CPUs. Leaf m_wtLeaves + cpu
-// holds the CPU's time (kNever: no burst); every inner node holds the time and CPU of the earlier
-// of its two children by the order key (t, ctime, cpu), so the root is the next burst end.
-// Changing one CPU's key rewrites the path to the root: log2(CPUs) levels of one 16-byte load,
-// one 64-bit comparison and two conditional moves, with no branch that depends on which child wins (a
-// 4-ary heap's sift-down mispredicts at every level and was a quarter of the engine's time).
-// Only equal times, which are rare but for two empty subtrees, read the creation times. The keys
-// are unique (they hold the CPU), so the root is the same minimum a heap gives.
-void Engine::wtSet(int cpu, std::int64_t t) {
-    WtNode* const w = m_wt.data();
-    const std::uint64_t* const lo = m_burstLo.data();
-    std::size_t i = m_wtLeaves + std::size_t(cpu);
-    std::int64_t kt = t;
-    std::uint64_t kc = std::uint64_t(cpu);
-    w[i] = WtNode{kt, kc};
-    while (i > 1) {
-        const std::int64_t st = w[i ^ 1].t;
-        const std::uint64_t sc = w[i ^ 1].cpu;
-        bool sibFirst = st < kt;
-        if (st == kt) [[unlikely]]
-            sibFirst = lo[sc] < lo[kc];
-        // Two conditional moves: a branch here is mispredicted about every other level.
-        kt = sibFirst ? st : kt;
-        kc = sibFirst ? sc : kc;
-        i >>= 1;
-        w[i].t = kt;
-        w[i].cpu = kc;
-    }
-}
 void Engine::setBurst(int cpu, std::int64_t t) { setBurstAt(cpu, t, m_now); }
 void Engine::setBurstAt(int cpu, std::int64_t t, std::int64_t ctime) {
     if (std::uint64_t(ctime) >> (64 - kCpuBits))
         throw std::logic_error(fmt::format("burst created at {} ns: past the order key's range", ctime));
-    m_bqN += burstT(cpu) == kNever;
-    m_burstLo[std::size_t(cpu)] = std::uint64_t(ctime) << kCpuBits | std::uint64_t(cpu);
-    wtSet(cpu, t);
+    m_bq.set(cpu, t, std::uint64_t(ctime) << kCpuBits | std::uint64_t(cpu), m_now);
 }
 void Engine::clearBurst(int cpu) {
-    if (burstT(cpu) == kNever) return;
-    m_bqN--;
-    m_burstLo[std::size_t(cpu)] = ~std::uint64_t(0);
-    wtSet(cpu, kNever);
+    m_bq.clear(cpu);
 }
 
 // ---------------------------------------------------------------------------
 // Coalescing (engine.h)
-
-bool Engine::planStep(std::int64_t work, PlanKey* key) {
-    if (m_planning < 0 || work <= 0) return false;
-    Plan& pl = m_plans[std::size_t(m_planning)];
-    if (pl.T.size() - 2 >= m_tasks[std::size_t(pl.task)].plan_limit) return false;
-    const std::size_t k = pl.T.size() - 1;
-    *key = PlanKey{pl.T[k], pl.T[k - 1], m_planning};
-    pl.T.push_back(pl.T[k] + (work * 1024 + pl.speed - 1) / pl.speed);
-    pl.W.push_back(work);
-    return true;
-}
 
 // The plan on `cpu` ends with `done` of its virtual boundaries behind it.
 void Engine::endPlan(int cpu, int done) {
@@ -249,8 +201,8 @@ void Engine::endPlan(int cpu, int done) {
     // the seed hackbench (384 CPUs): with up to 4096, 60 % of the planned steps were cut
     // before they happened and a coalesced run took 2.2x the time of one without; 16 was the
     // fastest of 8, 16, 32, 64, 256 (tests/bench BM_HackbenchEpycSteady/coalesce:1).
-    const bool whole = std::size_t(done) + 2 == pl.T.size();
-    p.plan_limit = std::uint16_t(std::clamp<int>(whole ? 2 * int(p.plan_limit) : 2 * done, 2, 16));
+    const bool whole = done + 1 == pl.n;
+    p.plan_limit = std::uint16_t(std::clamp<int>(whole ? 2 * int(p.plan_limit) : 2 * done, 2, kMaxPlan));
     m_workloads[p.workload]->planEnded(*this, p, done);
 }
 
@@ -259,7 +211,7 @@ void Engine::endPlan(int cpu, int done) {
 void Engine::cutPlanOnCpu(int cpu) {
     Plan& pl = m_plans[std::size_t(cpu)];
     if (pl.task < 0) return;
-    const std::size_t K = pl.T.size() - 1;
+    const std::size_t K = std::size_t(pl.n);
     std::size_t j = 1;
     while (j < K && keyBeforeNow(PlanKey{pl.T[j], pl.T[j - 1], cpu})) ++j;
     SimTask& p = m_tasks[pl.task];
@@ -269,6 +221,17 @@ void Engine::cutPlanOnCpu(int cpu) {
     if (j < K) setBurstAt(cpu, pl.T[j], pl.T[j - 1]);
     m_plansCut++;
     endPlan(cpu, int(j - 1));
+}
+
+std::uint64_t Engine::plannedInFlight() const {
+    std::uint64_t n = 0;
+    if (!m_coalesce) return 0;
+    for (int cpu = 0; cpu < m_nrCpus; ++cpu) {
+        const Plan& pl = m_plans[std::size_t(cpu)];
+        if (pl.task < 0) continue;
+        for (int j = 1; j < pl.n && keyBeforeNow(PlanKey{pl.T[std::size_t(j)], pl.T[std::size_t(j - 1)], cpu}); ++j) n++;
+    }
+    return n;
 }
 
 void Engine::cutPlan(int id) {
@@ -337,12 +300,12 @@ bool Engine::advance(std::int64_t ns, std::uint64_t max_events) {
         push(m_cfg.sample_period_ns, EvSample, 0);
     }
     const std::int64_t until = ns == kNever ? kNever : m_now + ns;
-    while (!m_done && (!m_heap.empty() || m_bqN > 0)) {
-        // The next event: the earliest CPU burst end (the winner tree's root) or the heap's top, by the order key (engine.h).
-        const WtNode top = m_wt[1];  // kNever when no CPU has a burst
-        const int bc = int(top.cpu);
+    while (!m_done && (!m_heap.empty() || m_bq.size() > 0)) {
+        // The next event: the earliest CPU burst end (burst_queue.h) or the heap's top, by the order key (engine.h).
+        const BurstQueue::Top top = m_bq.top(m_now);  // t kNever when no CPU has a burst
+        const int bc = top.cpu;
         const std::int64_t bt = top.t;
-        const std::uint64_t blo = m_burstLo[std::size_t(bc)];
+        const std::uint64_t blo = top.lo;
         const std::int64_t bctime = std::int64_t(blo >> kCpuBits);
         const bool burstFirst =
             bt != kNever && (m_heap.empty() || evBefore(bt, bctime, evTag(EvBurstEnd, bc, 0), m_heap.front().t,
@@ -381,7 +344,7 @@ bool Engine::advance(std::int64_t ns, std::uint64_t max_events) {
         m_cur = EventKey{e.t, e.ctime, e.tag};
         dispatchEvent(e);
         if (burstFirst) {
-            if (burstT(bc) == bt && m_burstLo[std::size_t(bc)] == blo) clearBurst(bc);  // no new burst was started
+            if (burstT(bc) == bt && m_bq.lo(bc) == blo) clearBurst(bc);  // no new burst was started
         }
         if (m_cfg.check_invariants) check("event");
         if (m_checkDone) {
@@ -393,7 +356,7 @@ bool Engine::advance(std::int64_t ns, std::uint64_t max_events) {
         }
         if (m_cfg.max_events > 0 && m_events >= std::uint64_t(m_cfg.max_events)) m_done = true;
     }
-    if (m_heap.empty() && m_bqN == 0) {
+    if (m_heap.empty() && m_bq.size() == 0) {
         m_done = true;
         m_cur = EventKey{kNever, kNever, ~std::uint64_t(0)};
     }
@@ -432,7 +395,7 @@ void Engine::dispatchEvent(const Ev& e) {
     switch (EvType(e.type)) {
     case EvBurstEnd: {
         Cpu& c = m_cpus[e.a];
-        if (m_coalesce && m_plans[std::size_t(e.a)].task >= 0) endPlan(e.a, int(m_plans[std::size_t(e.a)].T.size()) - 2);
+        if (m_coalesce && m_plans[std::size_t(e.a)].task >= 0) endPlan(e.a, m_plans[std::size_t(e.a)].n - 1);
         if (c.curr < 0) return;
         m_tasks[c.curr].work_left = 0;
         c.seg_start = m_now;
@@ -598,12 +561,16 @@ void Engine::afterWork(int cpu) {
                 Plan& pl = m_plans[std::size_t(cpu)];
                 pl.task = id;
                 pl.speed = c.speed;
-                pl.T.assign({m_now, burstT(cpu)});
-                pl.W.assign({p.work_left});
+                pl.n = 1;
+                pl.limit = std::min<int>(p.plan_limit, kMaxPlan);
+                pl.lastWork = -1;
+                pl.T[0] = m_now;
+                pl.T[1] = burstT(cpu);
+                pl.W[0] = p.work_left;
                 m_planning = cpu;
                 m_workloads[p.workload]->plan(*this, p);
                 m_planning = -1;
-                if (pl.T.size() > 2) setBurstAt(cpu, pl.T.back(), pl.T[pl.T.size() - 2]), m_plansMade++;
+                if (pl.n > 1) setBurstAt(cpu, pl.T[std::size_t(pl.n)], pl.T[std::size_t(pl.n - 1)]), m_plansMade++;
                 else pl.task = -1;
             }
             return;
@@ -2131,7 +2098,7 @@ void Engine::check(const char* where) {
 
 std::string Engine::dump() const {
     static const char* st[] = {"Runnable", "Running", "Blocked", "Exited"};
-    std::string o = fmt::format("t={} events={}\n", m_now, m_events);
+    std::string o = fmt::format("t={} events={}\n", m_now, events());
     for (std::size_t i = 0; i < m_tasks.size(); ++i) {
         const SimTask& p = m_tasks[i];
         o += fmt::format("  pid {} {} {} cpu {} pending {} wake_pending {} work_left {} a={} b={} c={} vr={} sum_exec={}\n", p.t.pid, taskComm(p.t.pid),
@@ -2161,7 +2128,7 @@ double Engine::progressFraction() const {
 std::uint64_t Engine::digest() const {
     std::uint64_t h = 0xcbf29ce484222325ULL;
     h = fnv(h, std::uint64_t(m_now));
-    h = fnv(h, m_events);
+    h = fnv(h, events());
     for (std::size_t i = 0; i < m_tasks.size(); ++i) {
         const SimTask& p = m_tasks[i];
         h = fnv(h, std::uint64_t(p.sum_exec));

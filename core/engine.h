@@ -8,6 +8,7 @@
 // cost model. Every wakeup goes through the core's try_to_wake_up().
 #pragma once
 
+#include "burst_queue.h"
 #include "cost_model.h"
 #include "decision.h"
 #include "histogram.h"
@@ -19,6 +20,7 @@
 #include "sched_state.h"
 #include "wakeup_path.h"
 
+#include <array>
 #include <cstdint>
 #include <deque>
 #include <functional>
@@ -218,7 +220,18 @@ public:
     // IRQ work is charged to it, or the workload cuts it (a reader starts waiting, ...).
     /// In Workload::plan(): one more step whose effect happens at the plan's current end
     /// and which then works `work` ns; its key in `*key`. False when the plan cannot grow.
-    bool planStep(std::int64_t work, PlanKey* key);
+    bool planStep(std::int64_t work, PlanKey* key) {
+        if (m_planning < 0 || work <= 0) return false;
+        Plan& pl = m_plans[std::size_t(m_planning)];
+        if (pl.n - 1 >= pl.limit) return false;
+        const int k = pl.n;
+        *key = PlanKey{pl.T[std::size_t(k)], pl.T[std::size_t(k - 1)], m_planning};
+        if (work != pl.lastWork) pl.lastWork = work, pl.lastDur = (work * 1024 + pl.speed - 1) / pl.speed;
+        pl.T[std::size_t(k + 1)] = pl.T[std::size_t(k)] + pl.lastDur;
+        pl.W[std::size_t(k)] = work;
+        pl.n = k + 1;
+        return true;
+    }
     /// The key of the event being dispatched (after a run: of the last one, or past the stop time).
     struct EventKey {
         std::int64_t t = 0, ctime = 0;
@@ -255,7 +268,10 @@ public:
     /// rq->nohz_tick_stopped: the CPU is in nohz.idle_cpus_mask.
     bool nohzIdle(int cpu) const;
     const std::vector<std::unique_ptr<Workload>>& workloads() const { return m_workloads; }
-    std::uint64_t events() const { return m_events; }
+    /// Events so far, counting the planned steps of plans in flight that are behind the
+    /// current event (coalescing adds them when a plan ends): the same count with and
+    /// without coalescing at every point of a run, not only at its end.
+    std::uint64_t events() const { return m_events + plannedInFlight(); }
     /// A digest of everything observable (for determinism checks).
     std::uint64_t digest() const;
     /// Per-CPU queue lengths right now (nr_running).
@@ -319,13 +335,18 @@ private:
         }
     };
     enum EvType : std::uint8_t { EvBurstEnd, EvResched, EvIpi, EvTick, EvTimer, EvSample, EvNohzKick };
+    static constexpr int kMaxPlan = 16;  ///< most steps a plan has (endPlan adapts each task's limit up to it)
     struct Plan {
         int task = -1;                  ///< -1: none
         int speed = 1024;
-        std::vector<std::int64_t> T;    ///< T[0] segment start, T[j] boundary j, T.back() the real burst end
-        std::vector<std::int64_t> W;    ///< W[j]: work of the segment that starts at T[j]
+        int n = 1;                      ///< T[0] segment start, T[j] boundary j (j < n), T[n] the real burst end
+        int limit = 0;                  ///< most planned steps (the task's plan_limit)
+        std::int64_t lastWork = -1, lastDur = 0;  ///< planStep's last division (a plan's steps mostly cost the same)
+        std::array<std::int64_t, kMaxPlan + 2> T{};
+        std::array<std::int64_t, kMaxPlan + 1> W{};  ///< W[j]: work of the segment that starts at T[j]
     };
     void cutPlanOnCpu(int cpu);
+    std::uint64_t plannedInFlight() const;
     void endPlan(int cpu, int done);
     void addPendingCharge(int cpu, std::int64_t ns);
     void setBurstAt(int cpu, std::int64_t t, std::int64_t ctime);
@@ -421,20 +442,11 @@ private:
     std::vector<Ev> m_heap;
     // The CPUs' pending burst ends. A burst end's order key is (t, ctime, cpu): its time, then
     // its creation time (when its segment started), then the CPU (evBefore with EvBurstEnd's
-    // tag). The winner tree's nodes hold the time and the CPU of the winner below them; the
-    // creation time, needed only when two times are equal, is per CPU in m_burstLo.
+    // tag); the queue holds (t, ctime << kCpuBits | cpu) (burst_queue.h).
     static constexpr int kCpuBits = 20;  ///< CPUs < 2^20; creation times < 2^44 ns (4.8 h)
-    struct WtNode {
-        std::int64_t t;     ///< the burst end's time (kNever: none)
-        std::uint64_t cpu;  ///< the CPU it belongs to
-    };
     /// The pending burst end of `cpu` (kNever: none).
-    std::int64_t burstT(int cpu) const { return m_wt[m_wtLeaves + std::size_t(cpu)].t; }
-    void wtSet(int cpu, std::int64_t t);
-    std::vector<WtNode> m_wt;     ///< burst ends: a winner tree, root m_wt[1], CPU c's leaf m_wt[m_wtLeaves + c] (engine.cpp)
-    std::vector<std::uint64_t> m_burstLo;  ///< per leaf (padding leaves too: ties read them): ctime << kCpuBits | cpu of its pending burst end (~0: none)
-    std::size_t m_wtLeaves = 1;   ///< leaves: the CPUs rounded up to a power of two
-    std::size_t m_bqN = 0;        ///< CPUs with a pending burst end
+    std::int64_t burstT(int cpu) const { return m_bq.t(cpu); }
+    BurstQueue m_bq;
     std::vector<std::uint32_t> m_sibOff;  ///< SMT siblings of cpu c: m_sibFlat[m_sibOff[c] .. m_sibOff[c+1])
     std::vector<int> m_sibFlat;
     std::vector<std::int32_t> m_currOf;   ///< per CPU: curr, densely (smtSpeed reads curr >= 0; the event loop prefetches the task)

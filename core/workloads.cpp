@@ -46,6 +46,7 @@ class Hackbench final : public Workload {
 public:
     Hackbench(const HackbenchParams& p, std::uint16_t index) : m_p(p), m_index(index) {
         m_perPage = std::max(1, 4096 / std::max(1, p.datasize));
+        m_ppRecip = ((std::uint64_t(1) << 32) + std::uint64_t(m_perPage) - 1) / std::uint64_t(m_perPage);
         // AF_UNIX: sk_sndbuf 212992 (wmem_default) over skb truesize ~ datasize + 704 (estimate).
         m_sockCap = std::max<std::int64_t>(1, 212992 / (p.datasize + 704));
     }
@@ -247,9 +248,11 @@ private:
     // The most pipe pages `n` more writes can need, whatever reads come between (reads only
     // free pages; an emptied pipe starts again from one page).
     std::int64_t pagesBound(const Channel& c, std::int64_t n) const {
-        // (32-bit divisions: n is at most a pipe's worth of messages, 16 pages.)
-        const auto pp = std::uint32_t(m_perPage);
-        const auto ceilPages = [pp](std::int64_t x) { return std::int64_t((std::uint32_t(x) + pp - 1) / pp); };
+        // ceil(x / pp) as a multiplication by m_ppRecip = ceil(2^32 / pp): exact while
+        // (x + pp) * pp < 2^32 (here x + pp <= 18 pp and pp <= 4096).
+        const auto pp = std::uint64_t(m_perPage);
+        const std::uint64_t recip = m_ppRecip;
+        const auto ceilPages = [pp, recip](std::int64_t x) { return std::int64_t(((std::uint64_t(x) + pp - 1) * recip) >> 32); };
         if (n > 16 * std::int64_t(pp)) return 17;
         const std::int64_t fresh = ceilPages(n);
         if (c.pages == 0) return fresh;
@@ -544,6 +547,7 @@ private:
     std::int64_t m_wblock = 0, m_rblock = 0;  ///< a write or read that finds the pipe full or empty, until it sleeps
     std::uint16_t m_index;
     int m_perPage = 40;
+    std::uint64_t m_ppRecip = 1;  ///< ceil(2^32 / m_perPage) (pagesBound)
     std::int64_t m_sockCap = 1;
     int m_main = -1;
     int m_total = 0;

@@ -622,6 +622,29 @@ TEST(Coalescing, ChunkedAdvanceSameAsOneRun) {
     EXPECT_GT(chunked->plannedSteps(), 0u);
 }
 
+TEST(Coalescing, EveryChunkBoundaryShowsTheSameMachine) {
+    // The window shows a run between chunks, with plans in flight: their steps behind the
+    // current event count in events() and the digest, so each boundary matches the slow path.
+    for (const char* topo : {"i7-4790", "x86-20c40t"}) {
+        const Scenario s = scenario(hb(topo, 2, 5, 200));
+        RunOptions slowOpt, fastOpt;
+        fastOpt.coalesce = true;
+        auto slow = buildEngine(s, Knobs{}, s.cost, slowOpt);
+        auto fast = buildEngine(s, Knobs{}, s.cost, fastOpt);
+        int boundaries = 0;
+        bool more = true;
+        while (more) {
+            more = slow->advance(23'000);
+            EXPECT_EQ(fast->advance(23'000), more);
+            ASSERT_EQ(fast->events(), slow->events()) << topo << " at " << slow->now();
+            ASSERT_EQ(fast->digest(), slow->digest()) << topo << " at " << slow->now();
+            ++boundaries;
+        }
+        EXPECT_GT(boundaries, 20) << topo;
+        EXPECT_GT(fast->plannedSteps(), 0u) << topo;
+    }
+}
+
 TEST(Coalescing, MaxEventsRunsDoNotCoalesce) {
     Scenario s = scenario(hb("i7-4790", 2, 4, 200));
     s.max_events = 5000;
