@@ -324,8 +324,8 @@ bool Engine::advance(std::int64_t ns, std::uint64_t max_events) {
         if (ran++ == max_events) return true;
         Ev e;
         if (burstFirst) {
-            // The burst stays in the tree until dispatch is done: most burst ends start the next
-            // burst on the same CPU, and one path update (setBurst) then replaces a removal and an insertion.
+            // The burst stays in the queue until dispatch is done: most burst ends start the next
+            // burst on the same CPU, and one move (setBurst) then replaces a removal and an insertion.
             e = Ev{bt, bctime, evTag(EvBurstEnd, bc, 0), 0, std::uint8_t(EvBurstEnd), bc, 0};
         } else {
             std::pop_heap(m_heap.begin(), m_heap.end(), EvCmp{});
