@@ -335,7 +335,7 @@ private:
         }
     };
     enum EvType : std::uint8_t { EvBurstEnd, EvResched, EvIpi, EvTick, EvTimer, EvSample, EvNohzKick };
-    static constexpr int kMaxPlan = 16;  ///< most steps a plan has (endPlan adapts each task's limit up to it)
+    static constexpr int kMaxPlan = 8;  ///< most steps a plan has (endPlan adapts each task's limit up to it)
     struct Plan {
         int task = -1;                  ///< -1: none
         int speed = 1024;
