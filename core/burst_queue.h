@@ -118,7 +118,6 @@ private:
         std::uint64_t lo = ~std::uint64_t(0);
         std::int32_t next = -1, prev = -1;  ///< the bucket's list
         std::int32_t where = kNone;         ///< its bucket, kFar (the winner tree) or kNone
-        std::int32_t pad = 0;
     };
     struct WtNode {
         std::int64_t t;     ///< the winner's time (kNever: none below)

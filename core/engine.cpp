@@ -207,31 +207,34 @@ void Engine::endPlan(int cpu, int done) {
     m_workloads[p.workload]->planEnded(*this, p, done);
 }
 
+// The planned boundaries of the plan on `cpu` that are behind the current event (happened).
+int Engine::stepsBehindNow(int cpu) const {
+    const Plan& pl = m_plans[std::size_t(cpu)];
+    int j = 1;
+    while (j < pl.n && keyBeforeNow(PlanKey{pl.T[std::size_t(j)], pl.T[std::size_t(j - 1)], cpu})) ++j;
+    return j - 1;
+}
+
 // Back to real events: the segment in progress at the current event, as the steps would
 // have left it (work_left, seg_start), ends at its own boundary.
 void Engine::cutPlanOnCpu(int cpu) {
     Plan& pl = m_plans[std::size_t(cpu)];
     if (pl.task < 0) return;
-    const std::size_t K = std::size_t(pl.n);
-    std::size_t j = 1;
-    while (j < K && keyBeforeNow(PlanKey{pl.T[j], pl.T[j - 1], cpu})) ++j;
+    const int done = stepsBehindNow(cpu);
     SimTask& p = m_tasks[pl.task];
     Cpu& c = m_cpus[cpu];
-    p.work_left = pl.W[j - 1];
-    c.seg_start = pl.T[j - 1];
-    if (j < K) setBurstAt(cpu, pl.T[j], pl.T[j - 1]);
+    p.work_left = pl.W[std::size_t(done)];
+    c.seg_start = pl.T[std::size_t(done)];
+    if (done + 1 < pl.n) setBurstAt(cpu, pl.T[std::size_t(done + 1)], pl.T[std::size_t(done)]);
     m_plansCut++;
-    endPlan(cpu, int(j - 1));
+    endPlan(cpu, done);
 }
 
 std::uint64_t Engine::plannedInFlight() const {
-    std::uint64_t n = 0;
     if (!m_coalesce) return 0;
-    for (int cpu = 0; cpu < m_nrCpus; ++cpu) {
-        const Plan& pl = m_plans[std::size_t(cpu)];
-        if (pl.task < 0) continue;
-        for (int j = 1; j < pl.n && keyBeforeNow(PlanKey{pl.T[std::size_t(j)], pl.T[std::size_t(j - 1)], cpu}); ++j) n++;
-    }
+    std::uint64_t n = 0;
+    for (int cpu = 0; cpu < m_nrCpus; ++cpu)
+        if (m_plans[std::size_t(cpu)].task >= 0) n += std::uint64_t(stepsBehindNow(cpu));
     return n;
 }
 

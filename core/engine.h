@@ -346,6 +346,7 @@ private:
         std::array<std::int64_t, kMaxPlan + 1> W{};  ///< W[j]: work of the segment that starts at T[j]
     };
     void cutPlanOnCpu(int cpu);
+    int stepsBehindNow(int cpu) const;
     std::uint64_t plannedInFlight() const;
     void endPlan(int cpu, int done);
     void addPendingCharge(int cpu, std::int64_t ns);
