@@ -171,8 +171,7 @@ void Engine::addWorkload(std::unique_ptr<Workload> w) { m_workloads.push_back(st
 void Engine::push(std::int64_t t, EvType type, std::int32_t a, std::uint32_t b) { pushAt(t, m_now, type, a, b); }
 void Engine::pushAt(std::int64_t t, std::int64_t ctime, EvType type, std::int32_t a, std::uint32_t b) {
     if (a < 0 || a >= (1 << 24)) throw std::logic_error(fmt::format("event target {} out of the order key's range", a));
-    m_heap.push_back(Ev{t, ctime, evTag(std::uint8_t(type), a, b), m_seq++, std::uint8_t(type), a, b});
-    std::push_heap(m_heap.begin(), m_heap.end(), EvCmp{});
+    m_heap.push(Ev{t, ctime, evTag(std::uint8_t(type), a, b), m_seq++});
 }
 
 void Engine::setBurst(int cpu, std::int64_t t) { setBurstAt(cpu, t, m_now); }
@@ -312,14 +311,14 @@ bool Engine::advance(std::int64_t ns, std::uint64_t max_events) {
         const std::uint64_t blo = top.lo;
         const std::int64_t bctime = std::int64_t(blo >> kCpuBits);
         const bool burstFirst =
-            bt != kNever && (m_heap.empty() || evBefore(bt, bctime, evTag(EvBurstEnd, bc, 0), m_heap.front().t,
-                                                        m_heap.front().ctime, m_heap.front().tag));
+            bt != kNever && (m_heap.empty() || evBefore(bt, bctime, evTag(EvBurstEnd, bc, 0), m_heap.top().t,
+                                                        m_heap.top().ctime, m_heap.top().tag));
         if (burstFirst) {
             // Its CPU's and task's records are the event's first loads: fetch both at once.
             __builtin_prefetch(&m_cpus[std::size_t(bc)]);
             if (const int id = m_currOf[std::size_t(bc)]; id >= 0) __builtin_prefetch(&m_tasks[std::size_t(id)]);
         }
-        const std::int64_t nextT = burstFirst ? bt : m_heap.front().t;
+        const std::int64_t nextT = burstFirst ? bt : m_heap.top().t;
         if (nextT > until) {
             setNow(until);
             m_cur = EventKey{until, kNever, ~std::uint64_t(0)};
@@ -330,11 +329,9 @@ bool Engine::advance(std::int64_t ns, std::uint64_t max_events) {
         if (burstFirst) {
             // The burst stays in the queue until dispatch is done: most burst ends start the next
             // burst on the same CPU, and one move (setBurst) then replaces a removal and an insertion.
-            e = Ev{bt, bctime, evTag(EvBurstEnd, bc, 0), 0, std::uint8_t(EvBurstEnd), bc, 0};
+            e = Ev{bt, bctime, evTag(EvBurstEnd, bc, 0), 0};
         } else {
-            std::pop_heap(m_heap.begin(), m_heap.end(), EvCmp{});
-            e = m_heap.back();
-            m_heap.pop_back();
+            e = m_heap.pop();
         }
         if (e.t < m_now) throw std::logic_error(fmt::format("time went back: event at {} < now {}", e.t, m_now));
         if (m_cfg.stop_ns > 0 && e.t > m_cfg.stop_ns) {
@@ -396,31 +393,31 @@ void Engine::run(const std::function<void(std::int64_t)>& progress) {
 }
 
 void Engine::dispatchEvent(const Ev& e) {
-    switch (EvType(e.type)) {
+    switch (EvType(e.type())) {
     case EvBurstEnd: {
-        Cpu& c = m_cpus[e.a];
-        if (m_coalesce && m_plans[std::size_t(e.a)].task >= 0) endPlan(e.a, m_plans[std::size_t(e.a)].n - 1);
+        Cpu& c = m_cpus[e.a()];
+        if (m_coalesce && m_plans[std::size_t(e.a())].task >= 0) endPlan(e.a(), m_plans[std::size_t(e.a())].n - 1);
         if (c.curr < 0) return;
         m_tasks[c.curr].work_left = 0;
         c.seg_start = m_now;
-        afterWork(e.a);
+        afterWork(e.a());
         return;
     }
     case EvResched: {
-        Cpu& c = m_cpus[e.a];
+        Cpu& c = m_cpus[e.a()];
         c.resched_pending = false;
         if (c.curr >= 0) {
-            if (c.need_resched) schedule(e.a);
+            if (c.need_resched) schedule(e.a());
         } else if (!c.queue.empty()) {
-            schedule(e.a);
+            schedule(e.a());
         }
         return;
     }
-    case EvIpi: onIpi(e.a); return;
-    case EvTick: onTick(e.a); return;
-    case EvTimer: onTimer(e.a, e.b); return;
+    case EvIpi: onIpi(e.a()); return;
+    case EvTick: onTick(e.a()); return;
+    case EvTimer: onTimer(e.a(), e.b()); return;
     case EvSample: onSample(); return;
-    case EvNohzKick: onNohzKick(e.a); return;
+    case EvNohzKick: onNohzKick(e.a()); return;
     }
 }
 
@@ -486,10 +483,11 @@ void Engine::reschedSpeed(int cpu) {
     if (m_smtSlowSpeed == 1024 || !m_st.sd->smtActive()) return;
     for (std::uint32_t i = m_sibOff[std::size_t(cpu)]; i < m_sibOff[std::size_t(cpu) + 1]; ++i) {
         const int o = m_sibFlat[i];
-        Cpu& c = m_cpus[o];
-        if (c.curr < 0 || o == m_stepCpu) continue;
+        // An idle sibling is skipped on the dense curr array (setCurr keeps it equal to
+        // Cpu::curr): its Cpu record, a cache line away, is not touched.
+        if (m_currOf[std::size_t(o)] < 0 || o == m_stepCpu) continue;
         const int sp = smtSpeed(o);
-        if (sp == c.speed) continue;
+        if (sp == m_cpus[o].speed) continue;
         accountSegment(o);
         startSegment(o);
     }

@@ -9,6 +9,7 @@
 #pragma once
 
 #include "burst_queue.h"
+#include "event_heap.h"
 #include "cost_model.h"
 #include "decision.h"
 #include "histogram.h"
@@ -309,15 +310,7 @@ private:
     // events exist, so a run with fewer intermediate events (coalesced) orders
     // same-nanosecond events the same way. Only identical events (same time, creation
     // time, type and target) fall back to creation order, and those are interchangeable.
-    struct Ev {
-        std::int64_t t;
-        std::int64_t ctime;   ///< simulated time when it was created
-        std::uint64_t tag;    ///< type << 56 | a << 32 | b
-        std::uint64_t seq;    ///< creation order (identical keys only)
-        std::uint8_t type;
-        std::int32_t a;
-        std::uint32_t b;
-    };
+    using Ev = EventHeap::Entry;  ///< type, a and b decoded from the tag (event_heap.h)
     static std::uint64_t evTag(std::uint8_t type, std::int32_t a, std::uint32_t b) {
         return std::uint64_t(type) << 56 | (std::uint64_t(std::uint32_t(a)) & 0xffffffULL) << 32 | b;
     }
@@ -326,14 +319,6 @@ private:
         if (c1 != c2) return c1 < c2;
         return g1 < g2;
     }
-    struct EvCmp {
-        bool operator()(const Ev& x, const Ev& y) const {
-            if (x.t != y.t) return x.t > y.t;
-            if (x.ctime != y.ctime) return x.ctime > y.ctime;
-            if (x.tag != y.tag) return x.tag > y.tag;
-            return x.seq > y.seq;
-        }
-    };
     enum EvType : std::uint8_t { EvBurstEnd, EvResched, EvIpi, EvTick, EvTimer, EvSample, EvNohzKick };
     static constexpr int kMaxPlan = 8;  ///< most steps a plan has (endPlan adapts each task's limit up to it)
     struct Plan {
@@ -440,7 +425,7 @@ private:
     std::vector<Cpu> m_cpus;
     std::vector<TaskComm> m_comm;   ///< task_struct::comm by task id (cold: only exports and messages read it)
     std::vector<Task> m_idleTasks;  ///< swapper/N as `current` for IRQ wakeups on idle CPUs
-    std::vector<Ev> m_heap;
+    EventHeap m_heap;
     // The CPUs' pending burst ends. A burst end's order key is (t, ctime, cpu): its time, then
     // its creation time (when its segment started), then the CPU (evBefore with EvBurstEnd's
     // tag); the queue holds (t, ctime << kCpuBits | cpu) (burst_queue.h).
