@@ -393,31 +393,32 @@ void Engine::run(const std::function<void(std::int64_t)>& progress) {
 }
 
 void Engine::dispatchEvent(const Ev& e) {
+    const int a = e.a();  // a CPU, or a task for timers
     switch (EvType(e.type())) {
     case EvBurstEnd: {
-        Cpu& c = m_cpus[e.a()];
-        if (m_coalesce && m_plans[std::size_t(e.a())].task >= 0) endPlan(e.a(), m_plans[std::size_t(e.a())].n - 1);
+        Cpu& c = m_cpus[a];
+        if (m_coalesce && m_plans[std::size_t(a)].task >= 0) endPlan(a, m_plans[std::size_t(a)].n - 1);
         if (c.curr < 0) return;
         m_tasks[c.curr].work_left = 0;
         c.seg_start = m_now;
-        afterWork(e.a());
+        afterWork(a);
         return;
     }
     case EvResched: {
-        Cpu& c = m_cpus[e.a()];
+        Cpu& c = m_cpus[a];
         c.resched_pending = false;
         if (c.curr >= 0) {
-            if (c.need_resched) schedule(e.a());
+            if (c.need_resched) schedule(a);
         } else if (!c.queue.empty()) {
-            schedule(e.a());
+            schedule(a);
         }
         return;
     }
-    case EvIpi: onIpi(e.a()); return;
-    case EvTick: onTick(e.a()); return;
-    case EvTimer: onTimer(e.a(), e.b()); return;
+    case EvIpi: onIpi(a); return;
+    case EvTick: onTick(a); return;
+    case EvTimer: onTimer(a, e.b()); return;
     case EvSample: onSample(); return;
-    case EvNohzKick: onNohzKick(e.a()); return;
+    case EvNohzKick: onNohzKick(a); return;
     }
 }
 

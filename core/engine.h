@@ -311,9 +311,7 @@ private:
     // same-nanosecond events the same way. Only identical events (same time, creation
     // time, type and target) fall back to creation order, and those are interchangeable.
     using Ev = EventHeap::Entry;  ///< type, a and b decoded from the tag (event_heap.h)
-    static std::uint64_t evTag(std::uint8_t type, std::int32_t a, std::uint32_t b) {
-        return std::uint64_t(type) << 56 | (std::uint64_t(std::uint32_t(a)) & 0xffffffULL) << 32 | b;
-    }
+    static std::uint64_t evTag(std::uint8_t type, std::int32_t a, std::uint32_t b) { return Ev::makeTag(type, a, b); }
     static bool evBefore(std::int64_t t1, std::int64_t c1, std::uint64_t g1, std::int64_t t2, std::int64_t c2, std::uint64_t g2) {
         if (t1 != t2) return t1 < t2;
         if (c1 != c2) return c1 < c2;

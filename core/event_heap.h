@@ -24,6 +24,10 @@ public:
         std::int64_t ctime;
         std::uint64_t tag;
         std::uint64_t seq;
+        /// The tag of an event of `type` on target `a` (< 2^24) with argument `b`; the accessors below decode it.
+        static std::uint64_t makeTag(std::uint8_t type, std::int32_t a, std::uint32_t b) {
+            return std::uint64_t(type) << 56 | (std::uint64_t(std::uint32_t(a)) & 0xffffffULL) << 32 | b;
+        }
         [[nodiscard]] std::uint8_t type() const { return std::uint8_t(tag >> 56); }
         [[nodiscard]] std::int32_t a() const { return std::int32_t((tag >> 32) & 0xffffffULL); }
         [[nodiscard]] std::uint32_t b() const { return std::uint32_t(tag); }
