@@ -467,7 +467,10 @@ void Engine::accountSegment(int cpu) {
     c.seg_start = m_now;
 }
 
-void Engine::startSegment(int cpu) {
+void Engine::startSegment(int cpu) { setBurst(cpu, segmentEnd(cpu)); }
+
+// The segment of curr's work that starts now (its pending charge added): where it ends.
+std::int64_t Engine::segmentEnd(int cpu) {
     Cpu& c = m_cpus[cpu];
     SimTask& p = m_tasks[c.curr];
     p.work_left += c.pending_charge;
@@ -476,7 +479,7 @@ void Engine::startSegment(int cpu) {
     c.speed = smtSpeed(cpu);
     // ceil(work * 1024 / speed): at full speed that is the work itself (no division).
     const std::int64_t dur = c.speed == 1024 ? p.work_left : (p.work_left * 1024 + c.speed - 1) / c.speed;
-    setBurst(cpu, m_now + dur);
+    return m_now + dur;
 }
 
 // A CPU changed between busy and idle: its SMT siblings' speeds change.
@@ -558,23 +561,31 @@ void Engine::afterWork(int cpu) {
             return;
         }
         if (p.work_left > 0) {
-            startSegment(cpu);
-            if (m_coalesce) {
-                // Coalescing: the workload may plan the steps after this one (engine.h).
-                Plan& pl = m_plans[std::size_t(cpu)];
-                pl.task = id;
-                pl.speed = c.speed;
-                pl.n = 1;
-                pl.limit = std::min<int>(p.plan_limit, kMaxPlan);
-                pl.lastWork = -1;
-                pl.T[0] = m_now;
-                pl.T[1] = burstT(cpu);
-                pl.W[0] = p.work_left;
-                m_planning = cpu;
-                m_workloads[p.workload]->plan(*this, p);
-                m_planning = -1;
-                if (pl.n > 1) setBurstAt(cpu, pl.T[std::size_t(pl.n)], pl.T[std::size_t(pl.n - 1)]), m_plansMade++;
-                else pl.task = -1;
+            if (!m_coalesce) {
+                startSegment(cpu);
+                return;
+            }
+            // Coalescing: the workload may plan the steps after this one (engine.h). The
+            // burst is set once, to the plan's end (the workload's plan() reads no burst).
+            const std::int64_t end = segmentEnd(cpu);
+            Plan& pl = m_plans[std::size_t(cpu)];
+            pl.task = id;
+            pl.speed = c.speed;
+            pl.n = 1;
+            pl.limit = std::min<int>(p.plan_limit, kMaxPlan);
+            pl.lastWork = -1;
+            pl.T[0] = m_now;
+            pl.T[1] = end;
+            pl.W[0] = p.work_left;
+            m_planning = cpu;
+            m_workloads[p.workload]->plan(*this, p);
+            m_planning = -1;
+            if (pl.n > 1) {
+                setBurstAt(cpu, pl.T[std::size_t(pl.n)], pl.T[std::size_t(pl.n - 1)]);
+                m_plansMade++;
+            } else {
+                pl.task = -1;
+                setBurst(cpu, end);
             }
             return;
         }

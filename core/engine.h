@@ -349,6 +349,7 @@ private:
     void startRunning(int cpu);
     void accountSegment(int cpu);
     void startSegment(int cpu);
+    std::int64_t segmentEnd(int cpu);
     void reschedSpeed(int core_cpu);
     void setCurr(int cpu, int id);
     int smtSpeed(int cpu) const;
