@@ -25,18 +25,18 @@ const CpuMask* CpuMask::intern(const CpuMask& m) {
 
 int CpuMask::next(int from) const {
     if (from < 0) from = 0;
-    if (from >= kMaxCpus) return kMaxCpus;
     int wi = from >> 6;
+    if (wi >= m_n) return kMaxCpus;  // also from >= kMaxCpus: m_n <= kWords
     std::uint64_t w = m_w[wi] & (~0ull << (from & 63));
     while (true) {
         if (w) return wi * 64 + std::countr_zero(w);
-        if (++wi >= kWords) return kMaxCpus;
+        if (++wi >= m_n) return kMaxCpus;
         w = m_w[wi];
     }
 }
 
 int CpuMask::last() const {
-    for (int wi = kWords - 1; wi >= 0; --wi)
+    for (int wi = m_n - 1; wi >= 0; --wi)
         if (m_w[wi]) return wi * 64 + 63 - std::countl_zero(m_w[wi]);
     return -1;
 }

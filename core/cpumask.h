@@ -15,7 +15,10 @@ namespace sched {
 /// Largest machine schedlab models (the kernel's nr_cpumask_bits plays this role).
 inline constexpr int kMaxCpus = 1024;
 
-/// A set of CPU numbers in [0, kMaxCpus). Value type, cheap to copy (128 bytes).
+/// A set of CPU numbers in [0, kMaxCpus). Value type, cheap to copy (136 bytes).
+/// Sized to its machine: the operations scan only the words below m_n (every word from m_n
+/// on is zero), so a 384-CPU machine's masks cost 6 words, an 8-CPU machine's one, as the
+/// kernel's nr_cpumask_bits = nr_cpu_ids does. m_n only grows (clear() keeps it).
 class CpuMask {
 public:
     static constexpr int kWords = kMaxCpus / 64;
@@ -24,18 +27,22 @@ public:
     static CpuMask range(int first, int last);  ///< [first, last] inclusive
     static CpuMask single(int cpu) { CpuMask m; m.set(cpu); return m; }
 
-    void set(int cpu) { m_w[unsigned(cpu) >> 6] |= (1ull << (cpu & 63)); }
+    void set(int cpu) {
+        const unsigned wi = unsigned(cpu) >> 6;
+        m_w[wi] |= (1ull << (cpu & 63));
+        if (wi >= m_n) m_n = std::uint8_t(wi + 1);
+    }
     void clear(int cpu) { m_w[unsigned(cpu) >> 6] &= ~(1ull << (cpu & 63)); }
     [[nodiscard]] bool test(int cpu) const {
         return cpu >= 0 && cpu < kMaxCpus && (m_w[unsigned(cpu) >> 6] >> (cpu & 63)) & 1u;
     }
     [[nodiscard]] int weight() const {
         int n = 0;
-        for (auto w : m_w) n += std::popcount(w);
+        for (int i = 0; i < m_n; ++i) n += std::popcount(m_w[i]);
         return n;
     }
     [[nodiscard]] bool empty() const {
-        for (auto w : m_w) if (w) return false;
+        for (int i = 0; i < m_n; ++i) if (m_w[i]) return false;
         return true;
     }
     /// First set bit at or after `from`, or kMaxCpus.
@@ -45,19 +52,39 @@ public:
     [[nodiscard]] int last() const;
 
     [[nodiscard]] bool intersects(const CpuMask& o) const {
-        for (int i = 0; i < kWords; ++i) if (m_w[i] & o.m_w[i]) return true;
+        const int n = m_n < o.m_n ? m_n : o.m_n;
+        for (int i = 0; i < n; ++i) if (m_w[i] & o.m_w[i]) return true;
         return false;
     }
     [[nodiscard]] bool subsetOf(const CpuMask& o) const {
-        for (int i = 0; i < kWords; ++i) if (m_w[i] & ~o.m_w[i]) return false;
+        for (int i = 0; i < m_n; ++i) if (m_w[i] & ~o.m_w[i]) return false;
         return true;
     }
-    CpuMask& operator|=(const CpuMask& o) { for (int i = 0; i < kWords; ++i) m_w[i] |= o.m_w[i]; return *this; }
-    CpuMask& operator&=(const CpuMask& o) { for (int i = 0; i < kWords; ++i) m_w[i] &= o.m_w[i]; return *this; }
-    CpuMask& andNot(const CpuMask& o) { for (int i = 0; i < kWords; ++i) m_w[i] &= ~o.m_w[i]; return *this; }
+    CpuMask& operator|=(const CpuMask& o) {
+        for (int i = 0; i < o.m_n; ++i) m_w[i] |= o.m_w[i];
+        if (o.m_n > m_n) m_n = o.m_n;
+        return *this;
+    }
+    CpuMask& operator&=(const CpuMask& o) {
+        for (int i = 0; i < m_n; ++i) m_w[i] &= o.m_w[i];  // zero from o.m_n on
+        if (o.m_n < m_n) m_n = o.m_n;
+        return *this;
+    }
+    CpuMask& andNot(const CpuMask& o) {
+        const int n = m_n < o.m_n ? m_n : o.m_n;
+        for (int i = 0; i < n; ++i) m_w[i] &= ~o.m_w[i];
+        return *this;
+    }
     friend CpuMask operator|(CpuMask a, const CpuMask& b) { return a |= b; }
     friend CpuMask operator&(CpuMask a, const CpuMask& b) { return a &= b; }
-    friend bool operator==(const CpuMask&, const CpuMask&) = default;
+    /// The same CPUs (however far each mask's words reach).
+    friend bool operator==(const CpuMask& a, const CpuMask& b) {
+        const int n = a.m_n > b.m_n ? a.m_n : b.m_n;
+        for (int i = 0; i < n; ++i) if (a.m_w[i] != b.m_w[i]) return false;
+        return true;
+    }
+    /// Words that may hold set bits (for tests): every word from here on is zero.
+    [[nodiscard]] int words() const { return m_n; }
 
     /// Ascending list of members.
     [[nodiscard]] std::vector<int> toVector() const;
@@ -73,7 +100,7 @@ public:
     static const CpuMask* intern(const CpuMask& m);
 
     template <class F> void forEach(F&& f) const {
-        for (int wi = 0; wi < kWords; ++wi) {
+        for (int wi = 0; wi < m_n; ++wi) {
             std::uint64_t w = m_w[wi];
             while (w) {
                 int b = std::countr_zero(w);
@@ -85,6 +112,7 @@ public:
 
 private:
     std::array<std::uint64_t, kWords> m_w{};
+    std::uint8_t m_n = 0;  ///< words in use: m_w[i] == 0 for i >= m_n
 };
 
 /// The empty mask (what a Task's cpus_ptr points at before setAffinity()).
