@@ -155,7 +155,9 @@ int main(int argc, char** argv) {
         c->add_option("--seed", sim.seed, "RNG seed (default: the scenario's)");
         c->add_option("--json", sim.jsonOut, "write every metric as JSON to FILE");
         c->add_flag("--check", sim.check, "run the invariant checker after every event (slow)");
-        c->add_flag("--coalesce", sim.coalesce, "coalesce workload steps that change no scheduler state (exact: bit-identical results; experimental, not faster yet)");
+        c->add_flag("--coalesce,!--no-coalesce", sim.coalesce,
+                    "--no-coalesce: one event per workload step (the slow path; the default coalesces steps that change no scheduler state, "
+                    "bit-identical results)");
     };
     auto* run = app.add_subcommand("run", "simulate a scenario and report what the scheduler did");
     addCommon(run);

@@ -521,7 +521,7 @@ void emitSweepJobs(const SimArgs& a, const Scenario& s, const std::string& name,
         for (const auto& x : a.sets) args.insert(args.end(), {"--set", x});
         for (const auto& x : a.cost) args.insert(args.end(), {"--cost", x});
         if (a.check) args.push_back("--check");
-        if (a.coalesce) args.push_back("--coalesce");
+        if (!a.coalesce) args.push_back("--no-coalesce");
         args.insert(args.end(), {"--json", point + ".json"});
         std::string line = "cd " + shellQuote(dir.string()) + " &&";
         for (const auto& x : args) line += " " + shellQuote(x);

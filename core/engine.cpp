@@ -83,6 +83,7 @@ Engine::Engine(EngineConfig cfg)
       m_metrics(m_nrCpus, m_cfg.topo->nrLlcs(), m_cfg.sample_period_ns, m_cfg.timeline_rows, m_cfg.decision_ring) {
     m_st.hook = this;
     m_coalesce = m_cfg.coalesce && m_cfg.max_events == 0;
+    m_coalesceAllowed = m_coalesce;
     m_plans.resize(std::size_t(m_nrCpus));
     m_metrics.event_ring_cap = m_cfg.event_ring;
     m_st.now_ns = 0;
@@ -246,6 +247,12 @@ void Engine::cutPlan(int id) {
 void Engine::addPendingCharge(int cpu, std::int64_t ns) {
     cutPlanOnCpu(cpu);  // the next boundary's segment starts with it
     m_cpus[cpu].pending_charge += ns;
+}
+
+void Engine::setCoalescing(bool on) {
+    if (on == m_coalesce) return;
+    if (!on) finishPlans();
+    m_coalesce = on && m_coalesceAllowed;
 }
 
 // The run is over: every plan ends at the last event (its boundaries up to it happened).

@@ -138,9 +138,10 @@ struct EngineConfig {
     std::size_t event_ring = 0;         ///< kernel-style events kept (0 = none; the GUI keeps some)
     std::int64_t sample_period_ns = 20000000;  ///< rq-length timeline (50 Hz)
     std::size_t timeline_rows = 4096;
-    /// Exact coalescing of workload steps that change no scheduler state (--coalesce; runs
-    /// with max_events never coalesce, their stop counts real events). Same results either
-    /// way; off by default until it is faster than the event per step (see the README).
+    /// Exact coalescing of workload steps that change no scheduler state (runs with
+    /// max_events never coalesce, their stop counts real events). Same results either way.
+    /// The engine's own default is one event per step; RunOptions (the CLI and the window)
+    /// turn it on unless --no-coalesce.
     bool coalesce = false;
 };
 
@@ -249,6 +250,14 @@ public:
     /// Cuts the plan of task `id` (if it has one) at the current event.
     void cutPlan(int id);
     bool coalescing() const { return m_coalesce; }
+    /// Whether this run may coalesce at all (its configuration; a workload keeps its lazy
+    /// pipe state from the start on when it may).
+    bool coalescingAllowed() const { return m_coalesceAllowed; }
+    /// Off: every plan is cut at the current event and each step is an event again (the
+    /// window's "Step event" steps one of them); on: plans again from the next step. The
+    /// same run either way (a cut is what a plan's change of assumptions does anyway). On
+    /// is a no-op for a run whose configuration does not allow coalescing.
+    void setCoalescing(bool on);
     /// Planned steps that happened (counted in events()) and plans cut early.
     std::uint64_t plannedSteps() const { return m_plannedSteps; }
     std::uint64_t plansCut() const { return m_plansCut; }
@@ -467,6 +476,7 @@ private:
     Decision m_decision;  ///< doWake's decision, reused
     std::vector<int> m_ipiList;  ///< onIpi: the wakelist being run
     bool m_coalesce = false;
+    bool m_coalesceAllowed = false;  ///< m_coalesce as configured
     std::vector<Plan> m_plans;     ///< per CPU: the running task's plan
     int m_planning = -1;           ///< CPU whose plan Workload::plan() is building
     EventKey m_cur;

@@ -90,7 +90,7 @@ std::string runReportText(const Scenario& s, const RunResult& r) {
     o += fmt::format("seed {}, cost model: {}\n", r.seed, costLine(s, r.cost));
     o += fmt::format("simulated {:.6f} s ({:.6f} s measured), {} events, {:.2f} s wall, digest {:016x}\n\n", double(e.now()) / 1e9,
                      double(measured(r)) / 1e9, e.events(), r.wall_s, r.digest);
-    if (e.coalescing())
+    if (e.coalescingAllowed())
         o.insert(o.size() - 1, fmt::format("coalesced: {} of the events were steps run without an event of their own ({} plans, {} cut early)\n",
                                            e.plannedSteps(), e.plansMade(), e.plansCut()));
     for (const auto& rep : r.reports) {

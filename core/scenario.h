@@ -55,7 +55,7 @@ std::string workloadCommand(const WorkloadParams& w);
 struct RunOptions {
     std::uint64_t seed = 1;
     bool check_invariants = false;
-    bool coalesce = false;  ///< exact coalescing of plain workload steps (same results either way)
+    bool coalesce = true;  ///< exact coalescing of plain workload steps (same results either way; --no-coalesce turns it off)
     std::size_t decision_ring = 4096;
     std::function<void(const DecisionRecord&)> decision_sink;
     std::size_t event_ring = 0;                              ///< kernel-style events kept in the ring

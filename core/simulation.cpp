@@ -60,6 +60,7 @@ void Simulation::collect() {
 bool Simulation::advance(std::int64_t ns) {
     // Stop at every sample point so each row shows the state at its time.
     const std::int64_t until = m_engine->now() + ns;
+    m_engine->setCoalescing(true);  // after stepEvent() (a no-op when the run does not coalesce)
     while (!m_engine->done() && m_engine->now() < until) {
         const std::int64_t to = std::min(until, m_nextSample);
         if (to > m_engine->now()) m_engine->advance(to - m_engine->now());
@@ -70,7 +71,9 @@ bool Simulation::advance(std::int64_t ns) {
 }
 
 bool Simulation::stepEvent() {
-    // One event, but never past a sample point without taking its row.
+    // One event, but never past a sample point without taking its row. One event of the run
+    // without coalescing: plans are cut, and come back with advance().
+    m_engine->setCoalescing(false);
     const std::uint64_t before = m_engine->events();
     while (m_engine->events() == before && !m_engine->done()) {
         m_engine->advance(std::max<std::int64_t>(m_nextSample - m_engine->now(), 0), 1);

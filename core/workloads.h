@@ -57,6 +57,12 @@ struct PingPongParams {
 };
 
 std::unique_ptr<Workload> makeHackbench(const HackbenchParams& p, std::uint16_t index);
+/// Coalescing's pipe bookkeeping: a hackbench with more pipes than this (default 4096)
+/// frees a drained pipe's buffer and applies planned steps before planning more (bounded
+/// memory for 100 000 pipes); a smaller one keeps its buffers (faster). Same results.
+/// The setter is for tests (read when a workload starts).
+int hackbenchLeanPipes();
+void setHackbenchLeanPipes(int n);
 std::unique_ptr<Workload> makeSchbench(const SchbenchParams& p, std::uint16_t index);
 std::unique_ptr<Workload> makeStress(const StressParams& p, std::uint16_t index);
 std::unique_ptr<Workload> makePingPong(const PingPongParams& p, std::uint16_t index);

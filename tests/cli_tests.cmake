@@ -62,8 +62,7 @@ if(NOT d1 STREQUAL d2 OR d1 STREQUAL "" OR d1 STREQUAL d3)
   message(SEND_ERROR "digests: '${d1}' '${d2}' (same run twice) vs '${d3}' (variant B)")
   math(EXPR failures "${failures} + 1")
 endif()
-# compare / sweep with their variants at once: the same tables as one after the other;
-# --coalesce: the same run, bit for bit.
+# compare / sweep with their variants at once: the same tables as one after the other.
 foreach(cmd "compare;${T}/small.json" "sweep;${T}/small.json;--vary;idle_delay_max_running=1,4,8")
   execute_process(COMMAND ${CLI} ${cmd} --jobs 1 OUTPUT_VARIABLE seq RESULT_VARIABLE rc1)
   execute_process(COMMAND ${CLI} ${cmd} --jobs 3 OUTPUT_VARIABLE par RESULT_VARIABLE rc2)
@@ -73,10 +72,20 @@ foreach(cmd "compare;${T}/small.json" "sweep;${T}/small.json;--vary;idle_delay_m
     math(EXPR failures "${failures} + 1")
   endif()
 endforeach()
-execute_process(COMMAND ${CLI} run ${T}/small.json --digest --coalesce OUTPUT_VARIABLE d4)
+# Coalescing is the default; --no-coalesce (one event per step) and the old --coalesce
+# flag give the same run, bit for bit.
+execute_process(COMMAND ${CLI} run ${T}/small.json --digest --no-coalesce OUTPUT_VARIABLE d4)
+execute_process(COMMAND ${CLI} run ${T}/small.json --digest --coalesce OUTPUT_VARIABLE d5)
+execute_process(COMMAND ${CLI} run ${T}/small.json OUTPUT_VARIABLE rep_default)
+execute_process(COMMAND ${CLI} run ${T}/small.json --no-coalesce OUTPUT_VARIABLE rep_slow)
 math(EXPR checks "${checks} + 1")
-if(NOT d1 STREQUAL d4)
-  message(SEND_ERROR "run --coalesce: digest '${d4}', without: '${d1}'")
+if(NOT d1 STREQUAL d4 OR NOT d1 STREQUAL d5)
+  message(SEND_ERROR "run --no-coalesce: digest '${d4}', --coalesce '${d5}', default: '${d1}'")
+  math(EXPR failures "${failures} + 1")
+endif()
+math(EXPR checks "${checks} + 1")
+if(NOT rep_default MATCHES "coalesced: " OR rep_slow MATCHES "coalesced: ")
+  message(SEND_ERROR "run: the default report should say what was coalesced and --no-coalesce's should not")
   math(EXPR failures "${failures} + 1")
 endif()
 expect_run(compare_bad_jobs 2 "^schedlab-cli: .*jobs" ARGS compare ${T}/small.json --jobs -1)

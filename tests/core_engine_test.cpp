@@ -582,6 +582,20 @@ TEST(Coalescing, HackbenchPipesAndSocketsThreadsAndProcessesBitIdentical) {
             }
 }
 
+// The bookkeeping of jobs with many pipes (applied before planning, buffers freed when
+// drained), forced on for small jobs: the same runs.
+TEST(Coalescing, LeanPipeBookkeepingBitIdentical) {
+    struct Restore {
+        int was = hackbenchLeanPipes();
+        ~Restore() { setHackbenchLeanPipes(was); }
+    } restore;
+    setHackbenchLeanPipes(0);
+    for (bool pipe : {true, false}) {
+        expectSame(scenario(hb("qemu-2s2c2t", 3, 6, 80, true, pipe)), fmt::format("lean pipe={}", pipe), /*check=*/true);
+        expectSame(scenario(hb("x86-20c40t", 4, 10, 40, false, pipe)), fmt::format("lean processes pipe={}", pipe));
+    }
+}
+
 TEST(Coalescing, EveryKnobPresetBitIdentical) {
     const Scenario s = scenario(hb("qemu-2s2c2t", 3, 6, 80));
     for (const auto& name : Knobs::presetNames()) {

@@ -49,6 +49,27 @@ TEST(Simulation, StepEventRunsExactlyOneEvent) {
     }
 }
 
+// The window's run coalesces; "Step event" steps one event of the run without coalescing
+// (plans cut) and Play plans again: the run is the CLI's, bit for bit.
+TEST(Simulation, SteppingEventsBetweenCoalescedChunksGivesTheCliRun) {
+    const Scenario s = hackbench("i7-4790", 2, 5, 30);
+    const Knobs k = Knobs::preset("idle-delay-v2");
+    Simulation sim(s, k, "A");
+    ASSERT_TRUE(sim.engine().coalescingAllowed());
+    int round = 0;
+    while (sim.advance(150000 + 7000 * round)) {
+        const auto before = sim.engine().events();
+        for (int i = 0; i < 1 + round % 17; ++i)
+            if (!sim.stepEvent()) break;
+        if (!sim.done()) EXPECT_EQ(sim.engine().events(), before + std::uint64_t(1 + round % 17));
+        ++round;
+    }
+    EXPECT_TRUE(sim.done());
+    EXPECT_GT(sim.engine().plannedSteps(), 0u) << "nothing was coalesced";
+    EXPECT_GT(round, 5);
+    EXPECT_EQ(sim.result().digest, cliDigest(s, k));
+}
+
 TEST(Simulation, StepWakeupTracesTheDecisionStepByStep) {
     const Scenario s = hackbench("epyc-9654-2s", 1, 4, 10);
     Simulation sim(s, Knobs{}, "A");
