@@ -238,6 +238,12 @@ std::uint64_t Engine::plannedInFlight() const {
     return n;
 }
 
+int Engine::plannedStepsBehindNow(int id) const {
+    const SimTask& p = m_tasks[std::size_t(id)];
+    if (!m_coalesce || p.state != TaskState::Running || m_plans[std::size_t(p.t.cpu)].task != id) return 0;
+    return stepsBehindNow(p.t.cpu);
+}
+
 void Engine::cutPlan(int id) {
     const SimTask& p = m_tasks[std::size_t(id)];
     if (p.state != TaskState::Running) return;

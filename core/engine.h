@@ -234,6 +234,40 @@ public:
         pl.n = k + 1;
         return true;
     }
+    /// planStep for a run of steps that all work the same `work` ns, in two halves: planRun()
+    /// says how many more steps the plan may take (room; 0: none) and gives their keys
+    /// (key(j), j < room, is the key planStep would give the j-th of them); planTake(r, n)
+    /// then takes the first n. The same plan as n calls of planStep(work), without reloading
+    /// the plan for each step.
+    struct PlanRun {
+        std::int64_t t0 = 0, tprev = 0, dur = 0;  ///< boundary of the first step, the one before it, a step's duration
+        std::int32_t cpu = 0;
+        int room = 0;
+        PlanKey key(int j) const { return PlanKey{t0 + j * dur, j ? t0 + (j - 1) * dur : tprev, cpu}; }
+    };
+    PlanRun planRun(std::int64_t work) {
+        PlanRun r;
+        if (m_planning < 0 || work <= 0) return r;
+        Plan& pl = m_plans[std::size_t(m_planning)];
+        r.room = pl.limit - (pl.n - 1);
+        if (r.room <= 0) return PlanRun{};
+        if (work != pl.lastWork) pl.lastWork = work, pl.lastDur = (work * 1024 + pl.speed - 1) / pl.speed;
+        r.t0 = pl.T[std::size_t(pl.n)];
+        r.tprev = pl.T[std::size_t(pl.n - 1)];
+        r.dur = pl.lastDur;
+        r.cpu = m_planning;
+        return r;
+    }
+    void planTake(const PlanRun& r, int n, std::int64_t work) {
+        if (n <= 0) return;
+        Plan& pl = m_plans[std::size_t(m_planning)];
+        const int k0 = pl.n;
+        for (int j = 0; j < n; ++j) {
+            pl.W[std::size_t(k0 + j)] = work;
+            pl.T[std::size_t(k0 + j + 1)] = r.t0 + (j + 1) * r.dur;
+        }
+        pl.n = k0 + n;
+    }
     /// The key of the event being dispatched (after a run: of the last one, or past the stop time).
     struct EventKey {
         std::int64_t t = 0, ctime = 0;
@@ -249,6 +283,8 @@ public:
     }
     /// Cuts the plan of task `id` (if it has one) at the current event.
     void cutPlan(int id);
+    /// The steps of task `id`'s plan in flight that are behind the current event (0: no plan).
+    int plannedStepsBehindNow(int id) const;
     bool coalescing() const { return m_coalesce; }
     /// Whether this run may coalesce at all (its configuration; a workload keeps its lazy
     /// pipe state from the start on when it may).

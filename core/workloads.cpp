@@ -122,7 +122,8 @@ public:
         std::int64_t sent = 0, recv = 0;
         for (int id : m_workers) {
             const SimTask& t = e.task(id);
-            const std::int64_t n = t.a + planOf(id).bal;
+            // Its planned steps behind the current event are on the pipes (syncAll) but not yet in t.a.
+            const std::int64_t n = t.a + e.plannedStepsBehindNow(id);
             if (t.role == kSender) sent += n;
             else recv += n;
         }
@@ -194,31 +195,35 @@ public:
         if (t.role == kSender) {
             if (t.c != 0) return;
             const std::int64_t w = m_wcost;
+            const Engine::PlanRun r = e.planRun(w);
+            const int room = int(std::min<std::int64_t>(r.room, total - t.a));
             // chanOf(t, m) for m = t.a, t.a + 1, ...: the group's pipes in turn.
             const int base = t.idx - t.idx % m_p.fds;
             int fd = chanOf(t, t.a) - base;
-            for (std::int64_t m = t.a; m < total; ++m, fd = fd + 1 == m_p.fds ? 0 : fd + 1) {
+            int j = 0;
+            for (; j < room; ++j, fd = fd + 1 == m_p.fds ? 0 : fd + 1) {
                 Channel& c = m_chan[std::size_t(base + fd)];
                 if (m_lean) sync(e, c);  // what is behind the current event first: only steps still to come
                 if (c.reader_waiting || !writeFits(c, c.resW + 1)) break;
-                PlanKey k;
-                if (!e.planStep(w, &k)) break;
-                insertOp(c, k, id, true);
+                insertOp(c, r.key(j), id, true);
                 c.resW++;
-                pi.ops++;
             }
+            e.planTake(r, j, w);
+            pi.ops = j;
         } else if (t.role == kReceiver) {
             Channel& c = m_chan[std::size_t(t.idx)];
             if (!c.writers.empty()) return;
             if (m_lean) sync(e, c);
+            if (c.count - c.resR < 1) return;  // no message left for a planned read
             const std::int64_t w = m_rcost;
-            for (std::int64_t m = t.a; m < total && c.count - c.resR >= 1; ++m) {
-                PlanKey k;
-                if (!e.planStep(w, &k)) break;
-                insertOp(c, k, id, false);
-                c.resR++;
-                pi.ops++;
-            }
+            const Engine::PlanRun r = e.planRun(w);
+            // Reads only while the pipe holds a message for each (writes only add).
+            const int room = int(std::min<std::int64_t>({std::int64_t(r.room), total - t.a, c.count - c.resR}));
+            for (int j = 0; j < room; ++j) insertOp(c, r.key(j), id, false);
+            const int n = std::max(0, room);
+            c.resR += n;
+            e.planTake(r, n, w);
+            pi.ops = n;
         }
     }
 
@@ -226,7 +231,6 @@ public:
         const int id = int(t.t.pid - 1000);
         PlanInfo& pi = planOf(id);
         t.a += done;
-        pi.bal -= done;
         // The steps after the current event never happen: off their pipes (a sender's step k
         // writes to pipe chanOf(a0 + k), a reader's to its own). The task's steps on a pipe
         // that are not before the current event are all of this plan (an earlier plan's
@@ -245,7 +249,6 @@ private:
     struct PlanInfo {
         std::int64_t a0 = 0;   ///< t.a when the current plan was made
         std::int64_t ops = 0;  ///< steps in the current plan
-        std::int64_t bal = 0;  ///< planned steps applied to pipes minus those counted in t.a
     };
     const PlanInfo& planOf(int id) const {
         static const PlanInfo none;
@@ -291,7 +294,10 @@ private:
     }
     // Takes the steps of task `id` that are not before the current event off the pipe.
     void dropPlanned(const Engine& e, Channel& c, int id) {
-        const auto end = std::remove_if(c.pend.begin() + c.pendHead, c.pend.end(), [&](const Channel::PendingOp& op) {
+        // c.pend is sorted by key: the steps not before the current event are a suffix of it.
+        std::size_t from = c.pend.size();
+        while (from > c.pendHead && !e.keyBeforeNow(c.pend[from - 1].key)) --from;
+        const auto end = std::remove_if(c.pend.begin() + std::ptrdiff_t(from), c.pend.end(), [&](const Channel::PendingOp& op) {
             if (op.task != id || e.keyBeforeNow(op.key)) return false;
             (op.write ? c.resW : c.resR)--;
             return true;
@@ -301,9 +307,13 @@ private:
     // Applies the planned steps on this pipe whose keys come before the current event.
     void sync(const Engine& e, Channel& c) {
         if (!m_coalescing) return;  // nothing is ever planned (and c.pend is a cache line the step need not touch)
-        while (c.pendHead < c.pend.size() && e.keyBeforeNow(c.pend[c.pendHead].key)) {
-            const Channel::PendingOp op = c.pend[c.pendHead++];
-            if (op.write) {
+        // The current event's key and the buffer in locals: the pipe's updates cannot change them.
+        const Engine::EventKey now = e.nowKey();
+        const Channel::PendingOp* const ops = c.pend.data();
+        const std::size_t end = c.pend.size();
+        std::size_t h = c.pendHead;
+        for (; h < end && Engine::keyBefore(ops[h].key, now); ++h) {
+            if (ops[h].write) {
                 if (!tryWrite(c, false)) throw std::logic_error("hackbench: a planned write found its pipe full");
                 c.resW--;
             } else {
@@ -311,8 +321,8 @@ private:
                 if (read(c) && !c.writers.empty()) throw std::logic_error("hackbench: a planned read had a writer to wake");
                 c.resR--;
             }
-            m_plan[std::size_t(op.task)].bal++;
         }
+        c.pendHead = std::uint32_t(h);
         if (c.pendHead == c.pend.size()) {
             // Drained. A large job's pipe gives its buffer back to the allocator (memory only
             // for steps still to come; a 200 000-task run has 100 000 pipes, most of them idle).
