@@ -105,7 +105,7 @@ public:
     // --- Exact coalescing (engine.h, "Coalescing") -----------------------------
     /// Called after step() returned Run (the task keeps running, no reschedule pending):
     /// the workload may promise that the task's next steps change nothing the scheduler
-    /// sees, calling e.planStep(work) once per such step, in order. It must then apply each
+    /// sees, taking them with e.planRun(work) and e.planTake(), in order. It must then apply each
     /// planned step's effect lazily, before anything reads what that step changes, in the
     /// order of the steps' keys (PlanKey), and cut the plans that a change would invalidate.
     virtual void plan(Engine&, SimTask&) {}
@@ -220,25 +220,11 @@ public:
     // is cut (back to real events from the next boundary on) when its assumptions change:
     // the CPU is accounted (tick, preemption, SMT speed change), need_resched is set there,
     // IRQ work is charged to it, or the workload cuts it (a reader starts waiting, ...).
-    /// In Workload::plan(): one more step whose effect happens at the plan's current end
-    /// and which then works `work` ns; its key in `*key`. False when the plan cannot grow.
-    bool planStep(std::int64_t work, PlanKey* key) {
-        if (m_planning < 0 || work <= 0) return false;
-        Plan& pl = m_plans[std::size_t(m_planning)];
-        if (pl.n - 1 >= pl.limit) return false;
-        const int k = pl.n;
-        *key = PlanKey{pl.T[std::size_t(k)], pl.T[std::size_t(k - 1)], m_planning};
-        if (work != pl.lastWork) pl.lastWork = work, pl.lastDur = (work * 1024 + pl.speed - 1) / pl.speed;
-        pl.T[std::size_t(k + 1)] = pl.T[std::size_t(k)] + pl.lastDur;
-        pl.W[std::size_t(k)] = work;
-        pl.n = k + 1;
-        return true;
-    }
-    /// planStep for a run of steps that all work the same `work` ns, in two halves: planRun()
-    /// says how many more steps the plan may take (room; 0: none) and gives their keys
-    /// (key(j), j < room, is the key planStep would give the j-th of them); planTake(r, n)
-    /// then takes the first n. The same plan as n calls of planStep(work), without reloading
-    /// the plan for each step.
+    /// In Workload::plan(), for the next steps, each of which takes effect at the plan's
+    /// current end and then works `work` ns: planRun(work) says how many more steps the plan
+    /// may take (room; 0: none) and gives their keys (key(j), j < room); planTake(r, n) takes
+    /// the first n. Steps of other costs: planRun again after planTake. The plan is read once
+    /// per run of equal steps, not once per step.
     struct PlanRun {
         std::int64_t t0 = 0, tprev = 0, dur = 0;  ///< boundary of the first step, the one before it, a step's duration
         std::int32_t cpu = 0;
@@ -369,7 +355,7 @@ private:
         int speed = 1024;
         int n = 1;                      ///< T[0] segment start, T[j] boundary j (j < n), T[n] the real burst end
         int limit = 0;                  ///< most planned steps (the task's plan_limit)
-        std::int64_t lastWork = -1, lastDur = 0;  ///< planStep's last division (a plan's steps mostly cost the same)
+        std::int64_t lastWork = -1, lastDur = 0;  ///< planRun's last division (a plan's steps mostly cost the same)
         std::array<std::int64_t, kMaxPlan + 2> T{};
         std::array<std::int64_t, kMaxPlan + 1> W{};  ///< W[j]: work of the segment that starts at T[j]
     };
