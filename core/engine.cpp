@@ -1287,7 +1287,11 @@ void Engine::checkPreemptTick(int cpu) {
     const std::int64_t delta_exec = p.sum_exec - p.prev_sum_exec;
     bool resched = false;
     if (delta_exec > ideal) {
+        // "The current task ran long enough, ensure it doesn't get re-elected due to buddy
+        // favours": clear_buddies(cfs_rq, curr).
         resched = true;
+        if (c.next_buddy == c.curr) c.next_buddy = -1;
+        if (c.last_buddy == c.curr) c.last_buddy = -1;
     } else if (delta_exec >= m_tun.min_granularity_ns) {
         const std::int64_t delta = p.t.vruntime - m_tasks[c.queue.front()].t.vruntime;
         if (delta > ideal) resched = true;
