@@ -127,6 +127,9 @@ Engine::Engine(EngineConfig cfg)
     m_tgRecent.assign(64, std::numeric_limits<std::int64_t>::min() / 2);
     if (m_cfg.cost.cstates.empty()) m_cfg.cost.cstates = {{"POLL", 0, 0}};
     m_rowBuf.resize(std::size_t(m_nrCpus));
+    for (int c = 0; c < m_nrCpus; ++c)
+        if (const int id = m_st.sd->sd_llc_shared(c); id >= 0 && std::find(m_llcShared.begin(), m_llcShared.end(), id) == m_llcShared.end())
+            m_llcShared.push_back(id);
     if (m_nrCpus >= (1 << kCpuBits)) throw std::logic_error(fmt::format("{} CPUs: past the order key's range", m_nrCpus));
     m_bq.reset(m_nrCpus);
     // SMT siblings as one flat list (smtSpeed runs on every segment), and whether each CPU
@@ -1400,6 +1403,20 @@ void Engine::feedSteadyState() {
     }
     sc.migrations = m.migrationsTotal();
     sc.ctx_switches = m.ctx_switches;
+    // SIS_UTIL's state: the LLCs' nr_idle_scan as it stands (it changes only at a balance of
+    // an LLC domain), and how many placements found it 0 and did not scan.
+    sc.placements = m.decisions;
+    sc.sis_util_aborts = m.stage2[std::size_t(Stage2::SIS_UTIL_ABORT)];
+    if (m_cfg.knobs.SIS_UTIL && !m_llcShared.empty()) {
+        double scan = 0, zero = 0;
+        for (int id : m_llcShared) {
+            const int n = m_st.shared[std::size_t(id)].nr_idle_scan;
+            scan += n;
+            zero += n == 0;
+        }
+        sc.idle_scan = scan / double(m_llcShared.size());
+        sc.idle_scan_zero = zero / double(m_llcShared.size());
+    }
     double prog = 0;
     int n = 0;
     for (const auto& w : m_workloads) {

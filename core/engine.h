@@ -507,6 +507,7 @@ private:
     std::size_t m_tgPos = 0;
     std::uint64_t m_invariantChecks = 0;
     std::vector<std::uint16_t> m_rowBuf;
+    std::vector<int> m_llcShared;  ///< MachineState::shared's index of each LLC (the steady state's nr_idle_scan samples)
     std::vector<int> m_tmp2;
 };
 

@@ -149,6 +149,10 @@ std::string runReportText(const Scenario& s, const RunResult& r) {
             if (st.steadyJobTime() > 0) o += fmt::format(", the whole job in {:.3f} s at this rate", st.steadyJobTime());
             if (const double mps = steadyMessagesPerSwitch(r); mps > 0) o += fmt::format(", {:.1f} messages per context switch", mps);
             o += "\n";
+            if (st.nr_idle_scan >= 0 && st.sis_skip >= 0)
+                o += fmt::format("  SIS_UTIL {}: nr_idle_scan {:.2f} per LLC, 0 in {:.1f} % of the LLCs (means of the rq-length samples); "
+                                 "{:.1f} % of placements skip the idle scan\n",
+                                 st.reached ? "from there" : "last windows", st.nr_idle_scan, st.scan_zero * 100, st.sis_skip * 100);
         }
     }
     o += fmt::format("CPU time in cost terms (ms): ctx_switch {:.3f}  wakeup {:.3f}  cache_refill {:.3f}  tg_load_avg {:.3f}  rq_lock {:.3f}  "
@@ -236,6 +240,9 @@ json runReportJson(const Scenario& s, const RunResult& r) {
                              {"migrations_per_s", st.migrations_per_s},
                              {"switches_per_s", st.switches_per_s},
                              {"job_time_at_steady_rate_s", st.steadyJobTime() > 0 ? json(st.steadyJobTime()) : json(nullptr)},
+                             {"nr_idle_scan", st.nr_idle_scan >= 0 ? json(st.nr_idle_scan) : json(nullptr)},
+                             {"nr_idle_scan_zero_fraction", st.scan_zero >= 0 ? json(st.scan_zero) : json(nullptr)},
+                             {"sis_util_skip_fraction", st.sis_skip >= 0 ? json(st.sis_skip) : json(nullptr)},
                              {"deviation", {{"busy_cpus", st.spread_busy}, {"rq_len", st.spread_rq}, {"migrations", st.spread_migr}}},
                              {"summary", describeSteady(st, so)}};
     }
@@ -399,6 +406,12 @@ std::vector<CompareRow> compareRows(const std::vector<const RunResult*>& runs) {
     add("job time at steady rate (s)", 3, -1, [&](const RunResult& x) { return S(x).steadyJobTime(); });
     if (std::all_of(runs.begin(), runs.end(), [](const RunResult* x) { return steadyMessagesPerSwitch(*x) > 0; }))
         add("messages per context switch", 1, 0, [&](const RunResult& x) { return steadyMessagesPerSwitch(x); });
+    // SIS_UTIL's state: how much of the LLC the idle scan may search, and how often it does not.
+    if (std::all_of(runs.begin(), runs.end(), [&](const RunResult* x) { return S(*x).nr_idle_scan >= 0 && S(*x).sis_skip >= 0; })) {
+        add("nr_idle_scan per LLC", 2, 0, [&](const RunResult& x) { return S(x).nr_idle_scan; });
+        add("LLCs with nr_idle_scan 0 (%)", 1, 0, [&](const RunResult& x) { return S(x).scan_zero * 100; });
+        add("placements skipping scan (%)", 1, 0, [&](const RunResult& x) { return S(x).sis_skip * 100; });
+    }
     return rows;
 }
 

@@ -38,6 +38,7 @@ void SteadyState::sample(const SteadyCounters& c) {
         return;
     }
     m_last = c;
+    if (c.idle_scan >= 0) m_scanSum += c.idle_scan, m_zeroSum += c.idle_scan_zero, m_scanN++;
     const std::int64_t dt = c.t - m_start.t;
     if (dt < m_o.window_ns) return;
     SteadyWindow w;
@@ -49,6 +50,12 @@ void SteadyState::sample(const SteadyCounters& c) {
     w.migrations_per_s = double(c.migrations - m_start.migrations) / secs;
     w.switches_per_s = double(c.ctx_switches - m_start.ctx_switches) / secs;
     if (c.progress >= 0 && m_start.progress >= 0) w.progress_per_s = (c.progress - m_start.progress) / secs;
+    if (m_scanN > 0) w.nr_idle_scan = m_scanSum / m_scanN, w.scan_zero = m_zeroSum / m_scanN;
+    w.placements = c.placements - m_start.placements;
+    w.aborts = c.sis_util_aborts - m_start.sis_util_aborts;
+    if (w.placements > 0) w.sis_skip = double(w.aborts) / double(w.placements);
+    m_scanSum = m_zeroSum = 0;
+    m_scanN = 0;
     m_windows.push_back(w);
     m_start = c;
     // Settled already: does this window leave the settled state (well outside its band)?
@@ -113,7 +120,7 @@ SteadyResult SteadyState::result() const {
     r.from_ns = r.reached ? m_windows[from].t0 : -1;
     // Time-weighted averages over the windows from `from` on (the partial window at the end
     // is left out: its length is below the window).
-    double T = 0, busy = 0, rq = 0, migr = 0, sw = 0, prog = 0;
+    double T = 0, busy = 0, rq = 0, migr = 0, sw = 0, prog = 0, scan = 0, zero = 0, scanT = 0;
     bool haveProg = true;
     for (std::size_t i = from; i < m_windows.size(); ++i) {
         const SteadyWindow& w = m_windows[i];
@@ -125,6 +132,7 @@ SteadyResult SteadyState::result() const {
         sw += w.switches_per_s * d;
         if (w.progress_per_s < 0) haveProg = false;
         else prog += w.progress_per_s * d;
+        if (w.nr_idle_scan >= 0) scan += w.nr_idle_scan * d, zero += w.scan_zero * d, scanT += d;
     }
     if (T > 0) {
         r.busy_cpus = busy / T;
@@ -132,7 +140,12 @@ SteadyResult SteadyState::result() const {
         r.migrations_per_s = migr / T;
         r.switches_per_s = sw / T;
         r.progress_per_s = haveProg ? prog / T : -1;
+        if (scanT > 0) r.nr_idle_scan = scan / scanT, r.scan_zero = zero / scanT;
     }
+    // The placements that skipped the scan, over the same windows (counts, not a mean of ratios).
+    std::uint64_t pl = 0, ab = 0;
+    for (std::size_t i = from; i < m_windows.size(); ++i) pl += m_windows[i].placements, ab += m_windows[i].aborts;
+    if (pl > 0) r.sis_skip = double(ab) / double(pl);
     return r;
 }
 

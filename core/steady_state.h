@@ -37,12 +37,23 @@ struct SteadyCounters {
     std::uint64_t migrations = 0;
     std::uint64_t ctx_switches = 0;
     double progress = -1;        ///< fraction of the work done (0..1), -1 unknown
+    /// SIS_UTIL (not a stability criterion, reported from the steady state on): the mean over
+    /// LLCs of nr_idle_scan at this instant (-1: SIS_UTIL off or no LLC domain), and the
+    /// cumulative placements (select_task_rq_fair calls) and those that found it 0 (SIS_UTIL_ABORT).
+    double idle_scan = -1;
+    double idle_scan_zero = -1;  ///< the fraction of LLCs whose nr_idle_scan is 0 (no scan at all)
+    std::uint64_t placements = 0, sis_util_aborts = 0;
 };
 
 struct SteadyWindow {
     std::int64_t t0 = 0, t1 = 0;
     double busy_cpus = 0, rq_len = 0, migrations_per_s = 0, switches_per_s = 0;
     double progress_per_s = -1;  ///< -1: no progress counter
+    /// Mean of the window's nr_idle_scan samples (-1: none); placements that skipped the scan
+    /// for SIS_UTIL, as a fraction of the window's placements (-1: no placement).
+    double nr_idle_scan = -1, sis_skip = -1;
+    double scan_zero = -1;  ///< mean of the samples' fraction of LLCs with nr_idle_scan 0
+    std::uint64_t placements = 0, aborts = 0;  ///< the window's placements and SIS_UTIL aborts
 };
 
 struct SteadyResult {
@@ -59,6 +70,10 @@ struct SteadyResult {
     // Averages from from_ns to end_ns (when reached), else over the last `windows` windows.
     double busy_cpus = 0, rq_len = 0, migrations_per_s = 0, switches_per_s = 0;
     double progress_per_s = -1;
+    /// SIS_UTIL over the same windows: the LLCs' mean nr_idle_scan (sampled at each feed, every
+    /// 20 ms in the engine) and the fraction of placements that did not scan (-1: unknown).
+    double nr_idle_scan = -1, sis_skip = -1;
+    double scan_zero = -1;  ///< the fraction of LLC samples with nr_idle_scan 0
     /// The largest deviation from the mean over the last run of windows, relative to the mean,
     /// per metric (why a run that ended early is not settled).
     double spread_busy = 0, spread_rq = 0, spread_migr = 0;
@@ -99,6 +114,8 @@ private:
     int m_plateausLeft = 0;
     std::int64_t m_plateauFrom = -1, m_plateauLeft = -1;
     std::int64_t m_windDown = -1;
+    double m_scanSum = 0, m_zeroSum = 0;  ///< the open window's nr_idle_scan samples: their sums and count
+    int m_scanN = 0;
 };
 
 /// "steady from 0.850 s (4 stable 50 ms windows: ...)" or "NOT steady: ..." (at most 70 columns)..

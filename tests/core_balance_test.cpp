@@ -682,6 +682,82 @@ TEST(SteadyState, TheEngineReportsWhetherARunSettled) {
     EXPECT_NE(text.find("NOT steady"), std::string::npos) << text;
 }
 
+// SIS_UTIL's state is reported from the steady state on: the LLCs' mean nr_idle_scan and the
+// share of them at 0 (means of the samples), and the placements that skipped the idle scan
+// (counts over the same windows). The machine settles at 320 busy CPUs after a plateau at 200
+// it leaves at 0.8 s; the figures are those after it, not the whole run's.
+TEST(SteadyState, SisUtilStateIsMeasuredFromTheSteadyStateOn) {
+    SteadyState st;
+    SteadyCounters c;
+    for (std::int64_t t = 0; t <= 2000000000; t += 20000000) {
+        const bool late = t >= 800000000;
+        if (t > 0) {
+            const double busy = late ? 320.0 : 200.0;
+            c.busy_cpu_ns += busy * 20e6;
+            c.rq_len_area += busy / 100 * 20e6;
+            c.migrations += 1000;
+            c.ctx_switches += 1000;
+            c.placements += 1000;
+            c.sis_util_aborts += late ? 300 : 50;
+        }
+        c.idle_scan = late ? 1.5 : 8.0;
+        c.idle_scan_zero = late ? 0.25 : 0.0;
+        c.t = t;
+        st.sample(c);
+    }
+    const SteadyResult r = st.result();
+    ASSERT_TRUE(r.reached);
+    ASSERT_GE(r.from_ns, 780000000);
+    EXPECT_DOUBLE_EQ(r.nr_idle_scan, 1.5);
+    EXPECT_DOUBLE_EQ(r.scan_zero, 0.25);
+    EXPECT_DOUBLE_EQ(r.sis_skip, 0.3);
+    // Without SIS_UTIL (no samples) there is no figure, not a zero.
+    const SteadyState off = feed(2000000000, [](double) { return 250.0; }, [](double) { return 5000.0; });
+    EXPECT_LT(off.result().nr_idle_scan, 0);
+    EXPECT_LT(off.result().scan_zero, 0);
+}
+
+// The engine samples every LLC's nr_idle_scan and counts SIS_UTIL_ABORT placements; the run
+// report, its JSON and the A/B table carry them. A loaded machine stops scanning some of the
+// time; with SIS_UTIL off there is nothing to report.
+TEST(SteadyState, TheEngineReportsSisUtilsState) {
+    const Scenario s = hackbenchOn("qemu-2s2c2t", 4, 20000);
+    RunOptions o;
+    const RunResult r = runScenario(s, s.variants[0], s.cost, o);
+    const SteadyResult st = r.engine->metrics().steady.result();
+    ASSERT_GT(st.windows, 0);
+    EXPECT_GE(st.nr_idle_scan, 0.0);
+    EXPECT_LE(st.nr_idle_scan, 4.0);  // an LLC of 4 CPUs
+    EXPECT_GE(st.scan_zero, 0.0);
+    EXPECT_LE(st.scan_zero, 1.0);
+    EXPECT_GT(st.sis_skip, 0.0) << "a loaded machine's LLCs stop the scan some of the time";
+    EXPECT_LT(st.sis_skip, 1.0);
+    // The fraction is the windows' counts: recount them.
+    const auto& ws = r.engine->metrics().steady.windows();
+    std::uint64_t pl = 0, ab = 0;
+    for (const auto& w : ws)
+        if (!st.reached || w.t0 >= st.from_ns) pl += w.placements, ab += w.aborts;
+    if (!st.reached) {  // the last windows
+        pl = ab = 0;
+        for (std::size_t i = ws.size() - std::min<std::size_t>(ws.size(), 4); i < ws.size(); ++i) pl += ws[i].placements, ab += ws[i].aborts;
+    }
+    ASSERT_GT(pl, 0u);
+    EXPECT_DOUBLE_EQ(st.sis_skip, double(ab) / double(pl));
+    EXPECT_LE(ab, r.engine->metrics().stage2[std::size_t(Stage2::SIS_UTIL_ABORT)]);
+    const std::string text = runReportText(s, r);
+    EXPECT_NE(text.find(fmt::format("nr_idle_scan {:.2f} per LLC", st.nr_idle_scan)), std::string::npos) << text;
+    const nlohmann::json j = runReportJson(s, r);
+    EXPECT_DOUBLE_EQ(j["steady_state"]["sis_util_skip_fraction"].get<double>(), st.sis_skip);
+    Knobs k;
+    k.SIS_UTIL = false;
+    const RunResult b = runScenario(s, Variant{"B", k}, s.cost, o);
+    EXPECT_LT(b.engine->metrics().steady.result().nr_idle_scan, 0);
+    EXPECT_EQ(runReportText(s, b).find("nr_idle_scan"), std::string::npos);
+    EXPECT_TRUE(runReportJson(s, b)["steady_state"]["nr_idle_scan"].is_null());
+    EXPECT_EQ(compareTable(s, r, b).find("nr_idle_scan per LLC"), std::string::npos) << "only when both runs have it";
+    EXPECT_NE(compareTable(s, r, r).find("nr_idle_scan per LLC"), std::string::npos);
+}
+
 TEST(BalanceEngine, UptimeIsAScenarioKeyWithARange) {
     const auto doc = [](const nlohmann::json& up) {
         return nlohmann::json{{"topology", "qemu-1s4c"},
