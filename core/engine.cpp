@@ -128,8 +128,7 @@ Engine::Engine(EngineConfig cfg)
     if (m_cfg.cost.cstates.empty()) m_cfg.cost.cstates = {{"POLL", 0, 0}};
     m_rowBuf.resize(std::size_t(m_nrCpus));
     for (int c = 0; c < m_nrCpus; ++c)
-        if (const int id = m_st.sd->sd_llc_shared(c); id >= 0 && std::find(m_llcShared.begin(), m_llcShared.end(), id) == m_llcShared.end())
-            m_llcShared.push_back(id);
+        if (m_st.sd->sd_llc_shared(c) == c) m_llcShared.push_back(c);  // an LLC's id is its span's first CPU
     if (m_nrCpus >= (1 << kCpuBits)) throw std::logic_error(fmt::format("{} CPUs: past the order key's range", m_nrCpus));
     m_bq.reset(m_nrCpus);
     // SMT siblings as one flat list (smtSpeed runs on every segment), and whether each CPU

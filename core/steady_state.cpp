@@ -121,6 +121,7 @@ SteadyResult SteadyState::result() const {
     // Time-weighted averages over the windows from `from` on (the partial window at the end
     // is left out: its length is below the window).
     double T = 0, busy = 0, rq = 0, migr = 0, sw = 0, prog = 0, scan = 0, zero = 0, scanT = 0;
+    std::uint64_t pl = 0, ab = 0;  // placements and SIS_UTIL aborts: a ratio of counts, not a mean of ratios
     bool haveProg = true;
     for (std::size_t i = from; i < m_windows.size(); ++i) {
         const SteadyWindow& w = m_windows[i];
@@ -133,6 +134,8 @@ SteadyResult SteadyState::result() const {
         if (w.progress_per_s < 0) haveProg = false;
         else prog += w.progress_per_s * d;
         if (w.nr_idle_scan >= 0) scan += w.nr_idle_scan * d, zero += w.scan_zero * d, scanT += d;
+        pl += w.placements;
+        ab += w.aborts;
     }
     if (T > 0) {
         r.busy_cpus = busy / T;
@@ -142,9 +145,6 @@ SteadyResult SteadyState::result() const {
         r.progress_per_s = haveProg ? prog / T : -1;
         if (scanT > 0) r.nr_idle_scan = scan / scanT, r.scan_zero = zero / scanT;
     }
-    // The placements that skipped the scan, over the same windows (counts, not a mean of ratios).
-    std::uint64_t pl = 0, ab = 0;
-    for (std::size_t i = from; i < m_windows.size(); ++i) pl += m_windows[i].placements, ab += m_windows[i].aborts;
     if (pl > 0) r.sis_skip = double(ab) / double(pl);
     return r;
 }
