@@ -371,6 +371,27 @@ TEST(BalanceEngine, AMachineThatHasBeenUpBalancesEveryLevelAtItsFirstTick) {
     }
 }
 
+// An idle machine that has been up has has_idle_cores set in every LLC when it has SMT:
+// the last CPU of each core to enter idle found its siblings idle (__update_idle_core()),
+// and only a core scan that finds no idle core clears the hint. The engine started with
+// sd_init()'s zeroed 0 (a fresh boot's, which lasts until the first idle entry), so the
+// first wakeups of an LLC skipped the idle-core scan. Without SMT the hint is never set.
+TEST(BalanceEngine, AnIdleMachineStartsWithHasIdleCoresSetWhereItHasSmt) {
+    for (const char* t : {"qemu-2s2c2t", "epyc-9654-2s", "qemu-1s4c"}) {
+        Engine e(config(t, 600000000000LL));
+        MachineState st = e.state();
+        const bool smt = st.sd->smtActive();
+        EXPECT_EQ(smt, std::string(t) != "qemu-1s4c") << t;
+        for (int c = 0; c < st.nrCpus(); ++c) {
+            const SdShared* sh = st.llcShared(c);
+            ASSERT_NE(sh, nullptr) << t << " CPU " << c;
+            EXPECT_EQ(sh->has_idle_cores, smt) << t << " CPU " << c;
+            EXPECT_EQ(sh->nr_idle_scan, st.sd->sd_llc_size(c)) << t << " CPU " << c;
+            EXPECT_EQ(sh->nr_busy_cpus, 0) << t << " CPU " << c;
+        }
+    }
+}
+
 // update_newidle_cost(): a machine that has been up starts with each domain's
 // max_newidle_lb_cost at the cost of one newidle load_balance() (the cost model's
 // load_balance term), and rebalance_domains() decays it by 253/256 once a second while no
