@@ -68,7 +68,11 @@ std::int64_t measured(const RunResult& r) { return r.engine->metrics().end_time 
 
 }  // namespace
 
-double steadyMessagesPerSwitch(const RunResult& r) {
+namespace {
+
+// The messages of the run's one measured job (hackbench, perf bench sched messaging), or -1
+// (another workload, or more than one measured job: progress is then not one job's).
+double jobMessages(const RunResult& r) {
     double msgs = -1;
     int measured = 0;
     for (const auto& w : r.engine->workloads()) {
@@ -76,9 +80,37 @@ double steadyMessagesPerSwitch(const RunResult& r) {
         ++measured;
         msgs = w->messages();
     }
+    return measured == 1 && msgs > 0 ? msgs : -1;
+}
+
+double messagesPerSwitch(double msgs, double progress_per_s, double switches_per_s) {
+    if (msgs <= 0 || progress_per_s <= 0 || switches_per_s <= 0) return -1;
+    return progress_per_s * msgs / switches_per_s;
+}
+
+}  // namespace
+
+double steadyMessagesPerSwitch(const RunResult& r) {
     const SteadyResult st = r.engine->metrics().steady.result();
-    if (measured != 1 || msgs <= 0 || st.progress_per_s <= 0 || st.switches_per_s <= 0) return -1;
-    return st.progress_per_s * msgs / st.switches_per_s;
+    return messagesPerSwitch(jobMessages(r), st.progress_per_s, st.switches_per_s);
+}
+
+std::string steadyWindowsCsv(const RunResult& r) {
+    const SteadyState& ss = r.engine->metrics().steady;
+    const SteadyResult st = ss.result();
+    const double msgs = jobMessages(r);
+    auto cell = [](double v, int decimals) { return v < 0 ? std::string() : fmt::format("{:.{}f}", v, decimals); };
+    std::string o =
+        "t0_s,t1_s,busy_cpus,rq_len,migrations_per_s,switches_per_s,progress_per_s,messages_per_switch,"
+        "nr_idle_scan,nr_idle_scan_zero_fraction,sis_util_skip_fraction,steady\n";
+    for (const SteadyWindow& w : ss.windows()) {
+        const bool sis = w.nr_idle_scan >= 0;  // SIS_UTIL on: its skip fraction means something
+        o += fmt::format("{:.3f},{:.3f},{:.2f},{:.3f},{:.0f},{:.0f},{},{},{},{},{},{}\n", double(w.t0) / 1e9, double(w.t1) / 1e9, w.busy_cpus,
+                         w.rq_len, w.migrations_per_s, w.switches_per_s, cell(w.progress_per_s, 6),
+                         cell(messagesPerSwitch(msgs, w.progress_per_s, w.switches_per_s), 2), cell(w.nr_idle_scan, 2),
+                         cell(sis ? w.scan_zero : -1, 4), cell(sis ? w.sis_skip : -1, 4), int(st.reached && w.t0 >= st.from_ns));
+    }
+    return o;
 }
 
 std::string runReportText(const Scenario& s, const RunResult& r) {
@@ -333,6 +365,7 @@ std::vector<std::pair<std::string, std::string>> runCsvFiles(const RunResult& r)
         for (const auto& b : m.wakeup_latency.buckets()) o += fmt::format("{},{},{}\n", b.lo, b.hi, b.count);
         files.push_back({"wakeup_latency.csv", o});
     }
+    files.push_back({"steady_windows.csv", steadyWindowsCsv(r)});
     return files;
 }
 

@@ -21,6 +21,11 @@ std::string runReportText(const Scenario& s, const RunResult& r);
 double steadyMessagesPerSwitch(const RunResult& r);
 /// Every metric, with the scenario document, all knobs and the cost model.
 nlohmann::json runReportJson(const Scenario& s, const RunResult& r);
+/// The steady-state detector's windows, one CSV row each (t0_s, t1_s, busy CPUs, rq length,
+/// migrations and switches per second, progress per second, messages per switch, SIS_UTIL's
+/// nr_idle_scan, share of LLCs at 0 and share of placements that skipped the scan, and
+/// steady = 1 from the steady state on); an unknown figure is an empty cell.
+std::string steadyWindowsCsv(const RunResult& r);
 /// CSV files of one run: {file name, contents}.
 std::vector<std::pair<std::string, std::string>> runCsvFiles(const RunResult& r);
 /// The seed's `rqlen.bt` output: "[   Timestamp],CPU  0,..." then one row per 50 Hz sample.

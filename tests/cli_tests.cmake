@@ -37,7 +37,7 @@ file(WRITE ${T}/bad_key.json "{\"topology\":\"i7-4790\",\"workloads\":[{\"type\"
 file(WRITE ${T}/bad_syntax.json "{\"topology\":\"i7-4790\",\n\"workloads\":[}\n")
 expect_run(run_text 0 "Time: [0-9]+\\.[0-9][0-9][0-9].*ttwu_count.*wakeups by reason.*migrations by cause.*wakeup latency" ARGS run ${T}/small.json)
 expect_run(run_json_csv 0 "Time: " ARGS run ${T}/small.json --json ${T}/out.json --csv ${T} --decisions ${T}/dec.jsonl --check)
-foreach(f out.json rqlen.csv rqlen50-bpftrace.csv cpus.csv migrations.csv wakeup_latency.csv dec.jsonl)
+foreach(f out.json rqlen.csv rqlen50-bpftrace.csv cpus.csv migrations.csv wakeup_latency.csv steady_windows.csv dec.jsonl)
   if(NOT EXISTS ${T}/${f})
     message(SEND_ERROR "run --json/--csv/--decisions did not write ${f}")
     math(EXPR failures "${failures} + 1")

@@ -17,6 +17,7 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
 #include <map>
 #include <set>
 #include <variant>
@@ -777,6 +778,60 @@ TEST(SteadyState, TheEngineReportsSisUtilsState) {
     EXPECT_TRUE(runReportJson(s, b)["steady_state"]["nr_idle_scan"].is_null());
     EXPECT_EQ(compareTable(s, r, b).find("nr_idle_scan per LLC"), std::string::npos) << "only when both runs have it";
     EXPECT_NE(compareTable(s, r, r).find("nr_idle_scan per LLC"), std::string::npos);
+}
+
+// --csv's steady_windows.csv: one row per window of the detector, the figures the report
+// averages (messages per switch from the window's own rates), steady = 1 exactly from the
+// steady state on, and SIS_UTIL's columns empty when SIS_UTIL is off (not 0).
+TEST(SteadyState, EveryWindowIsACsvRow) {
+    const Scenario s = hackbenchOn("qemu-2s2c2t", 4, 100000);
+    RunOptions o;
+    const auto split = [](const std::string& line) {
+        std::vector<std::string> f;
+        std::size_t a = 0;
+        for (std::size_t b; (b = line.find(',', a)) != std::string::npos; a = b + 1) f.push_back(line.substr(a, b - a));
+        f.push_back(line.substr(a));
+        return f;
+    };
+    const auto rows = [&](const std::string& csv) {
+        std::vector<std::vector<std::string>> r;
+        std::size_t a = 0;
+        for (std::size_t b; (b = csv.find('\n', a)) != std::string::npos; a = b + 1) r.push_back(split(csv.substr(a, b - a)));
+        return r;
+    };
+    for (const bool sisUtil : {true, false}) {
+        Knobs k;
+        k.SIS_UTIL = sisUtil;
+        const RunResult r = runScenario(s, Variant{"v", k}, s.cost, o);
+        const auto& ws = r.engine->metrics().steady.windows();
+        const SteadyResult st = r.engine->metrics().steady.result();
+        ASSERT_GE(ws.size(), 4u);
+        const auto files = runCsvFiles(r);
+        const auto it = std::find_if(files.begin(), files.end(), [](const auto& f) { return f.first == "steady_windows.csv"; });
+        ASSERT_NE(it, files.end());
+        const auto t = rows(it->second);
+        ASSERT_EQ(t.size(), ws.size() + 1);
+        const std::vector<std::string> head = t[0];
+        ASSERT_EQ(head.size(), 12u);
+        EXPECT_EQ(head[7], "messages_per_switch");
+        EXPECT_EQ(head[11], "steady");
+        const double msgs = 4 * 4 * 4 * 100000.0;  // groups x senders x receivers (fds 4) x loops
+        int steadyRows = 0;
+        for (std::size_t i = 0; i < ws.size(); ++i) {
+            const auto& f = t[i + 1];
+            ASSERT_EQ(f.size(), 12u) << it->second;
+            EXPECT_NEAR(std::stod(f[0]), double(ws[i].t0) / 1e9, 1e-3);
+            EXPECT_NEAR(std::stod(f[2]), ws[i].busy_cpus, 0.01);
+            ASSERT_FALSE(f[7].empty()) << "row " << i;
+            EXPECT_NEAR(std::stod(f[7]), ws[i].progress_per_s * msgs / ws[i].switches_per_s, 0.01);
+            EXPECT_EQ(f[8].empty(), !sisUtil) << "row " << i;
+            EXPECT_EQ(f[10].empty(), !sisUtil) << "row " << i;
+            const bool steady = st.reached && ws[i].t0 >= st.from_ns;
+            EXPECT_EQ(f[11], steady ? "1" : "0") << "row " << i;
+            steadyRows += steady;
+        }
+        EXPECT_EQ(steadyRows > 0, st.reached);
+    }
 }
 
 TEST(BalanceEngine, UptimeIsAScenarioKeyWithARange) {
