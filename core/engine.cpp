@@ -156,14 +156,9 @@ Engine::Engine(EngineConfig cfg)
     if (m_cfg.uptime_ns < 0) throw std::invalid_argument("uptime_ns is negative");
     m_jiffies0 = m_cfg.uptime_ns / m_jiffyNs;
     m_nohzNrCpus = m_nrCpus;  // an idle machine: every CPU in nohz.idle_cpus_mask, nr_busy_cpus 0
-    // ... and, with SMT, has_idle_cores set in every LLC: the last CPU of each core to enter
-    // idle found its siblings idle (set_next_task_idle() -> __update_idle_core()), and only a
-    // core scan that finds no idle core clears it. (sd_init()'s zeroed 0 lasts only until the
-    // first CPU of the LLC goes idle after boot, as nr_idle_scan's 0 lasts until the first
-    // LLC balance: both are seeded as the machine has them after it has been up.)
-    const bool smt = m_st.sd->smtActive();
     for (int c = 0; c < m_nrCpus; ++c)
-        if (SdShared* sh = m_st.llcShared(c)) sh->nr_busy_cpus = 0, sh->has_idle_cores = smt;
+        if (SdShared* sh = m_st.llcShared(c)) sh->nr_busy_cpus = 0;
+    m_st.seedIdleMachineHints();  // has_idle_cores with SMT (the replay starts a trace the same way)
     m_st.jiffies = m_jiffies0;
     for (auto& c : m_cpus) c.last_decay_max_lb_cost.assign(c.max_newidle_lb_cost.size(), m_jiffies0);
     for (int c = 0; c < m_nrCpus; ++c) m_st.rq[c].max_idle_balance_cost = sysctlMigrationCost();  // sched_init()

@@ -178,6 +178,7 @@ AgreeReport agree(const Trace& t, std::shared_ptr<const Topology> topo, const Kn
 
     // Pass 2 (§3): apply events in file order; decide at each waking that is a decision.
     MachineState st(topo);
+    st.seedIdleMachineHints();  // as the engine's machine at t = 0: idle, and up for a while
     std::vector<RCpu> cpu(static_cast<std::size_t>(ncpu));
     std::unordered_map<std::int32_t, RTask> tasks;
     std::unordered_map<std::int32_t, Task> idleTasks;  // the idle task of each CPU, keyed by CPU (all print as pid 0)

@@ -264,6 +264,12 @@ json runReportJson(const Scenario& s, const RunResult& r) {
                              {"window_ms", (st.window_len_ns > 0 ? st.window_len_ns : so.window_ns) / 1000000},
                              {"wind_down_s", st.wind_down_ns >= 0 ? json(double(st.wind_down_ns) / 1e9) : json(nullptr)},
                              {"stable_windows_needed", so.windows},
+                             {"drifting", st.drifting},
+                             {"drift", st.drifting ? json{{"settled_s", double(st.drift_from_ns) / 1e9},
+                                                          {"busy_cpus", st.drift_busy},
+                                                          {"rq_len", st.drift_rq},
+                                                          {"migrations_per_s", st.drift_migr}}
+                                                    : json(nullptr)},
                              {"plateaus_left", st.plateaus_left},
                              {"plateau_s", st.plateaus_left > 0 ? json::array({double(st.plateau_from_ns) / 1e9, double(st.plateau_left_ns) / 1e9})
                                                                : json(nullptr)},

@@ -152,6 +152,16 @@ struct MachineState {
     RqUpdateHook* hook = nullptr;          ///< set by the engine
 
     int nrCpus() const { return int(rq.size()); }
+    /// The hints of an idle machine that has been up (the engine's t = 0, a trace's start):
+    /// with SMT, has_idle_cores set in every LLC (the last CPU of each core to go idle set it
+    /// in __update_idle_core(); only a core scan that finds no idle core clears it), as
+    /// nr_idle_scan is seeded to the LLC's size. sd_init()'s zeroed 0s last only until the
+    /// first idle entry and the first LLC balance after the domains are built.
+    void seedIdleMachineHints() {
+        const bool smt = sd->smtActive();
+        for (int c = 0; c < nrCpus(); ++c)
+            if (SdShared* sh = llcShared(c)) sh->has_idle_cores = smt;
+    }
     SdShared* llcShared(int cpu) {
         int id = sd->sd_llc_shared(cpu);
         return id < 0 ? nullptr : &shared[id];

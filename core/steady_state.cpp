@@ -58,14 +58,16 @@ void SteadyState::sample(const SteadyCounters& c) {
     m_scanN = 0;
     m_windows.push_back(w);
     m_start = c;
-    // Settled already: does this window leave the settled state (well outside its band)?
+    // Settled already: does this window leave the settled state (well outside its band)? The
+    // band is the settling run's means, fixed when it settled: measured against the mean of all
+    // settled windows so far, a slow drift moved its own band along and was never left (the seed
+    // hackbench's baseline at -l 120000: "steady" from 0.82 s while its migrations fell from 6.0
+    // to 2.2 M/s and its busy CPUs rose from 296 to 343 over the next 3.5 s).
     if (m_steadyFrom >= 0) {
-        const double n = double(m_windows.size() - 1 - std::size_t(m_steadyFrom));  // the settled windows before this one
-        const double busy = m_settledBusy / n, rq = m_settledRq / n;
-        m_settledBusy += w.busy_cpus;  // in window order: the same sums as adding them up again
-        m_settledRq += w.rq_len;
-        const double band = 1.5 * m_o.tolerance;
-        const bool out = (busy > 0 && std::abs(w.busy_cpus - busy) > band * busy) || (rq > 0 && std::abs(w.rq_len - rq) > band * rq);
+        const double band = 1.5 * m_o.tolerance, migrBand = 1.5 * m_o.migration_tolerance;
+        const bool out = (m_bandBusy > 0 && std::abs(w.busy_cpus - m_bandBusy) > band * m_bandBusy) ||
+                         (m_bandRq > 0 && std::abs(w.rq_len - m_bandRq) > band * m_bandRq) ||
+                         (m_bandMigr >= m_o.migration_floor && std::abs(w.migrations_per_s - m_bandMigr) > migrBand * m_bandMigr);
         m_outside = out ? m_outside + 1 : 0;
         if (m_outside >= std::max(1, m_o.leave_windows)) {
             const std::size_t first = m_windows.size() - std::size_t(m_outside);
@@ -92,8 +94,11 @@ void SteadyState::sample(const SteadyCounters& c) {
                           std::abs(trend(m_windows, from, &SteadyWindow::rq_len)) <= m_o.tolerance / 2;
         if (busyOk && rqOk && migrOk && flat) {
             m_steadyFrom = int(from);
-            m_settledBusy = m_settledRq = 0;
-            for (std::size_t i = from; i < m_windows.size(); ++i) m_settledBusy += m_windows[i].busy_cpus, m_settledRq += m_windows[i].rq_len;
+            m_bandBusy = m_bandRq = 0;
+            for (std::size_t i = from; i < m_windows.size(); ++i) m_bandBusy += m_windows[i].busy_cpus, m_bandRq += m_windows[i].rq_len;
+            m_bandBusy /= double(k);
+            m_bandRq /= double(k);
+            m_bandMigr = migrMean;
         }
     }
 }
@@ -113,6 +118,30 @@ SteadyResult SteadyState::result() const {
     r.trend_busy = trend(m_windows, lastFrom, &SteadyWindow::busy_cpus);
     r.trend_rq = trend(m_windows, lastFrom, &SteadyWindow::rq_len);
     r.reached = m_steadyFrom >= 0;
+    if (r.reached) {  // settled, but does it still drift inside its band?
+        const std::size_t from = std::size_t(m_steadyFrom), n = m_windows.size() - from, third = n / 3;
+        if (third >= 2) {
+            const auto mean = [&](std::size_t a, double SteadyWindow::*f) {
+                double sum = 0;
+                for (std::size_t i = a; i < a + third; ++i) sum += m_windows[i].*f;
+                return sum / double(third);
+            };
+            const auto drift = [&](double SteadyWindow::*f) {
+                const double a = mean(from, f), b = mean(m_windows.size() - third, f);
+                return a > 0 ? (b - a) / a : 0.0;
+            };
+            r.drift_busy = drift(&SteadyWindow::busy_cpus);
+            r.drift_rq = drift(&SteadyWindow::rq_len);
+            r.drift_migr = drift(&SteadyWindow::migrations_per_s);
+            const bool migrCounts = mean(from, &SteadyWindow::migrations_per_s) >= m_o.migration_floor;
+            if (std::abs(r.drift_busy) > m_o.tolerance / 2 || std::abs(r.drift_rq) > m_o.tolerance / 2 ||
+                (migrCounts && std::abs(r.drift_migr) > m_o.migration_tolerance)) {
+                r.drifting = true;
+                r.drift_from_ns = m_windows[from].t0;
+                r.reached = false;
+            }
+        }
+    }
     r.plateaus_left = m_plateausLeft;
     r.plateau_from_ns = m_plateauFrom;
     r.plateau_left_ns = m_plateauLeft;
@@ -158,6 +187,9 @@ std::string describeSteady(const SteadyResult& r, const SteadyStateOptions& o) {
     if (r.reached)
         return fmt::format("steady from {:.3f} s ({} stable {} ms windows: +-{:.0f} %, migr. +-{:.0f} %)", double(r.from_ns) / 1e9, o.windows,
                            winMs, o.tolerance * 100, o.migration_tolerance * 100);
+    if (r.drifting)
+        return fmt::format("NOT steady: settled at {:.2f} s but drifts: busy CPUs {:+.0f} %, rq {:+.0f} %, migr. {:+.0f} % first to last third",
+                           double(r.drift_from_ns) / 1e9, r.drift_busy * 100, r.drift_rq * 100, r.drift_migr * 100);
     if (r.plateaus_left > 0)
         return fmt::format("NOT steady: left its plateau ({:.2f}-{:.2f} s), not settled again", double(r.plateau_from_ns) / 1e9,
                            double(r.plateau_left_ns) / 1e9);

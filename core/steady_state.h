@@ -23,9 +23,10 @@ struct SteadyStateOptions {
     double migration_tolerance = 0.20;  ///< migrations per second (counts are noisier): +-20 %
     double migration_floor = 1000;      ///< below this many migrations per second the rate counts as stable
     /// After the machine settled, this many consecutive windows whose busy CPUs or rq length lie
-    /// more than 1.5 x `tolerance` from the settled windows' mean mean it left that state (a
-    /// plateau, e.g. one socket busy before balancing spreads the job over the other): the
-    /// search starts again from the first of them.
+    /// more than 1.5 x `tolerance` (migrations: 1.5 x `migration_tolerance`) from the means of
+    /// the windows it settled on mean it left that state (a plateau, e.g. one socket busy before
+    /// balancing spreads the job over the other, or a slow drift): the search starts again from
+    /// the first of them.
     int leave_windows = 2;
 };
 
@@ -80,6 +81,14 @@ struct SteadyResult {
     /// The change from the first to the last of those windows, relative to their mean (a run
     /// within the band that still drifts is not settled either).
     double trend_busy = 0, trend_rq = 0;
+    /// Over the steady windows (at least 6): the last third's mean against the first third's,
+    /// relative and signed. A run whose busy CPUs or rq length move more than tolerance / 2, or
+    /// whose migration rate moves more than migration_tolerance, between them still drifts
+    /// inside its band: it is not settled (`reached` false, `drifting` true, the figures are the
+    /// last windows'). The seed hackbench's baseline at -l 30000: migrations -24 % over 0.6 s.
+    bool drifting = false;
+    double drift_busy = 0, drift_rq = 0, drift_migr = 0;
+    std::int64_t drift_from_ns = -1;  ///< where the drifting run had settled
     /// Plateaus the machine settled on and then left (see SteadyStateOptions::leave_windows):
     /// how many, and the last one's start and the time it was left (-1: none).
     int plateaus_left = 0;
@@ -110,7 +119,7 @@ private:
     int m_steadyFrom = -1;   ///< index of the first steady window, -1 none yet
     std::size_t m_searchFrom = 0;  ///< the first window a steady run may start at (after a plateau left)
     int m_outside = 0;             ///< consecutive windows outside the settled band
-    double m_settledBusy = 0, m_settledRq = 0;  ///< sums over the settled windows (their mean is the band's centre)
+    double m_bandBusy = 0, m_bandRq = 0, m_bandMigr = 0;  ///< the settling run's means: the band's centre
     int m_plateausLeft = 0;
     std::int64_t m_plateauFrom = -1, m_plateauLeft = -1;
     std::int64_t m_windDown = -1;

@@ -646,6 +646,37 @@ TEST(SteadyState, APlateauTheMachineLeavesIsNotItsSteadyState) {
     EXPECT_EQ(noisy.result().plateaus_left, 0);
 }
 
+// A slow drift after settling is not a steady state either: the seed hackbench's baseline at
+// -l 120000 "settled" at 0.82 s, then its migrations fell from 6.0 to 2.2 M/s over 3.5 s (and
+// its busy CPUs rose 15 %) while each window stayed near the running mean of the ones before.
+// The band is now the settling run's, fixed: the drift leaves it, and the steady state is
+// found where the drift has ended.
+TEST(SteadyState, ASlowDriftLeavesTheBandItSettledIn) {
+    const auto migr = [](double s) { return s < 1.0 ? 6.0e6 : s < 4.0 ? 6.0e6 - (s - 1.0) * (3.8e6 / 3.0) : 2.2e6; };
+    const SteadyState st = feed(6000000000, [](double) { return 300.0; }, migr);
+    const SteadyResult r = st.result();
+    ASSERT_TRUE(r.reached);
+    EXPECT_GE(r.plateaus_left, 1);
+    EXPECT_GE(r.from_ns, 3000000000) << describeSteady(r, st.options());
+    EXPECT_NEAR(r.migrations_per_s, 2.2e6, 0.15e6);
+    // The same drift in a run that ends (winds down) before it leaves the band: settled, but
+    // still drifting between the first and last thirds of its windows, so not settled.
+    const SteadyState shortRun = feed(2400000000, [](double) { return 300.0; }, migr);
+    const SteadyResult d = shortRun.result();
+    EXPECT_FALSE(d.reached);
+    EXPECT_TRUE(d.drifting);
+    EXPECT_LT(d.drift_migr, -0.20);
+    EXPECT_LT(d.drift_from_ns, 300000000);
+    EXPECT_NE(describeSteady(d, shortRun.options()).find("NOT steady: settled at 0."), std::string::npos) << describeSteady(d, shortRun.options());
+    EXPECT_NE(describeSteady(d, shortRun.options()).find("migr. -"), std::string::npos) << describeSteady(d, shortRun.options());
+    // A flat run with the same noise as the seed run's steady windows (+-14 %) stays settled.
+    const SteadyState flat = feed(6000000000, [](double) { return 300.0; }, [](double s) { return int(s * 1000) % 120 < 60 ? 2.0e6 : 2.6e6; });
+    ASSERT_TRUE(flat.result().reached);
+    EXPECT_FALSE(flat.result().drifting);
+    EXPECT_EQ(flat.result().plateaus_left, 0);
+    EXPECT_LT(flat.result().from_ns, 300000000);
+}
+
 // The job's wind-down (its workers leaving one by one) is not steady state: no window closes
 // after the first exit, so the tail does not pull the steady figures down or make a settled
 // run look unsettled. (Before, Aaron's g10 run with idle-delay-v2 was "NOT steady": its last
