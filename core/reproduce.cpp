@@ -31,7 +31,7 @@ Claim mathieu(const std::string& id, const ClaimSide& patch, double published) {
     c.id = id;
     c.source = "Mathieu Desnoyers 2023-07-25/26, 2 x EPYC 9654 (384 CPUs), hackbench -g 32 -f 20 --threads --pipe -s 100";
     c.scenario = "mathieu-hackbench-epyc-9654.json";
-    c.loops = 0;  // as shipped (-l 30000, 1/16 of the original -l 480000): the baseline settles from 0.16-1.0 s (seeds 1-3; seed 1 after a plateau)
+    c.loops = 0;  // as shipped (-l 30000, 1/16 of the original -l 480000): the baseline still drifts at its wind-down (settled only from about 4.3 s at -l 120000, seed 1; README)
     c.quick_loops = 2000;
     c.base = side("baseline");
     c.patch = patch;
@@ -45,7 +45,7 @@ Claim aaron(int groups, const ClaimSide& patch, double base, double published) {
     c.id = fmt::format("aaron-g{}-{}", groups, patch.preset == "baseline" ? "tg-ratelimit" : "v2");
     c.source = fmt::format("Aaron Lu 2023-08-01, 2 x Sapphire Rapids (224 CPUs), hackbench -g {} -f 20 (threads, pipes)", groups);
     c.scenario = fmt::format("aaron-hackbench-spr-g{}.json", groups);
-    c.loops = 0;  // as shipped (-l 20000: every run settles before its wind-down)
+    c.loops = 0;  // as shipped (-l 20000; the g10 and g32 baselines still drift at their wind-down)
     c.quick_loops = 2000;
     c.base = side("baseline");
     c.patch = patch;
