@@ -77,9 +77,10 @@ struct CostModel {
     std::int64_t hot_set_bytes = 16384;        ///< default hot set (a workload may set its own)
     // SMT: speed of a thread while another thread of its core is busy, per 1024.
     std::int64_t smt_busy_speed = 614;         ///< 0.6
-    // tg->load_avg contention (ns of CPU per update).
+    // tg->load_avg contention (ns of CPU per access to the line: update_tg_load_avg()'s
+    // writes and update_cfs_group()'s reads).
     std::int64_t tg_update_base = 50;
-    std::int64_t tg_update_per_cpu = 150;      ///< per other CPU that updated within the window
+    std::int64_t tg_update_per_cpu = 150;      ///< per update of the line within the window
     std::int64_t tg_update_window = 1000;
     std::int64_t tg_update_cap = 5000;
     std::int64_t tg_ratelimit_ns = 0;          ///< Aaron Lu's ratelimit (1 ms); 0 = off (6.1)

@@ -705,17 +705,61 @@ void Engine::syncRq(int cpu) {
     recordStateChange(cpu);
 }
 
-std::int64_t Engine::tgUpdateCost() {
+// The cost of one access to tg->load_avg's cache line (spec/workloads.md 2.1, Aaron Lu's
+// profile: update_cfs_group() + update_load_avg() 25-36 % of the cycles of SPR hackbench):
+// the line is contended in proportion to how many updates it took in the last window, whether
+// this access writes it (update_tg_load_avg()'s atomic_long_add) or reads it
+// (calc_group_shares()'s atomic_long_read). A write is recorded for the accesses after it.
+std::int64_t Engine::tgLineAccessCost(bool write) {
     const double s = m_cfg.cost.s(CostTerm::tg_load_avg);
     if (s == 0.0) return 0;
     const CostModel& cm = m_cfg.cost;
+    // The ring holds the last updates' times in order (time never goes back): count back from
+    // the newest while inside the window.
+    const std::size_t n = m_tgRecent.size();
+    const std::int64_t from = m_now - cm.tg_update_window;
     int recent = 0;
-    for (auto t : m_tgRecent)
-        if (t > m_now - cm.tg_update_window) recent++;
-    m_tgRecent[m_tgPos] = m_now;
-    m_tgPos = (m_tgPos + 1) % m_tgRecent.size();
+    for (std::size_t k = 0, i = m_tgPos; k < n; ++k) {
+        i = i == 0 ? n - 1 : i - 1;
+        if (m_tgRecent[i] <= from) break;
+        recent++;
+    }
+    if (write) {
+        m_tgRecent[m_tgPos] = m_now;
+        m_tgPos = m_tgPos + 1 == n ? 0 : m_tgPos + 1;
+    }
     const std::int64_t cost = std::min(cm.tg_update_cap, cm.tg_update_base + cm.tg_update_per_cpu * recent);
     return cm.c(CostTerm::tg_load_avg, cost);
+}
+
+// CPU time on the tg->load_avg line, paid by the task whose step does the update (a remote
+// enqueue is the waker's work) or, outside a step, by whatever runs next on `cpu`.
+void Engine::chargeTg(int cpu, std::int64_t cost) {
+    if (cost == 0) return;
+    m_metrics.cost_tg += cost;
+    if (m_stepping >= 0 && m_stepCpu >= 0) m_tasks[m_stepping].work_left += cost;
+    else addPendingCharge(cpu, cost);
+}
+
+// update_tg_load_avg(cfs_rq): only when the contribution moved by more than 1/64 (and, with
+// Aaron Lu's ratelimit, at most once per tg_ratelimit_ns per cfs_rq).
+void Engine::update_tg_load_avg(int cpu) {
+    Cpu& c = m_cpus[cpu];
+    const std::int64_t delta = std::int64_t(c.avg.load_avg) - c.tg_contrib;
+    if ((delta < 0 ? -delta : delta) > c.tg_contrib / 64 &&
+        (m_cfg.cost.tg_ratelimit_ns == 0 || m_now - c.last_tg_update >= m_cfg.cost.tg_ratelimit_ns)) {
+        c.tg_contrib = std::int64_t(c.avg.load_avg);
+        c.last_tg_update = m_now;
+        m_metrics.tg_updates++;
+        chargeTg(cpu, tgLineAccessCost(true));
+    }
+}
+
+// update_cfs_group() of the task group's entity: calc_group_shares() reads tg->load_avg, on
+// every enqueue and dequeue of a task of the group and at every entity_tick().
+void Engine::update_cfs_group(int cpu) {
+    m_metrics.tg_reads++;
+    chargeTg(cpu, tgLineAccessCost(false));
 }
 
 // sync_entity_load_avg(): __update_load_avg_blocked_se() to cfs_rq_last_update_time() of
@@ -726,7 +770,7 @@ void Engine::sync_entity_load_avg(Task& p) {
 
 // update_load_avg(cfs_rq, se, UPDATE_TG): the entity, removed load, the cfs_rq,
 // then update_tg_load_avg() (with the optional 1 ms ratelimit).
-void Engine::updateLoadAvg(int cpu, SimTask* se) {
+void Engine::updateLoadAvg(int cpu, SimTask* se, unsigned flags) {
     Cpu& c = m_cpus[cpu];
     const std::uint64_t now = std::uint64_t(m_now);
     if (se) {
@@ -754,28 +798,19 @@ void Engine::updateLoadAvg(int cpu, SimTask* se) {
     }
     const unsigned long nr = (unsigned long)(c.queue.size() + (c.curr >= 0 ? 1 : 0));
     decayed |= pelt_update_cfs(now, c.avg, 1024 * nr, nr, c.curr >= 0 ? 1 : 0);
-    if (decayed) {
-        // update_tg_load_avg(): only when the contribution moved by more than 1/64.
-        const std::int64_t delta = std::int64_t(c.avg.load_avg) - c.tg_contrib;
-        if ((delta < 0 ? -delta : delta) > c.tg_contrib / 64 &&
-            (m_cfg.cost.tg_ratelimit_ns == 0 || m_now - c.last_tg_update >= m_cfg.cost.tg_ratelimit_ns)) {
-            c.tg_contrib = std::int64_t(c.avg.load_avg);
-            c.last_tg_update = m_now;
-            const std::int64_t cost = tgUpdateCost();
-            m_metrics.cost_tg += cost;
-            if (m_stepping >= 0 && m_stepCpu >= 0) m_tasks[m_stepping].work_left += cost;
-            else addPendingCharge(cpu, cost);
-        }
-    }
+    // update_load_avg(): DO_ATTACH (the entity was attached: a migration or a new task) updates
+    // tg->load_avg whether or not the cfs_rq decayed; otherwise UPDATE_TG when it decayed.
+    if ((flags & DO_ATTACH) || (decayed && (flags & UPDATE_TG))) update_tg_load_avg(cpu);
 }
 
 // enqueue_task_fair() + the engine's queue.
-void Engine::enqueueTask(int cpu, int id, bool wakeup, bool migrated) {
+void Engine::enqueueTask(int cpu, int id, bool wakeup, bool migrated, bool attached) {
     Cpu& c = m_cpus[cpu];
     SimTask& p = m_tasks[id];
     Rq& rq = m_st.rq[cpu];
     update_curr(cpu);
-    updateLoadAvg(cpu, &p);
+    updateLoadAvg(cpu, &p, UPDATE_TG | (migrated || attached ? DO_ATTACH : 0u));
+    update_cfs_group(cpu);  // the group entity on the parent cfs_rq
     // update_rq_clock() before an activation or attach: on an idle rq, update_rq_clock_pelt()
     // stamps rq->clock_idle (idle-delay v3's clock) -- when rq->curr is the idle task, not
     // while schedule() runs newidle balancing for a task that just slept (curr is still it).
@@ -814,6 +849,7 @@ void Engine::dequeueTask(int cpu, int id, bool sleep) {
     if (c.last_buddy == id) c.last_buddy = -1;
     update_curr(cpu);
     updateLoadAvg(cpu, &p);
+    update_cfs_group(cpu);  // the group entity on the parent cfs_rq
     c.util_est = std::max<std::int64_t>(0, c.util_est - std::int64_t(task_util_est(p.t.avg)));
     if (sleep && m_cfg.knobs.UTIL_EST) util_est_update_task(p.t.avg, m_cfg.knobs.UTIL_EST_FASTUP);
     if (c.curr == id) {
@@ -951,8 +987,9 @@ void Engine::schedule(int cpu) {
         SimTask& p = m_tasks[prev];
         accountSegment(cpu);
         update_curr(cpu);
-        // put_prev_entity(): back into the tree (still runnable: a preemption).
-        updateLoadAvg(cpu, &p);
+        // put_prev_entity(): back into the tree (still runnable: a preemption);
+        // update_load_avg(cfs_rq, prev, 0): no UPDATE_TG.
+        updateLoadAvg(cpu, &p, 0);
         setCurr(cpu, -1);
         clearBurst(cpu);
         p.state = TaskState::Runnable;
@@ -1326,7 +1363,8 @@ void Engine::onTick(int cpu) {
     }
     accountSegment(cpu);
     update_curr(cpu);
-    updateLoadAvg(cpu, &m_tasks[c.curr]);
+    updateLoadAvg(cpu, &m_tasks[c.curr]);  // entity_tick(): update_load_avg(UPDATE_TG), update_cfs_group()
+    update_cfs_group(cpu);
     syncRq(cpu);
     m_metrics.bpf_len[cpu] = std::uint16_t(std::min<unsigned>(m_st.rq[cpu].nr_running, 65535));
     if (!c.queue.empty()) checkPreemptTick(cpu);
@@ -2069,7 +2107,7 @@ int Engine::spawn(std::uint16_t workload, const std::string& comm, int mm, int p
     // now first, then attaches the new entity (last_update_time 0: not aged) at that clock.
     updateLoadAvg(cpu, nullptr);
     attachLoadAvg(m_cpus[cpu], p);
-    enqueueTask(cpu, id, false, false);
+    enqueueTask(cpu, id, false, false, true);
     p.wake_time = m_now;
     setBuddies(cpu, id, d.preempted_curr, true);
     if (d.preempted_curr) reschedCpu(cpu, pcpu);

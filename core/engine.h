@@ -390,18 +390,23 @@ private:
     void leaveIdle(int cpu);
     void reschedCpu(int cpu, int from_cpu);
     std::int64_t kickDelay(int cpu, int from_cpu);
-    void enqueueTask(int cpu, int id, bool wakeup, bool migrated);
+    void enqueueTask(int cpu, int id, bool wakeup, bool migrated, bool attached = false);
     void dequeueTask(int cpu, int id, bool sleep);
     void queueInsert(int cpu, int id);
     void queueErase(int cpu, int id);
     void syncRq(int cpu);
     void updateMinVruntime(int cpu);
-    void updateLoadAvg(int cpu, SimTask* se);
+    // update_load_avg()'s flags (kernel/sched/fair.c).
+    static constexpr unsigned UPDATE_TG = 0x1, DO_ATTACH = 0x4;
+    void updateLoadAvg(int cpu, SimTask* se, unsigned flags = UPDATE_TG);
+    void update_tg_load_avg(int cpu);
+    void update_cfs_group(int cpu);
+    void chargeTg(int cpu, std::int64_t cost);
     void migrateTask(int id, int from, int to, MigrationCause cause, int on_cpu);
     void attachLoadAvg(Cpu& dst, SimTask& p);
     void postInitEntityUtilAvg(int cpu, SimTask& p);
     std::int64_t migrationCost(const SimTask& p, int from, int to) const;
-    std::int64_t tgUpdateCost();
+    std::int64_t tgLineAccessCost(bool write);
     void onTick(int cpu);
     void onIpi(int cpu);
     void onTimer(int id, std::uint32_t gen);

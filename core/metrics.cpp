@@ -96,6 +96,7 @@ void Metrics::resetCounters(std::int64_t t) {
     migrations = {};
     migration_matrix = {};
     cost_ctx_switch = cost_wakeup = cost_refill = cost_tg = cost_lock_wait = cost_scan = cost_lb = idle_exit_latency = 0;
+    tg_updates = tg_reads = 0;
     wakeup_latency.clear();
     std::fill(busy_ns.begin(), busy_ns.end(), 0);
     std::fill(rqlen_area.begin(), rqlen_area.end(), 0);

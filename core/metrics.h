@@ -89,6 +89,8 @@ struct Metrics {
     // Time spent in cost terms (ns of CPU), to see what a variant saved.
     std::int64_t cost_ctx_switch = 0, cost_wakeup = 0, cost_refill = 0, cost_tg = 0, cost_lock_wait = 0, cost_scan = 0, cost_lb = 0;
     std::int64_t idle_exit_latency = 0;  ///< summed C-state exit latency (ns of delay)
+    /// Accesses to tg->load_avg: update_tg_load_avg()'s writes, update_cfs_group()'s reads.
+    std::uint64_t tg_updates = 0, tg_reads = 0;
 
     LatencyHistogram wakeup_latency;  ///< sched_waking -> sched_switch in (ns)
 

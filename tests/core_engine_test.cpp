@@ -98,6 +98,63 @@ TEST(CostModel, MachineDefaultsAndOverrides) {
 
 // --- Engine basics -------------------------------------------------------------
 
+// --- tg->load_avg (spec/workloads.md 2.1: Aaron Lu's profile) -----------------------
+
+namespace {
+RunResult runWithCost(const Scenario& s, const CostModel& cm) {
+    RunOptions o;
+    o.seed = 1;
+    return runScenario(s, s.variants.front(), cm, o);
+}
+}  // namespace
+
+// update_cfs_group() reads tg->load_avg (calc_group_shares()) on every enqueue and dequeue of
+// a task of the group and at every tick; update_tg_load_avg() writes it. Every access pays
+// the line's cost: with no contention term, exactly tg_update_base each.
+TEST(TgLoadAvg, EveryEnqueueDequeueAndTickReadsTheLineAndEveryAccessIsCharged) {
+    const Scenario s = scenario(hb("qemu-2s2c2t", 2, 4, 200));
+    CostModel cm = s.cost;
+    cm.tg_update_base = 1000;
+    cm.tg_update_per_cpu = 0;
+    RunResult r = runWithCost(s, cm);
+    const Metrics& m = r.engine->metrics();
+    ASSERT_GT(m.ttwu_count, 1000u);
+    // Each wakeup that is not ttwu_runnable() enqueues the task, each sleep dequeued it first.
+    EXPECT_GT(m.tg_reads, m.ttwu_count);
+    EXPECT_GT(m.tg_updates, 0u);
+    EXPECT_EQ(m.cost_tg, std::int64_t(1000 * (m.tg_reads + m.tg_updates)));
+}
+
+// update_load_avg(UPDATE_TG | DO_ATTACH): attaching a migrated (or new) task's load updates
+// tg->load_avg on the destination at once, whether or not the cfs_rq decayed in this PELT
+// period; the source's removed load updates it at the source's next update. So there are
+// at least as many updates as migrations.
+TEST(TgLoadAvg, AMigrationUpdatesItWhereTheTaskIsAttached) {
+    const Scenario s = scenario(hb("qemu-2s2c2t", 4, 10, 300));
+    RunResult r = runWithCost(s, s.cost);
+    const Metrics& m = r.engine->metrics();
+    ASSERT_GT(m.migrationsTotal(), 500u);
+    EXPECT_GE(m.tg_updates, m.migrationsTotal());
+}
+
+// The line's cost grows with the updates in the last window, for reads and writes alike; Aaron
+// Lu's ratelimit (at most one update per cfs_rq per ms) cuts the updates, and so the cost of
+// the reads too.
+TEST(TgLoadAvg, ContentionFollowsTheUpdatesAndTheRatelimitCutsIt) {
+    const Scenario s = scenario(hb("qemu-2s2c2t", 4, 10, 300));
+    const CostModel base = s.cost;
+    CostModel limited = s.cost;
+    limited.tg_ratelimit_ns = 1000000;
+    RunResult a = runWithCost(s, base), b = runWithCost(s, limited);
+    const Metrics& ma = a.engine->metrics();
+    const Metrics& mb = b.engine->metrics();
+    const auto accesses = [](const Metrics& m) { return std::int64_t(m.tg_reads + m.tg_updates); };
+    // Contended: on average more than the uncontended base per access.
+    EXPECT_GT(ma.cost_tg, accesses(ma) * base.tg_update_base * 2);
+    EXPECT_LT(mb.tg_updates * 5, ma.tg_updates);
+    EXPECT_LT(double(mb.cost_tg) / double(accesses(mb)), 0.5 * double(ma.cost_tg) / double(accesses(ma)));
+}
+
 TEST(Engine, TaskStateIsSmall) { EXPECT_LT(sizeof(SimTask), 1024u); }
 
 TEST(Engine, HackbenchConservesMessagesAndFinishes) {
