@@ -714,19 +714,17 @@ std::int64_t Engine::tgLineAccessCost(bool write) {
     const double s = m_cfg.cost.s(CostTerm::tg_load_avg);
     if (s == 0.0) return 0;
     const CostModel& cm = m_cfg.cost;
-    // The ring holds the last updates' times in order (time never goes back): count back from
-    // the newest while inside the window.
+    // The ring holds the last updates' times in order (time never goes back); the newest
+    // m_tgInWindow of them are inside the window. The window only moves forward, so an update
+    // that left it never comes back: drop from the oldest end.
     const std::size_t n = m_tgRecent.size();
     const std::int64_t from = m_now - cm.tg_update_window;
-    int recent = 0;
-    for (std::size_t k = 0, i = m_tgPos; k < n; ++k) {
-        i = i == 0 ? n - 1 : i - 1;
-        if (m_tgRecent[i] <= from) break;
-        recent++;
-    }
+    while (m_tgInWindow > 0 && m_tgRecent[(m_tgPos + n - m_tgInWindow) % n] <= from) m_tgInWindow--;
+    const int recent = int(m_tgInWindow);
     if (write) {
         m_tgRecent[m_tgPos] = m_now;
         m_tgPos = m_tgPos + 1 == n ? 0 : m_tgPos + 1;
+        if (m_tgInWindow < n) m_tgInWindow++;  // else the oldest was overwritten
     }
     const std::int64_t cost = std::min(cm.tg_update_cap, cm.tg_update_base + cm.tg_update_per_cpu * recent);
     return cm.c(CostTerm::tg_load_avg, cost);

@@ -510,6 +510,7 @@ private:
     std::uint64_t m_plannedSteps = 0, m_plansCut = 0, m_plansMade = 0;
     std::vector<std::int64_t> m_tgRecent;  ///< ring of recent tg->load_avg update times
     std::size_t m_tgPos = 0;
+    std::size_t m_tgInWindow = 0;  ///< the newest of them inside tg_update_window
     std::uint64_t m_invariantChecks = 0;
     std::vector<std::uint16_t> m_rowBuf;
     std::vector<int> m_llcShared;  ///< MachineState::shared's index of each LLC (the steady state's nr_idle_scan samples)
