@@ -369,7 +369,7 @@ std::string reproduceTable(const std::vector<ClaimOutcome>& out, bool quick, dou
                      quick ? " (quick runs)" : "");
     if (seeds.size() > 1) o += fmt::format("{} claims flip with the seed: their direction is not a result.\n", flips);
     o += "\nwhy (base -> patch): busy CPUs and migrations/s from the steady state (or the last windows), whole-run migrations,\n"
-         "idle-delay hits, CPU time in tg->load_avg updates and cache refills, where each run settled\n";
+         "idle-delay hits, CPU time on the tg->load_avg line and in cache refills, where each run settled\n";
     for (const auto& c : out) {
         const Claim& k = *c.claim;
         std::string sets;
