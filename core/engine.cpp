@@ -124,7 +124,7 @@ Engine::Engine(EngineConfig cfg)
     m_metrics.llc_last.assign(llcIds.size(), 0);
     m_metrics.idle_while_overloaded_ns.assign(llcIds.size(), 0);
     for (int c = 0; c < m_nrCpus; ++c) m_metrics.llc_idle[m_cpus[c].llc]++;
-    m_tgRecent.assign(64, std::numeric_limits<std::int64_t>::min() / 2);
+    m_tgRecent.fill(std::numeric_limits<std::int64_t>::min() / 2);
     if (m_cfg.cost.cstates.empty()) m_cfg.cost.cstates = {{"POLL", 0, 0}};
     m_rowBuf.resize(std::size_t(m_nrCpus));
     for (int c = 0; c < m_nrCpus; ++c)
@@ -717,9 +717,10 @@ std::int64_t Engine::tgLineAccessCost(bool write) {
     // The ring holds the last updates' times in order (time never goes back); the newest
     // m_tgInWindow of them are inside the window. The window only moves forward, so an update
     // that left it never comes back: drop from the oldest end.
-    const std::size_t n = m_tgRecent.size();
+    constexpr std::size_t n = kTgRecent;
+    static_assert((n & (n - 1)) == 0);
     const std::int64_t from = m_now - cm.tg_update_window;
-    while (m_tgInWindow > 0 && m_tgRecent[(m_tgPos + n - m_tgInWindow) % n] <= from) m_tgInWindow--;
+    while (m_tgInWindow > 0 && m_tgRecent[(m_tgPos - m_tgInWindow) & (n - 1)] <= from) m_tgInWindow--;
     const int recent = int(m_tgInWindow);
     if (write) {
         m_tgRecent[m_tgPos] = m_now;

@@ -508,7 +508,8 @@ private:
     int m_planning = -1;           ///< CPU whose plan Workload::plan() is building
     EventKey m_cur;
     std::uint64_t m_plannedSteps = 0, m_plansCut = 0, m_plansMade = 0;
-    std::vector<std::int64_t> m_tgRecent;  ///< ring of recent tg->load_avg update times
+    static constexpr std::size_t kTgRecent = 64;  ///< a power of two: the ring's index is a mask
+    std::array<std::int64_t, kTgRecent> m_tgRecent{};  ///< ring of recent tg->load_avg update times
     std::size_t m_tgPos = 0;
     std::size_t m_tgInWindow = 0;  ///< the newest of them inside tg_update_window
     std::uint64_t m_invariantChecks = 0;
