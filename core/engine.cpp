@@ -767,8 +767,8 @@ void Engine::sync_entity_load_avg(Task& p) {
     pelt_update(m_cpus[p.cpu].avg.last_update_time, p.avg, 0, 0, 0);
 }
 
-// update_load_avg(cfs_rq, se, UPDATE_TG): the entity, removed load, the cfs_rq,
-// then update_tg_load_avg() (with the optional 1 ms ratelimit).
+// update_load_avg(cfs_rq, se, flags): the entity, removed load, the cfs_rq, then
+// update_tg_load_avg() on DO_ATTACH, or on UPDATE_TG when the cfs_rq decayed.
 void Engine::updateLoadAvg(int cpu, SimTask* se, unsigned flags) {
     Cpu& c = m_cpus[cpu];
     const std::uint64_t now = std::uint64_t(m_now);

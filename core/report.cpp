@@ -193,8 +193,7 @@ std::string runReportText(const Scenario& s, const RunResult& r) {
                      double(m.cost_lock_wait) / 1e6, double(m.cost_scan) / 1e6, double(m.cost_lb) / 1e6, double(m.idle_exit_latency) / 1e6);
     // Aaron Lu's "tg->load_avg%" (update_cfs_group() + update_load_avg() in perf): the share of
     // the tasks' CPU time spent on the tg->load_avg line.
-    double busyNs = 0;
-    for (const auto b : m.busy_ns) busyNs += double(b);
+    const double busyNs = double(sum(m.busy_ns));
     o += fmt::format("tg->load_avg: {} updates (update_tg_load_avg), {} reads (update_cfs_group), {:.1f} % of the busy CPU time\n",
                      m.tg_updates, m.tg_reads, busyNs > 0 ? 100.0 * double(m.cost_tg) / busyNs : 0.0);
     return o;

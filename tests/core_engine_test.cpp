@@ -96,8 +96,6 @@ TEST(CostModel, MachineDefaultsAndOverrides) {
     EXPECT_THROW(epyc.set("off=bogus"), CostError);
 }
 
-// --- Engine basics -------------------------------------------------------------
-
 // --- tg->load_avg (spec/workloads.md 2.1: Aaron Lu's profile) -----------------------
 
 namespace {
@@ -154,6 +152,8 @@ TEST(TgLoadAvg, ContentionFollowsTheUpdatesAndTheRatelimitCutsIt) {
     EXPECT_LT(mb.tg_updates * 5, ma.tg_updates);
     EXPECT_LT(double(mb.cost_tg) / double(accesses(mb)), 0.5 * double(ma.cost_tg) / double(accesses(ma)));
 }
+
+// --- Engine basics -------------------------------------------------------------
 
 TEST(Engine, TaskStateIsSmall) { EXPECT_LT(sizeof(SimTask), 1024u); }
 
