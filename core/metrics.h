@@ -49,6 +49,9 @@ struct WorkloadReport {
     std::string command;
     std::vector<std::string> output;           ///< lines as the real tool prints them
     std::vector<HeadlineValue> headline;
+    /// What schedlab saw inside the workload that the real tool does not print (compare shows
+    /// them under the headline values, the JSON as "counters"; not a result in themselves).
+    std::vector<HeadlineValue> counters;
     std::vector<std::pair<std::string, LatencyHistogram>> histograms;  ///< name, values in ns
 };
 

@@ -228,7 +228,9 @@ json runReportJson(const Scenario& s, const RunResult& r) {
     for (const auto& rep : r.reports) {
         json h;
         for (const auto& v : rep.headline) h[v.key] = v.value;
-        wl.push_back({{"name", rep.name}, {"command", rep.command}, {"output", rep.output}, {"headline", h}});
+        json cnt = json::object();
+        for (const auto& v : rep.counters) cnt[v.key] = v.value;
+        wl.push_back({{"name", rep.name}, {"command", rep.command}, {"output", rep.output}, {"headline", h}, {"counters", cnt}});
     }
     j["workloads"] = wl;
     j["schedstat"] = {{"ttwu_count", m.ttwu_count}, {"ttwu_local", m.ttwu_local}, {"ttwu_wakelist", m.ttwu_wakelist},
@@ -399,6 +401,10 @@ std::vector<CompareRow> compareRows(const std::vector<const RunResult*>& runs) {
             add(hv.label, hv.decimals, hv.lower_is_better ? -1 : 1,
                 [&](const RunResult& x) { return x.reports[w].headline.size() > h ? x.reports[w].headline[h].value : 0.0; });
         }
+        // What schedlab saw inside the workload (no better or worse: the change is not marked).
+        for (std::size_t k = 0; k < first.reports[w].counters.size(); ++k)
+            add("  " + first.reports[w].counters[k].label, first.reports[w].counters[k].decimals, 0,
+                [&](const RunResult& x) { return x.reports[w].counters.size() > k ? x.reports[w].counters[k].value : 0.0; });
     }
     auto M = [](const RunResult& x) -> const Metrics& { return x.engine->metrics(); };
     section("wakeups");

@@ -108,6 +108,7 @@ public:
             r.output.push_back(fmt::format("Time: {:.3f}", secs));
         }
         if (!m_finished) r.output.push_back("(stopped before the last worker exited)");
+        reportPipes(e, r);
         if (std::getenv("SCHEDLAB_DUMP"))
             for (std::size_t i = 0; i < m_chan.size(); ++i)
                 r.output.push_back(fmt::format("  pipe {}: count {} pages {} tail {} head {} reader_waiting {} writers {}", i, m_chan[i].count,
@@ -271,6 +272,28 @@ private:
         if (c.pages == 0) return fresh;
         return std::max<std::int64_t>(c.pages + ceilPages(std::max<std::int64_t>(0, c.tail_written + n - pp)), fresh);
     }
+    // The pipes as schedlab saw them: how often a reader found its pipe empty and how many
+    // messages it read per wakeup, how long from the waking write to its first read, how often
+    // a writer found its pipe full (and, woken by a read of the full pipe, still full).
+    void reportPipes(const Engine& e, WorkloadReport& r) const {
+        syncAll(e);  // the planned reads before the current event count
+        std::int64_t received = 0;
+        for (const auto& c : m_chan) received += c.received;
+        const double perWake = m_rSleeps > 0 ? double(received) / double(m_rSleeps) : 0.0;
+        const char* what = m_p.pipe ? "pipe" : "socket";
+        r.output.push_back(fmt::format("(schedlab: receivers waited {} times on an empty {}: {:.1f} messages read per wakeup,", m_rSleeps,
+                                       what, perWake));
+        r.output.push_back(fmt::format(" {:.1f} us from the waking write to the first read at p50, {:.1f} us at p99;",
+                                       double(m_readLat.percentile(50)) / 1e3, double(m_readLat.percentile(99)) / 1e3));
+        r.output.push_back(fmt::format(" senders waited {} times on a full {}, {} of them woken to find it still full)", m_wSleeps, what,
+                                       m_wSleepsFull));
+        r.counters.push_back({"receiver_waits", "receivers waited (empty)", double(m_rSleeps), true, 0});
+        r.counters.push_back({"messages_per_receiver_wakeup", "messages per reader wakeup", perWake, false, 1});
+        r.counters.push_back({"wake_to_read_p50_us", "wake->first read p50 (us)", double(m_readLat.percentile(50)) / 1e3, true, 1});
+        r.counters.push_back({"sender_waits", "senders waited (full)", double(m_wSleeps), true, 0});
+        r.counters.push_back({"sender_waits_still_full", "  woken, still full", double(m_wSleepsFull), true, 0});
+        r.histograms.push_back({"waking write to first read", m_readLat});
+    }
     bool writeFits(const Channel& c, std::int64_t n) const {
         if (m_p.pipe) return pagesBound(c, n) <= 16;
         return c.count + n <= m_sockCap;
@@ -429,6 +452,7 @@ private:
                 const int id = e.spawn(m_index, recv ? "hackbench-recv" : "hackbench-send", mm, e.current(),
                                        recv ? kReceiver : kSender, g * m_p.fds + i, m_p.hot_set);
                 m_workers.push_back(id);
+                if (std::size_t(id) >= m_wokenAt.size()) m_wokenAt.resize(std::size_t(id) + 1, -1);
                 if (recv) m_chan[std::size_t(g * m_p.fds + i)].reader = id;
                 t.a++;
                 return Action::run(1000);
@@ -513,6 +537,8 @@ private:
         const bool waited = t.c != 0;
         const bool wasEmpty = c.count == 0;
         if (!tryWrite(c, waited)) {
+            m_wSleeps++;
+            m_wSleepsFull += waited;  // woken by a read of the full pipe, and it is still full (wait_event's recheck)
             t.c = 1;
             c.writers.push_back(e.current());
             if (c.resR > 0) e.cutPlan(c.reader);  // its reads may now have a writer to wake
@@ -527,6 +553,7 @@ private:
         if (c.resW > 0 && !writeFits(c, c.resW)) cutPlansOn(e, c);  // no room left for the planned writes
         if (wasEmpty && c.reader_waiting) {  // pipe_write: was_empty -> wake the reader (sync)
             c.reader_waiting = false;
+            m_wokenAt[std::size_t(c.reader)] = e.now();
             e.wake(c.reader, true);
         }
         if (waited && !full(c) && !c.writers.empty()) {  // wake_next_writer
@@ -545,6 +572,7 @@ private:
         Channel& c = m_chan[std::size_t(t.idx)];
         sync(e, c);
         if (c.count == 0) {
+            m_rSleeps++;
             c.reader_waiting = true;
             cutPlansOn(e, c);  // the next write wakes the reader
             // pipe_read() that finds the pipe empty: unlock, prepare_to_wait_exclusive(), the
@@ -553,6 +581,10 @@ private:
             // ttwu_runnable() (or its recheck sees the data) and it reads on, no switch.
             e.charge(m_rblock);
             return Action::block();
+        }
+        if (std::int64_t& woken = m_wokenAt[std::size_t(e.current())]; woken >= 0) {
+            m_readLat.record(e.now() - woken);  // from the write that woke it to this, its first read
+            woken = -1;
         }
         const bool wakeWriter = read(c);
         t.a++;
@@ -585,6 +617,14 @@ private:
     std::vector<Channel> m_chan;
     std::vector<PlanInfo> m_plan;  ///< by engine task id
     std::vector<int> m_cutTmp;
+    // What the pipes did (report(): messages per reader wakeup is what messages per context
+    // switch comes from). Counted in real steps only: a planned step never sleeps or is the
+    // first after a wakeup, so the counts are the same with and without coalescing.
+    std::int64_t m_rSleeps = 0;       ///< reads that found the pipe empty (the reader waits)
+    std::int64_t m_wSleeps = 0;       ///< writes that found it full (the writer waits)
+    std::int64_t m_wSleepsFull = 0;   ///< of those, a woken writer's retry that found it still full
+    std::vector<std::int64_t> m_wokenAt;  ///< by task id: when a write woke the waiting reader, -1 after its first read
+    LatencyHistogram m_readLat;       ///< a waiting reader: from the write that wakes it to its first read
 };
 
 // ---------------------------------------------------------------------------

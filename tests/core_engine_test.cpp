@@ -176,12 +176,60 @@ TEST(Engine, HackbenchConservesMessagesAndFinishes) {
     EXPECT_EQ(recv, sent);
     ASSERT_EQ(r.reports.size(), 1u);
     EXPECT_GT(r.reports[0].headline[0].value, 0.0);
-    EXPECT_NE(r.reports[0].output.back().find("Time: "), std::string::npos);
+    // hackbench's own output ends with its Time line; schedlab's pipe counters follow, marked as its own.
+    const auto& out = r.reports[0].output;
+    const auto time = std::find_if(out.begin(), out.end(), [](const std::string& l) { return l.rfind("Time: ", 0) == 0; });
+    ASSERT_NE(time, out.end());
+    ASSERT_NE(time + 1, out.end());
+    EXPECT_EQ((time + 1)->rfind("(schedlab: ", 0), 0u) << *(time + 1);
+    for (auto it = time + 2; it != out.end(); ++it) EXPECT_EQ(it->rfind(" ", 0), 0u) << *it;  // its continuation lines
+    EXPECT_EQ(out.back().back(), ')');
     // Every wakeup went through try_to_wake_up: the decision ring holds them.
     EXPECT_GT(e.metrics().ttwu_count, 0u);
     EXPECT_GT(e.metrics().ctx_switches, e.metrics().ttwu_count / 2);
     EXPECT_GT(e.metrics().ring_size, 0u);
     EXPECT_GT(e.invariantChecks(), 1000u);
+}
+
+// What the pipes did, as hackbench's report counts it: every time a receiver found its pipe
+// empty it waited, a write woke it and it read again (the last message read, it never waits
+// again), so its waits, the wakeups timed from the waking write to the first read, and the
+// messages read per wakeup agree with each other and with the job's messages; coalescing
+// does not change a count (every wait and every first read after one is a real step).
+TEST(Engine, HackbenchPipeCountersAgreeWithTheMessages) {
+    for (const bool pipe : {true, false}) {
+        const Scenario s = scenario(hb("qemu-2s2c2t", 2, 5, 400, true, pipe));
+        std::vector<std::vector<double>> counters;
+        for (const bool coalesce : {false, true}) {
+            RunOptions o;
+            o.coalesce = coalesce;
+            RunResult r = runScenario(s, s.variants.front(), s.cost, o);
+            ASSERT_TRUE(r.engine->done());
+            const WorkloadReport& rep = r.reports.at(0);
+            std::map<std::string, double> c;
+            std::vector<double> values;
+            for (const auto& v : rep.counters) {
+                c[v.key] = v.value;
+                values.push_back(v.value);
+            }
+            counters.push_back(values);
+            const double messages = 2.0 * 5 * 5 * 400;
+            ASSERT_GT(c.at("receiver_waits"), 0.0) << (pipe ? "pipe" : "socket");
+            EXPECT_NEAR(c.at("messages_per_receiver_wakeup") * c.at("receiver_waits"), messages, 1e-6 * messages);
+            const auto h = std::find_if(rep.histograms.begin(), rep.histograms.end(),
+                                        [](const auto& x) { return x.first == "waking write to first read"; });
+            ASSERT_NE(h, rep.histograms.end());
+            EXPECT_EQ(double(h->second.count()), c.at("receiver_waits"));  // each wait ends with one wakeup and one first read
+            EXPECT_GE(h->second.min(), 0);
+            EXPECT_LE(c.at("sender_waits_still_full"), c.at("sender_waits"));
+            // Each wait, a futile one's too, ended with a try_to_wake_up.
+            EXPECT_LE(c.at("receiver_waits") + c.at("sender_waits"), double(r.engine->metrics().ttwu_count));
+            // The JSON carries them.
+            const json j = runReportJson(s, r);
+            EXPECT_EQ(j["workloads"][0]["counters"]["receiver_waits"].get<double>(), c.at("receiver_waits"));
+        }
+        EXPECT_EQ(counters[0], counters[1]) << (pipe ? "pipe" : "socket") << ": coalescing changed a count";
+    }
 }
 
 // The kernel-style event stream is consistent with itself and with the counters: per CPU,
