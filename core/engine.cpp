@@ -294,6 +294,7 @@ std::int64_t Engine::maxNewidleLbCost(int cpu, int level) const {
 int Engine::balanceInterval(int cpu, int level) const { return m_cpus[std::size_t(cpu)].balance_interval[std::size_t(level)]; }
 int Engine::nrBalanceFailed(int cpu, int level) const { return m_cpus[std::size_t(cpu)].nr_balance_failed[std::size_t(level)]; }
 std::int64_t Engine::nextBalance(int cpu) const { return m_cpus[std::size_t(cpu)].next_balance; }
+std::int64_t Engine::removedLoad(int cpu) const { return m_cpus[std::size_t(cpu)].removed_load; }
 bool Engine::nohzIdle(int cpu) const { return m_cpus[std::size_t(cpu)].nohz_tick_stopped; }
 
 void Engine::setKnobs(Knobs k) {
@@ -737,7 +738,7 @@ void Engine::chargeTg(int cpu, std::int64_t cost) {
     if (cost == 0) return;
     m_metrics.cost_tg += cost;
     if (m_stepping >= 0 && m_stepCpu >= 0) m_tasks[m_stepping].work_left += cost;
-    else addPendingCharge(cpu, cost);
+    else addPendingCharge(m_tgPayer >= 0 ? m_tgPayer : cpu, cost);
 }
 
 // update_tg_load_avg(cfs_rq): only when the contribution moved by more than 1/64 (and, with
@@ -767,12 +768,14 @@ void Engine::sync_entity_load_avg(Task& p) {
     pelt_update(m_cpus[p.cpu].avg.last_update_time, p.avg, 0, 0, 0);
 }
 
-// update_load_avg(cfs_rq, se, flags): the entity, removed load, the cfs_rq, then
-// update_tg_load_avg() on DO_ATTACH, or on UPDATE_TG when the cfs_rq decayed.
+// update_load_avg(cfs_rq, se, flags): the entity (if attached), removed load, the cfs_rq,
+// then the attach of a migrated or new entity (DO_ATTACH with last_update_time 0) or the
+// detach of a migrating one (DO_DETACH), each with update_tg_load_avg(), or else
+// update_tg_load_avg() on UPDATE_TG when the cfs_rq decayed.
 void Engine::updateLoadAvg(int cpu, SimTask* se, unsigned flags) {
     Cpu& c = m_cpus[cpu];
     const std::uint64_t now = std::uint64_t(m_now);
-    if (se) {
+    if (se && se->t.avg.last_update_time) {  // __update_load_avg_se(): not for an entity not attached yet
         const bool onrq = se->t.on_rq;  // se->on_rq: still 0 in enqueue_entity's update, still 1 in dequeue_entity's
         pelt_update(now, se->t.avg, onrq ? 1 : 0, onrq ? 1 : 0, c.curr >= 0 && &m_tasks[c.curr] == se ? 1 : 0);
     }
@@ -797,18 +800,28 @@ void Engine::updateLoadAvg(int cpu, SimTask* se, unsigned flags) {
     }
     const unsigned long nr = (unsigned long)(c.queue.size() + (c.curr >= 0 ? 1 : 0));
     decayed |= pelt_update_cfs(now, c.avg, 1024 * nr, nr, c.curr >= 0 ? 1 : 0);
-    // update_load_avg(): DO_ATTACH (the entity was attached: a migration or a new task) updates
-    // tg->load_avg whether or not the cfs_rq decayed; otherwise UPDATE_TG when it decayed.
-    if ((flags & DO_ATTACH) || (decayed && (flags & UPDATE_TG))) update_tg_load_avg(cpu);
+    if (se && (flags & DO_ATTACH) && !se->t.avg.last_update_time) {
+        // "DO_ATTACH means we're here from enqueue_entity()": a task that migrated (or a new
+        // one) is attached at this cfs_rq's clock, after its decay.
+        attachLoadAvg(c, *se);
+        update_tg_load_avg(cpu);
+    } else if (se && (flags & DO_DETACH)) {
+        // "DO_DETACH means we're here from dequeue_entity() and we are migrating task out of
+        // the CPU" (6.1, "Combine detach into dequeue when migrating task").
+        detachLoadAvg(c, *se);
+        update_tg_load_avg(cpu);
+    } else if (decayed && (flags & UPDATE_TG)) {
+        update_tg_load_avg(cpu);
+    }
 }
 
 // enqueue_task_fair() + the engine's queue.
-void Engine::enqueueTask(int cpu, int id, bool wakeup, bool migrated, bool attached) {
+void Engine::enqueueTask(int cpu, int id, bool wakeup, bool migrated) {
     Cpu& c = m_cpus[cpu];
     SimTask& p = m_tasks[id];
     Rq& rq = m_st.rq[cpu];
     update_curr(cpu);
-    updateLoadAvg(cpu, &p, UPDATE_TG | (migrated || attached ? DO_ATTACH : 0u));
+    updateLoadAvg(cpu, &p, UPDATE_TG | DO_ATTACH);  // attaches p when it migrated or is new (last_update_time 0)
     update_cfs_group(cpu);  // the group entity on the parent cfs_rq
     // update_rq_clock() before an activation or attach: on an idle rq, update_rq_clock_pelt()
     // stamps rq->clock_idle (idle-delay v3's clock) -- when rq->curr is the idle task, not
@@ -847,7 +860,9 @@ void Engine::dequeueTask(int cpu, int id, bool sleep) {
     if (c.next_buddy == id) c.next_buddy = -1;
     if (c.last_buddy == id) c.last_buddy = -1;
     update_curr(cpu);
-    updateLoadAvg(cpu, &p);
+    // A dequeue that is not a sleep is a migration (detach_task(), the stopper's
+    // detach_one_task(): TASK_ON_RQ_MIGRATING): its load leaves this cfs_rq now.
+    updateLoadAvg(cpu, &p, UPDATE_TG | (sleep ? 0u : DO_DETACH));
     update_cfs_group(cpu);  // the group entity on the parent cfs_rq
     c.util_est = std::max<std::int64_t>(0, c.util_est - std::int64_t(task_util_est(p.t.avg)));
     if (sleep && m_cfg.knobs.UTIL_EST) util_est_update_task(p.t.avg, m_cfg.knobs.UTIL_EST_FASTUP);
@@ -891,6 +906,25 @@ std::int64_t Engine::migrationCost(const SimTask& p, int from, int to) const {
     return cm.c(CostTerm::cache_refill, hot / 64 * perLine);
 }
 
+// detach_entity_load_avg(): dequeue_load_avg() and the util and runnable averages and sums
+// taken off with sub_positive(), each sum kept at least its average * PELT_MIN_DIVIDER.
+void Engine::detachLoadAvg(Cpu& src, SimTask& p) {
+    constexpr std::uint64_t PELT_MIN_DIVIDER = LOAD_AVG_MAX - 1024;
+    auto sub = [](auto& v, std::uint64_t d) {
+        using T = std::remove_reference_t<decltype(v)>;
+        v = T(std::uint64_t(v) > d ? std::uint64_t(v) - d : 0);
+    };
+    sub(src.avg.load_avg, p.t.avg.load_avg);
+    sub(src.avg.load_sum, std::uint64_t(p.t.avg.load_sum) * 1024);  // se_weight(se) * se->avg.load_sum
+    src.avg.load_sum = std::max<std::uint64_t>(src.avg.load_sum, src.avg.load_avg * PELT_MIN_DIVIDER);
+    sub(src.avg.util_avg, p.t.avg.util_avg);
+    sub(src.avg.util_sum, p.t.avg.util_sum);
+    src.avg.util_sum = decltype(src.avg.util_sum)(std::max<std::uint64_t>(src.avg.util_sum, src.avg.util_avg * PELT_MIN_DIVIDER));
+    sub(src.avg.runnable_avg, p.t.avg.runnable_avg);
+    sub(src.avg.runnable_sum, p.t.avg.runnable_sum);
+    src.avg.runnable_sum = std::max<std::uint64_t>(src.avg.runnable_sum, src.avg.runnable_avg * PELT_MIN_DIVIDER);
+}
+
 // attach_entity_load_avg(): align the entity to the cfs_rq's clock and add its averages and sums.
 void Engine::attachLoadAvg(Cpu& dst, SimTask& p) {
     p.t.avg.last_update_time = dst.avg.last_update_time;
@@ -907,18 +941,21 @@ void Engine::attachLoadAvg(Cpu& dst, SimTask& p) {
     dst.avg.runnable_sum += p.t.avg.runnable_sum;
 }
 
-// set_task_cpu() across CPUs: migrate_task_rq_fair (remove_entity_load_avg) and the
-// attach on the new cfs_rq; sched_migrate_task.
+// set_task_cpu() across CPUs: migrate_task_rq_fair(); sched_migrate_task. The new cfs_rq
+// attaches the task at its enqueue (update_load_avg(UPDATE_TG | DO_ATTACH)).
 void Engine::migrateTask(int id, int from, int to, MigrationCause cause, int on_cpu) {
     SimTask& p = m_tasks[id];
     Cpu& src = m_cpus[from];
-    Cpu& dst = m_cpus[to];
-    // remove_entity_load_avg(): sync_entity_load_avg() to the old cfs_rq's clock, then removed.
-    pelt_update(src.avg.last_update_time, p.t.avg, 0, 0, 0);
-    src.removed_load += std::int64_t(p.t.avg.load_avg);
-    src.removed_util += std::int64_t(p.t.avg.util_avg);
-    src.removed_runnable += std::int64_t(p.t.avg.runnable_avg);
-    attachLoadAvg(dst, p);
+    if (cause == MigrationCause::wakeup) {
+        // !task_on_rq_migrating(p): remove_entity_load_avg(): sync_entity_load_avg() to the old
+        // cfs_rq's clock, then added to its removed load (taken off at its next update).
+        // A queued task that balancing moves was detached by its dequeue (DO_DETACH).
+        pelt_update(src.avg.last_update_time, p.t.avg, 0, 0, 0);
+        src.removed_load += std::int64_t(p.t.avg.load_avg);
+        src.removed_util += std::int64_t(p.t.avg.util_avg);
+        src.removed_runnable += std::int64_t(p.t.avg.runnable_avg);
+    }
+    p.t.avg.last_update_time = 0;  // "Tell new CPU we are migrated"
     // migrate_task_rq_fair(), for a task in TASK_WAKING (try_to_wake_up's set_task_cpu):
     // se->vruntime -= old cfs_rq->min_vruntime, read now, not when the wakee is enqueued.
     // Balancing moves a queued task, whose detach (dequeue without DEQUEUE_SLEEP) made it relative.
@@ -1657,8 +1694,10 @@ int Engine::detachAttachTasks(LbEnv& env, int level) {
             cfsListAdd(src, id);
             continue;
         }
-        // detach_task()
+        // detach_task(): the balancing CPU holds src's lock and does the detach's work
+        m_tgPayer = m_balancingOn >= 0 ? m_balancingOn : dst;
         dequeueTask(src, id, false);
+        m_tgPayer = -1;
         nr_running--;
         detached.push_back(id);
         // CONFIG_PREEMPTION: newidle balancing stops after the first task.
@@ -2104,9 +2143,7 @@ int Engine::spawn(std::uint16_t workload, const std::string& comm, int mm, int p
     postInitEntityUtilAvg(cpu, p);
     // enqueue_entity(): update_load_avg(cfs_rq, se, UPDATE_TG | DO_ATTACH) decays the cfs_rq to
     // now first, then attaches the new entity (last_update_time 0: not aged) at that clock.
-    updateLoadAvg(cpu, nullptr);
-    attachLoadAvg(m_cpus[cpu], p);
-    enqueueTask(cpu, id, false, false, true);
+    enqueueTask(cpu, id, false, false);
     p.wake_time = m_now;
     setBuddies(cpu, id, d.preempted_curr, true);
     if (d.preempted_curr) reschedCpu(cpu, pcpu);

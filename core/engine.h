@@ -297,6 +297,9 @@ public:
     int balanceInterval(int cpu, int level) const;
     int nrBalanceFailed(int cpu, int level) const;
     std::int64_t nextBalance(int cpu) const;
+    /// The load a CPU's cfs_rq has still to take off (cfs_rq->removed.load_avg: a task woken
+    /// elsewhere or dead; remove_entity_load_avg()), for tests.
+    std::int64_t removedLoad(int cpu) const;
     /// rq->nohz_tick_stopped: the CPU is in nohz.idle_cpus_mask.
     bool nohzIdle(int cpu) const;
     const std::vector<std::unique_ptr<Workload>>& workloads() const { return m_workloads; }
@@ -390,20 +393,21 @@ private:
     void leaveIdle(int cpu);
     void reschedCpu(int cpu, int from_cpu);
     std::int64_t kickDelay(int cpu, int from_cpu);
-    void enqueueTask(int cpu, int id, bool wakeup, bool migrated, bool attached = false);
+    void enqueueTask(int cpu, int id, bool wakeup, bool migrated);
     void dequeueTask(int cpu, int id, bool sleep);
     void queueInsert(int cpu, int id);
     void queueErase(int cpu, int id);
     void syncRq(int cpu);
     void updateMinVruntime(int cpu);
     // update_load_avg()'s flags (kernel/sched/fair.c).
-    static constexpr unsigned UPDATE_TG = 0x1, DO_ATTACH = 0x4;
+    static constexpr unsigned UPDATE_TG = 0x1, DO_ATTACH = 0x4, DO_DETACH = 0x8;
     void updateLoadAvg(int cpu, SimTask* se, unsigned flags = UPDATE_TG);
     void update_tg_load_avg(int cpu);
     void update_cfs_group(int cpu);
     void chargeTg(int cpu, std::int64_t cost);
     void migrateTask(int id, int from, int to, MigrationCause cause, int on_cpu);
     void attachLoadAvg(Cpu& dst, SimTask& p);
+    void detachLoadAvg(Cpu& src, SimTask& p);
     void postInitEntityUtilAvg(int cpu, SimTask& p);
     std::int64_t migrationCost(const SimTask& p, int from, int to) const;
     std::int64_t tgLineAccessCost(bool write);
@@ -497,6 +501,7 @@ private:
     int m_nohzNrCpus = 0;                ///< nohz.nr_cpus
     bool m_inNohz = false;
     int m_balancingOn = -1;              ///< the CPU running a nohz idle balance for others
+    int m_tgPayer = -1;                  ///< while balancing detaches a task: the CPU doing it pays the tg line, not the source
     int m_tracePid = -1;
     bool m_traceNext = false;
     DecisionRecord m_lastTraced;

@@ -135,6 +135,38 @@ TEST(TgLoadAvg, AMigrationUpdatesItWhereTheTaskIsAttached) {
     EXPECT_GE(m.tg_updates, m.migrationsTotal());
 }
 
+// 6.1 moves a task's load between cfs_rqs as "sched/fair: Combine detach into dequeue when
+// migrating task" (v6.1) left it: a queued task that balancing moves (TASK_ON_RQ_MIGRATING)
+// is detached from its source by its dequeue (update_load_avg(UPDATE_TG | DO_DETACH): its
+// load leaves at once and tg->load_avg is updated there), a woken one is only added to its
+// old cfs_rq's removed load (remove_entity_load_avg()); either way migrate_task_rq_fair()
+// leaves it unattached (last_update_time 0) and the new cfs_rq attaches it at the enqueue.
+TEST(TgLoadAvg, BalancingDetachesAtTheDequeueAndTheEnqueueAttaches) {
+    const Scenario s = scenario(hb("qemu-2s2c2t", 4, 10, 300));
+    RunOptions o;
+    o.seed = 1;
+    o.check_invariants = true;
+    auto e = buildEngine(s, s.variants.front().knobs, s.cost, o);
+    Engine* eng = e.get();
+    int balanced = 0, woken = 0;
+    eng->migration_sink = [&](std::int64_t, int pid, int from, int, MigrationCause cause) {
+        const SimTask& p = eng->task(pid - 1000);
+        EXPECT_EQ(p.t.avg.last_update_time, 0u) << "migrated task attached before its enqueue";
+        if (cause == MigrationCause::wakeup) {
+            EXPECT_GE(eng->removedLoad(from), std::int64_t(p.t.avg.load_avg));
+            ++woken;
+        } else if (cause != MigrationCause::fork) {
+            EXPECT_EQ(eng->removedLoad(from), 0) << "a balanced task's load left through removed_load";
+            ++balanced;
+        }
+    };
+    eng->run();
+    ASSERT_TRUE(eng->done());
+    EXPECT_GT(balanced, 20);
+    EXPECT_GT(woken, 100);
+    EXPECT_EQ(eng->checkInvariants(), "");
+}
+
 // The line's cost grows with the updates in the last window, for reads and writes alike; Aaron
 // Lu's ratelimit (at most one update per cfs_rq per ms) cuts the updates, and so the cost of
 // the reads too.
