@@ -784,14 +784,7 @@ void Engine::updateLoadAvg(int cpu, SimTask* se, unsigned flags) {
         // update_cfs_rq_load_avg(): sub_positive() the removed averages and sums, and keep
         // each sum at least avg * PELT_MIN_DIVIDER.
         const std::uint64_t divider = get_pelt_divider(c.avg);
-        constexpr std::uint64_t PELT_MIN_DIVIDER = LOAD_AVG_MAX - 1024;
-        auto remove = [&](auto& avg, auto& sum, std::int64_t r) {
-            using S = std::remove_reference_t<decltype(sum)>;
-            const std::uint64_t ru = std::uint64_t(r);
-            avg = ru > avg ? 0 : avg - ru;
-            const std::uint64_t s0 = std::uint64_t(sum), d = ru * divider;
-            sum = S(std::max<std::uint64_t>(d > s0 ? 0 : s0 - d, avg * PELT_MIN_DIVIDER));
-        };
+        auto remove = [divider](auto& avg, auto& sum, std::int64_t r) { sub_avg_and_sum(avg, sum, std::uint64_t(r), std::uint64_t(r) * divider); };
         remove(c.avg.load_avg, c.avg.load_sum, c.removed_load);
         remove(c.avg.util_avg, c.avg.util_sum, c.removed_util);
         remove(c.avg.runnable_avg, c.avg.runnable_sum, c.removed_runnable);
@@ -909,20 +902,10 @@ std::int64_t Engine::migrationCost(const SimTask& p, int from, int to) const {
 // detach_entity_load_avg(): dequeue_load_avg() and the util and runnable averages and sums
 // taken off with sub_positive(), each sum kept at least its average * PELT_MIN_DIVIDER.
 void Engine::detachLoadAvg(Cpu& src, SimTask& p) {
-    constexpr std::uint64_t PELT_MIN_DIVIDER = LOAD_AVG_MAX - 1024;
-    auto sub = [](auto& v, std::uint64_t d) {
-        using T = std::remove_reference_t<decltype(v)>;
-        v = T(std::uint64_t(v) > d ? std::uint64_t(v) - d : 0);
-    };
-    sub(src.avg.load_avg, p.t.avg.load_avg);
-    sub(src.avg.load_sum, std::uint64_t(p.t.avg.load_sum) * 1024);  // se_weight(se) * se->avg.load_sum
-    src.avg.load_sum = std::max<std::uint64_t>(src.avg.load_sum, src.avg.load_avg * PELT_MIN_DIVIDER);
-    sub(src.avg.util_avg, p.t.avg.util_avg);
-    sub(src.avg.util_sum, p.t.avg.util_sum);
-    src.avg.util_sum = decltype(src.avg.util_sum)(std::max<std::uint64_t>(src.avg.util_sum, src.avg.util_avg * PELT_MIN_DIVIDER));
-    sub(src.avg.runnable_avg, p.t.avg.runnable_avg);
-    sub(src.avg.runnable_sum, p.t.avg.runnable_sum);
-    src.avg.runnable_sum = std::max<std::uint64_t>(src.avg.runnable_sum, src.avg.runnable_avg * PELT_MIN_DIVIDER);
+    const SchedAvg& a = p.t.avg;
+    sub_avg_and_sum(src.avg.load_avg, src.avg.load_sum, a.load_avg, a.load_sum * 1024);  // se_weight(se) * se->avg.load_sum
+    sub_avg_and_sum(src.avg.util_avg, src.avg.util_sum, a.util_avg, a.util_sum);
+    sub_avg_and_sum(src.avg.runnable_avg, src.avg.runnable_sum, a.runnable_avg, a.runnable_sum);
 }
 
 // attach_entity_load_avg(): align the entity to the cfs_rq's clock and add its averages and sums.

@@ -4,6 +4,7 @@
 // simulated CPU runs at its nominal speed).
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 
 namespace sched {
@@ -34,6 +35,15 @@ bool update_load_sum(std::uint64_t now, SchedAvg& sa, unsigned long load, unsign
 void update_load_avg(SchedAvg& sa, unsigned long load);
 /// get_pelt_divider().
 inline std::uint32_t get_pelt_divider(const SchedAvg& sa) { return LOAD_AVG_MAX - 1024 + sa.period_contrib; }
+inline constexpr std::uint64_t PELT_MIN_DIVIDER = LOAD_AVG_MAX - 1024;
+/// sub_positive() of a cfs_rq's average and its sum, the sum then kept at least
+/// avg * PELT_MIN_DIVIDER (update_cfs_rq_load_avg()'s removed load, detach_entity_load_avg()).
+template <class S>
+void sub_avg_and_sum(std::uint64_t& avg, S& sum, std::uint64_t davg, std::uint64_t dsum) {
+    avg = davg > avg ? 0 : avg - davg;
+    const std::uint64_t s0 = std::uint64_t(sum);
+    sum = S(std::max<std::uint64_t>(dsum > s0 ? 0 : s0 - dsum, avg * PELT_MIN_DIVIDER));
+}
 
 /// __update_load_avg_se() (and, with on_rq = runnable = running = 0, __update_load_avg_blocked_se()):
 /// the sums accrue !!se->on_rq, se_runnable() and cfs_rq->curr == se; the averages always use
