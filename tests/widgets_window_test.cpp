@@ -663,3 +663,14 @@ int main(int argc, char** argv) {
     ::testing::InitGoogleTest(&argc, argv);
     return RUN_ALL_TESTS();
 }
+
+// The frame budget: painting at 60 frames a second costs A and B a core's worth on a 2-core
+// machine, so as fast as possible there gets 30; paced runs, and machines with cores to
+// spare for the GUI thread and the heatmaps' pool, keep 60.
+TEST(SimWorker, FramesAre30ASecondOnlyWhenRunningFlatOutOnFewCores) {
+    EXPECT_EQ(SimWorker::frameIntervalNs(0, 2), 33'333'333);
+    EXPECT_EQ(SimWorker::frameIntervalNs(0, 3), 33'333'333);
+    EXPECT_EQ(SimWorker::frameIntervalNs(0, 4), 16'666'667);
+    EXPECT_EQ(SimWorker::frameIntervalNs(1.0, 2), 16'666'667);   // real time
+    EXPECT_EQ(SimWorker::frameIntervalNs(1e-3, 2), 16'666'667);  // slow motion
+}

@@ -47,6 +47,10 @@ public:
 
     /// The newest frame (thread-safe; never blocks for more than a pointer swap).
     std::shared_ptr<const Frame> latest() const;
+    /// Least wall time between two frames: 60 a second, but 30 while running as fast as possible
+    /// (`speed` <= 0) on a machine with fewer than 4 hardware threads, where the window's painting
+    /// would take its time from A's and B's threads.
+    static qint64 frameIntervalNs(double speed, int hardwareThreads);
     /// Abort flag for a quick shutdown (checked between chunks).
     void requestStop() { m_stop = true; }
 
