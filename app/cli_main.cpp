@@ -1,6 +1,8 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
 // cli_main.cpp: schedlab-cli, the core without Qt: topology, explain, knobs, demo.
 #include "cli_sim.h"
 #include "explain_format.h"
+#include "install_paths.h"
 #include "knobs.h"
 #include "sched_domain.h"
 #include "state_json.h"
@@ -14,6 +16,7 @@
 #include <nlohmann/json.hpp>
 
 #include <cstdio>
+#include <filesystem>
 #include <iostream>
 
 using namespace sched;
@@ -127,6 +130,7 @@ int runDemo() {
 int main(int argc, char** argv) {
     CLI::App app{"schedlab-cli: the Linux 6.1 CFS wakeup path, explained"};
     app.require_subcommand(1);
+    app.set_version_flag("--version", std::string("schedlab-cli ") + SCHEDLAB_VERSION);
 
     auto* topo = app.add_subcommand("topology", "print a machine's CPUs and sched domains (like the kernel's sched_domain debug)");
     std::string topoName;
@@ -150,7 +154,10 @@ int main(int argc, char** argv) {
 
     SimArgs sim;
     auto addCommon = [&](CLI::App* c) {
-        c->add_option("scenario", sim.scenario, "scenario JSON (docs/scenario-format.md, examples in resources/scenarios/)")->required();
+        c->add_option("scenario", sim.scenario,
+                      "scenario JSON (docs/scenario-format.md), or the name of a shipped one (e.g. mathieu-hackbench-epyc-9654; "
+                      "schedlab-cli scenarios lists them)")
+            ->required();
         c->add_option("--cost", sim.cost, "cost model override: name=ns, scale.TERM=x, off=TERM (repeatable)");
         c->add_option("--seed", sim.seed, "RNG seed (default: the scenario's)");
         c->add_option("--json", sim.jsonOut, "write every metric as JSON to FILE");
@@ -233,14 +240,17 @@ int main(int argc, char** argv) {
     reproduce->add_option("--json", rep.jsonOut, "write the table as JSON to FILE");
     reproduce->add_option("--seed", rep.seeds, "RNG seed of every run, or a list (1,2,3): each claim runs with each seed and matches only when all go the published way (default: each scenario's own, 1 in the shipped ones)")
         ->delimiter(',');
-    reproduce->add_option("--scenarios", rep.scenarios, "the shipped scenarios' directory (default: the source tree's resources/scenarios)");
+    reproduce->add_option("--scenarios", rep.scenarios, "the shipped scenarios' directory (default: the installed ones, or the source tree's resources/scenarios)");
     auto* demo = app.add_subcommand("demo", "explain a few wakeups on a 2-socket machine");
+    auto* scenarios = app.add_subcommand("scenarios", "list the shipped scenarios (run, compare and sweep take their names)");
 
     try {
         app.parse(argc, argv);
     } catch (const CLI::CallForHelp& e) {
         return app.exit(e);
     } catch (const CLI::CallForAllHelp& e) {
+        return app.exit(e);
+    } catch (const CLI::CallForVersion& e) {
         return app.exit(e);
     } catch (const CLI::ParseError& e) {
         std::string msg = e.what();
@@ -271,6 +281,10 @@ int main(int argc, char** argv) {
             return 0;
         }
         if (*demo) return runDemo();
+        if (*scenarios) return cliScenarios();
+        sim.scenario = resolveScenarioPath(sim.scenario);  // a shipped scenario's bare name -> its file
+        if (!sim.scenario.empty() && sim.scenario.find('/') == std::string::npos && !std::filesystem::exists(sim.scenario))
+            return fail(fmt::format("{}: no such file, nor a shipped scenario of that name (schedlab-cli scenarios lists them)", sim.scenario));
         if (*run) return cliRun(sim);
         if (*trace) return cliTrace(tracePath, traceClock, traceQueued, traceCsv);
         if (*agreeCmd) return cliAgree(ag);

@@ -1,7 +1,9 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
 // cli_sim.cpp: schedlab-cli run / compare / sweep.
 #include "cli_sim.h"
 
 #include "report.h"
+#include "install_paths.h"
 #include "reproduce.h"
 #include "scenario.h"
 #include "replay.h"
@@ -618,6 +620,24 @@ int mergeSweep(const SimArgs& a) {
 
 }  // namespace
 
+int cliScenarios() {
+    namespace fs = std::filesystem;
+    const std::string dir = shippedScenariosDir();
+    if (dir.empty()) throw InputError("scenarios", "", "no shipped scenarios found (neither installed nor in the source tree)");
+    std::vector<fs::path> files;
+    for (const auto& e : fs::directory_iterator(dir))
+        if (e.is_regular_file() && e.path().extension() == ".json") files.push_back(e.path());
+    std::sort(files.begin(), files.end());
+    fmt::print("shipped scenarios in {} (run, compare and sweep take a name without .json):\n", dir);
+    for (const auto& f : files) {
+        const Scenario s = loadScenario(f.string());
+        std::string first = s.description.substr(0, s.description.find(". "));
+        if (first.size() > 110) first = first.substr(0, 107) + "...";
+        fmt::print("  {:<40} {:<16} {}\n", f.stem().string(), s.topo ? s.topo->name() : std::string(), first);
+    }
+    return 0;
+}
+
 int cliSweep(const SimArgs& a) {
     if (!a.merge.empty()) {
         if (!a.emitJobs.empty() || !a.scenario.empty() || !a.vary.empty())
@@ -713,8 +733,8 @@ int cliReproduce(const ReproduceArgs& a) {
         return 0;
     }
     namespace fs = std::filesystem;
-    const std::string dir = a.scenarios.empty() ? std::string(SCHEDLAB_SCENARIOS_DIR) : a.scenarios;
-    if (!fs::is_directory(dir)) throw InputError(dir, "", "--scenarios: not a directory (the shipped resources/scenarios/)");
+    const std::string dir = a.scenarios.empty() ? shippedScenariosDir() : a.scenarios;
+    if (!fs::is_directory(dir)) throw InputError(dir, "", "--scenarios: not a directory (the shipped scenarios: resources/scenarios/ or PREFIX/share/schedlab/scenarios)");
     // Distinct runs, in claim order, once per seed (no seed: the scenario's own).
     std::vector<std::optional<std::uint64_t>> seeds;
     for (auto sd : a.seeds) seeds.push_back(sd);

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
 // cli_sim.h: the simulation subcommands of schedlab-cli (run, compare, sweep).
 #pragma once
 
@@ -63,5 +64,7 @@ struct ReproduceArgs {
 /// schedlab-cli reproduce: the seed threads' claims beside schedlab's figures (reproduce.h).
 int cliReproduce(const ReproduceArgs& a);
 int cliSweep(const SimArgs& a);
+/// `scenarios`: the shipped scenarios, one line each (name, machine, the description's first sentence).
+int cliScenarios();
 
 }  // namespace sched

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
 // gui_main.cpp: entry point of the `schedlab` GUI. With --screenshot it runs headless: loads the
 // scenario, simulates --run-for of simulated time as fast as possible, exports the window (or one
 // view) with its caption, and exits, so tests, CI and the README's images use the real window.
@@ -7,9 +8,11 @@
 #include "trace_snapshot.h"
 
 #include "knobs.h"
+#include "install_paths.h"
 #include "scenario.h"
 
 #include <QApplication>
+#include <QIcon>
 #include <unistd.h>
 #include <QElapsedTimer>
 #include <QCommandLineParser>
@@ -68,13 +71,19 @@ int main(int argc, char** argv) {
     stage("qt");
     QApplication::setApplicationName(QStringLiteral("schedlab"));
     QApplication::setOrganizationName(QStringLiteral("schedlab"));
+    QApplication::setDesktopFileName(QStringLiteral("schedlab"));  // the installed schedlab.desktop
+    {
+        QIcon icon;
+        for (int size : {16, 32, 48, 64, 128, 256}) icon.addFile(QStringLiteral(":/icons/schedlab-%1.png").arg(size), QSize(size, size));
+        QApplication::setWindowIcon(icon);
+    }
 
     QCommandLineParser parser;
     parser.setApplicationDescription(QStringLiteral(
         "schedlab: a laboratory for the Linux CFS wakeup path.\n"
         "Without options: the default scenario (hackbench on 2 x EPYC 9654, baseline vs idle-delay-v2)."));
     parser.addHelpOption();
-    const QCommandLineOption scenarioOpt(QStringLiteral("scenario"), QStringLiteral("Scenario JSON file to open."),
+    const QCommandLineOption scenarioOpt(QStringLiteral("scenario"), QStringLiteral("Scenario JSON file to open, or a shipped scenario's name (schedlab-cli scenarios)."),
                                          QStringLiteral("file"));
     const QCommandLineOption runForOpt(QStringLiteral("run-for"),
                                        QStringLiteral("With --screenshot: simulated time to run first (2s, 50ms, 500us)."),
@@ -195,7 +204,7 @@ int main(int argc, char** argv) {
     std::optional<sched::Scenario> scenario;
     if (parser.isSet(scenarioOpt)) {  // bad scenario files are refused before any window exists
         try {
-            scenario = sched::loadScenario(parser.value(scenarioOpt).toStdString());
+            scenario = sched::loadScenario(sched::resolveScenarioPath(parser.value(scenarioOpt).toStdString()));
         } catch (const std::exception& e) {
             std::fprintf(stderr, "schedlab: %s\n", e.what());
             return kExitUsage;

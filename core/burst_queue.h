@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
 // burst_queue.h: the engine's pending CPU burst ends (at most one per CPU), in the order key
 // (t, lo) with lo = creation time << kCpuBits | cpu: time first, then creation time, then CPU.
 //

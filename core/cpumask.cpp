@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
 // cpumask.cpp: cpulist parsing/printing and bit scans for CpuMask.
 #include "cpumask.h"
 

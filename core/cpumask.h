@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
 // cpumask.h: a fixed-capacity CPU bitmap with the kernel's cpumask operations,
 // including the live-mask wrap iteration used by select_idle_cpu().
 #pragma once

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
 // decision.cpp: names of the reason codes (spec §9.2 spelling).
 #include "decision.h"
 

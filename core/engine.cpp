@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
 // engine.cpp: the discrete-event simulation (see engine.h).
 //
 // Kernel correspondences are named at each function. Where the engine

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
 // engine.h: the discrete-event simulation that drives the wakeup path.
 //
 // Integer nanosecond clock; events ordered by (time, creation time, type and target); one Rng per

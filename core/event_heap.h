@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
 // event_heap.h: the engine's pending events other than CPU burst ends (ticks, timers, IPIs,
 // reschedules, samples), a 4-ary min-heap of 32-byte entries in the engine's order key
 // (t, ctime, tag, seq).

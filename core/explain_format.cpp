@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
 // explain_format.cpp: see explain_format.h.
 #include "explain_format.h"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
 // explain_format.h: a Decision rendered for people and programs: the text of
 // `schedlab-cli explain` (one line per step, the CPUs examined, the result) and its JSON.
 #pragma once

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
 // histogram.cpp: bucket arithmetic, percentiles and merging for LatencyHistogram.
 #include "histogram.h"
 

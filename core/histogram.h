@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
 // histogram.h: a log-linear latency histogram (HdrHistogram style) for non-negative
 // int64 nanosecond values: exact below 256, then 128 sub-buckets per power of two (<= 0.4% error).
 #pragma once

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
 // input_error.h: one error type for bad input files (state, topology, scenario):
 // what() is the single line "FILE: KEY: problem" the CLI prints before exit 2.
 #pragma once

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
 // json_obj.h: strict reading of one JSON object for input files (state,
 // scenario): unknown keys, wrong types and out-of-range values become one
 // InputError naming the file and the key path.

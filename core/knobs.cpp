@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
 // knobs.cpp: knob table (name <-> member), presets for the patch variants of
 // spec §8a-§8f, and text parsing for the CLI and scenario files.
 #include "knobs.h"

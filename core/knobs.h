@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
 // knobs.h: every sched feature and tunable the wakeup path reads, plus the
 // patch variants under discussion, as one value type. A patch is a knob
 // setting (a preset), never a fork of the code.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
 // metrics.h: what a simulation measures: schedstat-like counters, decisions by
 // reason code, migrations by cause and distance, wakeup latency, per-CPU
 // runqueue length (time-weighted and a bounded sampled timeline), busy time,

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
 // pelt.cpp: kernel/sched/pelt.c's arithmetic (Linux 6.1).
 #include "pelt.h"
 

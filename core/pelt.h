@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
 // pelt.h: Per-Entity Load Tracking as kernel/sched/pelt.c computes it
 // (1024 us periods, y^32 = 1/2, the runnable_avg_yN_inv table), for tasks and
 // for each CPU's root cfs_rq. Frequency and capacity invariance are 1 (every

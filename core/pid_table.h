@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
 // pid_table.h: per-task state of a trace by pid. Most traces' pids are small: a table for the
 // pids below a bound (grown to the highest one seen), a map for the others.
 #pragma once

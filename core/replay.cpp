@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
 // replay.cpp: rebuilds the state behind each wakeup of a trace and asks schedlab's wakeup path.
 // Section numbers refer to shared/spec/trace-replay.md.
 #include "replay.h"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
 // replay.h: decision agreement between a recorded trace and schedlab's wakeup path
 // (shared/spec/trace-replay.md §3-§9). For every waking that was a placement decision, the
 // state the kernel saw is rebuilt from the trace, schedlab's try_to_wake_up() decides on it,

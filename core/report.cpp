@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
 // report.cpp: run reports, CSV, and the compare / sweep tables.
 #include "report.h"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
 // report.h: what a run prints and writes: the human report, the JSON with every
 // metric and the scenario/knobs that produced it, CSV timelines (including the
 // seed's bpftrace rq-length format), and the LKML-ready compare and sweep tables.

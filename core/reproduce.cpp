@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
 // reproduce.cpp: see reproduce.h.
 #include "reproduce.h"
 

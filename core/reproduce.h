@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
 // reproduce.h: the seed threads' published claims (shared/spec/workloads.md §4) as
 // runs of the shipped scenarios, and the table that puts schedlab's figure beside
 // each published one: whether the direction matches, and the counters that explain

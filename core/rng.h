@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
 // rng.h: a small deterministic PRNG (xoshiro256** seeded by splitmix64) with portable
 // draws; no std::*_distribution, so a seed gives the same run on every standard library.
 #pragma once

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
 // rq_csv.cpp: the seed's bpftrace runqueue-length CSV.
 #include "rq_csv.h"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
 // scenario.cpp: scenario parsing (strict) and running.
 #include "scenario.h"
 

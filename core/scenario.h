@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
 // scenario.h: a simulation scenario (JSON, documented in docs/scenario-format.md):
 // topology, workloads, knob variants (A, B, ...), cost-model overrides, seed and
 // stop condition; and running it. Every result carries the scenario and knobs

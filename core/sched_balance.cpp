@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
 // sched_balance.cpp: see sched_balance.h.
 #include "sched_balance.h"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
 // sched_balance.h: the observers of idle_cpu() outside the wakeup path and the
 // load-balance pieces the patch variants touch (spec §5.2, §7): should_we_balance,
 // task_hot, the NI_RANDOM newidle dice, the newidle entry (idle_stamp), the

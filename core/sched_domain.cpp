@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
 // sched_domain.cpp: build_sched_domains() of Linux 6.1 for a Topology.
 // Mirrors kernel/sched/topology.c: the arch topology levels (+ NODE and NUMA
 // levels from sched_init_numa), sd_init, group construction (plain and overlap),

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
 // sched_domain.h: sched domains and groups built from a Topology the way
 // Linux 6.1 builds them (kernel/sched/topology.c: build_sched_domains, sd_init,
 // build_sched_groups / build_overlap_sched_groups, cpu_attach_domain degeneration,

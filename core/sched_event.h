@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
 // sched_event.h: the kernel tracepoints the simulator emits (DESIGN.md, "The event
 // vocabulary"), with the kernel's field meanings, so a simulated run and a recorded
 // trace can be shown, measured and exported by the same code.

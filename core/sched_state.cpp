@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
 // sched_state.cpp: construction of an all-idle machine state.
 #include "sched_state.h"
 

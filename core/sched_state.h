@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
 // sched_state.h: the runqueue, task and shared-domain state the wakeup path
 // reads and writes (spec §1), with the kernel's field names.
 #pragma once

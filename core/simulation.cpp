@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
 // simulation.cpp: one side of the GUI's A/B run, and the snapshots it hands out.
 #include "simulation.h"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
 // simulation.h: one scenario side (A or B) as the GUI drives it: an Engine plus the
 // buffers a live view needs (rq-length samples at a fixed simulated period, recent
 // migrations), stepping by time / event / wakeup, live knob changes, and immutable

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
 // state_json.cpp: parsing and validation of explain state files, and the
 // text/JSON rendering of a Decision.
 #include "state_json.h"

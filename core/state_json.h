@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
 // state_json.h: the `schedlab-cli explain` state file: one machine state and one
 // wakeup (documented in docs/state-format.md). Every problem becomes an
 // InputError naming the file, the key and the problem.

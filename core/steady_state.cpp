@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
 // steady_state.cpp: see steady_state.h.
 #include "steady_state.h"
 

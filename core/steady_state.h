@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
 // steady_state.h: when has the simulated machine settled? The engine feeds the
 // cumulative counters at each rq-length sample; they are cut into windows of at
 // least `window_ns`, and the machine is at steady state from the first window of

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
 // text_scan.h: the small text helpers the line-oriented importers share (ftrace text, the
 // rq-length CSV): trimming blanks and strict integer conversion of a whole field.
 #pragma once

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
 // timeline.cpp: row folding and 2:1 compaction for RqTimeline.
 #include "timeline.h"
 

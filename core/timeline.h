@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
 // timeline.h: a bounded-memory sampled timeline of per-CPU runqueue lengths. When full it
 // halves its resolution (pairs of rows merge by per-CPU max, so spikes survive).
 #pragma once

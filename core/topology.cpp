@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
 // topology.cpp: validation of a machine description, its Boost.Graph tree, the
 // per-CPU masks the sched-domain builder reads, and the parametric form.
 #include "topology.h"

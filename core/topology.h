@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
 // topology.h: the machine (CPUs, SMT siblings, cores, clusters, LLCs, dies,
 // packages, NUMA nodes with distances), held as a Boost.Graph tree, plus the
 // per-architecture list of sched-domain topology levels the kernel builds from it.

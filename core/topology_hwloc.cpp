@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
 // topology_hwloc.cpp: Topology from hwloc (lstopo XML or the running machine).
 #include "topology_hwloc.h"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
 // topology_hwloc.h: builds a Topology from hwloc (an `lstopo --of xml` file or
 // the running machine).
 #pragma once

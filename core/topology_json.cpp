@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
 // topology_json.cpp: topology references in JSON files and on the command line.
 #include "topology_json.h"
 

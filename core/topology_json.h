@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
 // topology_json.h: a topology from JSON: a preset name, a file (JSON or
 // lstopo XML), or an inline parametric object.
 #pragma once

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
 // topology_presets.cpp: the machines of spec/workloads.md §3 (and the small
 // ones the spec's oracles use), with Linux CPU numbering.
 #include "topology.h"

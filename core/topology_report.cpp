@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
 // topology_report.cpp: see topology_report.h.
 #include "topology_report.h"
 

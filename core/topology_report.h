@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
 // topology_report.h: a machine and its sched domains as text, in the layout of
 // the kernel's sched_domain debug output (shared by schedlab-cli and the GUI).
 #pragma once

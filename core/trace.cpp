@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
 // trace.cpp: ftrace text import (tracefs `trace`, `trace_pipe`, `trace-cmd report`) and export.
 #include "trace.h"
 

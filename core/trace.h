@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
 // trace.h: scheduler traces recorded from a real kernel (ftrace text as tracefs and
 // `trace-cmd report` write it), read into the simulator's own event vocabulary
 // (sched_event.h), and simulated runs written back as ftrace text.

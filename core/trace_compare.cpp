@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
 // trace_compare.cpp: two traces side by side (see trace_compare.h).
 #include "trace_compare.h"
 

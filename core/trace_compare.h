@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
 // trace_compare.h: two recorded traces side by side (before/after a patch, or a kernel trace
 // beside schedlab's export of a comparable run), as a plain-text table in the layout of
 // `schedlab-cli compare`: wakeups, context switches, migrations by cause, wakeup latency

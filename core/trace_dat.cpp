@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
 // trace_dat.cpp: trace-cmd's trace.dat (file versions 6 and 7, compressed or not) read through
 // libtracecmd/libtraceevent into the same Trace as the text importer. Forked children read the
 // CPUs' buffers (tracecmd_read_data, one CPU after another) into shared memory; the parent merges

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
 // trace_dat_writer.cpp: a simulated run as trace-cmd's trace.dat (see trace_dat_writer.h).
 //
 // libtracecmd (trace-cmd 3.1's library) writes the container from a tracing directory. We give

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
 // trace_dat_writer.h: a simulated run written as a trace-cmd `trace.dat` (file version 6, or 7
 // with zstd) that `trace-cmd report`, KernelShark and readTraceDat() open.
 //

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
 // trace_snapshot.cpp: a Snapshot from a trace at a cursor time (see trace_snapshot.h).
 #include "trace_snapshot.h"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
 // trace_snapshot.h: a recorded trace shown by the same views as a simulated run. The state at a
 // cursor time is rebuilt from the trace's events into the simulator's Snapshot: curr and
 // nr_running per CPU, recent migrations with their cause where the trace tells, rq-length

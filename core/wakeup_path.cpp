@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
 // wakeup_path.cpp: the Linux 6.1 (Debian 6.1.192) wakeup path. Each function
 // mirrors the kernel function of the same name; comments name the spec section
 // and say why where the kernel's behaviour is not obvious.

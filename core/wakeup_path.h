@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
 // wakeup_path.h: the Linux 6.1 CFS wakeup path (kernel/sched/core.c and fair.c),
 // function by function with the kernel's names, over a MachineState and Knobs.
 // Every function records what it examined into the Decision it is given.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
 // workloads.cpp: hackbench, schbench (classic, 2023) and stress-ng cpu-load as
 // engine task programs. Each step() applies the effect of the work just done
 // (a write, a read, a futex wake) and returns the next piece of work; blocking

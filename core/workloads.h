@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
 // workloads.h: the benchmarks of the LKML threads, as task programs for the
 // engine (spec/workloads.md §1): hackbench / perf bench sched messaging,
 // schbench classic and 2023, stress-ng --cpu N --cpu-load P.

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-or-later
 # run.sh: build the release preset, then run schedlab's main job: the GUI on its default scenario
 # (hackbench -g 32 -f 20 --threads --pipe on 2 x EPYC 9654, baseline vs idle-delay-v2, side by side).
 # Extra arguments go to the GUI (e.g. --scenario resources/scenarios/aaron-hackbench-spr-g20.json).

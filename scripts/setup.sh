@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-or-later
 # setup.sh: install the Debian 12 build dependencies that are missing, then configure and build one preset.
 # Usage: scripts/setup.sh [PRESET]   (PRESET: dev (default), asan, release; see CMakePresets.json)
 set -euo pipefail
@@ -12,7 +13,7 @@ packages=(
   libboost-graph-dev libgtest-dev libgmock-dev libbenchmark-dev
   libhwloc-dev hwloc nlohmann-json3-dev libcli11-dev libfmt-dev zlib1g-dev
   libtracecmd-dev libtraceevent-dev libtracefs-dev trace-cmd
-  xvfb xauth libgl-dev parallel
+  xvfb xauth libgl-dev parallel help2man desktop-file-utils
 )
 
 missing=()

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-or-later
 # test.sh: build the asan preset (AddressSanitizer + UBSan) and run the whole test suite on it, headless.
 set -euo pipefail
 

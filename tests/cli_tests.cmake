@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-2.0-or-later
 # cli_tests.cmake: runs schedlab-cli as a user would and checks exit codes,
 # one-line errors and key output. Invoked by ctest with -DCLI=... -DSRC=... -DDATA=...
 set(failures 0)

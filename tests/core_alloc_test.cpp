@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
 // core_alloc_test.cpp: the engine allocates nothing per event once a run has settled.
 // Its own executable: it replaces the global operator new/delete to count allocations
 // (malloc/free underneath, so the sanitizers see matching pairs).

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
 // core_balance_test.cpp: load balancing against Linux 6.1's fair.c -- the pure
 // statistics and decisions (update_sg_lb_stats, find_busiest_group,
 // calculate_imbalance, find_busiest_queue, need_active_balance, the balance

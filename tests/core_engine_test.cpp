@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
 // core_engine_test.cpp: the simulation engine, PELT, the cost model, workloads,
 // scenarios and reports: determinism, invariants over every workload x three
 // topologies x every knob preset, conservation, bad input.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
 // core_histogram_test.cpp: LatencyHistogram bucket layout, percentile accuracy, merge and bounds.
 #include "histogram.h"
 #include "rng.h"

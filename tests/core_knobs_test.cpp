@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
 // core_knobs_test.cpp: presets are knob settings; text parsing; errors.
 #include "knobs.h"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
 // core_rng_test.cpp: Rng against a reference xoshiro256**/splitmix64, and its draws' ranges and shapes.
 #include "rng.h"
 

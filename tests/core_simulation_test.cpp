@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
 // core_simulation_test.cpp: the GUI's side of the core (Simulation): chunked advancing gives the
 // CLI's run bit for bit, single steps, traced wakeups, live knob changes, bounded snapshots.
 #include "scenario.h"

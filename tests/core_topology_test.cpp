@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
 // core_topology_test.cpp: presets, Linux CPU numbering, the Boost.Graph tree,
 // and the sched-domain tables of spec §6 / workloads §3.2 for every preset.
 #include "sched_domain.h"

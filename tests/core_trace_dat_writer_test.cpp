@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
 // core_trace_dat_writer_test.cpp: simulated runs written as trace-cmd trace.dat
 // (trace_dat_writer.h): the ring-buffer pages read by libtraceevent's own kbuffer parser, a
 // run read back by readTraceDat() to exactly what the ftrace text export gives, versions 6 and

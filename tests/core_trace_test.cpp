@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
 // core_trace_test.cpp: ftrace text import (every layout of trace-replay.md §1, the tolerance
 // rules of §2, the recorded 6.1 sample) and export of simulated runs (round trip).
 #include "input_error.h"

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-2.0-or-later
 # expect_run.cmake: expect_run(NAME RC REGEX ARGS ...) runs ${CLI} as a user would and checks the exit
 # status, the output, and that an error is exactly one line on stderr. Used by cli_tests and gui_tests.
 function(expect_run name expected_rc expected_regex)

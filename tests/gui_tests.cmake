@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-2.0-or-later
 # gui_tests.cmake: the schedlab GUI's command line, headless: screenshots of the window and of one
 # view after a given simulated time, and one-line errors with exit status 2 for bad flags and files.
 # Invoked by ctest with -DCLI=<schedlab> -DSRC=... -DOUT=<dir>.

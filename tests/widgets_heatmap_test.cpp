@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
 // widgets_heatmap_test.cpp: the topology heatmap: layout maths on every preset, colormaps, arrow
 // aggregation, and pixels of the painted widget on the offscreen platform.
 // Core headers before any Qt header: engine.h has a member named emit, which Qt defines as a macro.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
 // widgets_plots_test.cpp: RqPlot, LatencyPlot and CountersPlot on the offscreen platform: data they plot, pixels.
 // Core headers before any Qt header: engine.h has a member named emit, which Qt defines as a macro.
 #include "histogram.h"

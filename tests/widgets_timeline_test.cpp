@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
 // widgets_timeline_test.cpp: the trace bar's timeline (binning to pixel columns, zoom and pan, a
 // mark's pixel, clicks) and the agreement in the window: the replay runs on the 6.1 sample, its
 // decisions and disagreements reach the timeline, and a click on a disagreement's tick opens it

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
 // widgets_window_test.cpp: the simulation worker thread (start, pause, restart, stop mid-run,
 // same results as the CLI) and the main window (frames reach the views, knob changes apply live,
 // export writes whole files with the caption, the A/B text is the CLI's table).

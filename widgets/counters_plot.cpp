@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
 // counters_plot.cpp: grouped A/B bar charts of wakeup reasons and migration causes.
 // Core headers before any Qt header: engine.h has a member named emit, which Qt defines as a macro.
 #include "metrics.h"

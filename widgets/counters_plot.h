@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
 // counters_plot.h: bar charts of A vs B counters: wakeups by final reason code and migrations by cause.
 #pragma once
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
 // decision_inspector.cpp: see decision_inspector.h.
 #include "decision_inspector.h"
 

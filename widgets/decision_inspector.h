@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
 // decision_inspector.h: the teaching view. Lists the newest wakeup decisions of side A; the
 // selected one is shown step by step in kernel function names, and the CPUs it examined are
 // handed to the heatmap to be highlighted in order. For a recorded trace it lists the

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
 // heatmap_layout.cpp: fitting the machine's nested boxes to a rectangle, the colour tables and the
 // arrow aggregation behind the topology heatmap (no Qt, see heatmap_layout.h).
 #include "heatmap_layout.h"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
 // heatmap_layout.h: the Qt-free maths of the topology heatmap: nested package > LLC > core > thread
 // boxes fitted to a rectangle, colormaps and categorical colours, and migration-arrow aggregation.
 #pragma once

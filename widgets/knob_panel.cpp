@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
 // knob_panel.cpp: see knob_panel.h. Every control maps to one named knob (Knobs::set), so
 // what the panel shows is what the wakeup path reads.
 #include "knob_panel.h"

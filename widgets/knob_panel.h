@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
 // knob_panel.h: the knobs of A and B: preset selectors, the idle-delay and nr_running-threshold
 // sliders, the claim and idle-clock choices and sched_feature toggles. Edits one side at a time.
 #pragma once

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
 // latency_plot.h: wakeup latency histograms of A and B on a log time axis, with a percentile table.
 #pragma once
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
 // main_window.cpp: see main_window.h. The window only paints frames the worker publishes and
 // sends it commands; it never touches a simulation directly.
 #include "main_window.h"
@@ -11,6 +12,7 @@
 #include "trace_timeline.h"
 
 #include "input_error.h"
+#include "install_paths.h"
 #include "knobs.h"
 #include "report.h"
 #include "run_export.h"
@@ -379,7 +381,8 @@ void MainWindow::createActions() {
 void MainWindow::createMenus() {
     QMenu* file = menuBar()->addMenu(tr("&File"));
     file->addAction(tr("&Open scenario…"), QKeySequence::Open, this, [this] {
-        const QString p = QFileDialog::getOpenFileName(this, tr("Open scenario"), QString(), tr("Scenarios (*.json)"));
+        const QString p = QFileDialog::getOpenFileName(this, tr("Open scenario"), QString::fromStdString(sched::shippedScenariosDir()),
+                                                       tr("Scenarios (*.json)"));
         if (p.isEmpty()) return;
         const QString err = openScenario(p);
         if (!err.isEmpty()) QMessageBox::warning(this, tr("Cannot open scenario"), err);
@@ -1715,7 +1718,8 @@ void MainWindow::besideSimDialog() {
         statusBar()->showMessage(tr("Open a trace first: the simulation runs beside it"), 6000);
         return;
     }
-    const QString p = QFileDialog::getOpenFileName(this, tr("Simulate beside the trace"), QString(), tr("Scenarios (*.json)"));
+    const QString p = QFileDialog::getOpenFileName(this, tr("Simulate beside the trace"), QString::fromStdString(sched::shippedScenariosDir()),
+                                                   tr("Scenarios (*.json)"));
     if (p.isEmpty()) return;
     // A scenario of several variants (baseline, a patch): which one runs beside the trace.
     QString variant;

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
 // main_window.h: the schedlab main window: A and B topology heatmaps side by side, runqueue
 // plots, latency histograms, counters, the knob panel and the decision inspector, run controls,
 // export with a reproducible caption, and the headless screenshot mode.

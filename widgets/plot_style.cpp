@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
 // plot_style.cpp: see plot_style.h.
 #include "plot_style.h"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
 // plot_style.h: the look the QCustomPlot views share (axis fonts, colours, grid).
 #pragma once
 

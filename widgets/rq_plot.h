@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
 // rq_plot.h: runqueue length over simulated time: step lines for selected CPUs and a time x CPU colour map.
 #pragma once
 

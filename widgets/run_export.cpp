@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
 // run_export.cpp: see run_export.h.
 #include "run_export.h"
 

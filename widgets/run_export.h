@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
 // run_export.h: a simulated run written to files for other tools. File > Export trace… writes a
 // side's run as ftrace text with the same event sink and FtraceTextWriter as `schedlab-cli run
 // --ftrace`; File > Export rq-length CSV… writes the seed's bpftrace CSV (bpftraceRqlenCsv).

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
 // sim_worker.cpp: the simulation thread. Runs A and B in lockstep in short chunks from a
 // zero-interval timer, so queued commands are served between chunks, and publishes frames.
 #include "sim_worker.h"

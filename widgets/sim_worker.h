@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
 // sim_worker.h: the thread that owns the A and B simulations, runs them in lockstep and
 // publishes immutable frames; the GUI sends it commands by queued calls and takes the
 // newest frame at most 60 times a second (older ones are dropped, never queued).

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
 // topology_heatmap.cpp: painting and interaction of the topology heatmap. The geometry (boxes,
 // label fonts, pre-laid-out CPU numbers) is cached per target size and topology, so a paint only
 // fills rectangles, draws cached text and strokes the arrows.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
 // topology_heatmap.h: the machine as nested package > LLC > core > thread boxes coloured by a
 // per-CPU metric, with recent migrations as arrows, a legend, hover tooltips, CPU selection and
 // the highlight of the CPUs a wakeup decision examined.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
 // trace_timeline.cpp: see trace_timeline.h. Binning happens when the view or the width changes,
 // never per paint: a cursor move repaints the cached bins.
 #include "trace_timeline.h"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
 // trace_timeline.h: the trace bar's timeline strip. The whole span of a recorded trace, binned
 // to the strip's pixel width (any trace size paints in time proportional to the width): the
 // density of wakeup decisions per column, a tick in each column that holds a disagreement

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
 // bench_engine.cpp: simulation speed. Simulated context switches per wall-clock
 // second for hackbench -g 32 -f 20 --threads --pipe on epyc-9654-2s, and the
 // wall-clock cost per wakeup as the machine grows from 8 to 512 CPUs.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
 // bench_gui.cpp: the main window's frame cost and the simulation speed with the GUI attached.
 //   BM_WindowFrame512: give every view a frame of a 512-CPU machine (bergamo-9754-2s, hackbench,
 //     migrations capped at 200 arrows) and paint the whole window into an image (target < 8 ms).

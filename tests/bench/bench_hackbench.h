@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
 // bench_hackbench.h: the benchmarks' hackbench scenario (-f 20 --threads --pipe), shared by
 // bench_engine and steady_window so both time the same run.
 #pragma once

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
 // bench_trace.cpp: ftrace text import and export throughput.
 //   BM_ParseFtraceText: a simulated hackbench run exported as ftrace text (in memory), parsed
 //     back; MB/s of text and events/s.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
 // bench_trace_view.cpp: what a cursor move over a large trace costs in the window.
 //   A simulated hackbench run on qemu-2s2c2t (about 1.4 M sched events, 280 MB of ftrace text)
 //   is exported and parsed once; then:

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
 // bench_wakeup.cpp: wakeup decisions per second (select_task_rq, the whole
 // fair path) on idle, half-busy and fully busy machines.
 //   build/release/tests/bench/bench_wakeup

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
 // bench_widgets.cpp: paint time of the topology heatmap: bergamo-9754-2s (512 CPUs) with 200 migration
 // arrows rendered into a 1200x800 image, with and without the arrows, and the layout on its own.
 // Core headers before any Qt header: engine.h has a member named emit, which Qt defines as a macro.

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-or-later
 # kernelshark_open.sh: how long KernelShark takes to open a trace.dat, for bench_gui's
 # BM_OpenTraceDat (schedlab reading and showing the same file). Not part of ctest.
 #   tests/bench/kernelshark_open.sh FILE [RUNS]

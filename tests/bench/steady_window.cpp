@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
 // steady_window.cpp: one window of the seed hackbench after its start-up, for instruction counts (a speed fixture: at 0.5 s the baseline is on its one-socket plateau, not yet spread over both sockets; its events per switch are that state's).
 //
 // This VM's wall-clock speed varies by up to 2x from one hour to the next (the steady bench gave

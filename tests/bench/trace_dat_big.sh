@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-or-later
 # trace_dat_big.sh: a long hackbench run written as a ~150 MB trace.dat (schedlab-cli run
 # --trace-dat), then how long reading it takes: `schedlab-cli trace` (readTraceDat() in its
 # forked child, plus the summary) and, for comparison, `trace-cmd report` to /dev/null.

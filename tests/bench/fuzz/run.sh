@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-or-later
 # run.sh: build the libFuzzer targets with the "fuzz" preset (clang, ASan + UBSan) and run each
 # for a bounded time on its seed corpus. Usage: tests/bench/fuzz/run.sh [SECONDS per target, default 60]
 set -euo pipefail

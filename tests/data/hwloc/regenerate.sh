@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: GPL-2.0-or-later
 # Regenerates the hwloc XML fixtures of tests/core_topology_hwloc_test.cpp with
 # hwloc 2.9's lstopo / hwloc-annotate (see README.md for what each one checks).
 # this-machine.xml is only rewritten when REGEN_THIS_MACHINE=1 (its expected
