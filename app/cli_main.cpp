@@ -1,15 +1,15 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 // cli_main.cpp: schedlab-cli, the core without Qt: topology, explain, knobs, demo.
 #include "cli_sim.h"
-#include "explain_format.h"
-#include "install_paths.h"
-#include "knobs.h"
-#include "sched_domain.h"
-#include "state_json.h"
-#include "topology.h"
-#include "topology_json.h"
-#include "topology_report.h"
-#include "wakeup_path.h"
+#include "explain/explain_format.h"
+#include "util/install_paths.h"
+#include "kernel/knobs.h"
+#include "kernel/sched_domain.h"
+#include "kernel/state_json.h"
+#include "topology/topology.h"
+#include "topology/topology_json.h"
+#include "kernel/topology_report.h"
+#include "kernel/wakeup_path.h"
 
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>

@@ -2,17 +2,17 @@
 // cli_sim.cpp: schedlab-cli run / compare / sweep.
 #include "cli_sim.h"
 
-#include "report.h"
-#include "install_paths.h"
-#include "reproduce.h"
-#include "scenario.h"
-#include "replay.h"
-#include "rq_csv.h"
-#include "topology_json.h"
-#include "trace.h"
-#include "trace_compare.h"
-#include "trace_dat_writer.h"
-#include "trace_snapshot.h"
+#include "sim/report.h"
+#include "util/install_paths.h"
+#include "sim/reproduce.h"
+#include "sim/scenario.h"
+#include "replay/replay.h"
+#include "trace/rq_csv.h"
+#include "topology/topology_json.h"
+#include "trace/trace.h"
+#include "replay/trace_compare.h"
+#include "trace/trace_dat_writer.h"
+#include "replay/trace_snapshot.h"
 
 #include <fmt/format.h>
 

@@ -3,13 +3,13 @@
 // scenario, simulates --run-for of simulated time as fast as possible, exports the window (or one
 // view) with its caption, and exits, so tests, CI and the README's images use the real window.
 #include "main_window.h"
-#include "topology_json.h"
-#include "trace.h"
-#include "trace_snapshot.h"
+#include "topology/topology_json.h"
+#include "trace/trace.h"
+#include "replay/trace_snapshot.h"
 
-#include "knobs.h"
-#include "install_paths.h"
-#include "scenario.h"
+#include "kernel/knobs.h"
+#include "util/install_paths.h"
+#include "sim/scenario.h"
 
 #include <QApplication>
 #include <QIcon>

@@ -2,8 +2,8 @@
 // core_alloc_test.cpp: the engine allocates nothing per event once a run has settled.
 // Its own executable: it replaces the global operator new/delete to count allocations
 // (malloc/free underneath, so the sanitizers see matching pairs).
-#include "engine.h"
-#include "scenario.h"
+#include "sim/engine.h"
+#include "sim/scenario.h"
 
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>

@@ -5,14 +5,14 @@
 // intervals) on hand-built states, and the engine's side (uptime, rd->overload,
 // post_init_entity_util_avg, the intervals after a balance). Each test names the
 // departure from 6.1 it guards against: it fails on the code before the fix.
-#include "cost_model.h"
-#include "engine.h"
-#include "sched_balance.h"
-#include "report.h"
-#include "reproduce.h"
-#include "scenario.h"
-#include "steady_state.h"
-#include "wakeup_path.h"
+#include "sim/cost_model.h"
+#include "sim/engine.h"
+#include "kernel/sched_balance.h"
+#include "sim/report.h"
+#include "sim/reproduce.h"
+#include "sim/scenario.h"
+#include "sim/steady_state.h"
+#include "kernel/wakeup_path.h"
 
 #include <fmt/format.h>
 #include <gtest/gtest.h>

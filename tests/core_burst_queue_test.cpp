@@ -2,7 +2,7 @@
 // core_burst_queue_test.cpp: the engine's queue of CPU burst ends against a sorted set, through
 // the cases its ring can get wrong: equal times, laps of the ring, entries beyond its span,
 // moves between the ring and the winner tree, and times on bucket and lap boundaries.
-#include "burst_queue.h"
+#include "sim/burst_queue.h"
 
 #include <gtest/gtest.h>
 

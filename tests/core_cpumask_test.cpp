@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 // core_cpumask_test.cpp: cpulist parsing and the kernel's live wrap iteration.
-#include "cpumask.h"
+#include "util/cpumask.h"
 
 #include <gtest/gtest.h>
 

@@ -2,11 +2,11 @@
 // core_engine_test.cpp: the simulation engine, PELT, the cost model, workloads,
 // scenarios and reports: determinism, invariants over every workload x three
 // topologies x every knob preset, conservation, bad input.
-#include "cost_model.h"
-#include "engine.h"
-#include "pelt.h"
-#include "report.h"
-#include "scenario.h"
+#include "sim/cost_model.h"
+#include "sim/engine.h"
+#include "kernel/pelt.h"
+#include "sim/report.h"
+#include "sim/scenario.h"
 
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>

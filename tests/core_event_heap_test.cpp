@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 // The engine's event heap (event_heap.h) against std::priority_queue over the same key:
 // the pop sequences must be identical, with many ties on time, creation time and tag.
-#include "event_heap.h"
+#include "sim/event_heap.h"
 
 #include <gtest/gtest.h>
 

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 // core_histogram_test.cpp: LatencyHistogram bucket layout, percentile accuracy, merge and bounds.
-#include "histogram.h"
-#include "rng.h"
+#include "util/histogram.h"
+#include "util/rng.h"
 
 #include <gtest/gtest.h>
 

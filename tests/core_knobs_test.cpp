@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 // core_knobs_test.cpp: presets are knob settings; text parsing; errors.
-#include "knobs.h"
+#include "kernel/knobs.h"
 
 #include <gtest/gtest.h>
 

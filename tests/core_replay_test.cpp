@@ -1,9 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 // core_replay_test.cpp: decision agreement (trace-replay.md §3-§9): the oracles of §10 on the
 // recorded 6.1 sample, one synthetic case per non-decision class of §4, and a simulated run.
-#include "replay.h"
-#include "scenario.h"
-#include "trace.h"
+#include "replay/replay.h"
+#include "sim/scenario.h"
+#include "trace/trace.h"
 
 #include <gtest/gtest.h>
 

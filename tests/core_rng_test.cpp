@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 // core_rng_test.cpp: Rng against a reference xoshiro256**/splitmix64, and its draws' ranges and shapes.
-#include "rng.h"
+#include "util/rng.h"
 
 #include <gtest/gtest.h>
 

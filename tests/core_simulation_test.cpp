@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 // core_simulation_test.cpp: the GUI's side of the core (Simulation): chunked advancing gives the
 // CLI's run bit for bit, single steps, traced wakeups, live knob changes, bounded snapshots.
-#include "scenario.h"
-#include "simulation.h"
+#include "sim/scenario.h"
+#include "sim/simulation.h"
 
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>

@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 // core_state_json_test.cpp: bad explain states give one line naming the file,
 // the key and the problem; the shipped examples cover every reason code.
-#include "state_json.h"
-#include "topology_json.h"
+#include "kernel/state_json.h"
+#include "topology/topology_json.h"
 
 #include <gtest/gtest.h>
 

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 // core_timeline_test.cpp: RqTimeline stores rows verbatim until full, then compacts keeping spikes.
-#include "rng.h"
-#include "timeline.h"
+#include "util/rng.h"
+#include "sim/timeline.h"
 
 #include <gtest/gtest.h>
 

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 // Tests of topologyFromHwloc() on the lstopo XML fixtures of tests/data/hwloc
 // (see tests/data/hwloc/README.md for how each one was made).
-#include "topology_hwloc.h"
+#include "topology/topology_hwloc.h"
 
 #include <gtest/gtest.h>
 

@@ -1,9 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 // core_topology_test.cpp: presets, Linux CPU numbering, the Boost.Graph tree,
 // and the sched-domain tables of spec §6 / workloads §3.2 for every preset.
-#include "sched_domain.h"
-#include "topology.h"
-#include "topology_json.h"
+#include "kernel/sched_domain.h"
+#include "topology/topology.h"
+#include "topology/topology_json.h"
 
 #include <gtest/gtest.h>
 

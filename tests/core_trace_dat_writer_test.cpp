@@ -3,11 +3,11 @@
 // (trace_dat_writer.h): the ring-buffer pages read by libtraceevent's own kbuffer parser, a
 // run read back by readTraceDat() to exactly what the ftrace text export gives, versions 6 and
 // 7 (zstd), many pages per CPU, `trace-cmd report` on the file, and write failures.
-#include "input_error.h"
-#include "scenario.h"
-#include "replay.h"
-#include "trace.h"
-#include "trace_dat_writer.h"
+#include "util/input_error.h"
+#include "sim/scenario.h"
+#include "replay/replay.h"
+#include "trace/trace.h"
+#include "trace/trace_dat_writer.h"
 
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>

@@ -1,12 +1,12 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 // core_trace_test.cpp: ftrace text import (every layout of trace-replay.md §1, the tolerance
 // rules of §2, the recorded 6.1 sample) and export of simulated runs (round trip).
-#include "input_error.h"
-#include "metrics.h"
-#include "report.h"
-#include "rq_csv.h"
-#include "scenario.h"
-#include "trace.h"
+#include "util/input_error.h"
+#include "sim/metrics.h"
+#include "sim/report.h"
+#include "trace/rq_csv.h"
+#include "sim/scenario.h"
+#include "trace/trace.h"
 
 #include <gtest/gtest.h>
 
@@ -739,7 +739,7 @@ TEST(TraceDat, OtherFilesAndTruncatedOnesAreOneLineErrorsOrPartialNeverACrash) {
 // ---------------------------------------------------------------------------------------------
 // A trace as the views see it
 
-#include "trace_snapshot.h"
+#include "replay/trace_snapshot.h"
 
 namespace {
 

@@ -1,9 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 // core_wakeup_oracles_test.cpp: every test oracle of spec/wakeup-path.md §12,
 // numbered as in the spec, run through the state-file parser and the wakeup path.
-#include "sched_balance.h"
-#include "state_json.h"
-#include "wakeup_path.h"
+#include "kernel/sched_balance.h"
+#include "kernel/state_json.h"
+#include "kernel/wakeup_path.h"
 
 #include <gtest/gtest.h>
 

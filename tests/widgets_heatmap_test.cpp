@@ -3,9 +3,9 @@
 // aggregation, and pixels of the painted widget on the offscreen platform.
 // Core headers before any Qt header: engine.h has a member named emit, which Qt defines as a macro.
 #include "heatmap_layout.h"
-#include "metrics.h"
-#include "simulation.h"
-#include "topology.h"
+#include "sim/metrics.h"
+#include "sim/simulation.h"
+#include "topology/topology.h"
 
 #include "topology_heatmap.h"
 

@@ -1,9 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 // widgets_plots_test.cpp: RqPlot, LatencyPlot and CountersPlot on the offscreen platform: data they plot, pixels.
 // Core headers before any Qt header: engine.h has a member named emit, which Qt defines as a macro.
-#include "histogram.h"
-#include "metrics.h"
-#include "simulation.h"
+#include "util/histogram.h"
+#include "sim/metrics.h"
+#include "sim/simulation.h"
 
 #include "counters_plot.h"
 #include "latency_plot.h"

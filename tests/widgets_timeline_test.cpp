@@ -5,10 +5,10 @@
 // in the inspector with both CPUs, on the heatmap too.
 #include "decision_inspector.h"
 #include "main_window.h"
-#include "replay.h"
+#include "replay/replay.h"
 #include "topology_heatmap.h"
-#include "trace.h"
-#include "trace_snapshot.h"
+#include "trace/trace.h"
+#include "replay/trace_snapshot.h"
 #include "trace_timeline.h"
 
 #include <QApplication>

@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 // counters_plot.cpp: grouped A/B bar charts of wakeup reasons and migration causes.
 // Core headers before any Qt header: engine.h has a member named emit, which Qt defines as a macro.
-#include "metrics.h"
-#include "simulation.h"
+#include "sim/metrics.h"
+#include "sim/simulation.h"
 
 #include "counters_plot.h"
 #include "latency_plot.h"

@@ -2,8 +2,8 @@
 // decision_inspector.cpp: see decision_inspector.h.
 #include "decision_inspector.h"
 
-#include "decision.h"
-#include "wakeup_path.h"
+#include "kernel/decision.h"
+#include "kernel/wakeup_path.h"
 
 #include <QListWidget>
 #include <QPushButton>

@@ -5,8 +5,8 @@
 // disagreements between the kernel and schedlab instead, each with both choices.
 #pragma once
 
-#include "metrics.h"
-#include "replay.h"
+#include "sim/metrics.h"
+#include "replay/replay.h"
 
 #include <QString>
 

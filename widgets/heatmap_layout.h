@@ -3,9 +3,9 @@
 // boxes fitted to a rectangle, colormaps and categorical colours, and migration-arrow aggregation.
 #pragma once
 
-#include "metrics.h"
-#include "simulation.h"
-#include "topology.h"
+#include "sim/metrics.h"
+#include "sim/simulation.h"
+#include "topology/topology.h"
 
 #include <cstddef>
 #include <cstdint>

@@ -3,7 +3,7 @@
 // sliders, the claim and idle-clock choices and sched_feature toggles. Edits one side at a time.
 #pragma once
 
-#include "knobs.h"
+#include "kernel/knobs.h"
 
 #include <QWidget>
 

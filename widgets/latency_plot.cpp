@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 // latency_plot.cpp: wakeup latency histograms (log µs axis, 8 bins per decade) and percentile table.
 // Core headers before any Qt header: engine.h has a member named emit, which Qt defines as a macro.
-#include "histogram.h"
-#include "simulation.h"
+#include "util/histogram.h"
+#include "sim/simulation.h"
 
 #include "latency_plot.h"
 #include "plot_style.h"

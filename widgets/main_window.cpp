@@ -11,14 +11,14 @@
 #include "topology_heatmap.h"
 #include "trace_timeline.h"
 
-#include "input_error.h"
-#include "install_paths.h"
-#include "knobs.h"
-#include "report.h"
+#include "util/input_error.h"
+#include "util/install_paths.h"
+#include "kernel/knobs.h"
+#include "sim/report.h"
 #include "run_export.h"
-#include "topology_json.h"
-#include "trace_compare.h"
-#include "trace_snapshot.h"
+#include "topology/topology_json.h"
+#include "replay/trace_compare.h"
+#include "replay/trace_snapshot.h"
 
 #include <qcustomplot.h>
 

@@ -4,12 +4,12 @@
 // export with a reproducible caption, and the headless screenshot mode.
 #pragma once
 
-#include "replay.h"
-#include "trace.h"
-#include "trace_snapshot.h"
+#include "replay/replay.h"
+#include "trace/trace.h"
+#include "replay/trace_snapshot.h"
 
-#include "knobs.h"
-#include "scenario.h"
+#include "kernel/knobs.h"
+#include "sim/scenario.h"
 #include "sim_worker.h"
 
 #include <QMainWindow>

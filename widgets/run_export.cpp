@@ -2,8 +2,8 @@
 // run_export.cpp: see run_export.h.
 #include "run_export.h"
 
-#include "engine.h"
-#include "trace.h"
+#include "sim/engine.h"
+#include "trace/trace.h"
 
 #include <QSaveFile>
 

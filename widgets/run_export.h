@@ -5,8 +5,8 @@
 // Every file goes through a temporary one renamed into place (QSaveFile).
 #pragma once
 
-#include "knobs.h"
-#include "scenario.h"
+#include "kernel/knobs.h"
+#include "sim/scenario.h"
 
 #include <QByteArray>
 #include <QString>

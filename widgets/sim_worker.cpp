@@ -3,7 +3,7 @@
 // zero-interval timer, so queued commands are served between chunks, and publishes frames.
 #include "sim_worker.h"
 
-#include "report.h"
+#include "sim/report.h"
 
 #include <QElapsedTimer>
 #include <QThread>

@@ -4,9 +4,9 @@
 // newest frame at most 60 times a second (older ones are dropped, never queued).
 #pragma once
 
-#include "knobs.h"
-#include "scenario.h"
-#include "simulation.h"
+#include "kernel/knobs.h"
+#include "sim/scenario.h"
+#include "sim/simulation.h"
 
 #include <QObject>
 #include <QThread>

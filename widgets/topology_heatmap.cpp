@@ -4,7 +4,7 @@
 // fills rectangles, draws cached text and strokes the arrows.
 #include "topology_heatmap.h"
 
-#include "simulation.h"
+#include "sim/simulation.h"
 
 #include <QEvent>
 #include <QFontMetricsF>

@@ -8,7 +8,7 @@
 // picks the nearest disagreement; the arrow keys move the cursor by columns.
 #pragma once
 
-#include "replay.h"
+#include "replay/replay.h"
 
 #include <QColor>
 #include <QWidget>

@@ -3,7 +3,7 @@
 // second for hackbench -g 32 -f 20 --threads --pipe on epyc-9654-2s, and the
 // wall-clock cost per wakeup as the machine grows from 8 to 512 CPUs.
 #include "bench_hackbench.h"
-#include "scenario.h"
+#include "sim/scenario.h"
 
 #include <benchmark/benchmark.h>
 #include <nlohmann/json.hpp>

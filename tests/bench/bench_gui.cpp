@@ -12,11 +12,11 @@
 #include "latency_plot.h"
 #include "main_window.h"
 #include "rq_plot.h"
-#include "scenario.h"
-#include "simulation.h"
+#include "sim/scenario.h"
+#include "sim/simulation.h"
 #include "topology_heatmap.h"
-#include "trace.h"
-#include "trace_dat_writer.h"
+#include "trace/trace.h"
+#include "trace/trace_dat_writer.h"
 
 #include <QApplication>
 #include <QCoreApplication>

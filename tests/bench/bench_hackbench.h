@@ -3,7 +3,7 @@
 // bench_engine and steady_window so both time the same run.
 #pragma once
 
-#include "scenario.h"
+#include "sim/scenario.h"
 
 #include <nlohmann/json.hpp>
 

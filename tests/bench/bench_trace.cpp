@@ -9,11 +9,11 @@
 //   BM_ReadOwnTraceDat: that version-6 file read back by readTraceDat().
 //   BM_Agree: `agree` on that run (384 CPUs; no schedlab_wake marks, so every input is
 //     reconstructed as for a kernel's trace): decisions replayed per second.
-#include "engine.h"
-#include "replay.h"
-#include "scenario.h"
-#include "trace.h"
-#include "trace_dat_writer.h"
+#include "sim/engine.h"
+#include "replay/replay.h"
+#include "sim/scenario.h"
+#include "trace/trace.h"
+#include "trace/trace_dat_writer.h"
 
 #include <benchmark/benchmark.h>
 #include <nlohmann/json.hpp>

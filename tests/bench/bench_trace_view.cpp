@@ -5,9 +5,9 @@
 //   BM_CursorReplayFromStart: traceSnapshot() at 90 % of the span (a replay from the first event).
 //   BM_TraceIndexBuild: the cursor index (checkpoints every 64 Ki events, 8192 rq rows).
 //   BM_CursorIndexed: TraceIndex::snapshot() at a random cursor.
-#include "scenario.h"
-#include "trace.h"
-#include "trace_snapshot.h"
+#include "sim/scenario.h"
+#include "trace/trace.h"
+#include "replay/trace_snapshot.h"
 
 #include <benchmark/benchmark.h>
 #include <nlohmann/json.hpp>

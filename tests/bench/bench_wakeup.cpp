@@ -2,7 +2,7 @@
 // bench_wakeup.cpp: wakeup decisions per second (select_task_rq, the whole
 // fair path) on idle, half-busy and fully busy machines.
 //   build/release/tests/bench/bench_wakeup
-#include "wakeup_path.h"
+#include "kernel/wakeup_path.h"
 
 #include <benchmark/benchmark.h>
 

@@ -3,8 +3,8 @@
 // arrows rendered into a 1200x800 image, with and without the arrows, and the layout on its own.
 // Core headers before any Qt header: engine.h has a member named emit, which Qt defines as a macro.
 #include "heatmap_layout.h"
-#include "simulation.h"
-#include "topology.h"
+#include "sim/simulation.h"
+#include "topology/topology.h"
 
 #include "topology_heatmap.h"
 

@@ -11,7 +11,7 @@
 // (20 ms simulated by default). Without valgrind it times the window. It prints the window's
 // switches, events and the run's digest (a speed-up that changes nothing keeps the digest).
 #include "bench_hackbench.h"
-#include "scenario.h"
+#include "sim/scenario.h"
 
 #include <valgrind/callgrind.h>
 

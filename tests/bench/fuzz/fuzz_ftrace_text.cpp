@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
-// fuzz_ftrace_text.cpp: libFuzzer target for the ftrace text importer (core/trace.h). Any input
+// fuzz_ftrace_text.cpp: libFuzzer target for the ftrace text importer (core/trace/trace.h). Any input
 // must give a Trace or an InputError, never a crash, a hang or a sanitizer report.
-#include "input_error.h"
-#include "trace.h"
+#include "util/input_error.h"
+#include "trace/trace.h"
 
 #include <cstddef>
 #include <cstdint>

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
-// fuzz_rq_csv.cpp: libFuzzer target for the bpftrace rq-length CSV reader (core/rq_csv.h).
-#include "input_error.h"
-#include "rq_csv.h"
+// fuzz_rq_csv.cpp: libFuzzer target for the bpftrace rq-length CSV reader (core/trace/rq_csv.h).
+#include "util/input_error.h"
+#include "trace/rq_csv.h"
 
 #include <cstddef>
 #include <cstdint>

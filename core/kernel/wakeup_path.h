@@ -1,0 +1,118 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+// wakeup_path.h: the Linux 6.1 CFS wakeup path (kernel/sched/core.c and fair.c),
+// function by function with the kernel's names, over a MachineState and Knobs.
+// Every function records what it examined into the Decision it is given.
+#pragma once
+
+#include "kernel/decision.h"
+#include "kernel/knobs.h"
+#include "kernel/sched_state.h"
+
+#include <cstdint>
+
+namespace sched {
+
+/// Wake flags (kernel/sched/sched.h).
+enum WakeFlag : std::uint32_t { WF_EXEC = 0x02, WF_FORK = 0x04, WF_TTWU = 0x08, WF_SYNC = 0x10, WF_MIGRATED = 0x20 };
+std::string wakeFlagsToString(std::uint32_t wf);
+
+/// Where the wakeup runs: the waker's CPU and what `current` is there.
+struct Waker {
+    int cpu = 0;          ///< this_cpu (smp_processor_id())
+    bool in_task = true;  ///< in_task(): false for IRQ/softirq context
+    bool is_wakee = false;  ///< p == current (a self-wakeup)
+    Task current;         ///< the task running on `cpu` (the idle task for an IRQ on an idle CPU)
+    /// When set (the engine), the real task running on `cpu`; `current` is then unused.
+    Task* current_ptr = nullptr;
+    Task& cur() { return current_ptr ? *current_ptr : current; }
+};
+
+/// Everything the wakeup functions share: the state, the knobs, the waker and
+/// the decision being recorded.
+struct WakeCtx {
+    MachineState& st;
+    const Knobs& k;
+    Waker& w;
+    Decision& d;
+    bool trace = false;  ///< record Decision::steps (text); off for speed
+
+    const SchedDomains& sd() const { return *st.sd; }
+    Rq& rq(int cpu) { return st.rq[cpu]; }
+    int this_cpu() const { return w.cpu; }
+    Task& current() { return w.cur(); }
+    void step(Fn fn, std::string text);
+    void seen(int cpu, Fn fn, Seen s) { d.examined.push_back(Examined{std::int16_t(cpu), fn, s}); }
+};
+
+// --- Entry points -------------------------------------------------------
+
+/// try_to_wake_up(p, TASK_NORMAL, wake_flags): the decision part (spec §2.2),
+/// including select_task_rq, set_task_cpu and the wakelist choice of ttwu_queue.
+/// Mutates the state as the kernel would (recent_used_cpu, wakee_flips, claims,
+/// ttwu_pending or the enqueue on the target, has_idle_cores, avg_idle).
+Decision try_to_wake_up(MachineState& st, const Knobs& k, Task& p, Waker& w, std::uint32_t wake_flags, bool trace = false);
+/// The same, into `out` (its vectors' storage reused: the engine's wakeups allocate nothing).
+void try_to_wake_up(MachineState& st, const Knobs& k, Task& p, Waker& w, std::uint32_t wake_flags, bool trace, Decision& out);
+/// wake_up_new_task(p): fork placement through the slow path (spec §3.3).
+Decision wake_up_new_task(MachineState& st, const Knobs& k, Task& p, Waker& w, bool trace = false);
+/// sched_exec(): exec balancing; p is current on w.cpu.
+Decision sched_exec(MachineState& st, const Knobs& k, Task& p, Waker& w, bool trace = false);
+/// Dispatches on WF_FORK / WF_EXEC / otherwise try_to_wake_up.
+Decision decide(MachineState& st, const Knobs& k, Task& p, Waker& w, std::uint32_t wake_flags, bool trace = false);
+
+// --- The kernel functions ------------------------------------------------
+
+int select_task_rq(WakeCtx& c, Task& p, int cpu, std::uint32_t wake_flags);
+bool is_cpu_allowed(WakeCtx& c, const Task& p, int cpu);
+int select_fallback_rq(WakeCtx& c, int cpu, const Task& p);
+int select_task_rq_fair(WakeCtx& c, Task& p, int prev_cpu, std::uint32_t wake_flags);
+void record_wakee(WakeCtx& c, const Task& p);
+bool wake_wide(WakeCtx& c, const Task& p);
+int wake_affine(WakeCtx& c, const SchedDomain& sd, Task& p, int this_cpu, int prev_cpu, bool sync);
+int wake_affine_idle(WakeCtx& c, int this_cpu, int prev_cpu, bool sync);
+int wake_affine_weight(WakeCtx& c, const SchedDomain& sd, Task& p, int this_cpu, int prev_cpu, bool sync);
+int find_idlest_cpu(WakeCtx& c, int sdLevel, Task& p, int cpu, int prev_cpu, std::uint32_t sd_flag);
+/// Returns the index in sd.groups of the idlest group, or -1 (stay local).
+int find_idlest_group(WakeCtx& c, const SchedDomain& sd, const Task& p, int this_cpu);
+int find_idlest_group_cpu(WakeCtx& c, const CpuMask& group, const Task& p, int this_cpu);
+int select_idle_sibling(WakeCtx& c, Task& p, int prev, int target);
+int select_idle_capacity(WakeCtx& c, const Task& p, const SchedDomain& sd, int target);
+int select_idle_smt(WakeCtx& c, const Task& p, const SchedDomain& sd, int target);
+int select_idle_core(WakeCtx& c, const Task& p, int core, CpuMask& cpus, int* idle_cpu);
+int select_idle_cpu(WakeCtx& c, const Task& p, const SchedDomain& sd, bool has_idle_core, int target);
+bool ttwu_queue_cond(WakeCtx& c, const Task& p, int cpu);
+bool check_preempt_curr(WakeCtx& c, const Task& p, int cpu, std::uint32_t wake_flags, bool migrated, int from_cpu);
+
+// --- Idle predicates (spec §5.1, with the knobs of §8) --------------------
+
+enum class IdleVerdict : std::uint8_t { NotIdle, Idle, IdleByDelay };
+/// idle_cpu(cpu) with its reason (idle-delay early return, claim as last test).
+IdleVerdict idle_cpu_verdict(const MachineState& st, const Knobs& k, int cpu);
+bool idle_cpu(const MachineState& st, const Knobs& k, int cpu);
+/// available_idle_cpu(): idle_cpu() && !vcpu_is_preempted() (never preempted here).
+bool available_idle_cpu(const MachineState& st, const Knobs& k, int cpu);
+bool sched_idle_cpu(const MachineState& st, int cpu);
+/// What `cpu` looks like to an idle test (for the examined list).
+Seen seenAs(const MachineState& st, const Knobs& k, int cpu);
+
+/// update_idle_cpu_scan's arithmetic (spec §4.3): nr_idle_scan for an LLC.
+int update_idle_cpu_scan(int llc_weight, std::int64_t sum_util, int imbalance_pct);
+/// __update_idle_core(rq): run when `cpu` picks its idle task (spec §4.2).
+void update_idle_core(MachineState& st, const Knobs& k, int cpu);
+/// The avg_idle / idle_stamp update of ttwu_do_wakeup (spec §2.4 item 4).
+void ttwu_do_wakeup_idle_update(MachineState& st, int cpu);
+
+// --- Old-CFS wakeup preemption (spec §2.6) --------------------------------
+
+/// sysctl_sched_latency etc. scaled for `ncpus` (SCHED_TUNABLESCALING_LOG).
+struct CfsTunables {
+    std::int64_t latency_ns, min_granularity_ns, wakeup_granularity_ns;
+    static CfsTunables forCpus(int ncpus);
+};
+/// place_entity(cfs_rq, se, initial=0) for a waking entity: the new vruntime.
+std::int64_t place_entity_wakeup(const CfsTunables& t, const Knobs& k, std::int64_t min_vruntime, std::int64_t vruntime,
+                                 bool long_sleeper);
+/// wakeup_preempt_entity(curr, se): -1, 0 or 1 (1 = preempt). Nice-0 weights.
+int wakeup_preempt_entity(const CfsTunables& t, std::int64_t curr_vruntime, std::int64_t se_vruntime);
+
+}  // namespace sched

@@ -1,0 +1,96 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+// metrics.cpp
+#include "sim/metrics.h"
+
+#include <algorithm>
+
+namespace sched {
+
+
+
+Metrics::Metrics(int ncpus, int nllcs, std::int64_t sample_period, std::size_t rows, std::size_t ringCap)
+    : busy_ns(ncpus), rqlen_area(ncpus), last_change(ncpus), cur_len(ncpus), cur_busy(ncpus), bpf_len(ncpus),
+      idle_while_overloaded_ns(nllcs), llc_idle(nllcs), llc_over(nllcs), llc_last(nllcs),
+      timeline(ncpus > 0 ? ncpus : 1, sample_period, rows), bpf_timeline(ncpus > 0 ? ncpus : 1, sample_period, rows),
+      ring_cap(ringCap) {}
+
+void Metrics::recordDecision(std::int64_t t, std::int32_t pid, const Decision& d) {
+    decisions++;
+    stage0[std::size_t(d.stage0)]++;
+    stage1[std::size_t(d.stage1)]++;
+    idlest[std::size_t(d.idlest)]++;
+    stage2[std::size_t(d.stage2)]++;
+    if (d.idle_delay_hit) idle_delay_hits++;
+    if (d.claim_set) claims++;
+    if (ring_cap == 0 && !decision_sink) return;
+    if (decision_sink) decision_sink(DecisionRecord{t, pid, d});
+    if (ring_cap) {
+        if (ring.size() < ring_cap) ring.resize(ring_cap);
+        DecisionRecord& r = ring[ring_next];
+        r.time = t;
+        r.pid = pid;
+        r.d = d;  // copy-assignment reuses the examined vector's storage
+        ring_next = (ring_next + 1) % ring_cap;
+        if (ring_size < ring_cap) ring_size++;
+    }
+}
+
+void Metrics::recordEvent(const SchedEvent& e) {
+    events_emitted++;
+    if (event_sink) event_sink(e);
+    if (event_ring_cap) {
+        if (event_ring.size() < event_ring_cap) event_ring.resize(event_ring_cap);
+        event_ring[event_next] = e;
+        event_next = (event_next + 1) % event_ring_cap;
+        if (event_size < event_ring_cap) event_size++;
+    }
+}
+
+
+void Metrics::resetCounters(std::int64_t t) {
+    // State that describes "now" (current lengths, LLC counts) and the timelines is kept.
+    decisions = ttwu_count = ttwu_local = ttwu_wakelist = ttwu_remote_direct = wakeup_new = wake_preempt = 0;
+    idle_delay_hits = claims = ctx_switches = involuntary_switches = ipis = wake_idle_without_ipi = 0;
+    lb_calls = lb_balanced = lb_failed = lb_moved_tasks = newidle_calls = nohz_kicks = newilb_runs = idle_ticks = buddy_picks = tick_preempt = 0;
+    steady.reset();
+    stage0 = {};
+    stage1 = {};
+    idlest = {};
+    stage2 = {};
+    migrations = {};
+    migration_matrix = {};
+    cost_ctx_switch = cost_wakeup = cost_refill = cost_tg = cost_lock_wait = cost_scan = cost_lb = idle_exit_latency = 0;
+    tg_updates = tg_reads = 0;
+    wakeup_latency.clear();
+    std::fill(busy_ns.begin(), busy_ns.end(), 0);
+    std::fill(rqlen_area.begin(), rqlen_area.end(), 0);
+    std::fill(last_change.begin(), last_change.end(), t);
+    std::fill(idle_while_overloaded_ns.begin(), idle_while_overloaded_ns.end(), 0);
+    std::fill(llc_last.begin(), llc_last.end(), t);
+    measure_start = t;
+}
+
+std::uint64_t Metrics::migrationsTotal() const {
+    std::uint64_t s = 0;
+    for (auto m : migrations) s += m;
+    return s;
+}
+
+double Metrics::busyFraction(std::int64_t t0, std::int64_t t1) const {
+    if (t1 <= t0 || busy_ns.empty()) return 0;
+    long double s = 0;
+    for (auto b : busy_ns) s += b;
+    return double(s / ((long double)(t1 - t0) * busy_ns.size()));
+}
+
+std::int64_t Metrics::busyNs(int cpu, std::int64_t now) const {
+    const auto c = std::size_t(cpu);
+    return busy_ns[c] + (cur_busy[c] ? now - last_change[c] : 0);
+}
+
+double Metrics::avgRqLen(int cpu, std::int64_t t0, std::int64_t t1) const {
+    if (t1 <= t0) return 0;
+    return double(rqlen_area[cpu]) / double(t1 - t0);
+}
+
+}  // namespace sched

@@ -1,0 +1,117 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+// reproduce.h: the seed threads' published claims (shared/spec/workloads.md §4) as
+// runs of the shipped scenarios, and the table that puts schedlab's figure beside
+// each published one: whether the direction matches, and the counters that explain
+// it. No claim has a parameter of its own: every run uses the scenario's machine,
+// cost model and seed, and a claim that does not reproduce is printed as such.
+#pragma once
+
+#include "sim/scenario.h"
+
+#include <nlohmann/json.hpp>
+
+#include <string>
+#include <vector>
+
+namespace sched {
+
+/// One side of a claim: a knob preset, knob overrides and cost overrides (name=value).
+struct ClaimSide {
+    std::string preset = "baseline";
+    std::vector<std::string> knobs;
+    std::vector<std::string> cost;
+    std::string label() const;  ///< "idle-delay-v2 idle_delay_max_running=1", "baseline tg_ratelimit_ns=1000000"
+};
+
+struct Claim {
+    std::string id;        ///< "mathieu-v1"
+    std::string source;    ///< who, when, which machine
+    std::string scenario;  ///< a file of resources/scenarios/
+    int loops = 0;         ///< hackbench -l of the full run (0: as shipped)
+    int quick_loops = 0;   ///< --quick (0: as the full run)
+    /// The first workload's keys as the claim's row needs them (name=value, a JSON value:
+    /// "pairs=128", "message_threads=4"), for the full run and for --quick (empty: as the full run).
+    std::vector<std::string> set, quick_set;
+    ClaimSide base, patch;
+    std::string metric = "Time (s)";  ///< a headline label of the scenario's first workload
+    bool lower_is_better = true;
+    /// The job is a fixed amount of work (hackbench), so its time at the steady rate means
+    /// something; a run for a fixed time (tbench, schbench) has none.
+    bool fixed_work = true;
+    double published_base = 0, published_patch = 0;
+};
+
+/// A claim of the threads that `reproduce` does not run yet, and why.
+struct ClaimNotRun {
+    std::string id, source, why;
+};
+
+const std::vector<Claim>& seedClaims();
+const std::vector<ClaimNotRun>& claimsNotRun();
+
+/// The simulation one side of a claim needs (claims share runs: one per distinct key).
+struct ClaimRun {
+    std::string scenario;
+    int loops = 0;
+    std::vector<std::string> set;  ///< the first workload's overrides (Claim::set)
+    ClaimSide side;
+    std::string key() const;
+};
+ClaimRun claimRun(const Claim& c, bool patch, bool quick);
+
+/// The scenario and variant of a run: the shipped file with the loop count, the workload
+/// overrides and the side's knobs and cost overrides applied. Errors are InputErrors naming the file or the knob.
+struct PreparedRun {
+    Scenario scenario;
+    Variant variant;
+    CostModel cost;
+};
+PreparedRun prepareClaimRun(const ClaimRun& r, const std::string& scenariosDir);
+
+/// One seed's figures of a claim (reproduce --seed 1,2,3).
+struct SeedOutcome {
+    std::uint64_t seed = 0;
+    double base = 0, patch = 0;  ///< the metric
+    double change() const;        ///< %
+};
+
+/// What one claim came to.
+struct ClaimOutcome {
+    const Claim* claim = nullptr;
+    double base = 0, patch = 0;           ///< the metric (whole run, as the tool prints it)
+    bool base_steady = false, patch_steady = false;
+    double base_steady_from = -1, patch_steady_from = -1;
+    double base_job_at_steady = -1, patch_job_at_steady = -1;  ///< hackbench: the job time at the steady rate
+    double base_busy = 0, patch_busy = 0;                      ///< busy CPUs (steady, or the last windows)
+    double base_migr_s = 0, patch_migr_s = 0;                  ///< migrations per second (same)
+    std::uint64_t base_migrations = 0, patch_migrations = 0;   ///< whole run
+    std::uint64_t patch_idle_delay_hits = 0;
+    std::uint64_t patch_claims = 0;    ///< CPUs claimed (claim_wakeup)
+    std::uint64_t patch_debounce = 0;  ///< SIS_DEBOUNCE placements (DEBOUNCE_PLACED + DEBOUNCE_COLD_LLC)
+    double base_tg_ms = 0, patch_tg_ms = 0;                    ///< CPU time in tg->load_avg updates
+    double base_refill_ms = 0, patch_refill_ms = 0;            ///< CPU time refilling caches after migrations
+    double base_msgs_per_switch = -1, patch_msgs_per_switch = -1;  ///< hackbench: messages per context switch at the steady rate
+    double publishedChange() const;  ///< %
+    double change() const;           ///< %
+    /// The same sign of change as published (a change under 1 % on either side counts as none).
+    bool directionMatches() const;
+    /// Every seed run, when the claim ran with several (--seed 1,2,3); the first is the one above.
+    std::vector<SeedOutcome> seeds;
+    int seedsMatching() const;      ///< seeds whose direction matches (of seeds.size(); 0 or 1 without seeds)
+    bool matchesEverySeed() const;  ///< directionMatches() for every seed run (the first alone without seeds)
+    bool flipsWithSeed() const;     ///< some seeds match and some do not: not a result
+};
+/// The same sign of change (in %) as published; a change under 1 % on either side counts as none.
+bool sameDirection(double publishedPct, double changePct);
+/// The claim's metric in one run (an InputError when the run does not report it).
+double claimMetric(const Claim& c, const RunResult& r);
+ClaimOutcome evaluateClaim(const Claim& c, const RunResult& base, const RunResult& patch);
+
+/// The table: one line per claim (published, schedlab, direction), then the counters that
+/// explain each, then the claims not run. `quick`: shorter runs, marked as such.
+/// `seeds`: the seeds every claim ran with (--seed), empty for each scenario's own. With
+/// several, a claim matches only when every seed goes the published way.
+std::string reproduceTable(const std::vector<ClaimOutcome>& out, bool quick, double wall_s, const std::vector<std::uint64_t>& seeds = {});
+nlohmann::json reproduceJson(const std::vector<ClaimOutcome>& out, bool quick, double wall_s, const std::vector<std::uint64_t>& seeds = {});
+
+}  // namespace sched

@@ -1,0 +1,87 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+// scenario.h: a simulation scenario (JSON, documented in docs/scenario-format.md):
+// topology, workloads, knob variants (A, B, ...), cost-model overrides, seed and
+// stop condition; and running it. Every result carries the scenario and knobs
+// that produced it.
+#pragma once
+
+#include "sim/cost_model.h"
+#include "sim/engine.h"
+#include "util/input_error.h"
+#include "kernel/knobs.h"
+#include "sim/workloads.h"
+
+#include <nlohmann/json.hpp>
+
+#include <functional>
+#include <memory>
+#include <string>
+#include <variant>
+#include <vector>
+
+namespace sched {
+
+using WorkloadParams = std::variant<HackbenchParams, SchbenchParams, StressParams, PingPongParams>;
+
+struct Variant {
+    std::string name;  ///< "A", "B", ... or the name given
+    Knobs knobs;
+};
+
+struct Scenario {
+    std::string file;         ///< where it came from (messages)
+    std::string name;
+    std::string description;
+    std::shared_ptr<const Topology> topo;
+    std::vector<WorkloadParams> workloads;
+    std::vector<Variant> variants;  ///< at least one
+    CostModel cost;           ///< machine defaults plus the file's overrides
+    std::uint64_t seed = 1;
+    double stop_s = 0;        ///< simulated seconds; 0 = when the workloads finish
+    std::int64_t max_events = 0;
+    double uptime_s = 600;    ///< how long the machine has been up at t = 0 (jiffies, sd->last_balance)
+    int hz = 250;
+    nlohmann::json doc;       ///< the document as read
+};
+
+/// Parses a scenario document; every problem is an InputError("FILE: KEY: problem").
+Scenario parseScenario(const nlohmann::json& doc, const std::string& file, const std::string& baseDir);
+Scenario loadScenario(const std::string& path);
+
+/// One workload's parameters from JSON (used by the scenario and the GUI).
+WorkloadParams workloadFromJson(const nlohmann::json& v, const std::string& file, const std::string& key);
+/// The workload's command line, e.g. "hackbench -g 32 -f 20 --threads --pipe -l 100 -s 100".
+std::string workloadCommand(const WorkloadParams& w);
+
+struct RunOptions {
+    std::uint64_t seed = 1;
+    bool check_invariants = false;
+    bool coalesce = true;  ///< exact coalescing of plain workload steps (same results either way; --no-coalesce turns it off)
+    std::size_t decision_ring = 4096;
+    std::function<void(const DecisionRecord&)> decision_sink;
+    std::size_t event_ring = 0;                              ///< kernel-style events kept in the ring
+    std::function<void(const SchedEvent&)> event_sink;      ///< every kernel-style event
+    std::function<void(const WakeInputs&)> wake_inputs_sink;  ///< each wakeup decision's untraced inputs
+    std::function<void(const Engine&)> progress;  ///< called every 10 ms of simulated time
+    std::function<void(const Engine&)> on_start;  ///< called once the engine exists, before the first event
+};
+
+struct RunResult {
+    std::string variant;
+    Knobs knobs;
+    CostModel cost;
+    std::uint64_t seed = 1;
+    std::unique_ptr<Engine> engine;
+    std::vector<WorkloadReport> reports;
+    double wall_s = 0;
+    std::uint64_t digest = 0;
+};
+
+/// A ready-to-run engine for the scenario (the GUI advances it itself).
+std::unique_ptr<Engine> buildEngine(const Scenario& s, const Knobs& k, const CostModel& cost, const RunOptions& o);
+/// Runs to completion and collects the reports.
+RunResult runScenario(const Scenario& s, const Variant& v, const CostModel& cost, const RunOptions& o);
+/// Every workload's report as it stands (finished or not).
+std::vector<WorkloadReport> workloadReports(const Engine& e);
+
+}  // namespace sched

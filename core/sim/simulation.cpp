@@ -1,0 +1,159 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+// simulation.cpp: one side of the GUI's A/B run, and the snapshots it hands out.
+#include "sim/simulation.h"
+
+#include "kernel/wakeup_path.h"
+
+#include <algorithm>
+
+namespace sched {
+
+const char* toString(CpuKind k) {
+    switch (k) {
+    case CpuKind::idle: return "idle";
+    case CpuKind::busy: return "busy";
+    case CpuKind::idle_by_delay: return "idle by idle-delay";
+    }
+    return "?";
+}
+
+Simulation::Simulation(const Scenario& s, Knobs knobs, std::string label, SimOptions o, std::uint64_t seed)
+    : m_scenario(s), m_label(std::move(label)), m_opt(o) {
+    RunOptions ro;
+    ro.seed = seed ? seed : s.seed;
+    ro.decision_ring = std::max<std::size_t>(m_opt.decisions, 1);
+    m_run.variant = m_label;
+    m_run.knobs = knobs;
+    m_run.cost = m_scenario.cost;
+    m_run.seed = ro.seed;
+    m_run.engine = buildEngine(m_scenario, knobs, m_scenario.cost, ro);
+    m_engine = m_run.engine.get();
+    m_engine->migration_sink = [this](std::int64_t t, int pid, int from, int to, MigrationCause cause) {
+        MigrationView v;
+        v.time = t;
+        v.pid = pid;
+        v.from = std::int16_t(from);
+        v.to = std::int16_t(to);
+        v.cause = cause;
+        v.dist = distClass(m_engine->topo(), from, to);
+        m_migrations.push_back(v);
+        if (m_migrations.size() > m_opt.max_migrations) m_migrations.pop_front();
+    };
+}
+
+void Simulation::collect() {
+    // rq-length rows at every sample point passed; the state between events is constant,
+    // so a row taken after advancing to the sample time is the state at that time.
+    const int n = m_engine->nrCpus();
+    while (m_nextSample <= m_engine->now()) {
+        m_sampleT.push_back(m_nextSample);
+        for (int c = 0; c < n; ++c) m_sampleLen.push_back(std::uint16_t(std::min(m_engine->nrRunning(c), 65535u)));
+        if (m_sampleT.size() > m_opt.sample_rows) {
+            m_sampleT.pop_front();
+            m_sampleLen.erase(m_sampleLen.begin(), m_sampleLen.begin() + n);
+        }
+        m_nextSample += m_opt.sample_period_ns;
+    }
+    const std::int64_t cut = m_engine->now() - m_opt.arrow_span_ns;
+    while (!m_migrations.empty() && m_migrations.front().time < cut) m_migrations.pop_front();
+}
+
+bool Simulation::advance(std::int64_t ns) {
+    // Stop at every sample point so each row shows the state at its time.
+    const std::int64_t until = m_engine->now() + ns;
+    m_engine->setCoalescing(true);  // after stepEvent() (a no-op when the run does not coalesce)
+    while (!m_engine->done() && m_engine->now() < until) {
+        const std::int64_t to = std::min(until, m_nextSample);
+        if (to > m_engine->now()) m_engine->advance(to - m_engine->now());
+        collect();
+    }
+    collect();
+    return !m_engine->done();
+}
+
+bool Simulation::stepEvent() {
+    // One event, but never past a sample point without taking its row. One event of the run
+    // without coalescing: plans are cut, and come back with advance().
+    m_engine->setCoalescing(false);
+    const std::uint64_t before = m_engine->events();
+    while (m_engine->events() == before && !m_engine->done()) {
+        m_engine->advance(std::max<std::int64_t>(m_nextSample - m_engine->now(), 0), 1);
+        collect();
+    }
+    return !m_engine->done();
+}
+
+bool Simulation::stepWakeup(std::int64_t limit_ns) {
+    const std::int64_t until = m_engine->now() + limit_ns;
+    auto decisions = [this] { return m_engine->metrics().decisions; };
+    const std::uint64_t before = decisions();
+    m_engine->traceNextWakeup();
+    while (!m_engine->done() && m_engine->now() < until && decisions() == before)
+        if (!stepEvent()) break;
+    return m_engine->lastTraced() && decisions() != before;
+}
+
+void Simulation::setKnobs(const Knobs& k) { m_engine->setKnobs(k); }
+
+const RunResult& Simulation::result() const {
+    m_run.knobs = m_engine->knobs();
+    m_run.variant = m_engine->knobs().presetName;
+    if (!m_engine->done()) m_engine->metrics().end_time = m_engine->now();  // reports measure up to now; the engine never reads it
+    m_run.reports = workloadReports(*m_engine);
+    m_run.digest = m_engine->digest();
+    return m_run;
+}
+
+Snapshot Simulation::snapshot() const {
+    const Engine& e = *m_engine;
+    const Metrics& m = e.metrics();
+    const MachineState& st = e.state();
+    Snapshot s;
+    s.label = m_label;
+    s.knobs = e.knobs().describe();
+    s.topo = m_scenario.topo;
+    s.now = e.now();
+    s.measure_start = m.measure_start;
+    s.events = e.events();
+    s.done = e.done();
+    s.digest = e.digest();
+    const int n = e.nrCpus();
+    s.cpus.resize(std::size_t(n));
+    const std::int64_t t0 = m.measure_start, t1 = std::max(e.now(), m.measure_start + 1);
+    for (int c = 0; c < n; ++c) {
+        CpuView& v = s.cpus[std::size_t(c)];
+        const int curr = e.currTask(c);
+        const Rq& rq = st.rq[std::size_t(c)];
+        v.curr_pid = curr >= 0 ? e.task(curr).t.pid : 0;
+        v.nr_running = std::uint16_t(std::min(rq.nr_running, 65535u));
+        v.claimed = rq.claimed;
+        v.util = std::int32_t(rq.util_avg);
+        v.cstate = std::int8_t(e.cstate(c));
+        v.idle_since_ns = e.idleSince(c);
+        if (curr < 0) v.kind = CpuKind::idle;
+        else v.kind = idle_cpu(st, e.knobs(), c) ? CpuKind::idle_by_delay : CpuKind::busy;
+        v.rq_avg = float(m.avgRqLen(c, t0, t1));
+        v.busy_frac = float(double(m.busyNs(c, e.now())) / double(t1 - t0));
+    }
+    s.migrations.assign(m_migrations.begin(), m_migrations.end());
+    s.sample_period_ns = m_opt.sample_period_ns;
+    s.sample_t.assign(m_sampleT.begin(), m_sampleT.end());
+    s.sample_len.assign(m_sampleLen.begin(), m_sampleLen.end());
+    s.wakeup_latency = m.wakeup_latency;
+    s.ttwu_count = m.ttwu_count;
+    s.ttwu_local = m.ttwu_local;
+    s.ttwu_wakelist = m.ttwu_wakelist;
+    s.ctx_switches = m.ctx_switches;
+    s.idle_delay_hits = m.idle_delay_hits;
+    s.claims = m.claims;
+    for (std::size_t i = 0; i < m.stage2.size(); ++i)
+        if (m.stage2[i]) s.reasons.emplace_back(toString(Stage2(i)), m.stage2[i]);
+    s.migrations_by_cause = m.migrations;
+    const std::size_t nd = std::min(m.ring_size, m_opt.decisions);
+    s.decisions.reserve(nd);
+    for (std::size_t i = m.ring_size - nd; i < m.ring_size; ++i) s.decisions.push_back(m.recent(i));
+    s.reports = workloadReports(e);
+    return s;
+}
+
+}  // namespace sched

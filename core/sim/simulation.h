@@ -1,0 +1,134 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+// simulation.h: one scenario side (A or B) as the GUI drives it: an Engine plus the
+// buffers a live view needs (rq-length samples at a fixed simulated period, recent
+// migrations), stepping by time / event / wakeup, live knob changes, and immutable
+// Snapshot values copied out for painting. No Qt: the GUI's worker thread owns these.
+#pragma once
+
+#include "sim/engine.h"
+#include "util/histogram.h"
+#include "kernel/knobs.h"
+#include "sim/metrics.h"
+#include "sim/scenario.h"
+
+#include <array>
+#include <cstdint>
+#include <deque>
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace sched {
+
+/// What the heatmap shows of one CPU.
+enum class CpuKind : std::uint8_t {
+    idle,            ///< running the idle task, idle_cpu() true
+    busy,            ///< running a task, idle_cpu() false
+    idle_by_delay,   ///< running a task, but idle_cpu() says idle (idle-delay knob) or claimed idle
+};
+
+/// One CPU at the snapshot's instant.
+struct CpuView {
+    std::int32_t curr_pid = 0;     ///< pid of rq->curr; 0 = swapper (idle)
+    std::uint16_t nr_running = 0;  ///< rq->nr_running (curr included)
+    CpuKind kind = CpuKind::idle;
+    bool claimed = false;          ///< claim-wakeup flag set
+    std::int8_t cstate = -1;       ///< cpuidle state index while idle, -1 when busy
+    std::int64_t idle_since_ns = -1;  ///< when it entered idle, -1 when busy
+    std::int32_t util = 0;         ///< cfs.avg.util_avg (0..1024)
+    float rq_avg = 0;              ///< time-weighted average nr_running over the measured phase
+    float busy_frac = 0;           ///< busy fraction over the measured phase (htop %)
+};
+
+/// A migration as the heatmap draws it.
+struct MigrationView {
+    std::int64_t time = 0;  ///< ns
+    std::int32_t pid = 0;
+    std::int16_t from = 0, to = 0;
+    MigrationCause cause = MigrationCause::wakeup;
+    DistClass dist = DistClass::llc;
+};
+
+/// Immutable view of one simulation at one instant; a plain value.
+struct Snapshot {
+    std::string label;            ///< "A" or "B"
+    std::string knobs;            ///< Knobs::describe()
+    std::shared_ptr<const Topology> topo;
+    std::int64_t now = 0;         ///< simulated ns
+    std::int64_t measure_start = 0;
+    std::uint64_t events = 0;
+    bool done = false;
+    std::uint64_t digest = 0;
+
+    std::vector<CpuView> cpus;                 ///< indexed by CPU
+    std::vector<MigrationView> migrations;     ///< within the arrow span before `now`, oldest first
+
+    /// Runqueue lengths sampled every `sample_period_ns` of simulated time: `sample_t[i]`
+    /// and `sample_len[i * nr_cpus + cpu]`, oldest first, at most `SimOptions::sample_rows` rows.
+    std::int64_t sample_period_ns = 0;
+    std::vector<std::int64_t> sample_t;
+    std::vector<std::uint16_t> sample_len;
+
+    LatencyHistogram wakeup_latency;
+    std::uint64_t ttwu_count = 0, ttwu_local = 0, ttwu_wakelist = 0, ctx_switches = 0, idle_delay_hits = 0, claims = 0;
+    /// Wakeups by final reason (stage 2 code name, count), non-zero ones, in code order.
+    std::vector<std::pair<std::string, std::uint64_t>> reasons;
+    std::array<std::uint64_t, kMigrationCauses> migrations_by_cause{};
+    std::vector<DecisionRecord> decisions;     ///< the most recent ones, oldest first
+    std::vector<WorkloadReport> reports;       ///< workloads' headline results so far
+};
+
+struct SimOptions {
+    std::int64_t sample_period_ns = 1000000;  ///< live rq-length sampling (GUI side only)
+    std::size_t sample_rows = 2000;
+    std::int64_t arrow_span_ns = 5000000;     ///< migrations kept for arrows
+    std::size_t max_migrations = 20000;       ///< cap of the kept migrations (oldest dropped)
+    std::size_t decisions = 256;              ///< decisions copied into a snapshot
+};
+
+/// One side of an A/B run.
+class Simulation {
+public:
+    /// Builds the engine for `knobs` from the scenario (seed and cost from the scenario unless `seed` != 0).
+    Simulation(const Scenario& s, Knobs knobs, std::string label, SimOptions o = {}, std::uint64_t seed = 0);
+
+    /// Advances by `ns` of simulated time, sampling rq lengths on the way. False when done.
+    bool advance(std::int64_t ns);
+    /// Runs exactly one event (false when done).
+    bool stepEvent();
+    /// Runs until the next wakeup decision has been made, at most `limit_ns` ahead; the wakeup is
+    /// traced step by step (lastTraced()). False when none came.
+    bool stepWakeup(std::int64_t limit_ns = 1000000000);
+    /// Applies new knobs from now on (hz cannot change live: it is kept).
+    void setKnobs(const Knobs& k);
+    const Knobs& knobs() const { return m_engine->knobs(); }
+
+    Snapshot snapshot() const;
+    const Engine& engine() const { return *m_engine; }
+    std::int64_t now() const { return m_engine->now(); }
+    bool done() const { return m_engine->done(); }
+    /// The run so far as the CLI's reports take it (reports and digest brought up to date).
+    const RunResult& result() const;
+    const Scenario& scenario() const { return m_scenario; }
+    /// The last wakeup traced by stepWakeup (with its steps), or nullptr.
+    const DecisionRecord* lastTraced() const { return m_engine->lastTraced(); }
+
+private:
+    void collect();
+
+    Scenario m_scenario;
+    std::string m_label;
+    SimOptions m_opt;
+    mutable RunResult m_run;  ///< owns the engine
+    Engine* m_engine = nullptr;
+    std::int64_t m_nextSample = 0;
+    std::deque<std::int64_t> m_sampleT;
+    std::deque<std::uint16_t> m_sampleLen;
+    std::deque<MigrationView> m_migrations;
+    std::uint64_t m_seenEvents = 0;
+};
+
+/// Views of a CPU's kind for the legend ("idle", "busy", "idle by idle-delay").
+const char* toString(CpuKind k);
+
+}  // namespace sched

@@ -1,0 +1,71 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+// workloads.h: the benchmarks of the LKML threads, as task programs for the
+// engine (spec/workloads.md §1): hackbench / perf bench sched messaging,
+// schbench classic and 2023, stress-ng --cpu N --cpu-load P.
+#pragma once
+
+#include "sim/engine.h"
+
+#include <cstdint>
+#include <deque>
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace sched {
+
+struct HackbenchParams {
+    int groups = 10;      ///< -g
+    int fds = 20;         ///< -f
+    int loops = 100;      ///< -l
+    int datasize = 100;   ///< -s
+    bool threads = false; ///< -T (else processes)
+    bool pipe = false;    ///< -p (else AF_UNIX stream sockets)
+    bool perf = false;    ///< print as `perf bench sched messaging`
+    std::int64_t hot_set = 0;  ///< bytes; 0 = cost model default
+};
+
+struct SchbenchParams {
+    bool v2023 = false;       ///< the 2023 request/RPS schbench (else classic)
+    int message_threads = 2;  ///< -m
+    int workers = 16;         ///< -t, per message thread (2023: 0 = number of CPUs)
+    double runtime_s = 30;    ///< -r (simulated seconds, after warmup)
+    double warmup_s = 0;      ///< -w (stats reset after it)
+    std::int64_t sleep_us = 30000;    ///< classic: message thread usleep; 2023: per-request usleep (-s)
+    std::int64_t cputime_us = 30000;  ///< classic: worker think time (-c)
+    int ops = 5;                      ///< 2023: -n
+    std::int64_t op_ns = 600000;      ///< 2023: one matrix op over -F KB (calibrated: RPS ~305 per worker)
+    std::int64_t footprint_kb = 256;  ///< 2023: -F (the hot set)
+    bool cpu_lock = true;             ///< 2023: the per-CPU lock around the matrix work (false = -L)
+};
+
+struct StressParams {
+    int workers = 0;          ///< --cpu N (0 = number of CPUs)
+    int load = 50;            ///< --cpu-load P (1..100)
+    std::int64_t slice_ms = 0;  ///< --cpu-load-slice; 0 = random busy period up to 500 ms
+};
+
+/// tbench/netperf-RR-like buddy pairs (spec §1.3): each client sends a request to its
+/// own server over loopback (a sync wakeup) and blocks for the reply; pairs never interact.
+struct PingPongParams {
+    int pairs = 1;                 ///< tbench clients / netperf instances
+    double runtime_s = 5;          ///< measured, after warmup
+    double warmup_s = 0.1;
+    std::int64_t client_ns = 4000;  ///< client CPU per transaction (syscalls, protocol), estimate
+    std::int64_t server_ns = 4000;  ///< server CPU per transaction, estimate
+    std::int64_t bytes = 4096;      ///< payload per transaction (for MB/sec)
+    bool netperf = false;           ///< print as netperf TCP_RR (transactions/s) instead of tbench (MB/sec)
+};
+
+std::unique_ptr<Workload> makeHackbench(const HackbenchParams& p, std::uint16_t index);
+/// Coalescing's pipe bookkeeping: a hackbench with more pipes than this (default 4096)
+/// frees a drained pipe's buffer and applies planned steps before planning more (bounded
+/// memory for 100 000 pipes); a smaller one keeps its buffers (faster). Same results.
+/// The setter is for tests (read when a workload starts).
+int hackbenchLeanPipes();
+void setHackbenchLeanPipes(int n);
+std::unique_ptr<Workload> makeSchbench(const SchbenchParams& p, std::uint16_t index);
+std::unique_ptr<Workload> makeStress(const StressParams& p, std::uint16_t index);
+std::unique_ptr<Workload> makePingPong(const PingPongParams& p, std::uint16_t index);
+
+}  // namespace sched

@@ -1,0 +1,28 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+// topology_json.h: a topology from JSON: a preset name, a file (JSON or
+// lstopo XML), or an inline parametric object.
+#pragma once
+
+#include "util/input_error.h"
+#include "topology/topology.h"
+
+#include <nlohmann/json.hpp>
+
+#include <string>
+
+namespace sched {
+
+/// `v` is the value of the "topology" key of `file`; `key` its JSON path for
+/// messages; relative file paths are resolved against `baseDir`.
+/// Throws InputError naming file and key.
+Topology topologyFromJson(const nlohmann::json& v, const std::string& file, const std::string& key, const std::string& baseDir);
+
+/// Loads a topology named on the command line: preset name, .json or .xml file.
+Topology loadTopology(const std::string& nameOrPath);
+
+/// Reads a whole file; throws InputError(file, "", "cannot read ...").
+std::string readFileOrThrow(const std::string& path);
+/// Parses JSON text; syntax errors become InputError with the line and column.
+nlohmann::json parseJsonOrThrow(const std::string& text, const std::string& file);
+
+}  // namespace sched

@@ -1,0 +1,897 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+// trace.cpp: ftrace text import (tracefs `trace`, `trace_pipe`, `trace-cmd report`) and export.
+#include "trace/trace.h"
+
+#include "util/input_error.h"
+#include "util/text_scan.h"
+
+#include <fmt/format.h>
+#include <zlib.h>
+
+#include <algorithm>
+#include <charconv>
+#include <cerrno>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <limits>
+#include <memory>
+
+#include <fcntl.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+namespace sched {
+
+namespace {
+
+constexpr std::uint64_t kNotATraceLines = 1000;  ///< nothing parses in this many data lines: not a trace
+
+using text::isDigit;
+using text::toInt;
+using text::trim;
+using text::trimLeft;
+using text::trimRight;
+
+/// The integer value of `key` ("pid=") in `s` from `from`: the text after it up to a space or the end.
+template <typename T>
+bool intOf(std::string_view s, std::string_view key, T& v, std::size_t from = 0) {
+    const std::size_t k = s.find(key, from);
+    if (k == std::string_view::npos) return false;
+    const std::size_t b = k + key.size();
+    std::size_t e = s.find(' ', b);
+    if (e == std::string_view::npos) e = s.size();
+    return toInt(s.substr(b, e - b), v);
+}
+
+/// `secs.frac` to ns (frac of any length, digits past 9 dropped), or a bare integer as is.
+bool parseTimestamp(std::string_view s, std::int64_t& ns, bool& isNs) {
+    const std::size_t dot = s.find('.');
+    if (dot == std::string_view::npos) {
+        isNs = false;
+        return toInt(s, ns);
+    }
+    std::int64_t secs = 0;
+    if (!toInt(s.substr(0, dot), secs) || secs < 0) return false;
+    std::string_view frac = s.substr(dot + 1);
+    if (frac.empty()) return false;
+    std::int64_t f = 0;
+    int digits = 0;
+    for (char c : frac) {
+        if (!isDigit(c)) return false;
+        if (digits < 9) {
+            f = f * 10 + (c - '0');
+            ++digits;
+        }
+    }
+    for (; digits < 9; ++digits) f *= 10;
+    if (secs > std::numeric_limits<std::int64_t>::max() / 1'000'000'000 - 1) return false;
+    ns = secs * 1'000'000'000 + f;
+    isNs = true;
+    return true;
+}
+
+/// "R" and "R+" (preempted) keep the task runnable: 'R'. Otherwise the first state letter.
+char stateLetter(std::string_view s) {
+    s = trim(s);
+    if (s.empty()) return '?';
+    return s.front();
+}
+
+std::uint8_t causeFromName(std::string_view name) {
+    for (int c = 0; c < kMigrationCauses; ++c)
+        if (name == toString(MigrationCause(c))) return std::uint8_t(c);
+    return kMigrationCauseUnknown;
+}
+
+}  // namespace
+
+// ---------------------------------------------------------------------------------------------
+// Parser
+
+void FtraceTextParser::problem(const std::string& why) {
+    ++m_t.problem_count;
+    if (m_t.problems.size() < Trace::kMaxProblems) m_t.problems.push_back({m_line, why});
+}
+
+void FtraceTextParser::closeGaps(int cpu, std::int64_t t) {
+    for (auto it = m_openGaps.begin(); it != m_openGaps.end();) {
+        if (m_t.gaps[*it].cpu == cpu) {
+            m_t.gaps[*it].to = t;
+            it = m_openGaps.erase(it);
+        } else {
+            ++it;
+        }
+    }
+}
+
+void FtraceTextParser::line(std::string_view text) {
+    ++m_line;
+    ++m_t.lines;
+    m_pendingLastProblem.clear();
+    std::string_view s = trimRight(text);
+    if (trim(s).empty()) return;
+    const std::string_view t = trimLeft(s);
+
+    // Markers first: both look like comments or headers.
+    if (t.starts_with("##### CPU ")) {  // "##### CPU 3 buffer started ####": CPU 3 unknown until here
+        int cpu = -1;
+        const std::string_view rest = t.substr(10);
+        const std::size_t sp = rest.find(' ');
+        if (toInt(rest.substr(0, sp), cpu) && cpu >= 0 && cpu < 4096) {
+            m_t.gaps.push_back({cpu, -1, -1, m_line, 0, true});
+            m_openGaps.push_back(m_t.gaps.size() - 1);
+            m_maxCpu = std::max(m_maxCpu, cpu);
+        } else {
+            problem("buffer-started marker without a CPU number");
+        }
+        return;
+    }
+    if (t.starts_with("CPU:") && (t.find("LOST") != std::string_view::npos || t.find("DROPPED") != std::string_view::npos)) {
+        // "CPU:3 [LOST 1234 EVENTS]" (tracefs) or "CPU:3 [1234 EVENTS DROPPED]"; the count may be missing.
+        int cpu = -1;
+        const std::string_view rest = t.substr(4);
+        const std::size_t sp = rest.find(' ');
+        if (!toInt(rest.substr(0, sp), cpu) || cpu < 0 || cpu >= 4096) {
+            problem("lost-events marker without a CPU number");
+            return;
+        }
+        std::uint64_t lost = 0;  // the first number inside the brackets, if any
+        const std::size_t open = t.find('[');
+        for (std::size_t i = open == std::string_view::npos ? t.size() : open; i < t.size(); ++i)
+            if (isDigit(t[i])) {
+                std::size_t j = i;
+                while (j < t.size() && isDigit(t[j])) ++j;
+                toInt(t.substr(i, j - i), lost);
+                break;
+            }
+        const std::int64_t from = std::size_t(cpu) < m_cpuLast.size() ? m_cpuLast[std::size_t(cpu)] : -1;
+        m_t.gaps.push_back({cpu, from == std::numeric_limits<std::int64_t>::min() ? -1 : from, -1, m_line, lost, false});
+        m_openGaps.push_back(m_t.gaps.size() - 1);
+        m_maxCpu = std::max(m_maxCpu, cpu);
+        return;
+    }
+    if (t.front() == '#') {
+        if (t.find("_------=> CPU#") != std::string_view::npos)
+            throw InputError(m_t.file, fmt::format("line {}", m_line),
+                             "latency-format layout (options/latency-format) is not supported; record with it off");
+        const std::size_t e = t.find("entries-in-buffer/entries-written:");
+        if (e != std::string_view::npos) {
+            std::string_view rest = trimLeft(t.substr(e + 34));
+            const std::size_t slash = rest.find('/');
+            if (slash != std::string_view::npos) {
+                toInt(rest.substr(0, slash), m_t.entries_in_buffer);
+                std::size_t end = rest.find(' ', slash);
+                toInt(rest.substr(slash + 1, end == std::string_view::npos ? std::string_view::npos : end - slash - 1),
+                      m_t.entries_written);
+            }
+        }
+        const std::size_t p = t.find("#P:");
+        if (p != std::string_view::npos) {
+            std::string_view rest = t.substr(p + 3);
+            std::size_t end = 0;
+            while (end < rest.size() && isDigit(rest[end])) ++end;
+            int n = 0;
+            if (toInt(rest.substr(0, end), n) && n > 0 && n <= 4096) m_t.nr_cpus = n;
+        }
+        return;
+    }
+    // trace-cmd report's preamble.
+    if (t.starts_with("cpus=")) {
+        int n = 0;
+        if (toInt(t.substr(5), n) && n > 0 && n <= 4096) m_t.nr_cpus = n;
+        return;
+    }
+    if (t.starts_with("version = ") || (t.starts_with("CPU ") && t.ends_with(" is empty"))) return;
+
+    ++m_dataLines;
+    std::string why;
+    if (parseRecord(s, why)) {
+        ++m_records;
+        return;
+    }
+    problem(why);
+    m_pendingLastProblem = why;
+}
+
+bool FtraceTextParser::parseRecord(std::string_view s, std::string& why) {
+    // 1. "<comm>-<pid> [(<tgid>)] [<cpu>]": the first "[digits]" preceded by comm-pid.
+    std::string_view comm;
+    std::int32_t pid = -1;
+    int cpu = -1;
+    std::size_t afterCpu = std::string_view::npos;
+    bool tgid = false;
+    for (std::size_t open = s.find('['); open != std::string_view::npos; open = s.find('[', open + 1)) {
+        std::size_t close = open + 1;
+        while (close < s.size() && isDigit(s[close])) ++close;
+        if (close == open + 1 || close >= s.size() || s[close] != ']') continue;
+        std::string_view pre = trimRight(s.substr(0, open));
+        bool hasTgid = false;
+        if (!pre.empty() && pre.back() == ')') {
+            const std::size_t paren = pre.rfind('(');
+            if (paren == std::string_view::npos) continue;
+            pre = trimRight(pre.substr(0, paren));
+            hasTgid = true;
+        }
+        std::size_t d = pre.size();
+        while (d > 0 && isDigit(pre[d - 1])) --d;
+        if (d == pre.size() || d == 0 || pre[d - 1] != '-') continue;
+        if (!toInt(pre.substr(d), pid) || !toInt(s.substr(open + 1, close - open - 1), cpu)) continue;
+        comm = trim(pre.substr(0, d - 1));
+        tgid = hasTgid;
+        afterCpu = close + 1;
+        break;
+    }
+    if (afterCpu == std::string_view::npos) {
+        why = "no \"<comm>-<pid> [<cpu>]\" at the start of the line";
+        return false;
+    }
+    if (cpu < 0 || cpu >= 4096) {
+        why = fmt::format("CPU {} out of range", cpu);
+        return false;
+    }
+    // 2. Optional flags, then "<timestamp>:".
+    std::string_view rest = trimLeft(s.substr(afterCpu));
+    std::size_t sp = rest.find(' ');
+    std::string_view tok = rest.substr(0, sp);
+    char context = '?';
+    int flagCols = 0;
+    if (!tok.ends_with(":")) {
+        if (tok.size() < 4 || tok.size() > 5) {
+            why = fmt::format("flags field \"{}\" is neither 4 nor 5 characters", tok);
+            return false;
+        }
+        flagCols = int(tok.size());
+        context = tok[2];
+        if (sp == std::string_view::npos) {
+            why = "line ends after the flags";
+            return false;
+        }
+        rest = trimLeft(rest.substr(sp));
+        sp = rest.find(' ');
+        tok = rest.substr(0, sp);
+    }
+    if (!tok.ends_with(":")) {
+        why = fmt::format("no timestamp (\"{}\")", tok);
+        return false;
+    }
+    std::int64_t time = 0;
+    bool isNs = true;
+    if (!parseTimestamp(tok.substr(0, tok.size() - 1), time, isNs)) {
+        why = fmt::format("bad timestamp \"{}\"", tok.substr(0, tok.size() - 1));
+        return false;
+    }
+    // 3. "<event>: <payload>".
+    rest = sp == std::string_view::npos ? std::string_view{} : trimLeft(rest.substr(sp));
+    const std::size_t colon = rest.find(':');
+    if (colon == std::string_view::npos || colon == 0) {
+        why = "no \"<event>:\" after the timestamp";
+        return false;
+    }
+    const std::string_view name = rest.substr(0, colon);
+    if (name.find(' ') != std::string_view::npos) {
+        why = fmt::format("no event name after the timestamp (\"{}\")", name);
+        return false;
+    }
+    std::string_view payload = trim(rest.substr(colon + 1));
+
+    SchedEvent e;
+    e.time = time;
+    e.cpu = std::int16_t(cpu);
+    bool imported = true;
+    auto bad = [&](const char* what) {
+        why = fmt::format("{}: {}", name, what);
+        return false;
+    };
+    // trace-cmd report prints sched_wakeup(_new) and sched_switch through libtraceevent's sched
+    // plugin: "comm:pid [prio] CPU:007" and "prev:pid [prio] S ==> next:pid [prio]".
+    auto commPidPrio = [](std::string_view s, std::string_view& c, std::int32_t& p, int& prio) {
+        s = trim(s);
+        const std::size_t br = s.rfind(" [");
+        if (br == std::string_view::npos || s.back() != ']' || !toInt(s.substr(br + 2, s.size() - br - 3), prio)) return false;
+        const std::size_t colon = s.rfind(':', br);
+        if (colon == std::string_view::npos || !toInt(s.substr(colon + 1, br - colon - 1), p)) return false;
+        c = s.substr(0, colon);
+        return true;
+    };
+    auto pluginWake = [&](EvKind kind) {
+        const std::size_t cpuAt = payload.rfind(" CPU:");
+        if (cpuAt == std::string_view::npos) return false;
+        std::string_view head = payload.substr(0, cpuAt);
+        const std::size_t close = head.rfind(']');
+        if (close == std::string_view::npos) return false;
+        head = head.substr(0, close + 1);  // drops an old kernel's " success=1"
+        std::string_view c;
+        int prio = 0, target = -1;
+        if (!commPidPrio(head, c, e.pid, prio) || !toInt(payload.substr(cpuAt + 5), target)) return false;
+        e.kind = kind;
+        e.target_cpu = std::int16_t(target);
+        m_t.comm[e.pid] = std::string(c);
+        m_t.prio[e.pid] = prio;
+        m_t.sched_plugin_layout = true;
+        return true;
+    };
+    auto pluginSwitch = [&]() {
+        const std::size_t arrow = payload.find(" ==> ");
+        if (arrow == std::string_view::npos) return false;
+        std::string_view l = payload.substr(0, arrow);
+        const std::size_t sp = l.rfind(' ');
+        if (sp == std::string_view::npos) return false;
+        const std::string_view st = l.substr(sp + 1);
+        std::string_view pc, nc;
+        int pprio = 0, nprio = 0;
+        if (st.empty() || !commPidPrio(l.substr(0, sp), pc, e.pid, pprio) || !commPidPrio(payload.substr(arrow + 5), nc, e.pid2, nprio))
+            return false;
+        // The plugin names TASK_REPORT bits with an older table ("SDTtZXxW"): bit 4 is 6.1's X,
+        // bit 5 Z, bit 6 P, bit 7 I. Mapped back to the kernel's letters.
+        static const std::string_view plugin = "SDTtZXxW", kernel = "SDTtXZPI";
+        const std::size_t bit = plugin.find(st.front());
+        e.kind = EvKind::sched_switch;
+        e.prev_state = st.front() == 'R' ? 'R' : bit == std::string_view::npos ? st.front() : kernel[bit];
+        if (e.pid != 0) {
+            m_t.comm[e.pid] = std::string(pc);
+            m_t.prio[e.pid] = pprio;
+        }
+        if (e.pid2 != 0) {
+            m_t.comm[e.pid2] = std::string(nc);
+            m_t.prio[e.pid2] = nprio;
+        }
+        m_t.sched_plugin_layout = true;
+        return true;
+    };
+    auto wakeLike = [&](EvKind kind) {
+        if (!payload.starts_with("comm=") && pluginWake(kind)) return true;
+        // comm=%s pid=%d prio=%d target_cpu=%03d; comm may contain spaces: anchor on the last " pid=".
+        const std::size_t prioAt = payload.rfind(" prio=");
+        const std::size_t pidAt = payload.rfind(" pid=", prioAt);
+        if (!payload.starts_with("comm=") || pidAt == std::string_view::npos || prioAt == std::string_view::npos)
+            return bad("expected comm= pid= prio= target_cpu=");
+        int prio = 0, target = -1;
+        if (!intOf(payload, " pid=", e.pid, pidAt) || !intOf(payload, " prio=", prio, prioAt) ||
+            !intOf(payload, " target_cpu=", target, prioAt))
+            return bad("expected comm= pid= prio= target_cpu=");
+        e.kind = kind;
+        e.target_cpu = std::int16_t(target);
+        m_t.comm[e.pid] = std::string(payload.substr(5, pidAt - 5));
+        m_t.prio[e.pid] = prio;
+        return true;
+    };
+    if (name == "sched_waking") {
+        if (!wakeLike(EvKind::sched_waking)) return false;
+    } else if (name == "sched_wakeup") {
+        if (!wakeLike(EvKind::sched_wakeup)) return false;
+    } else if (name == "sched_wakeup_new") {
+        if (!wakeLike(EvKind::sched_wakeup_new)) return false;
+    } else if (name == "sched_switch" && !payload.starts_with("prev_comm=") && pluginSwitch()) {
+        // done
+    } else if (name == "sched_switch") {
+        const std::size_t arrow = payload.find(" ==> ");
+        if (arrow == std::string_view::npos) return bad("no \" ==> \"");
+        const std::string_view l = payload.substr(0, arrow), r = payload.substr(arrow + 5);
+        const std::size_t ppid = l.rfind(" prev_pid="), npid = r.rfind(" next_pid=");
+        const std::size_t pst = l.rfind(" prev_state=");
+        int pprio = 0, nprio = 0;
+        if (!l.starts_with("prev_comm=") || !r.starts_with("next_comm=") || ppid == std::string_view::npos ||
+            npid == std::string_view::npos || pst == std::string_view::npos || !intOf(l, " prev_pid=", e.pid, ppid) ||
+            !intOf(l, " prev_prio=", pprio, ppid) || !intOf(r, " next_pid=", e.pid2, npid) ||
+            !intOf(r, " next_prio=", nprio, npid))
+            return bad("expected prev_comm= prev_pid= prev_prio= prev_state= ==> next_comm= next_pid= next_prio=");
+        e.kind = EvKind::sched_switch;
+        e.prev_state = stateLetter(l.substr(pst + 12));
+        if (e.pid != 0) {
+            m_t.comm[e.pid] = std::string(l.substr(10, ppid - 10));
+            m_t.prio[e.pid] = pprio;
+        }
+        if (e.pid2 != 0) {
+            m_t.comm[e.pid2] = std::string(r.substr(10, npid - 10));
+            m_t.prio[e.pid2] = nprio;
+        }
+    } else if (name == "sched_migrate_task") {
+        const std::size_t prioAt = payload.rfind(" prio=");
+        const std::size_t pidAt = payload.rfind(" pid=", prioAt);
+        int prio = 0, orig = -1, dest = -1;
+        if (!payload.starts_with("comm=") || pidAt == std::string_view::npos || prioAt == std::string_view::npos ||
+            !intOf(payload, " pid=", e.pid, pidAt) || !intOf(payload, " prio=", prio, prioAt) ||
+            !intOf(payload, " orig_cpu=", orig, prioAt) || !intOf(payload, " dest_cpu=", dest, prioAt))
+            return bad("expected comm= pid= prio= orig_cpu= dest_cpu=");
+        e.kind = EvKind::sched_migrate_task;
+        e.orig_cpu = std::int16_t(orig);
+        e.target_cpu = std::int16_t(dest);
+        e.cause = kMigrationCauseUnknown;
+        const std::size_t c = payload.find(" cause=", prioAt);  // schedlab's own exports say why
+        if (c != std::string_view::npos) {
+            std::string_view v = payload.substr(c + 7);
+            e.cause = causeFromName(v.substr(0, v.find(' ')));
+        }
+        m_t.comm[e.pid] = std::string(payload.substr(5, pidAt - 5));
+        m_t.prio[e.pid] = prio;
+    } else if (name == "cpu_idle") {
+        std::uint32_t state = 0;
+        int cpuId = -1;
+        if (!intOf(payload, "state=", state) || !intOf(payload, " cpu_id=", cpuId)) return bad("expected state= cpu_id=");
+        if (cpuId < 0 || cpuId >= 4096) return bad("cpu_id out of range");
+        e.kind = EvKind::cpu_idle;
+        e.state = state;
+        e.cpu = std::int16_t(cpuId);
+    } else if (name == "sched_process_fork") {
+        // comm=%s pid=%d child_comm=%s child_pid=%d
+        const std::size_t cc = payload.rfind(" child_comm=");
+        const std::size_t pidAt = payload.rfind(" pid=", cc);
+        const std::size_t cp = payload.rfind(" child_pid=");
+        if (!payload.starts_with("comm=") || cc == std::string_view::npos || pidAt == std::string_view::npos ||
+            cp == std::string_view::npos || cp < cc || !intOf(payload, " pid=", e.pid, pidAt) ||
+            !intOf(payload, " child_pid=", e.pid2, cp))
+            return bad("expected comm= pid= child_comm= child_pid=");
+        e.kind = EvKind::sched_process_fork;
+        m_t.comm[e.pid] = std::string(payload.substr(5, pidAt - 5));
+        m_t.comm[e.pid2] = std::string(payload.substr(cc + 12, cp - cc - 12));
+    } else if (name == "sched_process_exit") {
+        const std::size_t prioAt = payload.rfind(" prio=");
+        const std::size_t pidAt = payload.rfind(" pid=", prioAt);
+        if (!payload.starts_with("comm=") || pidAt == std::string_view::npos || !intOf(payload, " pid=", e.pid, pidAt))
+            return bad("expected comm= pid= prio=");
+        e.kind = EvKind::sched_process_exit;
+    } else if ((name == "tracing_mark_write" || name == "print") &&
+               (payload.starts_with("schedlab_wake ") || payload.starts_with("tracing_mark_write: schedlab_wake "))) {
+        if (payload.starts_with("tracing_mark_write: ")) payload = trimLeft(payload.substr(20));  // trace-cmd report's print layout
+        // schedlab's export: the untraced inputs of the decision whose sched_waking came just before.
+        WakeInputs in;
+        std::string why;
+        if (!parseWakeInputs(payload.substr(14), in, why)) return bad(why.c_str());
+        if (m_t.events.empty() || m_t.events.back().kind != EvKind::sched_waking || m_t.events.back().pid != in.pid)
+            return bad("schedlab_wake: not right after the sched_waking of its pid");
+        in.time = time;
+        in.cpu = std::int16_t(cpu);
+        m_t.wake_inputs.add(std::uint32_t(m_t.events.size() - 1), in);
+        imported = false;
+    } else if (name == "tracing_mark_write" || name == "print") {
+        if (payload.find("WORKLOAD_START") != std::string_view::npos) m_t.workload_start = time;
+        if (payload.find("WORKLOAD_END") != std::string_view::npos) m_t.workload_end = time;
+        imported = false;
+    } else {
+        imported = false;
+        ++m_t.skipped_events[std::string(name)];
+    }
+    ++m_t.event_counts[std::string(name)];
+
+    // The line's layout and the recording CPU's bookkeeping, also for records not imported.
+    if (m_t.flag_columns < 0) {
+        m_t.flag_columns = flagCols;
+        m_t.tgid_column = tgid;
+        m_t.ns_timestamps = isNs;
+    } else if (!isNs) {
+        m_t.ns_timestamps = false;
+    }
+    if (time < m_lastTime) ++m_t.time_backwards;
+    m_lastTime = std::max(m_lastTime, time);
+    m_maxCpu = std::max(m_maxCpu, cpu);
+    if (std::size_t(cpu) >= m_cpuLast.size()) m_cpuLast.resize(std::size_t(cpu) + 1, std::numeric_limits<std::int64_t>::min());
+    m_cpuLast[std::size_t(cpu)] = time;
+    if (!m_openGaps.empty()) closeGaps(cpu, time);
+    if (pid == 0 && !comm.empty() && m_t.comm.find(0) == m_t.comm.end()) m_t.comm[0] = "swapper";
+    else if (pid > 0 && m_t.comm.find(pid) == m_t.comm.end()) m_t.comm[pid] = std::string(comm);
+    if (!imported) return true;
+    m_t.events.push_back(e);
+    m_t.records.push_back({m_line, pid, context});
+    return true;
+}
+
+void FtraceTextParser::finish(bool lastLineComplete) {
+    m_t.wake_inputs.finish();
+    if (!lastLineComplete && !m_pendingLastProblem.empty()) {
+        // The last line was cut short: reported as truncated, not as a bad line.
+        --m_t.problem_count;
+        if (!m_t.problems.empty() && m_t.problems.back().line == m_line) m_t.problems.pop_back();
+        m_t.truncated_line = m_line;
+    }
+    if (m_t.nr_cpus <= 0) m_t.nr_cpus = m_maxCpu + 1;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Reading files
+
+namespace {
+
+/// Calls `line` for every line of the text; returns whether the text ended with a newline.
+template <typename F>
+bool forEachLine(std::string_view text, std::string& carry, bool last, F&& line) {
+    std::size_t pos = 0;
+    while (pos < text.size()) {
+        const void* nl = std::memchr(text.data() + pos, '\n', text.size() - pos);
+        if (!nl) break;
+        const std::size_t end = std::size_t(static_cast<const char*>(nl) - text.data());
+        if (!carry.empty()) {
+            carry.append(text.substr(pos, end - pos));
+            line(std::string_view(carry));
+            carry.clear();
+        } else {
+            line(text.substr(pos, end - pos));
+        }
+        pos = end + 1;
+    }
+    carry.append(text.substr(pos));
+    if (last && !carry.empty()) {
+        line(std::string_view(carry));
+        carry.clear();
+        return false;
+    }
+    return true;
+}
+
+void checkIsTrace(const Trace& t, const FtraceTextParser& p) {
+    if (p.parsedRecords() > 0) return;
+    if (p.dataLines() == 0 && t.lines > 0) return;  // a header and nothing recorded: an empty trace
+    std::string first;
+    if (!t.problems.empty()) first = fmt::format(" (line {}: {})", t.problems.front().line, t.problems.front().what);
+    if (t.lines == 0) throw InputError(t.file, "", "empty file, not an ftrace text trace");
+    throw InputError(t.file, "", fmt::format("not an ftrace text trace: none of its first {} lines is an event record{}",
+                                             std::min<std::uint64_t>(p.dataLines(), kNotATraceLines), first));
+}
+
+std::string clockBeside(const std::string& path) {
+    // tracefs' trace_clock file ("[local] global counter ...") saved next to the trace.
+    const auto f = std::filesystem::path(path).parent_path() / "trace_clock";
+    std::ifstream in(f);
+    std::string s;
+    if (!in || !std::getline(in, s)) return {};
+    const std::size_t a = s.find('['), b = s.find(']');
+    if (a == std::string::npos || b == std::string::npos || b < a) return {};
+    return s.substr(a + 1, b - a - 1);
+}
+
+struct NotATraceYet {};
+
+}  // namespace
+
+Trace parseFtraceText(std::string_view text, const std::string& name, const TraceReadOptions& o) {
+    Trace t;
+    t.file = name;
+    t.clock = o.clock;
+    FtraceTextParser p(t);
+    std::string carry;
+    const bool complete = forEachLine(text, carry, true, [&](std::string_view l) { p.line(l); });
+    p.finish(complete);
+    checkIsTrace(t, p);
+    return t;
+}
+
+Trace readFtraceText(const std::string& path, const TraceReadOptions& o) {
+    Trace t;
+    t.file = path;
+    t.clock = o.clock.empty() ? clockBeside(path) : o.clock;
+    FtraceTextParser p(t);
+    auto feed = [&](std::string_view l) {
+        p.line(l);
+        if (p.parsedRecords() == 0 && p.dataLines() >= kNotATraceLines) throw NotATraceYet{};
+    };
+    const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+    if (fd < 0) throw InputError(path, "", fmt::format("cannot open: {}", std::strerror(errno)));
+    struct stat st {};
+    if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+        ::close(fd);
+        throw InputError(path, "", "not a regular file");
+    }
+    unsigned char magic[2] = {0, 0};
+    const bool gz = ::pread(fd, magic, 2, 0) == 2 && magic[0] == 0x1f && magic[1] == 0x8b;
+    bool complete = true;
+    try {
+        if (gz) {
+            // gzip: decompressed in 1 MiB pieces, never whole.
+            gzFile z = ::gzdopen(fd, "rb");
+            if (!z) {
+                ::close(fd);
+                throw InputError(path, "", "cannot read as gzip");
+            }
+            std::unique_ptr<gzFile_s, int (*)(gzFile)> guard(z, ::gzclose);
+            ::gzbuffer(z, 1 << 17);
+            std::vector<char> buf(1 << 20);
+            std::string carry;
+            for (;;) {
+                const int n = ::gzread(z, buf.data(), unsigned(buf.size()));
+                if (n < 0) {
+                    int err = 0;
+                    const char* msg = ::gzerror(z, &err);
+                    throw InputError(path, fmt::format("line {}", t.lines + 1),
+                                     fmt::format("corrupt gzip data ({}); everything before is kept", msg ? msg : "?"));
+                }
+                if (n == 0) {
+                    complete = forEachLine({}, carry, true, feed);
+                    break;
+                }
+                forEachLine(std::string_view(buf.data(), std::size_t(n)), carry, false, feed);
+                if (o.progress && !o.progress(double(::gzoffset(z)) / double(std::max<off_t>(1, st.st_size)))) throw TraceReadCancelled();
+            }
+        } else if (st.st_size > 0) {
+            // Memory-mapped and read in order: the kernel pages it in, and each piece read is dropped.
+            void* m = ::mmap(nullptr, std::size_t(st.st_size), PROT_READ, MAP_PRIVATE, fd, 0);
+            ::close(fd);
+            if (m == MAP_FAILED) throw InputError(path, "", fmt::format("cannot map: {}", std::strerror(errno)));
+            std::unique_ptr<void, std::function<void(void*)>> unmap(m, [&](void* q) { ::munmap(q, std::size_t(st.st_size)); });
+            ::madvise(m, std::size_t(st.st_size), MADV_SEQUENTIAL);
+            std::string carry;
+            const std::string_view all(static_cast<const char*>(m), std::size_t(st.st_size));
+            constexpr std::size_t kPiece = 8 << 20;  // progress every 8 MiB
+            for (std::size_t at = 0; at < all.size(); at += kPiece) {
+                const bool last = at + kPiece >= all.size();
+                complete = forEachLine(all.substr(at, kPiece), carry, last, feed);
+                // Done with this piece (a line across its end was copied into `carry`): its pages
+                // leave the process's memory now, not when the kernel needs them (a file-backed
+                // private mapping reads them again from the file if ever touched).
+                ::madvise(static_cast<char*>(m) + at, std::min(kPiece, all.size() - at), MADV_DONTNEED);
+                if (o.progress && !o.progress(double(std::min(all.size(), at + kPiece)) / double(all.size()))) throw TraceReadCancelled();
+            }
+        } else {
+            ::close(fd);
+        }
+    } catch (const NotATraceYet&) {
+        checkIsTrace(t, p);
+    }
+    p.finish(complete);
+    checkIsTrace(t, p);
+    return t;
+}
+
+Trace readTrace(const std::string& path, const TraceReadOptions& o) {
+    return looksLikeTraceDat(path) ? readTraceDat(path, o) : readFtraceText(path, o);
+}
+
+std::pair<std::int64_t, std::int64_t> traceSpan(const Trace& t) {
+    if (t.events.empty()) return {0, 0};
+    std::int64_t lo = t.events.front().time, hi = lo;
+    for (const auto& e : t.events) {
+        lo = std::min(lo, e.time);
+        hi = std::max(hi, e.time);
+    }
+    return {lo, hi};
+}
+
+std::string Trace::commOf(std::int32_t pid) const {
+    const auto it = comm.find(pid);
+    return it != comm.end() ? it->second : std::string("<...>");
+}
+
+std::string Trace::summary() const {
+    std::string o = fmt::format("{}: {} events on {} CPUs", file, events.size(), nr_cpus);
+    if (!events.empty()) {
+        const auto [lo, hi] = traceSpan(*this);
+        o += ns_timestamps ? fmt::format(", {:.6f} s .. {:.6f} s ({:.3f} ms)", double(lo) / 1e9, double(hi) / 1e9, double(hi - lo) / 1e6)
+                           : fmt::format(", stamps {} .. {} (not ns: clock {})", lo, hi, clock.empty() ? "unknown" : clock);
+    }
+    o += fmt::format("; clock {}; layout: {} flag columns, {}tgid column{}\n", clock.empty() ? "not given (local assumed)" : clock,
+                     flag_columns < 0 ? 0 : flag_columns, tgid_column ? "" : "no ",
+                     sched_plugin_layout ? ", trace-cmd's sched plugin" : "");
+    o += "  events:";
+    for (const auto& [n, c] : event_counts) o += fmt::format(" {} {}", n, c);
+    o += "\n";
+    if (!skipped_events.empty()) {
+        o += "  not imported:";
+        for (const auto& [n, c] : skipped_events) o += fmt::format(" {} {}", n, c);
+        o += "\n";
+    }
+    if (entries_written > entries_in_buffer)
+        o += fmt::format("  warning: the buffer overran ({} of {} entries kept)\n", entries_in_buffer, entries_written);
+    for (const auto& g : gaps)
+        o += fmt::format("  gap on CPU {} ({}, line {}): {} .. {}\n", g.cpu, g.buffer_started ? "buffer started" : fmt::format("{} events lost", g.lost),
+                         g.line, g.from < 0 ? std::string("trace start") : fmt::format("{:.6f} s", double(g.from) / 1e9),
+                         g.to < 0 ? std::string("trace end") : fmt::format("{:.6f} s", double(g.to) / 1e9));
+    if (workload_start >= 0 || workload_end >= 0)
+        o += fmt::format("  workload: {} .. {}\n", workload_start < 0 ? std::string("?") : fmt::format("{:.6f} s", double(workload_start) / 1e9),
+                         workload_end < 0 ? std::string("?") : fmt::format("{:.6f} s", double(workload_end) / 1e9));
+    if (time_backwards) o += fmt::format("  {} records older than the one before (per-CPU clocks)\n", time_backwards);
+    for (const auto& p : problems) o += fmt::format("  {}:{}: {}\n", file, p.line, p.what);
+    if (problem_count > problems.size()) o += fmt::format("  ... and {} more unparsable lines\n", problem_count - problems.size());
+    if (truncated_line) o += fmt::format("  {}:{}: last line cut short (truncated file), skipped\n", file, truncated_line);
+    return o;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Writer
+
+std::string ftraceTimestamp(std::int64_t ns, int decimals) {
+    const std::int64_t secs = ns / 1'000'000'000, frac = ns % 1'000'000'000;
+    if (decimals == 6) return fmt::format("{}.{:06d}", secs, frac / 1000);
+    return fmt::format("{}.{:09d}", secs, frac);
+}
+
+FtraceTextWriter::FtraceTextWriter(std::ostream& out, int nrCpus, CommOf commOf, bool usecs)
+    : m_out(out), m_nrCpus(nrCpus), m_commOf(std::move(commOf)), m_usecs(usecs), m_curr(std::size_t(std::max(nrCpus, 1)), 0) {
+    m_out << "# tracer: nop\n"
+          << "#\n"
+          << fmt::format("# schedlab simulated run   #P:{}\n", nrCpus)
+          << "#\n"
+          << "#                                _-----=> irqs-off/BH-disabled\n"
+          << "#                               / _----=> need-resched\n"
+          << "#                              | / _---=> hardirq/softirq\n"
+          << "#                              || / _--=> preempt-depth\n"
+          << "#                              ||| / _-=> migrate-disable\n"
+          << "#                              |||| /     delay\n"
+          << "#           TASK-PID     CPU#  |||||  TIMESTAMP  FUNCTION\n"
+          << "#              | |         |   |||||     |         |\n";
+}
+
+std::string FtraceTextWriter::comm(std::int32_t pid, int cpu) const {
+    if (pid == 0) return fmt::format("swapper/{}", cpu);
+    std::string c = m_commOf ? m_commOf(pid) : std::string();
+    return c.empty() ? std::string("<...>") : c;
+}
+
+void FtraceTextWriter::write(const SchedEvent& e) {
+    const int cpu = e.cpu;
+    if (cpu < 0 || cpu >= int(m_curr.size())) return;
+    const std::int32_t cur = m_curr[std::size_t(cpu)];
+    const std::string who = cur == 0 ? std::string("<idle>") : comm(cur, cpu);
+    const int prio = 120;  // nice 0: every simulated task
+    std::string flags = "d..2.";
+    std::string body;
+    switch (e.kind) {
+    case EvKind::sched_waking:
+        m_wakingCpu[e.pid] = cpu;
+        if (m_haveInputs && m_inputs.pid == e.pid && !m_inputs.in_task) flags = "d.h2.";
+        body = fmt::format("sched_waking: comm={} pid={} prio={} target_cpu={:03d}", comm(e.pid, cpu), e.pid, prio, e.target_cpu);
+        break;
+    case EvKind::sched_wakeup: {
+        // Activated on another CPU than the waker's: from the IPI (hardirq context).
+        const auto it = m_wakingCpu.find(e.pid);
+        if (it != m_wakingCpu.end()) {
+            if (it->second != cpu) flags = "dNh2.";
+            m_wakingCpu.erase(it);
+        }
+        body = fmt::format("sched_wakeup: comm={} pid={} prio={} target_cpu={:03d}", comm(e.pid, cpu), e.pid, prio, e.target_cpu);
+        break;
+    }
+    case EvKind::sched_wakeup_new:
+        body = fmt::format("sched_wakeup_new: comm={} pid={} prio={} target_cpu={:03d}", comm(e.pid, cpu), e.pid, prio, e.target_cpu);
+        break;
+    case EvKind::sched_switch: {
+        // Preempted tasks print "R+"; the idle task leaves with "R" (as the kernel prints it).
+        const std::string state = e.prev_state == 'R' ? std::string(e.pid == 0 ? "R" : "R+") : std::string(1, e.prev_state);
+        body = fmt::format("sched_switch: prev_comm={} prev_pid={} prev_prio={} prev_state={} ==> next_comm={} next_pid={} next_prio={}",
+                           comm(e.pid, cpu), e.pid, prio, state, comm(e.pid2, cpu), e.pid2, prio);
+        break;
+    }
+    case EvKind::sched_migrate_task:
+        body = fmt::format("sched_migrate_task: comm={} pid={} prio={} orig_cpu={} dest_cpu={}", comm(e.pid, cpu), e.pid, prio,
+                           e.orig_cpu, e.target_cpu);
+        if (e.cause < kMigrationCauses) body += fmt::format(" cause={}", toString(MigrationCause(e.cause)));
+        break;
+    case EvKind::cpu_idle:
+        flags = "d..1.";
+        body = fmt::format("cpu_idle: state={} cpu_id={}", e.state, cpu);
+        break;
+    case EvKind::sched_process_fork:
+        flags = ".....";
+        body = fmt::format("sched_process_fork: comm={} pid={} child_comm={} child_pid={}", comm(e.pid, cpu), e.pid, comm(e.pid2, cpu), e.pid2);
+        break;
+    case EvKind::sched_process_exit:
+        flags = ".....";
+        body = fmt::format("sched_process_exit: comm={} pid={} prio={}", comm(e.pid, cpu), e.pid, prio);
+        break;
+    }
+    m_out << fmt::format("{:>16}-{:<7} [{:03d}] {} {:>12}: {}\n", who, cur, cpu, flags, ftraceTimestamp(e.time, m_usecs ? 6 : 9), body);
+    if (e.kind == EvKind::sched_switch) m_curr[std::size_t(cpu)] = e.pid2;
+    ++m_written;
+    if (e.kind == EvKind::sched_waking && m_haveInputs && m_inputs.pid == e.pid) {
+        m_out << fmt::format("{:>16}-{:<7} [{:03d}] {} {:>12}: tracing_mark_write: {}\n", who, cur, cpu, flags,
+                             ftraceTimestamp(e.time, m_usecs ? 6 : 9), formatWakeInputs(m_inputs));
+        m_haveInputs = false;
+    }
+}
+
+std::string formatWakeInputs(const WakeInputs& in) {
+    return fmt::format("schedlab_wake pid={} prev={} this_load={} prev_load={} p_load={} cur_load={} sync={} in_task={} scan_this={} "
+                       "scan_prev={} cores_this={} cores_prev={} jiffies={}",
+                       in.pid, in.prev, in.this_load, in.prev_load, in.p_load, in.cur_load, int(in.sync), int(in.in_task), in.scan_this,
+                       in.scan_prev, int(in.cores_this), int(in.cores_prev), in.jiffies);
+}
+
+void WakeInputsByEvent::finish() {
+    if (m_sorted) return;
+    std::stable_sort(m_v.begin(), m_v.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
+    std::size_t w = 0;
+    for (std::size_t r = 0; r < m_v.size(); ++r) {
+        if (w > 0 && m_v[w - 1].first == m_v[r].first) m_v[w - 1] = m_v[r];
+        else m_v[w++] = m_v[r];
+    }
+    m_v.resize(w);
+    m_sorted = true;
+}
+
+const WakeInputs* WakeInputsByEvent::find(std::uint32_t event) const {
+    const auto it = std::lower_bound(m_v.begin(), m_v.end(), event, [](const auto& a, std::uint32_t e) { return a.first < e; });
+    return it != m_v.end() && it->first == event ? &it->second : nullptr;
+}
+
+const WakeInputs& WakeInputsByEvent::at(std::uint32_t event) const {
+    if (const WakeInputs* in = find(event)) return *in;
+    throw std::out_of_range("WakeInputsByEvent::at: no inputs for that event");
+}
+
+namespace {
+
+/// The layout schedlab writes (formatWakeInputs): the keys in order, single spaces. One pass, no
+/// search; anything else goes to the general parser.
+bool parseWakeInputsFast(std::string_view msg, WakeInputs& in) {
+    const char* p = msg.data();
+    const char* const end = p + msg.size();
+    // "key=<integer>" then one space or the end; std::from_chars checks the range of `out`.
+    auto field = [&](std::string_view key, auto& out) {
+        if (std::size_t(end - p) <= key.size() || std::string_view(p, key.size()) != key || p[key.size()] != '=') return false;
+        const auto [q, ec] = std::from_chars(p + key.size() + 1, end, out);
+        if (ec != std::errc() || (q != end && *q != ' ')) return false;
+        p = q == end ? q : q + 1;
+        return true;
+    };
+    int sync = 0, task = 1, prev = -1;
+    std::int8_t ct = -1, cp = -1;
+    WakeInputs w = in;
+    if (!(field("pid", w.pid) && field("prev", prev) && field("this_load", w.this_load) && field("prev_load", w.prev_load) &&
+          field("p_load", w.p_load) && field("cur_load", w.cur_load) && field("sync", sync) && field("in_task", task) &&
+          field("scan_this", w.scan_this) && field("scan_prev", w.scan_prev) && field("cores_this", ct) && field("cores_prev", cp) &&
+          field("jiffies", w.jiffies) && p == end) ||
+        prev < std::numeric_limits<std::int16_t>::min() || prev > std::numeric_limits<std::int16_t>::max())
+        return false;
+    w.prev = std::int16_t(prev);
+    w.sync = sync != 0;
+    w.in_task = task != 0;
+    w.cores_this = ct;
+    w.cores_prev = cp;
+    in = w;
+    return true;
+}
+
+}  // namespace
+
+bool parseWakeInputs(std::string_view msg, WakeInputs& in, std::string& why) {
+    if (parseWakeInputsFast(msg, in)) return true;
+    // key=value by single spaces, every key present once, in any order.
+    unsigned seen = 0;
+    int sync = 0, task = 1, ct = -1, cp = -1, prev = -1;
+    while (!msg.empty()) {
+        const std::size_t sp = msg.find(' ');
+        const std::string_view kv = msg.substr(0, sp);
+        msg = sp == std::string_view::npos ? std::string_view() : msg.substr(sp + 1);
+        if (kv.empty()) continue;
+        const std::size_t eq = kv.find('=');
+        if (eq == std::string_view::npos) {
+            why = fmt::format("schedlab_wake: \"{}\" is not key=value", kv);
+            return false;
+        }
+        const std::string_view k = kv.substr(0, eq), v = kv.substr(eq + 1);
+        auto num = [&](unsigned bit, auto& out) {
+            seen |= 1u << bit;
+            return text::toInt(v, out);
+        };
+        bool ok = true;
+        if (k == "pid") ok = num(0, in.pid);
+        else if (k == "prev") ok = num(1, prev);
+        else if (k == "this_load") ok = num(2, in.this_load);
+        else if (k == "prev_load") ok = num(3, in.prev_load);
+        else if (k == "p_load") ok = num(4, in.p_load);
+        else if (k == "cur_load") ok = num(5, in.cur_load);
+        else if (k == "sync") ok = num(6, sync);
+        else if (k == "in_task") ok = num(7, task);
+        else if (k == "scan_this") ok = num(8, in.scan_this);
+        else if (k == "scan_prev") ok = num(9, in.scan_prev);
+        else if (k == "cores_this") ok = num(10, ct);
+        else if (k == "cores_prev") ok = num(11, cp);
+        else if (k == "jiffies") ok = num(12, in.jiffies);
+        if (!ok) {
+            why = fmt::format("schedlab_wake: bad number in {}", kv);
+            return false;
+        }
+    }
+    if (seen != (1u << 13) - 1) {
+        why = "schedlab_wake: a field is missing (pid prev this_load prev_load p_load cur_load sync in_task scan_this scan_prev "
+              "cores_this cores_prev jiffies)";
+        return false;
+    }
+    in.prev = std::int16_t(prev);
+    in.sync = sync != 0;
+    in.in_task = task != 0;
+    in.cores_this = std::int8_t(ct);
+    in.cores_prev = std::int8_t(cp);
+    return true;
+}
+
+}  // namespace sched

@@ -1,0 +1,43 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+// install_paths.cpp: the shipped scenarios' folder, installed or in the source tree.
+#include "util/install_paths.h"
+
+#include <filesystem>
+#include <system_error>
+
+#ifndef SCHEDLAB_BIN_TO_DATA
+#define SCHEDLAB_BIN_TO_DATA "../share"
+#endif
+#ifndef SCHEDLAB_SOURCE_SCENARIOS_DIR
+#define SCHEDLAB_SOURCE_SCENARIOS_DIR ""
+#endif
+
+namespace sched {
+
+namespace fs = std::filesystem;
+
+std::string shippedScenariosDir() {
+    std::error_code ec;
+    const fs::path exe = fs::read_symlink("/proc/self/exe", ec);
+    if (!ec) {
+        const fs::path installed = (exe.parent_path() / SCHEDLAB_BIN_TO_DATA / "schedlab" / "scenarios").lexically_normal();
+        if (fs::is_directory(installed, ec)) return installed.string();
+    }
+    const fs::path source = SCHEDLAB_SOURCE_SCENARIOS_DIR;
+    if (!source.empty() && fs::is_directory(source, ec)) return source.string();
+    return {};
+}
+
+std::string resolveScenarioPath(const std::string& arg) {
+    std::error_code ec;
+    if (arg.empty() || fs::exists(arg, ec) || arg.find('/') != std::string::npos) return arg;
+    const std::string dir = shippedScenariosDir();
+    if (dir.empty()) return arg;
+    for (const std::string& name : {arg, arg + ".json"}) {
+        const fs::path p = fs::path(dir) / name;
+        if (fs::is_regular_file(p, ec)) return p.string();
+    }
+    return arg;
+}
+
+}  // namespace sched
