@@ -97,122 +97,182 @@ struct Pass1 {
 
 }  // namespace
 
-AgreeReport agree(const Trace& t, std::shared_ptr<const Topology> topo, const Knobs& knobs, const AgreeOptions& o) {
-    const auto wall0 = std::chrono::steady_clock::now();
-    AgreeReport rep;
-    rep.file = t.file;
-    rep.topology = topo->name();
-    rep.knobs = knobs.presetName;
-    rep.sync = o.sync == "comm" ? fmt::format("task-context wakings by /{}/", o.sync_comm) : o.sync;
-    rep.nr_idle_scan_at = o.nr_idle_scan_at;
-    const int ncpu = topo->nrCpus();
-    const auto& ev = t.events;
-    const auto& rec = t.records;
-    std::regex syncRe;
-    try {
-        syncRe = std::regex(o.sync_comm);
-    } catch (const std::regex_error&) {
-        syncRe = std::regex("$^");
-    }
+namespace {
 
-    // Pass 1 (§3): for each waking, p's wakeup, the migrate on the waker CPU before it, and
-    // whether p switched out sleeping in between.
-    std::unordered_map<std::int32_t, std::vector<std::uint32_t>> byPid;
-    for (std::uint32_t i = 0; i < ev.size(); ++i) {
-        const SchedEvent& e = ev[i];
-        if (e.kind == EvKind::sched_switch) {
-            if (e.pid) byPid[e.pid].push_back(i);
-        } else if (e.kind == EvKind::sched_waking || e.kind == EvKind::sched_wakeup || e.kind == EvKind::sched_migrate_task) {
-            byPid[e.pid].push_back(i);
-        }
-    }
-    std::vector<Pass1> p1(ev.size());
-    for (auto& [pid, list] : byPid) {
-        for (std::size_t k = 0; k < list.size(); ++k) {
-            const std::uint32_t i = list[k];
-            if (ev[i].kind != EvKind::sched_waking) continue;
-            Pass1& r = p1[i];
-            for (std::size_t m = k + 1; m < list.size(); ++m) {
-                const SchedEvent& e = ev[list[m]];
-                if (e.kind == EvKind::sched_wakeup) {
-                    r.wakeup = list[m];
-                    break;
-                }
-                if (e.kind == EvKind::sched_waking) break;  // a second waking before any wakeup: give up on this one
-                if (e.kind == EvKind::sched_migrate_task && r.migrate == kNone && e.cpu == ev[i].cpu) r.migrate = list[m];
-                if (e.kind == EvKind::sched_switch && e.pid == pid && e.prev_state != 'R' && r.sleep == kNone) r.sleep = list[m];
-            }
-        }
-    }
-
-    // §4 pinning from behaviour: sched_setaffinity() moves a running task through the stopper
-    // (a migrate recorded with migration/N current). Pinned from there if it never migrates
-    // again over >= 20 later wakings (active balancing also uses the stopper; those tasks move
-    // again). pinnedFrom[pid] = {first event index, the index of its next migrate or end}.
-    constexpr int kPinWakings = 20;
-    static const std::regex stopperRe(R"(^migration/[0-9]+$)");
+/// Pass 1 (§3) and pinning from behaviour (§4), over the whole trace before the replay: for
+/// each waking, p's wakeup, the migrate on the waker CPU before it, and whether p switched out
+/// sleeping in between; which tasks sched_setaffinity() pinned; each task's last wakeup.
+struct FirstPass {
+    std::unordered_map<std::int32_t, std::vector<std::uint32_t>> byPid;  ///< each task's switch, waking, wakeup, migrate events
+    std::vector<Pass1> p1;                                               ///< per event: a waking's outcome
+    /// pid -> {first event index, the index of its next migrate or end} of a pinned stretch.
     std::unordered_map<std::int32_t, std::pair<std::uint32_t, std::uint32_t>> pinnedFrom;
-    for (auto& [pid, list] : byPid) {
-        for (std::size_t k = 0; k < list.size(); ++k) {
-            const std::uint32_t m = list[k];
-            if (ev[m].kind != EvKind::sched_migrate_task || !std::regex_match(t.commOf(rec[m].current), stopperRe)) continue;
-            int wakings = 0;
-            std::uint32_t until = std::uint32_t(ev.size());
-            for (std::size_t q = k + 1; q < list.size(); ++q) {
-                if (ev[list[q]].kind == EvKind::sched_waking) ++wakings;
-                if (ev[list[q]].kind == EvKind::sched_migrate_task) {
-                    until = list[q];
+    std::unordered_map<std::int32_t, std::uint32_t> lastWakeup;  ///< each pid's last sched_wakeup
+
+    FirstPass(const Trace& t, AgreeReport& rep) {
+        const auto& ev = t.events;
+        const auto& rec = t.records;
+        for (std::uint32_t i = 0; i < ev.size(); ++i) {
+            const SchedEvent& e = ev[i];
+            if (e.kind == EvKind::sched_switch) {
+                if (e.pid) byPid[e.pid].push_back(i);
+            } else if (e.kind == EvKind::sched_waking || e.kind == EvKind::sched_wakeup || e.kind == EvKind::sched_migrate_task) {
+                byPid[e.pid].push_back(i);
+            }
+        }
+        p1.resize(ev.size());
+        for (auto& [pid, list] : byPid) {
+            for (std::size_t k = 0; k < list.size(); ++k) {
+                const std::uint32_t i = list[k];
+                if (ev[i].kind != EvKind::sched_waking) continue;
+                Pass1& r = p1[i];
+                for (std::size_t m = k + 1; m < list.size(); ++m) {
+                    const SchedEvent& e = ev[list[m]];
+                    if (e.kind == EvKind::sched_wakeup) {
+                        r.wakeup = list[m];
+                        break;
+                    }
+                    if (e.kind == EvKind::sched_waking) break;  // a second waking before any wakeup: give up on this one
+                    if (e.kind == EvKind::sched_migrate_task && r.migrate == kNone && e.cpu == ev[i].cpu) r.migrate = list[m];
+                    if (e.kind == EvKind::sched_switch && e.pid == pid && e.prev_state != 'R' && r.sleep == kNone) r.sleep = list[m];
+                }
+            }
+        }
+
+        // §4 pinning from behaviour: sched_setaffinity() moves a running task through the stopper
+        // (a migrate recorded with migration/N current). Pinned from there if it never migrates
+        // again over >= 20 later wakings (active balancing also uses the stopper; those tasks move
+        // again).
+        constexpr int kPinWakings = 20;
+        static const std::regex stopperRe(R"(^migration/[0-9]+$)");
+        for (auto& [pid, list] : byPid) {
+            for (std::size_t k = 0; k < list.size(); ++k) {
+                const std::uint32_t m = list[k];
+                if (ev[m].kind != EvKind::sched_migrate_task || !std::regex_match(t.commOf(rec[m].current), stopperRe)) continue;
+                int wakings = 0;
+                std::uint32_t until = std::uint32_t(ev.size());
+                for (std::size_t q = k + 1; q < list.size(); ++q) {
+                    if (ev[list[q]].kind == EvKind::sched_waking) ++wakings;
+                    if (ev[list[q]].kind == EvKind::sched_migrate_task) {
+                        until = list[q];
+                        break;
+                    }
+                }
+                if (wakings >= kPinWakings) {
+                    pinnedFrom[pid] = {m, until};
+                    rep.pinned_pids[pid] = rec[m].line;
                     break;
                 }
             }
-            if (wakings >= kPinWakings) {
-                pinnedFrom[pid] = {m, until};
-                rep.pinned_pids[pid] = rec[m].line;
-                break;
-            }
         }
+        for (const auto& [pid, list] : byPid)
+            for (auto it = list.rbegin(); it != list.rend(); ++it)
+                if (ev[*it].kind == EvKind::sched_wakeup) {
+                    lastWakeup[pid] = *it;
+                    break;
+                }
     }
-    auto pinned = [&](std::int32_t pid, std::uint32_t i) {
+    bool pinned(std::int32_t pid, std::uint32_t i) const {
         const auto it = pinnedFrom.find(pid);
         return it != pinnedFrom.end() && i > it->second.first && i < it->second.second;
-    };
-
-    // Pass 2 (§3): apply events in file order; decide at each waking that is a decision.
-    MachineState st(topo);
-    st.seedIdleMachineHints();  // as the engine's machine at t = 0: idle, and up for a while
-    std::vector<RCpu> cpu(static_cast<std::size_t>(ncpu));
-    std::unordered_map<std::int32_t, RTask> tasks;
-    std::unordered_map<std::int32_t, Task> idleTasks;  // the idle task of each CPU, keyed by CPU (all print as pid 0)
-    const std::int64_t t0 = ev.empty() ? 0 : ev.front().time;
-    // SCHEDLAB_AGREE_DEBUG=LINE prints the state rebuilt for the decision on that line.
-    const char* dbg = std::getenv("SCHEDLAB_AGREE_DEBUG");
-    const std::uint32_t debugLine = dbg ? std::uint32_t(std::strtoul(dbg, nullptr, 10)) : 0;
-    std::int64_t jiffiesOffset = 0;  // exported jiffies minus the trace clock's (see the wake inputs below)
-    bool haveJiffiesOffset = false;
-    std::vector<std::int64_t> llcScanAt(static_cast<std::size_t>(ncpu), -1);  // last nr_idle_scan update per LLC
-    bool tailUnknown = false;  // a waking before had no wakeup in the trace
-    std::unordered_map<std::int32_t, std::uint32_t> lastWakeup;  // each pid's last sched_wakeup
-    for (const auto& [pid, list] : byPid)
-        for (auto it = list.rbegin(); it != list.rend(); ++it)
-            if (ev[*it].kind == EvKind::sched_wakeup) {
-                lastWakeup[pid] = *it;
-                break;
-            }
-    auto wokenLater = [&](std::int32_t pid, std::uint32_t i) {
+    }
+    bool wokenLater(std::int32_t pid, std::uint32_t i) const {
         const auto it = lastWakeup.find(pid);
         return it != lastWakeup.end() && it->second > i;
+    }
+};
+
+/// Pass 2 (§3): the trace's events applied in file order to the state they rebuild (§6), and
+/// at each waking that is a placement decision (§4), schedlab's try_to_wake_up() on that
+/// state, compared with the kernel's choice and, when they differ, classified (§9).
+class Replay {
+public:
+    Replay(const Trace& t, std::shared_ptr<const Topology> topo, const Knobs& knobs, const AgreeOptions& o, AgreeReport& rep)
+        : t(t), ev(t.events), rec(t.records), topo(topo), knobs(knobs), o(o), rep(rep), ncpu(topo->nrCpus()), first(t, rep), st(topo),
+          cpu(std::size_t(ncpu)), llcScanAt(std::size_t(ncpu), -1) {
+        try {
+            syncRe = std::regex(o.sync_comm);
+        } catch (const std::regex_error&) {
+            syncRe = std::regex("$^");
+        }
+        st.seedIdleMachineHints();  // as the engine's machine at t = 0: idle, and up for a while
+        t0 = ev.empty() ? 0 : ev.front().time;
+        // SCHEDLAB_AGREE_DEBUG=LINE prints the state rebuilt for the decision on that line.
+        const char* dbg = std::getenv("SCHEDLAB_AGREE_DEBUG");
+        debugLine = dbg ? std::uint32_t(std::strtoul(dbg, nullptr, 10)) : 0;
+    }
+
+    void run() {
+        const std::uint32_t progressEvery = std::uint32_t(std::clamp<std::size_t>(ev.size() / 100, 1, 16384));
+        for (std::uint32_t i = 0; i < ev.size(); ++i) {
+            if (o.progress && i % progressEvery == 0 && !o.progress(double(i) / double(ev.size()))) {
+                rep.cancelled = true;
+                break;
+            }
+            const SchedEvent& e = ev[i];
+            const std::int64_t now = e.time;
+            const int c = e.cpu;
+            if (c < 0 || c >= ncpu) continue;
+            RCpu& rc = cpu[std::size_t(c)];
+            if (rc.first < 0) rc.first = now;
+            if (e.kind != EvKind::sched_switch) followCurrent(i, rc, c, now);
+            switch (e.kind) {
+            case EvKind::sched_switch: onSwitch(e, rc, c, now); break;
+            case EvKind::sched_wakeup:
+            case EvKind::sched_wakeup_new: onWakeup(e, c, now); break;
+            case EvKind::sched_migrate_task: onMigrate(e, now); break;
+            case EvKind::sched_process_exit:
+                dequeue(e.pid, now);
+                task(e.pid, now).exited = true;
+                break;
+            case EvKind::sched_waking: onWaking(i, e, c, now); break;
+            case EvKind::sched_process_fork: onFork(e, now); break;
+            case EvKind::cpu_idle: break;
+            }
+        }
+    }
+
+private:
+    // What a task's name says (kthread, per-CPU kthread, a sync waker by --sync-comm): the name of
+    // a pid is fixed for the trace, and the regular expressions cost more than the path itself
+    // when asked per CPU per decision, so each pid is looked at once.
+    struct CommFlags {
+        bool kthread = false, percpu = false, sync = false;
     };
-    auto task = [&](std::int32_t pid, std::int64_t now) -> RTask& {
+
+    const Trace& t;
+    const std::vector<SchedEvent>& ev;
+    const std::vector<TraceRecord>& rec;
+    std::shared_ptr<const Topology> topo;
+    const Knobs& knobs;
+    const AgreeOptions& o;
+    AgreeReport& rep;
+    const int ncpu;
+    const FirstPass first;
+    std::regex syncRe;
+    MachineState st;
+    std::vector<RCpu> cpu;
+    std::unordered_map<std::int32_t, RTask> tasks;
+    std::unordered_map<std::int32_t, Task> idleTasks;  // the idle task of each CPU, keyed by CPU (all print as pid 0)
+    std::unordered_map<std::int32_t, CommFlags> commFlags;
+    std::int64_t t0 = 0;
+    std::uint32_t debugLine = 0;
+    std::int64_t jiffiesOffset = 0;  // exported jiffies minus the trace clock's (see the wake inputs below)
+    bool haveJiffiesOffset = false;
+    std::vector<std::int64_t> llcScanAt;  // last nr_idle_scan update per LLC
+    bool tailUnknown = false;             // a waking before had no wakeup in the trace
+
+    RTask& task(std::int32_t pid, std::int64_t now) {
         RTask& r = tasks[pid];
         if (r.first_seen < 0) r.first_seen = now;
         return r;
-    };
-    auto prioOf = [&](std::int32_t pid) {
+    }
+    int prioOf(std::int32_t pid) const {
         const auto it = t.prio.find(pid);
         return it == t.prio.end() ? 120 : it->second;
-    };
-    auto touch = [&](RTask& r, std::int64_t now) { r.pelt.advance(now, r.running, r.runnable); };
-    auto enqueue = [&](std::int32_t pid, int c, std::int64_t now) {
+    }
+    static void touch(RTask& r, std::int64_t now) { r.pelt.advance(now, r.running, r.runnable); }
+    void enqueue(std::int32_t pid, int c, std::int64_t now) {
         if (c < 0 || c >= ncpu || pid == 0) return;
         RTask& r = task(pid, now);
         touch(r, now);
@@ -225,8 +285,8 @@ AgreeReport agree(const Trace& t, std::shared_ptr<const Topology> topo, const Kn
         r.cpu = c;
         ++cpu[std::size_t(c)].nr;
         if (prioOf(pid) >= 100) ++cpu[std::size_t(c)].cfs;
-    };
-    auto dequeue = [&](std::int32_t pid, std::int64_t now) {
+    }
+    void dequeue(std::int32_t pid, std::int64_t now) {
         auto it = tasks.find(pid);
         if (it == tasks.end() || !it->second.runnable) return;
         RTask& r = it->second;
@@ -240,29 +300,22 @@ AgreeReport agree(const Trace& t, std::shared_ptr<const Topology> topo, const Kn
             --cpu[std::size_t(r.cpu)].nr;
             if (prioOf(pid) >= 100) --cpu[std::size_t(r.cpu)].cfs;
         }
-    };
-    auto inGap = [&](std::int64_t now) {
+    }
+    bool inGap(std::int64_t now) const {
         for (const TraceGap& g : t.gaps)
             if ((g.from < 0 || now >= g.from) && (g.to < 0 || now <= g.to)) return true;
         return false;
-    };
-    // What a task's name says (kthread, per-CPU kthread, a sync waker by --sync-comm): the name of
-    // a pid is fixed for the trace, and the regular expressions cost more than the path itself
-    // when asked per CPU per decision, so each pid is looked at once.
-    struct CommFlags {
-        bool kthread = false, percpu = false, sync = false;
-    };
-    std::unordered_map<std::int32_t, CommFlags> commFlags;
-    auto flagsOf = [&](std::int32_t pid) -> const CommFlags& {
+    }
+    const CommFlags& flagsOf(std::int32_t pid) {
         auto it = commFlags.find(pid);
         if (it == commFlags.end()) {
             const std::string c = t.commOf(pid);
             it = commFlags.emplace(pid, CommFlags{looksKthread(c), perCpuKthread(c), std::regex_search(c, syncRe)}).first;
         }
         return it->second;
-    };
+    }
     // The runqueue state the path reads of CPU k, from the trace (PELT is filled at decisions).
-    auto fillRq = [&](int k) {
+    void fillRq(int k) {
         Rq& q = st.rq[std::size_t(k)];
         const RCpu& s = cpu[std::size_t(k)];
         q.curr = s.curr == 0 ? CurrKind::Idle : flagsOf(s.curr).kthread ? CurrKind::Kthread : CurrKind::Normal;
@@ -276,9 +329,9 @@ AgreeReport agree(const Trace& t, std::shared_ptr<const Topology> topo, const Kn
         q.claimed = s.claimed;
         q.exit_latency_ns = -1;
         q.curr_need_resched = false;
-    };
-    auto idleNow = [&](int c) { return cpu[std::size_t(c)].curr == 0 && cpu[std::size_t(c)].nr == 0 && cpu[std::size_t(c)].pending == 0; };
-    auto cpuRow = [&]() {
+    }
+    bool idleNow(int c) const { return cpu[std::size_t(c)].curr == 0 && cpu[std::size_t(c)].nr == 0 && cpu[std::size_t(c)].pending == 0; }
+    std::string cpuRow() const {
         std::string s;
         for (int c = 0; c < ncpu; ++c) {
             const RCpu& r = cpu[std::size_t(c)];
@@ -288,12 +341,12 @@ AgreeReport agree(const Trace& t, std::shared_ptr<const Topology> topo, const Kn
         }
         if (!s.empty()) s.pop_back();
         return s;
-    };
+    }
     // §6 racy: the kernel chose somewhere between the waking line and its choice line (the
     // migrate; else the wakeup when it is recorded on the waker's CPU; else the waker CPU's next
     // event, by which try_to_wake_up() has returned). If another CPU of the LLCs of this_cpu and
     // prev changed curr, nr_running or ttwu_pending in between, the kernel may have seen either.
-    auto racy = [&](std::uint32_t i, int c, int prev, const Pass1& f) {
+    bool racy(std::uint32_t i, int c, int prev, const Pass1& f) const {
         const std::int32_t self = ev[i].pid;  // p's own wakeup and migrate are the outcome, not a race
         std::uint32_t end = f.migrate;
         if (end == kNone && f.wakeup != kNone && ev[f.wakeup].cpu == c) end = f.wakeup;
@@ -325,439 +378,457 @@ AgreeReport agree(const Trace& t, std::shared_ptr<const Topology> topo, const Kn
             }
         }
         return false;
-    };
-    auto choiceKind = [&](int choice, int prev, int waker) {
-        const std::string where = choice == prev ? "prev" : choice == waker ? "waker" : "other";
-        return where;
-    };
+    }
+    static std::string choiceKind(int choice, int prev, int waker) { return choice == prev ? "prev" : choice == waker ? "waker" : "other"; }
 
-    const std::uint32_t progressEvery = std::uint32_t(std::clamp<std::size_t>(ev.size() / 100, 1, 16384));
-    for (std::uint32_t i = 0; i < ev.size(); ++i) {
-        if (o.progress && i % progressEvery == 0 && !o.progress(double(i) / double(ev.size()))) {
-            rep.cancelled = true;
-            break;
-        }
-        const SchedEvent& e = ev[i];
-        const std::int64_t now = e.time;
-        const int c = e.cpu;
-        if (c < 0 || c >= ncpu) continue;
-        RCpu& rc = cpu[std::size_t(c)];
-        if (rc.first < 0) rc.first = now;
-        // The TASK-PID column names the CPU's current task (§6): a task first seen running is back-filled.
-        if (e.kind != EvKind::sched_switch) {
-            const std::int32_t cur = rec[i].current;
-            if (cur != rc.curr) {
-                if (rc.curr) {
-                    auto it = tasks.find(rc.curr);
-                    if (it != tasks.end()) {
-                        touch(it->second, now);
-                        it->second.running = false;
-                    }
-                }
-                rc.curr = cur;
-                if (cur) {
-                    enqueue(cur, c, now);
-                    tasks[cur].running = true;
-                }
+    // The TASK-PID column names the CPU's current task (§6): a task first seen running is back-filled.
+    void followCurrent(std::uint32_t i, RCpu& rc, int c, std::int64_t now) {
+        const std::int32_t cur = rec[i].current;
+        if (cur == rc.curr) return;
+        if (rc.curr) {
+            auto it = tasks.find(rc.curr);
+            if (it != tasks.end()) {
+                touch(it->second, now);
+                it->second.running = false;
             }
         }
-        switch (e.kind) {
-        case EvKind::sched_switch: {
-            if (e.pid) {
-                RTask& r = task(e.pid, now);
-                touch(r, now);
-                r.running = false;
-                r.exec_start = now;  // update_curr() at put_prev / dequeue
-                if (e.prev_state != 'R') dequeue(e.pid, now);
-            }
-            if (e.pid2) {
-                enqueue(e.pid2, c, now);
-                RTask& n = tasks[e.pid2];
-                n.running = true;
-                n.exec_start = now;  // set_next_entity()
-                if (rc.curr == 0) rc.idle_end = rc.clock_idle = now;  // leaving idle (v1/v2's idle_end_time; __schedule's rq clock)
-            } else {
-                rc.clock_idle = now;
-                rc.claimed = false;  // set_next_task_idle() clears the claim
-                if (!rc.pending) rc.idle_stamp = now;
-                // set_next_task_idle(): __update_idle_core() as the path has it: the other SMT
-                // siblings must be available_idle_cpu() (the idle-delay knobs count there too).
-                rc.curr = 0;
-                st.now_ns = now;
-                topo->smtMask(c).forEach([&](int sib) {
-                    if (sib != c) fillRq(sib);
-                });
-                update_idle_core(st, knobs, c);
-            }
-            rc.curr = e.pid2;
-            break;
-        }
-        case EvKind::sched_wakeup:
-        case EvKind::sched_wakeup_new: {
-            const int target = e.target_cpu;
-            if (target >= 0 && target < ncpu) {
-                RCpu& tc = cpu[std::size_t(target)];
-                if (tc.pending > 0 && e.kind == EvKind::sched_wakeup && target != -1 && c == target) --tc.pending;
-                if (e.kind == EvKind::sched_wakeup) tc.idle_stamp = 0;  // ttwu activation clears idle_stamp (not wakeup_new)
-                if (tc.curr == 0) tc.clock_idle = now;                    // any activation updates an idle rq's clock
-                if (e.kind == EvKind::sched_wakeup_new) {
-                    // post_init_entity_util_avg(): load = weight; util = a share of the CPU's (§6).
-                    RTask& r = task(e.pid, now);
-                    double cu = 0, cl = 0;
-                    for (auto& [tp, tr] : tasks)
-                        if (!tr.exited && tr.cpu == target && tp != e.pid) {
-                            touch(tr, now);
-                            cu += tr.pelt.util;
-                            cl += tr.pelt.load;
-                        }
-                    const double cap = (1024.0 - std::min(cu, 1024.0)) / 2;
-                    r.pelt.load = 1024;
-                    r.pelt.util = cu > 0 ? std::min(cu * 1024.0 / (cl + 1), cap) : cap;
-                    r.pelt.last = now;
-                    if (!r.have_sim) r.sim.recent_used_cpu = c, r.recent_known = true;  // wake_up_new_task(): task_cpu(p) before select = the CPU of the wakeup_new line
-                }
-                enqueue(e.pid, target, now);
-            }
-            break;
-        }
-        case EvKind::sched_migrate_task: {
-            RTask& r = task(e.pid, now);
-            touch(r, now);
-            if (e.orig_cpu != e.target_cpu) r.exec_start = 0;  // enqueued with ENQUEUE_MIGRATED
-            if (r.runnable) {
-                enqueue(e.pid, e.target_cpu, now);
-                // attach_task() updates the destination's rq clock: clock_idle when it is idle.
-                if (e.target_cpu >= 0 && e.target_cpu < ncpu && cpu[std::size_t(e.target_cpu)].curr == 0) cpu[std::size_t(e.target_cpu)].clock_idle = now;
-            } else {
-                r.cpu = e.target_cpu;
-            }
-            break;
-        }
-        case EvKind::sched_process_exit: {
-            dequeue(e.pid, now);
-            task(e.pid, now).exited = true;
-            break;
-        }
-        case EvKind::sched_waking: {
-            const std::int32_t pid = e.pid;
-            const int prio = prioOf(pid);
-            if (prio < 100) {
-                ++rep.not_decisions["not CFS (prio < 100)"];
-                break;
-            }
-            ++rep.wakings;
-            const Pass1& f = p1[i];
-            RTask& r = task(pid, now);
-            const std::int32_t waker = rec[i].current;
-            const int prev = e.target_cpu;
-            const std::string comm = t.commOf(pid);
-            // §4: which wakings are placement decisions.
-            std::string no;
-            bool late = false;
-            bool currSomewhere = false;
-            for (int k = 0; k < ncpu; ++k)
-                if (cpu[std::size_t(k)].curr == pid) currSomewhere = true;
-            if (waker == pid) no = "self-wakeup";
-            else if (flagsOf(pid).percpu) no = "pinned (per-CPU kthread)";
-            else if (pinned(pid, i)) no = "pinned (moved by the stopper, never again)";
-            else if (currSomewhere || r.running) {
-                if (f.sleep == kNone || (f.wakeup != kNone && f.wakeup < f.sleep)) no = "current, still on_rq (ttwu_runnable)";
-                else if (f.migrate != kNone || (f.wakeup != kNone && ev[f.wakeup].cpu == c)) late = true;
-                else no = "mid-switch, on_cpu wakelist";
-            } else if (r.runnable) no = "still queued (ttwu_runnable)";
-            // A waking whose wakeup is not in the trace (it ends first): where it went, and which CPU
-            // has it pending, is unknown from here on, so later decisions are "state unknown".
-            if (f.wakeup == kNone && waker != pid && !wokenLater(pid, i)) tailUnknown = true;
-            if (!no.empty()) {
-                ++rep.not_decisions[no];
-                // A wakelist wakeup still marks its target pending until the IPI runs.
-                if (f.wakeup != kNone && ev[f.wakeup].cpu != c && ev[f.wakeup].cpu >= 0 && ev[f.wakeup].cpu < ncpu)
-                    ++cpu[std::size_t(ev[f.wakeup].cpu)].pending;
-                break;
-            }
-            if (f.wakeup == kNone) {
-                ++rep.no_choice;
-                break;
-            }
-            const int choice = f.migrate != kNone ? ev[f.migrate].target_cpu : prev;
-            if (f.migrate != kNone && ev[f.migrate].orig_cpu != prev) ++rep.prev_mismatch;
-            if (r.cpu >= 0 && r.cpu != prev) ++rep.prev_mismatch;
-            if (ev[f.wakeup].target_cpu != choice) ++rep.choice_mismatch;
-            const bool workload = !o.workload_only || ((t.workload_start < 0 || now >= t.workload_start) && (t.workload_end < 0 || now <= t.workload_end));
-            const int wakeupCpu = ev[f.wakeup].cpu;
-            if (!workload || inGap(now) || tailUnknown) {
-                if (workload) ++rep.unknown_state;
-                if (wakeupCpu != c && wakeupCpu >= 0 && wakeupCpu < ncpu) ++cpu[std::size_t(wakeupCpu)].pending;
-                break;
-            }
-
-            // §6: the state at the decision instant.
-            std::vector<double> util(std::size_t(ncpu), 0.0), load(std::size_t(ncpu), 0.0);
-            std::vector<std::int64_t> ue(std::size_t(ncpu), 0);
-            for (auto& [tp, tr] : tasks) {
-                touch(tr, now);
-                if (!tr.exited && tr.cpu >= 0 && tr.cpu < ncpu) {  // p included: its blocked load is still on prev (wake_affine_weight subtracts it)
-                    util[std::size_t(tr.cpu)] += tr.pelt.util;
-                    load[std::size_t(tr.cpu)] += tr.pelt.load;
-                    if (tr.runnable) ue[std::size_t(tr.cpu)] += std::int64_t(task_util_est(tr.ue));  // cfs_rq util_est.enqueued
-                }
-            }
-            st.now_ns = now;
-            st.jiffies = now * o.hz / 1'000'000'000 + jiffiesOffset;
-            for (int k = 0; k < ncpu; ++k) {
-                fillRq(k);
-                Rq& q = st.rq[std::size_t(k)];
-                q.util_avg = std::int64_t(util[std::size_t(k)]);
-                q.load_avg = std::int64_t(load[std::size_t(k)]);
-                q.runnable_avg = q.load_avg;
-                q.util_est = knobs.UTIL_EST ? ue[std::size_t(k)] : 0;
-            }
-            // nr_idle_scan from the LLC's summed cpu_util_cfs: at the decision (§6 default) or at
-            // modelled LLC balances (seeded at the first computation).
-            for (int k = 0; k < ncpu; ++k) {
-                if (st.sd->sd_llc_shared(k) != k) continue;
-                const SchedDomain* llc = st.sd->sd_llc(k);
-                if (!llc) continue;
-                std::int64_t sum = 0;
-                bool anyIdle = false;
-                for (int m = 0; m < ncpu; ++m)
-                    if (st.sd->sd_llc_shared(m) == k) {
-                        const Rq& q = st.rq[std::size_t(m)];  // cpu_util_cfs(): util_est counts when UTIL_EST is on
-                        sum += std::min<std::int64_t>(q.cpu_capacity, std::max(q.util_avg, q.util_est));
-                        anyIdle = anyIdle || idleNow(m);
-                    }
-                std::int64_t& last = llcScanAt[std::size_t(k)];
-                const std::int64_t interval = std::int64_t(llc->span_weight) * 1'000'000 * (anyIdle ? 1 : 16);
-                if (o.nr_idle_scan_at == "balance" && last >= 0 && now - last < interval) continue;
-                last = now;
-                st.shared[std::size_t(k)].nr_idle_scan = update_idle_cpu_scan(llc->span_weight, sum, llc->imbalance_pct);
-            }
-            // The wakee and the waker's current task (their flips and recent_used_cpu persist).
-            if (!r.have_sim) {
-                r.sim.pid = pid;
-                if (!r.recent_known) r.sim.recent_used_cpu = prev;  // first seen mid-trace: its first prev (§6)
-                r.sim.kthread = looksKthread(comm);
-                r.sim.setAffinity(topo->allCpus());
-                r.have_sim = true;
-            }
-            Task& p = r.sim;
-            p.cpu = prev;
-            p.wake_cpu = prev;
-            p.on_rq = p.on_cpu = false;
-            p.setAverages(std::int64_t(r.pelt.load), std::int64_t(r.pelt.util), std::int64_t(r.pelt.load), 0);
-            if (knobs.UTIL_EST) {
-                p.avg.util_est_enqueued = r.ue.util_est_enqueued;
-                p.avg.util_est_ewma = r.ue.util_est_ewma;
-            }
-            p.avg.last_update_time = 1;
-            p.exec_start = r.exec_start;
-            Waker w;
-            w.cpu = c;
-            w.in_task = rec[i].context == '.' || rec[i].context == '?';
-            Task* cur = nullptr;
-            if (waker == 0) {
-                Task& it = idleTasks[c];
-                it.pid = 0;
-                cur = &it;
-            } else {
-                RTask& wr = task(waker, now);
-                if (!wr.have_sim) {
-                    wr.sim.pid = waker;
-                    wr.sim.kthread = looksKthread(t.commOf(waker));
-                    wr.sim.recent_used_cpu = c;
-                    wr.sim.setAffinity(topo->allCpus());  // set once: a replayed task may run anywhere
-                    wr.have_sim = true;
-                }
-                wr.sim.cpu = c;
-                wr.sim.avg.load_avg = std::uint64_t(wr.pelt.load);  // task_h_load(current) for the sync rule of wake_affine_weight
-                wr.sim.avg.util_avg = std::uint64_t(wr.pelt.util);
-                wr.sim.avg.runnable_avg = wr.sim.avg.load_avg;
-                cur = &wr.sim;
-            }
-            w.current_ptr = cur;
-            bool sync = false;
-            if (w.in_task && waker != 0 && !task(waker, now).exited) {
-                if (o.sync == "task") sync = true;
-                else if (o.sync == "comm") sync = flagsOf(waker).sync;
-            }
-            // schedlab's own export says what the decision read that no tracepoint shows.
-            if (const WakeInputs* wi = t.wake_inputs.find(std::uint32_t(i))) {
-                const WakeInputs& in = *wi;
-                auto& ic = rep.inputs;
-                ++ic.decisions;
-                const Rq& qt = st.rq[std::size_t(c)];
-                const Rq& qp = st.rq[std::size_t(prev)];
-                const SdShared* shT = st.llcShared(c);
-                const SdShared* shP = st.llcShared(prev);
-                ic.sync += sync != in.sync;
-                ic.in_task += w.in_task != in.in_task;
-                ic.scan += (shT && shT->nr_idle_scan != in.scan_this) || (shP && shP->nr_idle_scan != in.scan_prev);
-                ic.cores += (shT && int(shT->has_idle_cores) != in.cores_this) || (shP && int(shP->has_idle_cores) != in.cores_prev);
-                // A trace's clock does not say where jiffies started (the kernel's are
-                // INITIAL_JIFFIES plus the uptime; the engine's start at its uptime): the first
-                // exported jiffies fix the offset, and a later decision is off if it moves.
-                if (!haveJiffiesOffset) {
-                    jiffiesOffset = in.jiffies - st.jiffies;
-                    st.jiffies = in.jiffies;
-                    haveJiffiesOffset = true;
-                }
-                ic.jiffies += st.jiffies != in.jiffies;
-                const double n = double(ic.decisions);
-                auto off = [](std::int64_t a, std::int64_t b) { return std::abs(a - b) * 16 > std::max<std::int64_t>(std::abs(b), 16); };
-                ic.load_err += ((std::abs(qt.load_avg - in.this_load) + std::abs(qp.load_avg - in.prev_load)) / 2.0 - ic.load_err) / n;
-                ic.task_err += (double(std::abs(p.h_load() - in.p_load)) - ic.task_err) / n;
-                ic.load_off += off(qt.load_avg, in.this_load) || off(qp.load_avg, in.prev_load) || off(p.h_load(), in.p_load) ||
-                               (sync && off(cur->h_load(), in.cur_load));
-                if (o.wake_inputs == "use") {
-                    ic.used = true;
-                    st.rq[std::size_t(c)].load_avg = in.this_load;
-                    st.rq[std::size_t(prev)].load_avg = in.prev_load;
-                    p.avg.load_avg = std::uint64_t(in.p_load);
-                    p.task_h_load = -1;
-                    cur->avg.load_avg = std::uint64_t(in.cur_load);
-                    cur->task_h_load = -1;
-                    sync = in.sync;
-                    w.in_task = in.in_task;
-                    if (SdShared* sh = st.llcShared(c)) sh->nr_idle_scan = in.scan_this;
-                    if (SdShared* sh = st.llcShared(prev)) sh->nr_idle_scan = in.scan_prev;
-                    st.jiffies = in.jiffies;
-                }
-            }
-            const std::uint32_t flags = WF_TTWU | (sync ? WF_SYNC : 0u);
-            // Decide on copies for the re-decisions of §9; the real call mutates the replay's tasks.
-            const MachineState before = st;
-            const Task pBefore = p, curBefore = *cur;
-            if (debugLine && rec[i].line == debugLine) {
-                std::string lo;
-                for (int k = 0; k < ncpu; ++k) lo += fmt::format(" {}:{}/{}", k, st.rq[std::size_t(k)].load_avg, st.rq[std::size_t(k)].util_avg);
-                std::fprintf(stderr, "line %u: p %d load %lld util %lld; current %d load %lld; rq load/util:%s\n", rec[i].line, pid,
-                             (long long)p.avg.load_avg, (long long)p.avg.util_avg, waker, (long long)cur->avg.load_avg, lo.c_str());
-            }
-            const Decision d = try_to_wake_up(st, knobs, p, w, flags);
-            const int sim = d.cpu;
-            for (int k = 0; k < ncpu; ++k) cpu[std::size_t(k)].claimed = st.rq[std::size_t(k)].claimed;  // the path's claims persist
-            AgreeRow row;
-            // The same decision again on copies of its inputs, one of them changed by `change`
-            // (the §9 classes), or traced step by step for the window's inspector.
-            auto redecide = [&](auto&& change, bool traced) {
-                MachineState s2 = before;
-                Task p2 = pBefore, c2 = curBefore;
-                Waker w2 = w;
-                w2.current_ptr = waker == 0 ? nullptr : &c2;
-                if (waker == 0) w2.current = curBefore;
-                Knobs k2 = knobs;
-                std::uint32_t f2 = flags;
-                change(s2, p2, c2, k2, f2);
-                return try_to_wake_up(s2, k2, p2, w2, f2, traced);
-            };
-            if (o.keep_decisions) {
-                if (o.trace_disagreements && sim != choice) {
-                    row.decision = std::make_shared<const Decision>(
-                        redecide([](MachineState&, Task&, Task&, Knobs&, std::uint32_t&) {}, true));
-                } else {
-                    row.decision = std::make_shared<const Decision>(d);
-                }
-            }
-
-            row.line = rec[i].line;
-            row.time = now;
-            row.pid = pid;
-            row.waker = waker;
-            row.this_cpu = c;
-            row.prev = prev;
-            row.kernel = choice;
-            row.sim = sim;
-            row.sync = sync;
-            row.late = late;
-            // PELT-cold: 128 ms after the trace starts (pre-existing tasks start at 0); flips-cold:
-            // a task (or waker) first seen mid-trace, not forked in it, for 1 s.
-            auto flipsCold = [&](std::int32_t q) {
-                if (q == 0) return false;
-                const RTask& x = tasks[q];
-                return !x.forked && now - x.first_seen < kFlipsColdNs;
-            };
-            row.cold = now - t0 < kColdNs || flipsCold(pid) || flipsCold(waker);
-            row.racy = racy(i, c, prev, f);
-            row.reasons = d.reasons();
-            row.stage2 = d.stage2;
-            ++rep.decisions;
-            if (late) ++rep.late;
-            if (choice != prev) ++rep.moved;
-            if (choice == prev) ++rep.stay_prev;
-            if (!row.cold) ++rep.warm;
-            if (row.racy) ++rep.racy, rep.agree_racy += sim == choice;
-            if (sim == choice) {
-                ++rep.agree;
-                if (choice != prev) ++rep.agree_moved;
-                if (!row.cold) ++rep.agree_warm;
-            } else {
-                // §9 classes: observed first, then re-decide with one input changed.
-                auto redo = [&](auto&& change) { return redecide(change, false).cpu; };
-                DisagreeClass cls = DisagreeClass::unexplained;
-                const int llcSize = st.sd->sd_llc_size(prev);
-                if (idleNow(choice) && idleNow(sim)) cls = DisagreeClass::different_idle;
-                else if (redo([&](MachineState& s2, Task&, Task&, Knobs&, std::uint32_t&) {
-                             for (int k = 0; k < ncpu; ++k)
-                                 if (s2.sd->sd_llc_shared(k) == k) s2.shared[std::size_t(k)].nr_idle_scan = llcSize;
-                         }) == choice ||
-                         redo([&](MachineState& s2, Task&, Task&, Knobs&, std::uint32_t&) {
-                             for (int k = 0; k < ncpu; ++k)
-                                 if (s2.sd->sd_llc_shared(k) == k) s2.shared[std::size_t(k)].nr_idle_scan = 0;
-                         }) == choice)
-                    cls = DisagreeClass::sis_util_cutoff;
-                else if (redo([&](MachineState&, Task& p2, Task& c2, Knobs&, std::uint32_t&) {
-                             if (d.stage1 == Stage1::WAKE_WIDE) {
-                                 p2.wakee_flips = 0;
-                                 c2.wakee_flips = 0;
-                             } else {
-                                 p2.wakee_flips = 1000;
-                                 c2.wakee_flips = 1000u * unsigned(std::max(1, llcSize)) + 1000;
-                                 p2.wakee_flip_decay_ts = c2.wakee_flip_decay_ts = before.jiffies;
-                             }
-                         }) == choice)
-                    cls = DisagreeClass::wake_wide;
-                else if (redo([&](MachineState&, Task&, Task&, Knobs&, std::uint32_t& f2) { f2 ^= WF_SYNC; }) == choice ||
-                         redo([&](MachineState& s2, Task&, Task&, Knobs&, std::uint32_t&) {
-                             // wake_affine_weight's outcome inverted: the side it chose made heavy, the other empty.
-                             const bool choseThis = d.stage1 == Stage1::AFFINE_WEIGHT_THIS || d.stage1 == Stage1::AFFINE_WEIGHT_SYNC_THIS ||
-                                                    d.stage1 == Stage1::AFFINE_SYNC || d.stage1 == Stage1::AFFINE_IDLE_THIS;
-                             Rq& heavy = s2.rq[std::size_t(choseThis ? c : prev)];
-                             Rq& light = s2.rq[std::size_t(choseThis ? prev : c)];
-                             heavy.load_avg = heavy.runnable_avg = 1024 * 64;
-                             light.load_avg = light.runnable_avg = 0;
-                         }) == choice)
-                    cls = DisagreeClass::wake_affine;
-                row.cls = int(cls);
-                ++rep.by_class[std::size_t(cls)];
-                auto& ex = rep.examples[std::size_t(cls)];
-                row.cpus = cpuRow();
-                if (ex.size() < o.examples_per_class) ex.push_back(row);
-            }
-            for (const auto& [who, ch] : {std::pair<const char*, int>{"kernel", choice}, {"schedlab", sim}}) {
-                const std::string key = fmt::format("{} {}", who, choiceKind(ch, prev, c));
-                ++rep.choice_kinds[key][idleNow(ch) ? 0 : 1];
-            }
-            rep.rows.push_back(std::move(row));
-            // The kernel's wakeup then goes by the wakelist (pending on the target) or directly.
-            if (wakeupCpu != c && wakeupCpu >= 0 && wakeupCpu < ncpu) ++cpu[std::size_t(wakeupCpu)].pending;
-            r.cpu = prev;  // the trace, not the simulator, says where p goes next (its migrate / wakeup)
-            break;
-        }
-        case EvKind::sched_process_fork: {
-            // The child copies the parent's task_struct: wakee_flips, last_wakee, decay stamp (§6).
-            RTask& ch = task(e.pid2, now);
-            ch.forked = true;
-            auto par = tasks.find(e.pid);
-            if (par != tasks.end() && par->second.have_sim) {
-                ch.sim.wakee_flips = par->second.sim.wakee_flips;
-                ch.sim.wakee_flip_decay_ts = par->second.sim.wakee_flip_decay_ts;
-                ch.sim.last_wakee = par->second.sim.last_wakee;
-            }
-            break;
-        }
-        case EvKind::cpu_idle: break;
+        rc.curr = cur;
+        if (cur) {
+            enqueue(cur, c, now);
+            tasks[cur].running = true;
         }
     }
+
+    void onSwitch(const SchedEvent& e, RCpu& rc, int c, std::int64_t now) {
+        if (e.pid) {
+            RTask& r = task(e.pid, now);
+            touch(r, now);
+            r.running = false;
+            r.exec_start = now;  // update_curr() at put_prev / dequeue
+            if (e.prev_state != 'R') dequeue(e.pid, now);
+        }
+        if (e.pid2) {
+            enqueue(e.pid2, c, now);
+            RTask& n = tasks[e.pid2];
+            n.running = true;
+            n.exec_start = now;  // set_next_entity()
+            if (rc.curr == 0) rc.idle_end = rc.clock_idle = now;  // leaving idle (v1/v2's idle_end_time; __schedule's rq clock)
+        } else {
+            rc.clock_idle = now;
+            rc.claimed = false;  // set_next_task_idle() clears the claim
+            if (!rc.pending) rc.idle_stamp = now;
+            // set_next_task_idle(): __update_idle_core() as the path has it: the other SMT
+            // siblings must be available_idle_cpu() (the idle-delay knobs count there too).
+            rc.curr = 0;
+            st.now_ns = now;
+            topo->smtMask(c).forEach([&](int sib) {
+                if (sib != c) fillRq(sib);
+            });
+            update_idle_core(st, knobs, c);
+        }
+        rc.curr = e.pid2;
+    }
+
+    void onWakeup(const SchedEvent& e, int c, std::int64_t now) {
+        const int target = e.target_cpu;
+        if (target < 0 || target >= ncpu) return;
+        RCpu& tc = cpu[std::size_t(target)];
+        if (tc.pending > 0 && e.kind == EvKind::sched_wakeup && target != -1 && c == target) --tc.pending;
+        if (e.kind == EvKind::sched_wakeup) tc.idle_stamp = 0;  // ttwu activation clears idle_stamp (not wakeup_new)
+        if (tc.curr == 0) tc.clock_idle = now;                    // any activation updates an idle rq's clock
+        if (e.kind == EvKind::sched_wakeup_new) {
+            // post_init_entity_util_avg(): load = weight; util = a share of the CPU's (§6).
+            RTask& r = task(e.pid, now);
+            double cu = 0, cl = 0;
+            for (auto& [tp, tr] : tasks)
+                if (!tr.exited && tr.cpu == target && tp != e.pid) {
+                    touch(tr, now);
+                    cu += tr.pelt.util;
+                    cl += tr.pelt.load;
+                }
+            const double cap = (1024.0 - std::min(cu, 1024.0)) / 2;
+            r.pelt.load = 1024;
+            r.pelt.util = cu > 0 ? std::min(cu * 1024.0 / (cl + 1), cap) : cap;
+            r.pelt.last = now;
+            if (!r.have_sim) r.sim.recent_used_cpu = c, r.recent_known = true;  // wake_up_new_task(): task_cpu(p) before select = the CPU of the wakeup_new line
+        }
+        enqueue(e.pid, target, now);
+    }
+
+    void onMigrate(const SchedEvent& e, std::int64_t now) {
+        RTask& r = task(e.pid, now);
+        touch(r, now);
+        if (e.orig_cpu != e.target_cpu) r.exec_start = 0;  // enqueued with ENQUEUE_MIGRATED
+        if (r.runnable) {
+            enqueue(e.pid, e.target_cpu, now);
+            // attach_task() updates the destination's rq clock: clock_idle when it is idle.
+            if (e.target_cpu >= 0 && e.target_cpu < ncpu && cpu[std::size_t(e.target_cpu)].curr == 0) cpu[std::size_t(e.target_cpu)].clock_idle = now;
+        } else {
+            r.cpu = e.target_cpu;
+        }
+    }
+
+    void onFork(const SchedEvent& e, std::int64_t now) {
+        // The child copies the parent's task_struct: wakee_flips, last_wakee, decay stamp (§6).
+        RTask& ch = task(e.pid2, now);
+        ch.forked = true;
+        auto par = tasks.find(e.pid);
+        if (par != tasks.end() && par->second.have_sim) {
+            ch.sim.wakee_flips = par->second.sim.wakee_flips;
+            ch.sim.wakee_flip_decay_ts = par->second.sim.wakee_flip_decay_ts;
+            ch.sim.last_wakee = par->second.sim.last_wakee;
+        }
+    }
+
+    // §4: why a waking is not a placement decision ("" when it is); `late` when the kernel's
+    // choice comes after p's own switch-out.
+    std::string notADecision(std::uint32_t i, std::int32_t pid, std::int32_t waker, const RTask& r, const Pass1& f, int c, bool& late) const {
+        bool currSomewhere = false;
+        for (int k = 0; k < ncpu; ++k)
+            if (cpu[std::size_t(k)].curr == pid) currSomewhere = true;
+        if (waker == pid) return "self-wakeup";
+        if (const auto it = commFlags.find(pid); it != commFlags.end() && it->second.percpu) return "pinned (per-CPU kthread)";
+        if (first.pinned(pid, i)) return "pinned (moved by the stopper, never again)";
+        if (currSomewhere || r.running) {
+            if (f.sleep == kNone || (f.wakeup != kNone && f.wakeup < f.sleep)) return "current, still on_rq (ttwu_runnable)";
+            if (f.migrate != kNone || (f.wakeup != kNone && ev[f.wakeup].cpu == c)) {
+                late = true;
+                return {};
+            }
+            return "mid-switch, on_cpu wakelist";
+        }
+        if (r.runnable) return "still queued (ttwu_runnable)";
+        return {};
+    }
+
+    // §6: the state at the decision instant: PELT of every CPU from its tasks, the runqueues,
+    // nr_idle_scan per LLC.
+    void decisionState(std::int64_t now) {
+        std::vector<double> util(std::size_t(ncpu), 0.0), load(std::size_t(ncpu), 0.0);
+        std::vector<std::int64_t> ue(std::size_t(ncpu), 0);
+        for (auto& [tp, tr] : tasks) {
+            touch(tr, now);
+            if (!tr.exited && tr.cpu >= 0 && tr.cpu < ncpu) {  // p included: its blocked load is still on prev (wake_affine_weight subtracts it)
+                util[std::size_t(tr.cpu)] += tr.pelt.util;
+                load[std::size_t(tr.cpu)] += tr.pelt.load;
+                if (tr.runnable) ue[std::size_t(tr.cpu)] += std::int64_t(task_util_est(tr.ue));  // cfs_rq util_est.enqueued
+            }
+        }
+        st.now_ns = now;
+        st.jiffies = now * o.hz / 1'000'000'000 + jiffiesOffset;
+        for (int k = 0; k < ncpu; ++k) {
+            fillRq(k);
+            Rq& q = st.rq[std::size_t(k)];
+            q.util_avg = std::int64_t(util[std::size_t(k)]);
+            q.load_avg = std::int64_t(load[std::size_t(k)]);
+            q.runnable_avg = q.load_avg;
+            q.util_est = knobs.UTIL_EST ? ue[std::size_t(k)] : 0;
+        }
+        // nr_idle_scan from the LLC's summed cpu_util_cfs: at the decision (§6 default) or at
+        // modelled LLC balances (seeded at the first computation).
+        for (int k = 0; k < ncpu; ++k) {
+            if (st.sd->sd_llc_shared(k) != k) continue;
+            const SchedDomain* llc = st.sd->sd_llc(k);
+            if (!llc) continue;
+            std::int64_t sum = 0;
+            bool anyIdle = false;
+            for (int m = 0; m < ncpu; ++m)
+                if (st.sd->sd_llc_shared(m) == k) {
+                    const Rq& q = st.rq[std::size_t(m)];  // cpu_util_cfs(): util_est counts when UTIL_EST is on
+                    sum += std::min<std::int64_t>(q.cpu_capacity, std::max(q.util_avg, q.util_est));
+                    anyIdle = anyIdle || idleNow(m);
+                }
+            std::int64_t& last = llcScanAt[std::size_t(k)];
+            const std::int64_t interval = std::int64_t(llc->span_weight) * 1'000'000 * (anyIdle ? 1 : 16);
+            if (o.nr_idle_scan_at == "balance" && last >= 0 && now - last < interval) continue;
+            last = now;
+            st.shared[std::size_t(k)].nr_idle_scan = update_idle_cpu_scan(llc->span_weight, sum, llc->imbalance_pct);
+        }
+    }
+
+    // schedlab's own export says what the decision read that no tracepoint shows: count where the
+    // rebuild differs from it and, with --wake-inputs use, take its figures.
+    void applyWakeInputs(const WakeInputs& in, int c, int prev, Task& p, Task* cur, Waker& w, bool& sync) {
+        auto& ic = rep.inputs;
+        ++ic.decisions;
+        const Rq& qt = st.rq[std::size_t(c)];
+        const Rq& qp = st.rq[std::size_t(prev)];
+        const SdShared* shT = st.llcShared(c);
+        const SdShared* shP = st.llcShared(prev);
+        ic.sync += sync != in.sync;
+        ic.in_task += w.in_task != in.in_task;
+        ic.scan += (shT && shT->nr_idle_scan != in.scan_this) || (shP && shP->nr_idle_scan != in.scan_prev);
+        ic.cores += (shT && int(shT->has_idle_cores) != in.cores_this) || (shP && int(shP->has_idle_cores) != in.cores_prev);
+        // A trace's clock does not say where jiffies started (the kernel's are
+        // INITIAL_JIFFIES plus the uptime; the engine's start at its uptime): the first
+        // exported jiffies fix the offset, and a later decision is off if it moves.
+        if (!haveJiffiesOffset) {
+            jiffiesOffset = in.jiffies - st.jiffies;
+            st.jiffies = in.jiffies;
+            haveJiffiesOffset = true;
+        }
+        ic.jiffies += st.jiffies != in.jiffies;
+        const double n = double(ic.decisions);
+        auto off = [](std::int64_t a, std::int64_t b) { return std::abs(a - b) * 16 > std::max<std::int64_t>(std::abs(b), 16); };
+        ic.load_err += ((std::abs(qt.load_avg - in.this_load) + std::abs(qp.load_avg - in.prev_load)) / 2.0 - ic.load_err) / n;
+        ic.task_err += (double(std::abs(p.h_load() - in.p_load)) - ic.task_err) / n;
+        ic.load_off += off(qt.load_avg, in.this_load) || off(qp.load_avg, in.prev_load) || off(p.h_load(), in.p_load) ||
+                       (sync && off(cur->h_load(), in.cur_load));
+        if (o.wake_inputs == "use") {
+            ic.used = true;
+            st.rq[std::size_t(c)].load_avg = in.this_load;
+            st.rq[std::size_t(prev)].load_avg = in.prev_load;
+            p.avg.load_avg = std::uint64_t(in.p_load);
+            p.task_h_load = -1;
+            cur->avg.load_avg = std::uint64_t(in.cur_load);
+            cur->task_h_load = -1;
+            sync = in.sync;
+            w.in_task = in.in_task;
+            if (SdShared* sh = st.llcShared(c)) sh->nr_idle_scan = in.scan_this;
+            if (SdShared* sh = st.llcShared(prev)) sh->nr_idle_scan = in.scan_prev;
+            st.jiffies = in.jiffies;
+        }
+    }
+
+    /// One decision's inputs as they were before schedlab's call, to decide again on copies.
+    struct Inputs {
+        MachineState st;
+        Task p, cur;
+        Waker w;
+        std::int32_t waker = 0;
+        std::uint32_t flags = 0;
+    };
+    // The same decision again on copies of its inputs, one of them changed by `change`
+    // (the §9 classes), or traced step by step for the window's inspector.
+    template <class Change>
+    Decision redecide(const Inputs& in, Change&& change, bool traced) const {
+        MachineState s2 = in.st;
+        Task p2 = in.p, c2 = in.cur;
+        Waker w2 = in.w;
+        w2.current_ptr = in.waker == 0 ? nullptr : &c2;
+        if (in.waker == 0) w2.current = in.cur;
+        Knobs k2 = knobs;
+        std::uint32_t f2 = in.flags;
+        change(s2, p2, c2, k2, f2);
+        return try_to_wake_up(s2, k2, p2, w2, f2, traced);
+    }
+
+    // §9 classes of a disagreement: observed first, then re-decide with one input changed.
+    DisagreeClass classify(const Inputs& in, const Decision& d, int choice, int sim, int c, int prev) const {
+        auto redo = [&](auto&& change) { return redecide(in, change, false).cpu; };
+        const int llcSize = st.sd->sd_llc_size(prev);
+        if (idleNow(choice) && idleNow(sim)) return DisagreeClass::different_idle;
+        if (redo([&](MachineState& s2, Task&, Task&, Knobs&, std::uint32_t&) {
+                for (int k = 0; k < ncpu; ++k)
+                    if (s2.sd->sd_llc_shared(k) == k) s2.shared[std::size_t(k)].nr_idle_scan = llcSize;
+            }) == choice ||
+            redo([&](MachineState& s2, Task&, Task&, Knobs&, std::uint32_t&) {
+                for (int k = 0; k < ncpu; ++k)
+                    if (s2.sd->sd_llc_shared(k) == k) s2.shared[std::size_t(k)].nr_idle_scan = 0;
+            }) == choice)
+            return DisagreeClass::sis_util_cutoff;
+        if (redo([&](MachineState&, Task& p2, Task& c2, Knobs&, std::uint32_t&) {
+                if (d.stage1 == Stage1::WAKE_WIDE) {
+                    p2.wakee_flips = 0;
+                    c2.wakee_flips = 0;
+                } else {
+                    p2.wakee_flips = 1000;
+                    c2.wakee_flips = 1000u * unsigned(std::max(1, llcSize)) + 1000;
+                    p2.wakee_flip_decay_ts = c2.wakee_flip_decay_ts = in.st.jiffies;
+                }
+            }) == choice)
+            return DisagreeClass::wake_wide;
+        if (redo([&](MachineState&, Task&, Task&, Knobs&, std::uint32_t& f2) { f2 ^= WF_SYNC; }) == choice ||
+            redo([&](MachineState& s2, Task&, Task&, Knobs&, std::uint32_t&) {
+                // wake_affine_weight's outcome inverted: the side it chose made heavy, the other empty.
+                const bool choseThis = d.stage1 == Stage1::AFFINE_WEIGHT_THIS || d.stage1 == Stage1::AFFINE_WEIGHT_SYNC_THIS ||
+                                       d.stage1 == Stage1::AFFINE_SYNC || d.stage1 == Stage1::AFFINE_IDLE_THIS;
+                Rq& heavy = s2.rq[std::size_t(choseThis ? c : prev)];
+                Rq& light = s2.rq[std::size_t(choseThis ? prev : c)];
+                heavy.load_avg = heavy.runnable_avg = 1024 * 64;
+                light.load_avg = light.runnable_avg = 0;
+            }) == choice)
+            return DisagreeClass::wake_affine;
+        return DisagreeClass::unexplained;
+    }
+
+    // The waker's current task as the path reads it (the idle task of CPU c when waker is 0).
+    Task* currentOf(std::int32_t waker, int c, std::int64_t now) {
+        if (waker == 0) {
+            Task& it = idleTasks[c];
+            it.pid = 0;
+            return &it;
+        }
+        RTask& wr = task(waker, now);
+        if (!wr.have_sim) {
+            wr.sim.pid = waker;
+            wr.sim.kthread = looksKthread(t.commOf(waker));
+            wr.sim.recent_used_cpu = c;
+            wr.sim.setAffinity(topo->allCpus());  // set once: a replayed task may run anywhere
+            wr.have_sim = true;
+        }
+        wr.sim.cpu = c;
+        wr.sim.avg.load_avg = std::uint64_t(wr.pelt.load);  // task_h_load(current) for the sync rule of wake_affine_weight
+        wr.sim.avg.util_avg = std::uint64_t(wr.pelt.util);
+        wr.sim.avg.runnable_avg = wr.sim.avg.load_avg;
+        return &wr.sim;
+    }
+
+    void onWaking(std::uint32_t i, const SchedEvent& e, int c, std::int64_t now) {
+        const std::int32_t pid = e.pid;
+        const int prio = prioOf(pid);
+        if (prio < 100) {
+            ++rep.not_decisions["not CFS (prio < 100)"];
+            return;
+        }
+        ++rep.wakings;
+        const Pass1& f = first.p1[i];
+        RTask& r = task(pid, now);
+        const std::int32_t waker = rec[i].current;
+        const int prev = e.target_cpu;
+        const std::string comm = t.commOf(pid);
+        bool late = false;
+        flagsOf(pid);  // notADecision() reads the pid's flags
+        const std::string no = notADecision(i, pid, waker, r, f, c, late);
+        // A waking whose wakeup is not in the trace (it ends first): where it went, and which CPU
+        // has it pending, is unknown from here on, so later decisions are "state unknown".
+        if (f.wakeup == kNone && waker != pid && !first.wokenLater(pid, i)) tailUnknown = true;
+        if (!no.empty()) {
+            ++rep.not_decisions[no];
+            // A wakelist wakeup still marks its target pending until the IPI runs.
+            if (f.wakeup != kNone && ev[f.wakeup].cpu != c && ev[f.wakeup].cpu >= 0 && ev[f.wakeup].cpu < ncpu)
+                ++cpu[std::size_t(ev[f.wakeup].cpu)].pending;
+            return;
+        }
+        if (f.wakeup == kNone) {
+            ++rep.no_choice;
+            return;
+        }
+        const int choice = f.migrate != kNone ? ev[f.migrate].target_cpu : prev;
+        if (f.migrate != kNone && ev[f.migrate].orig_cpu != prev) ++rep.prev_mismatch;
+        if (r.cpu >= 0 && r.cpu != prev) ++rep.prev_mismatch;
+        if (ev[f.wakeup].target_cpu != choice) ++rep.choice_mismatch;
+        const bool workload = !o.workload_only || ((t.workload_start < 0 || now >= t.workload_start) && (t.workload_end < 0 || now <= t.workload_end));
+        const int wakeupCpu = ev[f.wakeup].cpu;
+        if (!workload || inGap(now) || tailUnknown) {
+            if (workload) ++rep.unknown_state;
+            if (wakeupCpu != c && wakeupCpu >= 0 && wakeupCpu < ncpu) ++cpu[std::size_t(wakeupCpu)].pending;
+            return;
+        }
+
+        decisionState(now);
+        // The wakee and the waker's current task (their flips and recent_used_cpu persist).
+        if (!r.have_sim) {
+            r.sim.pid = pid;
+            if (!r.recent_known) r.sim.recent_used_cpu = prev;  // first seen mid-trace: its first prev (§6)
+            r.sim.kthread = looksKthread(comm);
+            r.sim.setAffinity(topo->allCpus());
+            r.have_sim = true;
+        }
+        Task& p = r.sim;
+        p.cpu = prev;
+        p.wake_cpu = prev;
+        p.on_rq = p.on_cpu = false;
+        p.setAverages(std::int64_t(r.pelt.load), std::int64_t(r.pelt.util), std::int64_t(r.pelt.load), 0);
+        if (knobs.UTIL_EST) {
+            p.avg.util_est_enqueued = r.ue.util_est_enqueued;
+            p.avg.util_est_ewma = r.ue.util_est_ewma;
+        }
+        p.avg.last_update_time = 1;
+        p.exec_start = r.exec_start;
+        Waker w;
+        w.cpu = c;
+        w.in_task = rec[i].context == '.' || rec[i].context == '?';
+        Task* cur = currentOf(waker, c, now);
+        w.current_ptr = cur;
+        bool sync = false;
+        if (w.in_task && waker != 0 && !task(waker, now).exited) {
+            if (o.sync == "task") sync = true;
+            else if (o.sync == "comm") sync = flagsOf(waker).sync;
+        }
+        if (const WakeInputs* wi = t.wake_inputs.find(std::uint32_t(i))) applyWakeInputs(*wi, c, prev, p, cur, w, sync);
+        const std::uint32_t flags = WF_TTWU | (sync ? WF_SYNC : 0u);
+        // Decide on copies for the re-decisions of §9; the real call mutates the replay's tasks.
+        const Inputs before{st, p, *cur, w, waker, flags};
+        if (debugLine && rec[i].line == debugLine) {
+            std::string lo;
+            for (int k = 0; k < ncpu; ++k) lo += fmt::format(" {}:{}/{}", k, st.rq[std::size_t(k)].load_avg, st.rq[std::size_t(k)].util_avg);
+            std::fprintf(stderr, "line %u: p %d load %lld util %lld; current %d load %lld; rq load/util:%s\n", rec[i].line, pid,
+                         (long long)p.avg.load_avg, (long long)p.avg.util_avg, waker, (long long)cur->avg.load_avg, lo.c_str());
+        }
+        const Decision d = try_to_wake_up(st, knobs, p, w, flags);
+        const int sim = d.cpu;
+        for (int k = 0; k < ncpu; ++k) cpu[std::size_t(k)].claimed = st.rq[std::size_t(k)].claimed;  // the path's claims persist
+        AgreeRow row;
+        if (o.keep_decisions) {
+            if (o.trace_disagreements && sim != choice) {
+                row.decision = std::make_shared<const Decision>(redecide(before, [](MachineState&, Task&, Task&, Knobs&, std::uint32_t&) {}, true));
+            } else {
+                row.decision = std::make_shared<const Decision>(d);
+            }
+        }
+
+        row.line = rec[i].line;
+        row.time = now;
+        row.pid = pid;
+        row.waker = waker;
+        row.this_cpu = c;
+        row.prev = prev;
+        row.kernel = choice;
+        row.sim = sim;
+        row.sync = sync;
+        row.late = late;
+        // PELT-cold: 128 ms after the trace starts (pre-existing tasks start at 0); flips-cold:
+        // a task (or waker) first seen mid-trace, not forked in it, for 1 s.
+        auto flipsCold = [&](std::int32_t q) {
+            if (q == 0) return false;
+            const RTask& x = tasks[q];
+            return !x.forked && now - x.first_seen < kFlipsColdNs;
+        };
+        row.cold = now - t0 < kColdNs || flipsCold(pid) || flipsCold(waker);
+        row.racy = racy(i, c, prev, f);
+        row.reasons = d.reasons();
+        row.stage2 = d.stage2;
+        ++rep.decisions;
+        if (late) ++rep.late;
+        if (choice != prev) ++rep.moved;
+        if (choice == prev) ++rep.stay_prev;
+        if (!row.cold) ++rep.warm;
+        if (row.racy) ++rep.racy, rep.agree_racy += sim == choice;
+        if (sim == choice) {
+            ++rep.agree;
+            if (choice != prev) ++rep.agree_moved;
+            if (!row.cold) ++rep.agree_warm;
+        } else {
+            const DisagreeClass cls = classify(before, d, choice, sim, c, prev);
+            row.cls = int(cls);
+            ++rep.by_class[std::size_t(cls)];
+            auto& ex = rep.examples[std::size_t(cls)];
+            row.cpus = cpuRow();
+            if (ex.size() < o.examples_per_class) ex.push_back(row);
+        }
+        for (const auto& [who, ch] : {std::pair<const char*, int>{"kernel", choice}, {"schedlab", sim}}) {
+            const std::string key = fmt::format("{} {}", who, choiceKind(ch, prev, c));
+            ++rep.choice_kinds[key][idleNow(ch) ? 0 : 1];
+        }
+        rep.rows.push_back(std::move(row));
+        // The kernel's wakeup then goes by the wakelist (pending on the target) or directly.
+        if (wakeupCpu != c && wakeupCpu >= 0 && wakeupCpu < ncpu) ++cpu[std::size_t(wakeupCpu)].pending;
+        r.cpu = prev;  // the trace, not the simulator, says where p goes next (its migrate / wakeup)
+    }
+};
+
+}  // namespace
+
+AgreeReport agree(const Trace& t, std::shared_ptr<const Topology> topo, const Knobs& knobs, const AgreeOptions& o) {
+    const auto wall0 = std::chrono::steady_clock::now();
+    AgreeReport rep;
+    rep.file = t.file;
+    rep.topology = topo->name();
+    rep.knobs = knobs.presetName;
+    rep.sync = o.sync == "comm" ? fmt::format("task-context wakings by /{}/", o.sync_comm) : o.sync;
+    rep.nr_idle_scan_at = o.nr_idle_scan_at;
+    Replay(t, std::move(topo), knobs, o, rep).run();
     rep.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - wall0).count();
     return rep;
 }
