@@ -1,0 +1,350 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+// engine_wakeup.cpp: the engine's side of try_to_wake_up() (wakelist, IPIs, resched latency) and the tick (scheduler_tick, the idle tick, the governor).
+// (engine_internal.h: how the engine is split.)
+#include "sim/engine_internal.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <bit>
+#include <cassert>
+#include <cstdio>
+#include <cstdlib>
+#include <limits>
+#include <type_traits>
+
+namespace sched {
+
+// ---------------------------------------------------------------------------
+// Wakeups
+
+bool Engine::wake(int id, bool sync) {
+    SimTask& p = m_tasks[id];
+    if (p.state == TaskState::Exited) return false;
+    if (p.state == TaskState::Blocked) {
+        doWake(id, m_stepCpu >= 0 ? m_stepCpu : 0, m_stepping >= 0, sync ? std::uint32_t(WF_SYNC) : 0u,
+               m_stepping >= 0 ? &m_tasks[m_stepping].t : nullptr);
+        return true;
+    }
+    // Running or queued with a block still pending: try_to_wake_up finds it on the rq.
+    if (p.pending == Action::Block) {
+        p.wake_pending = true;
+        m_metrics.stage0[std::size_t(Stage0::TTWU_RUNNABLE)]++;
+        // try_to_wake_up(): sched_waking, then ttwu_runnable()'s ttwu_do_wakeup(): sched_wakeup;
+        // ttwu_stat() counts it.
+        const int waker = m_stepCpu >= 0 ? m_stepCpu : p.t.cpu;
+        emitEvent(EvKind::sched_waking, waker, p.t.pid, 0, p.t.cpu);
+        emitEvent(EvKind::sched_wakeup, waker, p.t.pid, 0, p.t.cpu);
+        m_metrics.ttwu_count++;
+        if (waker == p.t.cpu) m_metrics.ttwu_local++;
+        return true;
+    }
+    return false;
+}
+
+void Engine::doWake(int id, int waker_cpu, bool in_task, std::uint32_t wf, Task* waker) {
+    SimTask& p = m_tasks[id];
+    const int from = p.t.cpu;
+    // p.t.avg stays as its dequeue left it: select_task_rq_fair() reads it so
+    // (wake_affine_weight's task_h_load(p)); only find_idlest_cpu() and the asymmetric
+    // select_idle_sibling() sync it first (through RqUpdateHook::sync_entity_load_avg).
+    p.t.on_rq = false;
+    p.t.on_cpu = false;
+    Waker w;
+    w.cpu = waker_cpu;
+    w.in_task = in_task;
+    w.current_ptr = waker ? waker : (m_cpus[waker_cpu].curr >= 0 ? &m_tasks[m_cpus[waker_cpu].curr].t : &m_idleTasks[waker_cpu]);
+    if (waker_cpu >= 0 && m_cpus[waker_cpu].curr >= 0) update_curr(waker_cpu);
+    // The inputs go to their sink first so that the export can give the waking its context.
+    if (wake_inputs_sink) {
+        WakeInputs in;
+        in.time = m_now;
+        in.cpu = std::int16_t(waker_cpu);
+        in.prev = std::int16_t(from);
+        in.pid = p.t.pid;
+        in.this_load = m_st.rq[waker_cpu].load_avg;
+        in.prev_load = m_st.rq[from].load_avg;
+        in.p_load = p.t.h_load();
+        in.cur_load = w.cur().h_load();
+        in.sync = (wf & WF_SYNC) != 0;
+        if (const SdShared* sh = m_st.llcShared(waker_cpu)) in.scan_this = sh->nr_idle_scan, in.cores_this = sh->has_idle_cores;
+        if (const SdShared* sh = m_st.llcShared(from)) in.scan_prev = sh->nr_idle_scan, in.cores_prev = sh->has_idle_cores;
+        in.jiffies = m_st.jiffies;
+        in.in_task = in_task;
+        wake_inputs_sink(in);
+    }
+    emitEvent(EvKind::sched_waking, waker_cpu, p.t.pid, 0, from);
+    const bool tr = m_tracePid == p.t.pid || m_traceNext;
+    Decision& d = m_decision;  // reused: no allocation per wakeup (doWake does not nest)
+    try_to_wake_up(m_st, m_cfg.knobs, p.t, w, wf, tr, d);
+    if (tr) traced(p.t.pid, d);
+    const int cpu = d.cpu;
+    m_metrics.ttwu_count++;
+    if (cpu == waker_cpu) m_metrics.ttwu_local++;
+    if (d.preempted_curr) m_metrics.wake_preempt++;
+    p.wake_time = m_now;
+    p.wake_pending = false;
+    // Costs on the waker (CPU time): the wakeup itself and the CPUs the path examined.
+    const CostModel& cm = m_cfg.cost;
+    std::int64_t cost = cm.c(CostTerm::sis_scan, cm.sis_scan_per_cpu * std::int64_t(d.examined.size()));
+    m_metrics.cost_scan += cost;
+    std::int64_t wcost = 0;
+    if (d.migrated) migrateTask(id, from, cpu, MigrationCause::wakeup, waker_cpu);
+    if (d.wakelist) {
+        m_metrics.ttwu_wakelist++;
+        wcost = cm.c(CostTerm::wakeup, cm.wakeup_remote_queued);
+        Cpu& t = m_cpus[cpu];
+        t.wakelist.push_back(id);
+        p.wake_from = from;
+        p.state = TaskState::Runnable;
+        p.t.on_rq = false;
+        m_st.rq[cpu].ttwu_pending = true;
+        if (!t.ipi_pending) {
+            t.ipi_pending = true;
+            push(m_now + kickDelay(cpu, waker_cpu), EvIpi, cpu);  // the wakelist's IPI, or its polling flag
+        }
+    } else {
+        if (cpu == waker_cpu) {
+            wcost = cm.c(CostTerm::wakeup, cm.wakeup_local);
+        } else {
+            m_metrics.ttwu_remote_direct++;
+            wcost = cm.c(CostTerm::wakeup, cm.wakeup_remote_direct);
+            // Remote rq lock: wait for the holder, then hold it for the enqueue.
+            Cpu& t = m_cpus[cpu];
+            if (m_cfg.cost.s(CostTerm::rq_lock) != 0.0) {
+                const std::int64_t wait = std::max<std::int64_t>(0, t.lock_free_at - m_now);
+                const std::int64_t w8 = cm.c(CostTerm::rq_lock, wait);
+                wcost += w8;
+                m_metrics.cost_lock_wait += w8;
+                t.lock_free_at = std::max(t.lock_free_at, m_now) + cm.c(CostTerm::rq_lock, cm.rq_lock_hold);
+            }
+        }
+        p.t.on_rq = false;  // try_to_wake_up() set it; enqueue_entity() updates the sleeping entity first
+        enqueueTask(cpu, id, true, d.migrated);
+        emitEvent(EvKind::sched_wakeup, waker_cpu, p.t.pid, 0, cpu);
+        setBuddies(cpu, id, d.preempted_curr, false);
+        if (d.preempted_curr) reschedCpu(cpu, waker_cpu);
+    }
+    m_metrics.cost_wakeup += wcost;
+    cost += wcost;
+    if (in_task && m_stepping >= 0) m_tasks[m_stepping].work_left += cost;
+    else addPendingCharge(waker_cpu, cost);
+    m_metrics.recordDecision(m_now, p.t.pid, d);
+}
+
+// sched_ttwu_pending(): the target runs its wakelist.
+void Engine::onIpi(int cpu) {
+    Cpu& c = m_cpus[cpu];
+    c.ipi_pending = false;
+    if (c.wakelist.empty()) return;
+    std::vector<int>& list = m_ipiList;  // the two buffers trade places: no allocation per IPI
+    list.clear();
+    list.swap(c.wakelist);
+    m_st.rq[cpu].ttwu_pending = false;
+    bool resched = false;
+    for (int id : list) {
+        SimTask& p = m_tasks[id];
+        // The task was placed and migrated at wakeup time (its vruntime made relative to the old rq then).
+        const int from = p.wake_from >= 0 ? p.wake_from : cpu;
+        p.wake_from = -1;
+        enqueueTask(cpu, id, true, from != cpu);
+        ttwu_do_wakeup_idle_update(m_st, cpu);  // ttwu_do_activate on the target: avg_idle, idle_stamp := 0
+        emitEvent(EvKind::sched_wakeup, cpu, p.t.pid, 0, cpu);
+        addPendingCharge(cpu, m_cfg.cost.c(CostTerm::wakeup, m_cfg.cost.wakeup_local));
+        Decision dummy;
+        Waker w;
+        w.cpu = cpu;
+        w.in_task = false;
+        w.current_ptr = c.curr >= 0 ? &m_tasks[c.curr].t : &m_idleTasks[cpu];
+        WakeCtx ctx{m_st, m_cfg.knobs, w, dummy, false};
+        // enqueue has already counted p: check_preempt_curr sees the CPU as the kernel does after activate_task;
+        // once one wakee preempts, curr has need_resched and the later ones leave the buddies alone.
+        m_st.rq[cpu].curr_need_resched = c.curr >= 0 && (c.need_resched || resched);
+        const bool pre = c.curr < 0 || check_preempt_curr(ctx, p.t, cpu, 0, false, cpu);
+        setBuddies(cpu, id, pre && !m_st.rq[cpu].curr_need_resched, false);
+        if (pre) resched = true;
+    }
+    m_st.rq[cpu].ttwu_pending = false;
+    if (resched) {
+        if (c.curr < 0) {
+            if (!c.resched_pending) schedule(cpu);  // already out of the C-state: the IPI woke it
+        } else {
+            c.need_resched = true;
+            schedule(cpu);  // preemption on return from the interrupt
+        }
+    }
+}
+
+void Engine::onTimer(int id, std::uint32_t gen) {
+    SimTask& p = m_tasks[id];
+    if (p.timer_gen != gen || p.state != TaskState::Blocked) return;
+    // hrtimer_wakeup() in interrupt context on the CPU the timer was armed on.
+    const int cpu = p.last_ran_cpu >= 0 ? p.last_ran_cpu : 0;
+    Cpu& c = m_cpus[cpu];
+    doWake(id, cpu, false, 0, c.curr >= 0 ? &m_tasks[c.curr].t : &m_idleTasks[cpu]);
+}
+
+// ---------------------------------------------------------------------------
+// Tick
+
+// sched_slice() for nice-0 entities on a cfs_rq of nr: __sched_period(nr) / nr, at least
+// min_granularity with BASE_SLICE.
+std::int64_t Engine::sched_slice(std::int64_t nr) const {
+    const std::int64_t period = nr > 8 ? nr * m_tun.min_granularity_ns : m_tun.latency_ns;  // sched_nr_latency = 8
+    const std::int64_t slice = period / nr;
+    return m_cfg.knobs.BASE_SLICE ? std::max(slice, m_tun.min_granularity_ns) : slice;
+}
+
+void Engine::checkPreemptTick(int cpu) {
+    // check_preempt_tick() (6.1, nice 0).
+    Cpu& c = m_cpus[cpu];
+    SimTask& p = m_tasks[c.curr];
+    const std::int64_t ideal = sched_slice(std::int64_t(c.queue.size()) + 1);
+    const std::int64_t delta_exec = p.sum_exec - p.prev_sum_exec;
+    bool resched = false;
+    if (delta_exec > ideal) {
+        // "The current task ran long enough, ensure it doesn't get re-elected due to buddy
+        // favours": clear_buddies(cfs_rq, curr).
+        resched = true;
+        if (c.next_buddy == c.curr) c.next_buddy = -1;
+        if (c.last_buddy == c.curr) c.last_buddy = -1;
+    } else if (delta_exec >= m_tun.min_granularity_ns) {
+        const std::int64_t delta = p.t.vruntime - m_tasks[c.queue.front()].t.vruntime;
+        if (delta > ideal) resched = true;
+    }
+    if (resched) {
+        m_metrics.tick_preempt++;
+        c.need_resched = true;
+    }
+}
+
+// The tick of `cpu` at tick_next. A tick's order key does not depend on when the tick was
+// (re)started: it is created at the jiffy before. A CPU that stops its tick (nohz idle) and
+// restarts it within the same jiffy keeps the tick already queued, so the queue holds at
+// most one tick per CPU however often the CPU enters and leaves idle.
+void Engine::queueTick(int cpu) {
+    Cpu& c = m_cpus[cpu];
+    if (c.tick_queued == c.tick_next) return;
+    c.tick_queued = c.tick_next;
+    pushAt(c.tick_next, c.tick_next - m_jiffyNs, EvTick, cpu);
+}
+
+void Engine::onTick(int cpu) {
+    Cpu& c = m_cpus[cpu];
+    if (c.tick_queued == m_now) c.tick_queued = -1;
+    if (c.tick_next != m_now) return;  // the tick was stopped (nohz idle) and not restarted for this jiffy
+    if (c.curr < 0) {
+        onIdleTick(cpu);
+        return;
+    }
+    accountSegment(cpu);
+    update_curr(cpu);
+    updateLoadAvg(cpu, &m_tasks[c.curr]);  // entity_tick(): update_load_avg(UPDATE_TG), update_cfs_group()
+    update_cfs_group(cpu);
+    syncRq(cpu);
+    m_metrics.bpf_len[cpu] = std::uint16_t(std::min<unsigned>(m_st.rq[cpu].nr_running, 65535));
+    if (!c.queue.empty()) checkPreemptTick(cpu);
+    // rq->idle_balance = idle_cpu(cpu): the patched idle_cpu() can call a busy CPU idle.
+    const bool idle_balance = idle_cpu(m_st, m_cfg.knobs, cpu);
+    // trigger_load_balance(): raise SCHED_SOFTIRQ when due, then nohz_balancer_kick(); the
+    // softirq (run_rebalance_domains) runs on the way out of the tick interrupt.
+    const bool due = m_st.jiffies >= c.next_balance;
+    nohzBalancerKick(cpu, idle_balance);
+    if (due) {
+        c.last_blocked_load_update_tick = m_st.jiffies;  // run_rebalance_domains(): update_blocked_averages() (the update above)
+        rebalanceDomains(cpu, idle_balance ? IdleType::CPU_IDLE : IdleType::CPU_NOT_IDLE);
+    }
+    c.tick_next = m_now + m_jiffyNs;
+    queueTick(cpu);
+    if (c.need_resched && c.curr >= 0) {
+        schedule(cpu);
+    } else if (c.curr >= 0) {
+        startSegment(cpu);  // speed or pending charge may have changed
+    }
+}
+
+// The cpuidle governor's tick decision (menu: "Don't stop the tick if ... the expected idle
+// duration is shorter than the tick period length"), on idle entry and after each idle tick.
+bool Engine::idleStopsTick(int cpu) const {
+    if (!m_cfg.knobs.idle_retain_tick) return true;
+    return m_cpus[std::size_t(cpu)].predicted_idle >= m_jiffyNs;
+}
+
+// scheduler_tick() on the idle task (the tick was kept): the rq clock (clock_idle), the
+// periodic balance as CPU_IDLE when due, then the idle loop asks the governor again.
+void Engine::onIdleTick(int cpu) {
+    Cpu& c = m_cpus[cpu];
+    Rq& rq = m_st.rq[cpu];
+    m_metrics.idle_ticks++;
+    rq.clock_idle = m_now;  // update_rq_clock() while curr is the idle task
+    const bool idle_balance = idle_cpu(m_st, m_cfg.knobs, cpu);
+    if (m_st.jiffies >= c.next_balance) {
+        // run_rebalance_domains(): update_blocked_averages(), then rebalance_domains().
+        updateBlockedAverages(cpu);
+        rebalanceDomains(cpu, idle_balance ? IdleType::CPU_IDLE : IdleType::CPU_NOT_IDLE);
+    }
+    // The tick ended an idle interval as the governor sees it.
+    const std::int64_t dur = m_now - c.idle_tick_from;
+    c.predicted_idle = c.predicted_idle == 0 ? dur : (c.predicted_idle * 7 + dur) / 8;
+    c.idle_tick_from = m_now;
+    if (c.curr < 0 && c.queue.empty() && !c.need_resched && idleStopsTick(cpu)) {
+        c.tick_next = -1;  // tick_nohz_idle_stop_tick()
+        nohzBalanceEnterIdle(cpu);
+        return;
+    }
+    c.tick_next = m_now + m_jiffyNs;
+    queueTick(cpu);
+}
+
+void Engine::onSample() {
+    for (int c = 0; c < m_nrCpus; ++c) m_rowBuf[c] = std::uint16_t(std::min<unsigned>(m_st.rq[c].nr_running, 65535));
+    feedSteadyState();
+    m_metrics.timeline.push(m_now, m_rowBuf.data());
+    m_metrics.bpf_timeline.push(m_now, m_metrics.bpf_len.data());
+    push(m_now + m_cfg.sample_period_ns, EvSample, 0);
+}
+
+// The steady-state detector's cumulative counters (the open busy and rq-length intervals
+// included), and the workloads' progress (-1 when one of them cannot say).
+void Engine::feedSteadyState() {
+    Metrics& m = m_metrics;
+    SteadyCounters sc;
+    sc.t = m_now;
+    for (int c = 0; c < m_nrCpus; ++c) {
+        const std::int64_t open = m_now - m.last_change[c];
+        sc.busy_cpu_ns += double(m.busy_ns[c] + (m.cur_busy[c] ? open : 0));
+        sc.rq_len_area += (double(m.rqlen_area[c]) + double(m.cur_len[c]) * double(open)) / double(m_nrCpus);  // per CPU
+    }
+    sc.migrations = m.migrationsTotal();
+    sc.ctx_switches = m.ctx_switches;
+    // SIS_UTIL's state: the LLCs' nr_idle_scan as it stands (it changes only at a balance of
+    // an LLC domain), and how many placements found it 0 and did not scan.
+    sc.placements = m.decisions;
+    sc.sis_util_aborts = m.stage2[std::size_t(Stage2::SIS_UTIL_ABORT)];
+    if (m_cfg.knobs.SIS_UTIL && !m_llcShared.empty()) {
+        double scan = 0, zero = 0;
+        for (int id : m_llcShared) {
+            const int n = m_st.shared[std::size_t(id)].nr_idle_scan;
+            scan += n;
+            zero += n == 0;
+        }
+        sc.idle_scan = scan / double(m_llcShared.size());
+        sc.idle_scan_zero = zero / double(m_llcShared.size());
+    }
+    double prog = 0;
+    int n = 0;
+    for (const auto& w : m_workloads) {
+        if (w->background()) continue;
+        const double p = w->progress(*this);
+        if (p < 0) {
+            n = -1;
+            break;
+        }
+        prog += p;
+        ++n;
+    }
+    sc.progress = n > 0 ? prog / n : -1;
+    m.steady.sample(sc);
+}
+
+}  // namespace sched
