@@ -91,7 +91,11 @@ IdleVerdict idle_cpu_verdict(const MachineState& st, const Knobs& k, int cpu);
 bool idle_cpu(const MachineState& st, const Knobs& k, int cpu);
 /// available_idle_cpu(): idle_cpu() && !vcpu_is_preempted() (never preempted here).
 bool available_idle_cpu(const MachineState& st, const Knobs& k, int cpu);
-bool sched_idle_cpu(const MachineState& st, int cpu);
+// fair.c: sched_idle_cpu() (inline: the idle scans ask it for every CPU they examine)
+inline bool sched_idle_cpu(const MachineState& st, int cpu) {
+    const Rq& rq = st.rq[cpu];
+    return rq.nr_running > 0 && rq.nr_running == rq.idle_h_nr_running;
+}
 /// What `cpu` looks like to an idle test (for the examined list).
 Seen seenAs(const MachineState& st, const Knobs& k, int cpu);
 
