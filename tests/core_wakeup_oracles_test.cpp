@@ -305,7 +305,7 @@ TEST(WakeupOracle, O33_AvgIdleCappedAtTwiceMaxIdleBalanceCost) {
     st.rq[1].idle_stamp = st.now_ns - 3000000;
     st.rq[1].avg_idle = 1000000;
     st.rq[1].max_idle_balance_cost = 500000;
-    ttwu_do_wakeup_idle_update(st, 1);
+    ttwuIdleStampUpdate(st, 1);
     EXPECT_EQ(st.rq[1].avg_idle, 1000000);
     EXPECT_EQ(st.rq[1].wake_avg_idle, 500000);
     EXPECT_EQ(st.rq[1].idle_stamp, 0);
@@ -414,7 +414,7 @@ TEST(WakeupOracle, O43_LongSleeperPreempts) {
     EXPECT_EQ(t.wakeup_granularity_ns, 4000000);
     Knobs k;
     const std::int64_t V = 100000000000;
-    std::int64_t placed = place_entity_wakeup(t, k, V, V - 500000000, false);
+    std::int64_t placed = placeEntityWakeup(t, k, V, V - 500000000, false);
     EXPECT_EQ(placed, V - 12000000);
     EXPECT_EQ(wakeup_preempt_entity(t, V + 5000000, placed), 1);
     // Through the wakeup path: the wakee lands on busy CPU 3 and preempts.
@@ -428,7 +428,7 @@ TEST(WakeupOracle, O44_RecentSleeperDoesNotPreempt) {
     const auto t = CfsTunables::forCpus(8);
     Knobs k;
     const std::int64_t V = 100000000000;
-    std::int64_t placed = place_entity_wakeup(t, k, V, V + 3000000, false);
+    std::int64_t placed = placeEntityWakeup(t, k, V, V + 3000000, false);
     EXPECT_EQ(placed, V + 3000000);
     EXPECT_EQ(wakeup_preempt_entity(t, V + 5000000, placed), 0);
     auto r = run(R"({"topology":"i7-4790","waker":{"cpu":0},"task":{"prev_cpu":3,"vruntime_ns":3000000},

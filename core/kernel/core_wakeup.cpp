@@ -76,7 +76,7 @@ int select_task_rq(WakeCtx& c, Task& p, int cpu, std::uint32_t wake_flags) {
 }
 
 // core.c: ttwu_do_wakeup(): the rq->idle_stamp / avg_idle update of a wakeup on an idle CPU.
-void ttwu_do_wakeup_idle_update(MachineState& st, int cpu) {
+void ttwuIdleStampUpdate(MachineState& st, int cpu) {
     Rq& rq = st.rq[cpu];
     if (rq.idle_stamp == 0) return;
     const std::int64_t delta = st.now_ns - rq.idle_stamp;
@@ -150,7 +150,7 @@ void ttwu_queue(WakeCtx& c, Task& p, int cpu, std::uint32_t wf, int from_cpu) {
     SCHED_STEP(c, Fn::try_to_wake_up, fmt::format("ttwu_queue: direct activation on CPU {}", cpu));
     c.d.preempted_curr = check_preempt_curr(c, p, cpu, wf, migrated, from_cpu);
     enqueueCounts(c.rq(cpu), p);
-    ttwu_do_wakeup_idle_update(c.st, cpu);
+    ttwuIdleStampUpdate(c.st, cpu);
 }
 
 }  // namespace
@@ -174,7 +174,7 @@ void try_to_wake_up(MachineState& st, const Knobs& k, Task& p, Waker& w, std::ui
         SCHED_STEP(c, Fn::try_to_wake_up, fmt::format("p->on_rq: ttwu_runnable on CPU {}", p.cpu));
         d.preempted_curr = !(p.on_cpu) && check_preempt_curr(c, p, p.cpu, wake_flags, false, p.cpu);
         if (k.kernel == KernelVersion::V6_1) {
-            ttwu_do_wakeup_idle_update(st, p.cpu);  // 6.1: ttwu_do_wakeup updates avg_idle (not v6.5, D2)
+            ttwuIdleStampUpdate(st, p.cpu);  // 6.1: ttwu_do_wakeup updates avg_idle (not v6.5, D2)
             SCHED_STEP(c, Fn::try_to_wake_up, fmt::format("ttwu_do_wakeup: avg_idle of CPU {} now {} ns, idle_stamp := 0", p.cpu, st.rq[p.cpu].avg_idle));
         }
         finishDecision(c, p.cpu);
@@ -250,7 +250,7 @@ Decision sched_exec(MachineState& st, const Knobs& k, Task& p, Waker& w, bool tr
 }
 
 // core.c: idle_cpu(), with the idle-delay and claim variants (the seed patches) as one verdict.
-IdleVerdict idle_cpu_verdict(const MachineState& st, const Knobs& k, int cpu) {
+IdleVerdict idleVerdict(const MachineState& st, const Knobs& k, int cpu) {
     const Rq& rq = st.rq[cpu];
     // Idle-delay variants: an early "return 1" in idle_cpu() (spec §8a-§8c).
     if (k.idle_delay_ns > 0 && (k.idle_delay_max_running < 0 || rq.nr_running <= unsigned(k.idle_delay_max_running))) {
@@ -269,13 +269,13 @@ IdleVerdict idle_cpu_verdict(const MachineState& st, const Knobs& k, int cpu) {
 }
 
 // core.c: idle_cpu()
-bool idle_cpu(const MachineState& st, const Knobs& k, int cpu) { return idle_cpu_verdict(st, k, cpu) != IdleVerdict::NotIdle; }
+bool idle_cpu(const MachineState& st, const Knobs& k, int cpu) { return idleVerdict(st, k, cpu) != IdleVerdict::NotIdle; }
 
 // core.c: available_idle_cpu() (vcpu_is_preempted() is false)
 bool available_idle_cpu(const MachineState& st, const Knobs& k, int cpu) { return idle_cpu(st, k, cpu); }
 
 Seen seenAs(const MachineState& st, const Knobs& k, int cpu) {
-    switch (idle_cpu_verdict(st, k, cpu)) {
+    switch (idleVerdict(st, k, cpu)) {
     case IdleVerdict::Idle: return Seen::Idle;
     case IdleVerdict::IdleByDelay: return Seen::IdleByDelay;
     case IdleVerdict::NotIdle: break;

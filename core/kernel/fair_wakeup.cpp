@@ -23,7 +23,7 @@ CfsTunables CfsTunables::forCpus(int ncpus) {
 }
 
 // fair.c: place_entity(), the wakeup case (initial = 0).
-std::int64_t place_entity_wakeup(const CfsTunables& t, const Knobs& k, std::int64_t min_vruntime, std::int64_t vruntime,
+std::int64_t placeEntityWakeup(const CfsTunables& t, const Knobs& k, std::int64_t min_vruntime, std::int64_t vruntime,
                                  bool long_sleeper) {
     std::int64_t thresh = t.latency_ns;
     if (k.GENTLE_FAIR_SLEEPERS) thresh >>= 1;
@@ -157,7 +157,7 @@ int find_idlest_group_cpu(WakeCtx& c, const CpuMask& group, const Task& p, int t
             return;
         }
         const Rq& rq = c.rq(i);
-        IdleVerdict v = idle_cpu_verdict(c.st, c.k, i);
+        IdleVerdict v = idleVerdict(c.st, c.k, i);
         if (v != IdleVerdict::NotIdle) {
             c.seen(i, Fn::find_idlest_group_cpu, v == IdleVerdict::Idle ? Seen::Idle : Seen::IdleByDelay);
             const bool hasState = rq.exit_latency_ns >= 0;
@@ -609,7 +609,7 @@ bool check_preempt_curr(WakeCtx& c, const Task& p, int cpu, std::uint32_t wake_f
     std::int64_t vr = p.vruntime;
     if (migrated && valid(from_cpu)) vr = vr - c.rq(from_cpu).min_vruntime + rq.min_vruntime;
     const bool longSleeper = p.exec_start != 0 && (c.st.now_ns - p.exec_start) > (std::int64_t(1) << 53);
-    vr = place_entity_wakeup(t, c.k, rq.min_vruntime, vr, longSleeper);
+    vr = placeEntityWakeup(t, c.k, rq.min_vruntime, vr, longSleeper);
     int r = wakeup_preempt_entity(t, rq.curr_vruntime, vr);
     SCHED_STEP(c, Fn::check_preempt_curr,
            fmt::format("CPU {}: curr vruntime {} vs placed {} (vdiff {} ns, gran {} ns): {}", cpu, rq.curr_vruntime, vr,

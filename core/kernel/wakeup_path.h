@@ -87,7 +87,7 @@ bool check_preempt_curr(WakeCtx& c, const Task& p, int cpu, std::uint32_t wake_f
 
 enum class IdleVerdict : std::uint8_t { NotIdle, Idle, IdleByDelay };
 /// idle_cpu(cpu) with its reason (idle-delay early return, claim as last test).
-IdleVerdict idle_cpu_verdict(const MachineState& st, const Knobs& k, int cpu);
+IdleVerdict idleVerdict(const MachineState& st, const Knobs& k, int cpu);
 bool idle_cpu(const MachineState& st, const Knobs& k, int cpu);
 /// available_idle_cpu(): idle_cpu() && !vcpu_is_preempted() (never preempted here).
 bool available_idle_cpu(const MachineState& st, const Knobs& k, int cpu);
@@ -104,7 +104,7 @@ int update_idle_cpu_scan(int llc_weight, std::int64_t sum_util, int imbalance_pc
 /// __update_idle_core(rq): run when `cpu` picks its idle task (spec §4.2).
 void update_idle_core(MachineState& st, const Knobs& k, int cpu);
 /// The avg_idle / idle_stamp update of ttwu_do_wakeup (spec §2.4 item 4).
-void ttwu_do_wakeup_idle_update(MachineState& st, int cpu);
+void ttwuIdleStampUpdate(MachineState& st, int cpu);
 
 // --- Old-CFS wakeup preemption (spec §2.6) --------------------------------
 
@@ -114,7 +114,7 @@ struct CfsTunables {
     static CfsTunables forCpus(int ncpus);
 };
 /// place_entity(cfs_rq, se, initial=0) for a waking entity: the new vruntime.
-std::int64_t place_entity_wakeup(const CfsTunables& t, const Knobs& k, std::int64_t min_vruntime, std::int64_t vruntime,
+std::int64_t placeEntityWakeup(const CfsTunables& t, const Knobs& k, std::int64_t min_vruntime, std::int64_t vruntime,
                                  bool long_sleeper);
 /// wakeup_preempt_entity(curr, se): -1, 0 or 1 (1 = preempt). Nice-0 weights.
 int wakeup_preempt_entity(const CfsTunables& t, std::int64_t curr_vruntime, std::int64_t se_vruntime);

@@ -233,7 +233,7 @@ void Engine::enqueueTask(int cpu, int id, bool wakeup, bool migrated) {
         std::int64_t vr = p.t.vruntime;
         if (migrated) vr += rq.min_vruntime;
         const bool longSleeper = p.t.exec_start != 0 && (m_now - p.t.exec_start) > (std::int64_t(1) << 53);
-        p.t.vruntime = place_entity_wakeup(m_tun, m_cfg.knobs, rq.min_vruntime, vr, longSleeper);
+        p.t.vruntime = placeEntityWakeup(m_tun, m_cfg.knobs, rq.min_vruntime, vr, longSleeper);
     } else {
         p.t.vruntime += rq.min_vruntime;  // attach: renormalise to this cfs_rq
     }

@@ -148,7 +148,7 @@ void Engine::onIpi(int cpu) {
         const int from = p.wake_from >= 0 ? p.wake_from : cpu;
         p.wake_from = -1;
         enqueueTask(cpu, id, true, from != cpu);
-        ttwu_do_wakeup_idle_update(m_st, cpu);  // ttwu_do_activate on the target: avg_idle, idle_stamp := 0
+        ttwuIdleStampUpdate(m_st, cpu);  // ttwu_do_activate on the target: avg_idle, idle_stamp := 0
         emitEvent(EvKind::sched_wakeup, cpu, p.t.pid, 0, cpu);
         addPendingCharge(cpu, m_cfg.cost.c(CostTerm::wakeup, m_cfg.cost.wakeup_local));
         Decision dummy;
