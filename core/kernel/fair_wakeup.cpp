@@ -4,6 +4,7 @@
 // path's find_idlest_cpu(), the idle scans and select_idle_sibling(), select_task_rq_fair(),
 // wakeup_preempt_entity(), then the load-balancing section's update_idle_cpu_scan() and
 // find_idlest_group(). Each function is tagged with the kernel function it mirrors.
+#include "kernel/sched_balance.h"
 #include "kernel/wakeup_internal.h"
 #include "kernel/wakeup_path.h"
 
@@ -630,24 +631,15 @@ int update_idle_cpu_scan(int llc_weight, std::int64_t sum_util, int pct) {
 // fair.c: update_sg_wakeup_stats() and update_pick_idlest(), for find_idlest_group().
 namespace {
 
-enum GroupType { group_has_spare = 0, group_fully_busy, group_misfit_task, group_asym_packing, group_imbalanced, group_overloaded };
-const char* groupTypeName(int t) {
-    static const char* n[] = {"has_spare", "fully_busy", "misfit_task", "asym_packing", "imbalanced", "overloaded"};
-    return n[t];
-}
-
-struct SgStats {
-    std::int64_t avg_load = 0, group_load = 0, group_util = 0, group_runnable = 0, group_capacity = 0;
-    unsigned sum_nr_running = 0, sum_h_nr_running = 0, idle_cpus = 0, group_weight = 0;
-    int group_type = group_overloaded;
-    std::int64_t misfit = 0;
-};
+// The groups' statistics are the balancer's struct sg_lb_stats (sched_balance.h), classified by
+// the same group_classify(), as in fair.c.
+using enum GroupType;
 
 bool task_running_on_cpu(int cpu, const Task& p) { return cpu == p.cpu && p.avg.last_update_time != 0 && p.on_rq; }
 
-void update_sg_wakeup_stats(WakeCtx& c, const SchedDomain& sd, const CpuMask& group, SgStats& sgs, const Task& p) {
-    sgs = SgStats{};
-    if (sd.flags & SD_ASYM_CPUCAPACITY) sgs.misfit = 1;
+void update_sg_wakeup_stats(WakeCtx& c, const SchedDomain& sd, const CpuMask& group, SgLbStats& sgs, const Task& p) {
+    sgs = SgLbStats{};
+    if (sd.flags & SD_ASYM_CPUCAPACITY) sgs.group_misfit_task_load = 1;
     const bool pContributes = p.avg.last_update_time != 0;
     const std::int64_t task_util = task_util_est(c, p);
     (group & *p.cpus_ptr).forEach([&](int i) {
@@ -673,33 +665,16 @@ void update_sg_wakeup_stats(WakeCtx& c, const SchedDomain& sd, const CpuMask& gr
         // idle_cpu_without(): its own copy of the test; no idle-delay, no claim.
         const bool currOk = rq.curr == CurrKind::Idle || (p.on_cpu && i == p.cpu);
         if (!nr && currOk && !rq.ttwu_pending) sgs.idle_cpus++;
-        if ((sd.flags & SD_ASYM_CPUCAPACITY) && sgs.misfit && task_util * 1280 < rq.cpu_capacity * 1024) sgs.misfit = 0;
+        if ((sd.flags & SD_ASYM_CPUCAPACITY) && sgs.group_misfit_task_load && task_util * 1280 < rq.cpu_capacity * 1024) sgs.group_misfit_task_load = 0;
     });
     sgs.group_weight = 0;  // group->group_weight, counted with sgc->capacity
     group.forEach([&](int i) { sgs.group_capacity += c.rq(i).cpu_capacity; sgs.group_weight++; });  // sgc->capacity: the whole group
-    const std::int64_t pct = sd.imbalance_pct, cap = sgs.group_capacity;
-    // group_classify()
-    auto overloaded = [&] {
-        if (sgs.sum_nr_running <= sgs.group_weight) return false;
-        if (cap * 100 < sgs.group_util * pct) return true;
-        if (cap * pct < sgs.group_runnable * 100) return true;
-        return false;
-    };
-    auto has_capacity = [&] {
-        if (sgs.sum_nr_running < sgs.group_weight) return true;
-        if (cap * pct < sgs.group_runnable * 100) return false;
-        if (cap * 100 > sgs.group_util * pct) return true;
-        return false;
-    };
-    if (overloaded()) sgs.group_type = group_overloaded;
-    else if (sgs.misfit) sgs.group_type = group_misfit_task;
-    else if (!has_capacity()) sgs.group_type = group_fully_busy;
-    else sgs.group_type = group_has_spare;
+    sgs.group_type = group_classify(sd.imbalance_pct, sgs);
     if (sgs.group_type == group_fully_busy || sgs.group_type == group_overloaded)
         sgs.avg_load = sgs.group_load * 1024 / sgs.group_capacity;
 }
 
-bool update_pick_idlest(const SgStats& idlest, const SgStats& sgs, std::int64_t idlestMaxCap, std::int64_t groupMaxCap) {
+bool update_pick_idlest(const SgLbStats& idlest, const SgLbStats& sgs, std::int64_t idlestMaxCap, std::int64_t groupMaxCap) {
     if (sgs.group_type < idlest.group_type) return true;
     if (sgs.group_type > idlest.group_type) return false;
     switch (sgs.group_type) {
@@ -726,7 +701,7 @@ bool update_pick_idlest(const SgStats& idlest, const SgStats& sgs, std::int64_t 
 // fair.c: find_idlest_group()
 int find_idlest_group(WakeCtx& c, const SchedDomain& sd, const Task& p, int this_cpu) {
     int idlest = -1, local = -1;
-    SgStats local_sgs, tmp, idlest_sgs;
+    SgLbStats local_sgs, tmp, idlest_sgs;
     idlest_sgs.avg_load = std::int64_t(UINT_MAX);
     idlest_sgs.group_type = group_overloaded;
     auto maxCap = [&](const CpuMask& g) {
@@ -738,7 +713,7 @@ int find_idlest_group(WakeCtx& c, const SchedDomain& sd, const Task& p, int this
         const CpuMask& g = sd.groups[gi];
         if (!g.intersects(*p.cpus_ptr)) continue;
         const bool isLocal = g.test(this_cpu);
-        SgStats& sgs = isLocal ? local_sgs : tmp;
+        SgLbStats& sgs = isLocal ? local_sgs : tmp;
         update_sg_wakeup_stats(c, sd, g, sgs, p);
         SCHED_STEP(c, Fn::find_idlest_group,
                fmt::format("{} group {{{}}}{}: {} nr_running {} idle_cpus {} util {} runnable {} load {} cap {}{}", sd.name,

@@ -117,8 +117,9 @@ bool group_has_capacity(int pct, const SgLbStats& s) {
 
 GroupType group_classify(int pct, const SgLbStats& s) {
     if (group_is_overloaded(pct, s)) return GroupType::group_overloaded;
-    // sg_imbalanced(), group_asym_packing and group_misfit_task_load: no affinity, no
-    // asymmetric packing or capacities in the simulated machines.
+    // sg_imbalanced() and group_asym_packing: no affinity groups and no asymmetric packing in
+    // the simulated machines.
+    if (s.group_misfit_task_load) return GroupType::group_misfit_task;
     if (!group_has_capacity(pct, s)) return GroupType::group_fully_busy;
     return GroupType::group_has_spare;
 }

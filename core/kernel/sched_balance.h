@@ -119,6 +119,9 @@ struct SgLbStats {
     std::int64_t avg_load = 0, group_load = 0, group_capacity = 0, group_util = 0, group_runnable = 0;
     unsigned sum_nr_running = 0, sum_h_nr_running = 0, idle_cpus = 0, group_weight = 0;
     GroupType group_type = GroupType::group_has_spare;
+    /// group_misfit_task_load: set by the wakeup path's update_sg_wakeup_stats() when p fits no
+    /// CPU of an asymmetric-capacity group; the balancer does not model misfit tasks (0).
+    std::int64_t group_misfit_task_load = 0;
 };
 
 /// struct sd_lb_stats
@@ -133,7 +136,7 @@ struct SdLbStats {
     SdLbStats() { busiest_stat.idle_cpus = ~0u; }  // init_sd_lb_stats(): idle_cpus = UINT_MAX, has_spare
 };
 
-/// group_is_overloaded() / group_has_capacity() / group_classify() (no misfit, asym or sg_imbalanced).
+/// group_is_overloaded() / group_has_capacity() / group_classify() (no asym packing or sg_imbalanced).
 bool group_is_overloaded(int imbalance_pct, const SgLbStats& s);
 bool group_has_capacity(int imbalance_pct, const SgLbStats& s);
 GroupType group_classify(int imbalance_pct, const SgLbStats& s);
