@@ -1,0 +1,147 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+// pingpong.cpp: tbench / netperf RR pairs: request-response ping-pong between a client and a server task.
+// (The workloads' common contract: sim/workloads.h.)
+#include "sim/workloads.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <array>
+#include <atomic>
+#include <cmath>
+#include <cstdlib>
+
+namespace sched {
+namespace {
+
+class PingPong final : public Workload {
+public:
+    PingPong(const PingPongParams& p, std::uint16_t index) : m_p(p), m_index(index) {}
+    std::string name() const override { return m_p.netperf ? "netperf-rr" : "tbench"; }
+    std::string commandLine() const override {
+        if (m_p.netperf) return fmt::format("netperf -t TCP_RR -l {} (x{} instances)", m_p.runtime_s, m_p.pairs);
+        return fmt::format("tbench -t {} {}", m_p.runtime_s, m_p.pairs);
+    }
+    void start(Engine& e) override {
+        m_main = e.spawn(m_index, m_p.netperf ? "netperf" : "tbench", 4000000 * (m_index + 1), -1, kMain, 0, 0);
+        m_warm = std::int64_t(m_p.warmup_s * 1e9);
+        m_end = m_warm + std::int64_t(m_p.runtime_s * 1e9);
+        m_client.assign(std::size_t(m_p.pairs), -1);
+        m_server.assign(std::size_t(m_p.pairs), -1);
+    }
+    bool finished() const override { return m_finished; }
+    double progress(const Engine& e) const override {
+        return m_finished ? 1.0 : m_started ? std::min(1.0, double(e.now() - m_startAt) / double(m_end)) : 0.0;
+    }
+    Action step(Engine& e, SimTask& t) override {
+        if (m_started && !m_finished && e.now() >= m_startAt + m_end) {
+            m_finished = true;
+            m_stopAt = e.now();
+            e.workloadFinished();
+        }
+        const CostModel& cm = e.cost();
+        if (t.role == kMain) {
+            // Fork each pair: the server (tbench_srv's child), then the client, each its own process.
+            if (t.a < m_p.pairs) {
+                const int i = int(t.a);
+                m_server[std::size_t(i)] = e.spawn(m_index, m_p.netperf ? "netserver" : "tbench_srv", t.mm + 1 + 2 * i, e.current(), kServer, i, 16384);
+                m_client[std::size_t(i)] = e.spawn(m_index, m_p.netperf ? "netperf" : "tbench", t.mm + 2 + 2 * i, e.current(), kClient, i, 16384);
+                t.a++;
+                return Action::run(1000);
+            }
+            if (!m_started) {
+                m_started = true;
+                m_startAt = e.now();
+            }
+            return Action::block();
+        }
+        const std::size_t i = std::size_t(t.idx);
+        if (t.role == kClient) {
+            // b: 0 prepare a request (client CPU), 3 send it, 1 wait for the reply.
+            if (t.b == 1) {
+                if (!t.c) return Action::block();  // no reply yet (spurious wakeup)
+                t.c = 0;
+                if (measuring(e)) {
+                    m_lat.record(e.now() - t.a);
+                    m_done++;
+                }
+                t.b = 0;
+            }
+            if (t.b == 0) {
+                t.b = 3;
+                return Action::run(cm.c(CostTerm::syscall, m_p.client_ns));
+            }
+            // Send: the loopback receive runs in the sender's context and wakes the server (WF_SYNC).
+            t.a = e.now();
+            t.b = 1;
+            SimTask& srv = e.task(m_server[i]);
+            srv.c = 1;  // a request is queued
+            if (srv.b == 1) e.wake(m_server[i], true);
+            return Action::block();
+        }
+        // Server: b 1 = waiting for a request, 2 = serving.
+        if (t.b == 2) {
+            // Reply: a sync wakeup of the client.
+            SimTask& cl = e.task(m_client[i]);
+            cl.c = 1;
+            e.wake(m_client[i], true);
+        }
+        if (!t.c) {
+            t.b = 1;
+            return Action::block();
+        }
+        t.c = 0;
+        t.b = 2;
+        return Action::run(cm.c(CostTerm::syscall, m_p.server_ns));
+    }
+    void report(const Engine& e, WorkloadReport& r) const override {
+        r.name = name();
+        r.command = commandLine();
+        const double secs = std::max(1e-9, double((m_stopAt ? m_stopAt : e.now()) - m_startAt - m_warm) / 1e9);
+        const double tps = double(m_done) / secs;
+        const double mbs = tps * double(m_p.bytes) / 1e6;
+        if (m_p.netperf) {
+            r.output.push_back(fmt::format("Trans. Rate per sec: {:.2f} ({} instances, {:.2f} per instance)", tps, m_p.pairs, tps / m_p.pairs));
+            r.headline.push_back({"trans_per_s", "Trans/s", tps, false, 0});
+        } else {
+            r.output.push_back(fmt::format("Throughput {:.4f} MB/sec  {} clients  {} procs  max_latency={:.3f} ms", mbs, m_p.pairs, m_p.pairs,
+                                           double(m_lat.max()) / 1e6));
+            r.headline.push_back({"mb_per_s", "Throughput (MB/s)", mbs, false, 2});
+            r.headline.push_back({"max_latency_ms", "max latency (ms)", double(m_lat.max()) / 1e6, true, 3});
+        }
+        r.headline.push_back({"rtt_p50_us", "round trip p50 (us)", double(m_lat.percentile(50)) / 1000.0, true, 1});
+        r.headline.push_back({"rtt_p99_us", "round trip p99 (us)", double(m_lat.percentile(99)) / 1000.0, true, 1});
+        r.histograms.push_back({"round trip", m_lat});
+    }
+    std::string checkInvariants(const Engine& e) const override {
+        // A client asleep without a reply must have its request with the server, and the
+        // server must be running or queued to serve it (no lost wakeup).
+        for (std::size_t i = 0; i < m_client.size(); ++i) {
+            if (m_client[i] < 0) continue;
+            const SimTask& c = e.task(m_client[i]);
+            const SimTask& s = e.task(m_server[i]);
+            if (c.state == TaskState::Blocked && c.b == 1 && !c.c && s.state == TaskState::Blocked && !s.c)
+                return fmt::format("pingpong pair {}: client and server both asleep with nothing in flight", i);
+            if (s.state == TaskState::Blocked && s.c) return fmt::format("pingpong pair {}: server asleep with a request queued", i);
+        }
+        return {};
+    }
+
+private:
+    enum Role : std::uint8_t { kMain = 0, kClient = 1, kServer = 2 };
+    bool measuring(const Engine& e) const { return m_started && e.now() >= m_startAt + m_warm; }
+    PingPongParams m_p;
+    std::uint16_t m_index;
+    int m_main = -1;
+    std::vector<int> m_client, m_server;
+    bool m_started = false, m_finished = false;
+    std::int64_t m_startAt = 0, m_warm = 0, m_end = 0, m_stopAt = 0;
+    std::int64_t m_done = 0;
+    LatencyHistogram m_lat;
+};
+
+}  // namespace
+
+std::unique_ptr<Workload> makePingPong(const PingPongParams& p, std::uint16_t index) { return std::make_unique<PingPong>(p, index); }
+
+}  // namespace sched
