@@ -293,9 +293,13 @@ void RqPlot::rebuild() {
     data->setValueRange(cells > 1 ? QCPRange(half, double((cells - 1) * group) + half) : QCPRange(-0.5, double(ncpus) - 0.5));
     std::vector<std::uint16_t> colMax(cells);
     std::uint16_t overallMax = 0;
+    // Lines: the selected CPUs this machine has, else the machine's mean.
+    QList<int> cpus;
+    for (int c : m_selected)
+        if (c >= 0 && std::size_t(c) < ncpus && !cpus.contains(c)) cpus.append(c);
+    const bool mean = cpus.isEmpty();
     // The same pass keeps each sample row's total for the mean line (integer sums: a double
     // accumulator made this loop a chain of dependent additions through memory).
-    const bool mean = m_selected.isEmpty();
     std::vector<std::uint64_t> rowTotal(mean ? w.binBegin(w.columns) - w.binBegin(0) : 0);
     const std::size_t row0 = w.binBegin(0);
     for (int j = 0; j < w.columns; ++j) {
@@ -329,31 +333,19 @@ void RqPlot::rebuild() {
     m_mapPlot->yAxis->setRange(-0.5, double(ncpus) - 0.5);
 
     // Lines: per pixel column the mean over its rows (for the machine line, over rows and CPUs).
-    QList<int> cpus;
-    for (int c : m_selected)
-        if (c >= 0 && std::size_t(c) < ncpus && !cpus.contains(c)) cpus.append(c);
-    if (cpus.isEmpty() && !mean) {  // only CPUs this machine does not have: the machine's mean after all
-        rowTotal.resize(w.binBegin(w.columns) - row0);
-        for (std::size_t i = row0; i < w.binBegin(w.columns); ++i) {
-            std::uint64_t sum = 0;
-            for (std::size_t c = 0; c < ncpus; ++c) sum += len[i * ncpus + c];
-            rowTotal[i - row0] = sum;
-        }
-    }
-    const bool lineMean = cpus.isEmpty();
-    const int lines = lineMean ? 1 : int(cpus.size());
+    const int lines = mean ? 1 : int(cpus.size());
     double lineMax = 0;
     for (int l = 0; l < lines; ++l) {
         QVector<QCPGraphData> points(w.columns + 1);
         for (int j = 0; j < w.columns; ++j) {
             const std::size_t b = w.binBegin(j), e = w.binBegin(j + 1);
             std::uint64_t sum = 0;
-            if (lineMean) {
+            if (mean) {
                 for (std::size_t i = b; i < e; ++i) sum += rowTotal[i - row0];
             } else {
                 for (std::size_t i = b; i < e; ++i) sum += len[i * ncpus + std::size_t(cpus[l])];
             }
-            const double v = double(sum) / double((e - b) * (lineMean ? ncpus : 1));
+            const double v = double(sum) / double((e - b) * (mean ? ncpus : 1));
             points[j] = QCPGraphData(double(m_snapshot->sample_t[b] - w.originNs) / 1e6, v);
             lineMax = std::max(lineMax, v);
         }
@@ -363,12 +355,12 @@ void RqPlot::rebuild() {
         g->data()->set(points, true);
         g->setLineStyle(QCPGraph::lsStepLeft);
         // Width 1: wider pens go through QPainter's stroker, ~30x slower with hundreds of steps per line.
-        QPen pen(QColor(lineMean ? kMeanColour : kLineColours[std::size_t(l) % kLineColours.size()]), 1);
+        QPen pen(QColor(mean ? kMeanColour : kLineColours[std::size_t(l) % kLineColours.size()]), 1);
         static constexpr std::array<Qt::PenStyle, 3> kStyles = {Qt::SolidLine, Qt::DashLine, Qt::DotLine};
         pen.setStyle(kStyles[std::size_t(l) / kLineColours.size() % kStyles.size()]);
         g->setPen(pen);
         g->setAntialiased(false);  // all segments are horizontal or vertical
-        g->setName(lineMean ? QStringLiteral("all CPUs (mean)") : QStringLiteral("CPU %1").arg(cpus[l]));
+        g->setName(mean ? QStringLiteral("all CPUs (mean)") : QStringLiteral("CPU %1").arg(cpus[l]));
         if (l >= kMaxLegendItems) g->removeFromLegend();
     }
     m_linePlot->legend->setVisible(true);

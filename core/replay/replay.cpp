@@ -482,12 +482,13 @@ private:
 
     // §4: why a waking is not a placement decision ("" when it is); `late` when the kernel's
     // choice comes after p's own switch-out.
-    std::string notADecision(std::uint32_t i, std::int32_t pid, std::int32_t waker, const RTask& r, const Pass1& f, int c, bool& late) const {
+    std::string notADecision(std::uint32_t i, std::int32_t pid, std::int32_t waker, bool percpu, const RTask& r, const Pass1& f, int c,
+                             bool& late) const {
         bool currSomewhere = false;
         for (int k = 0; k < ncpu; ++k)
             if (cpu[std::size_t(k)].curr == pid) currSomewhere = true;
         if (waker == pid) return "self-wakeup";
-        if (const auto it = commFlags.find(pid); it != commFlags.end() && it->second.percpu) return "pinned (per-CPU kthread)";
+        if (percpu) return "pinned (per-CPU kthread)";
         if (first.pinned(pid, i)) return "pinned (moved by the stopper, never again)";
         if (currSomewhere || r.running) {
             if (f.sleep == kNone || (f.wakeup != kNone && f.wakeup < f.sleep)) return "current, still on_rq (ttwu_runnable)";
@@ -688,8 +689,7 @@ private:
         const int prev = e.target_cpu;
         const std::string comm = t.commOf(pid);
         bool late = false;
-        flagsOf(pid);  // notADecision() reads the pid's flags
-        const std::string no = notADecision(i, pid, waker, r, f, c, late);
+        const std::string no = notADecision(i, pid, waker, flagsOf(pid).percpu, r, f, c, late);
         // A waking whose wakeup is not in the trace (it ends first): where it went, and which CPU
         // has it pending, is unknown from here on, so later decisions are "state unknown".
         if (f.wakeup == kNone && waker != pid && !first.wokenLater(pid, i)) tailUnknown = true;

@@ -8,8 +8,9 @@
 #include <algorithm>
 #include <array>
 #include <atomic>
-#include <cmath>
 #include <cstdlib>
+#include <deque>
+#include <stdexcept>
 
 namespace sched {
 namespace {

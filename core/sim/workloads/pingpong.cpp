@@ -6,10 +6,6 @@
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <array>
-#include <atomic>
-#include <cmath>
-#include <cstdlib>
 
 namespace sched {
 namespace {

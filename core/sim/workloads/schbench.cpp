@@ -6,10 +6,8 @@
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <array>
-#include <atomic>
 #include <cmath>
-#include <cstdlib>
+#include <initializer_list>
 
 namespace sched {
 namespace {
