@@ -3,6 +3,7 @@
 // scenario, simulates --run-for of simulated time as fast as possible, exports the window (or one
 // view) with its caption, and exits, so tests, CI and the README's images use the real window.
 #include "main_window.h"
+#include "trace_session.h"
 #include "topology/topology_json.h"
 #include "trace/trace.h"
 #include "replay/trace_snapshot.h"
@@ -296,7 +297,7 @@ int main(int argc, char** argv) {
     std::shared_ptr<const sched::AgreeReport> agreed;
     if (rec && !shot.isEmpty()) {
         QString why;
-        std::tie(agreed, why) = schedlab::MainWindow::replayAgreement(*rec, recTopo);
+        std::tie(agreed, why) = schedlab::TraceSession::replayAgreement(*rec, recTopo);
         if (disagreement > 0 && !agreed) return usage(QStringLiteral("--disagreement: no agreement: %1").arg(why));
         if (disagreement > 0) {
             int n = 0;
@@ -305,7 +306,7 @@ int main(int argc, char** argv) {
         }
     }
     std::shared_ptr<const sched::AgreeReport> agreedB;
-    if (recB && !shot.isEmpty()) agreedB = schedlab::MainWindow::replayAgreement(*recB, recTopo).first;
+    if (recB && !shot.isEmpty()) agreedB = schedlab::TraceSession::replayAgreement(*recB, recTopo).first;
 
     schedlab::MainWindow window;
     stage("window");

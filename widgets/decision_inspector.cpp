@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 // decision_inspector.cpp: see decision_inspector.h.
 #include "decision_inspector.h"
+#include "text_util.h"
 
 #include "kernel/decision.h"
 #include "kernel/wakeup_path.h"
@@ -13,8 +14,6 @@
 
 namespace schedlab {
 namespace {
-
-QString q(const std::string& s) { return QString::fromStdString(s); }
 
 QString agreementRowText(const AgreementItem& it) {
     const sched::AgreeRow& r = it.row;

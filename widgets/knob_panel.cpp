@@ -2,6 +2,7 @@
 // knob_panel.cpp: see knob_panel.h. Every control maps to one named knob (Knobs::set), so
 // what the panel shows is what the wakeup path reads.
 #include "knob_panel.h"
+#include "text_util.h"
 
 #include <QButtonGroup>
 #include <QCheckBox>
@@ -25,8 +26,6 @@ namespace {
 const char* const kFeatureToggles[] = {"SIS_UTIL", "SIS_PROP", "SIS_DEBOUNCE", "WA_IDLE", "WA_WEIGHT", "WA_BIAS",
                                        "TTWU_QUEUE", "WAKEUP_PREEMPTION", "UTIL_EST", "NI_RANDOM"};
 constexpr int kDelayStepUs = 100;  ///< slider unit: 0.1 ms, 0..5 ms
-
-QString q(const std::string& s) { return QString::fromStdString(s); }
 
 }  // namespace
 

@@ -3,13 +3,17 @@
 // sends it commands; it never touches a simulation directly.
 #include "main_window.h"
 
+#include "caption.h"
 #include "counters_plot.h"
+#include "delta_table.h"
 #include "decision_inspector.h"
 #include "knob_panel.h"
 #include "latency_plot.h"
 #include "rq_plot.h"
+#include "view_export.h"
+#include "text_util.h"
 #include "topology_heatmap.h"
-#include "trace_timeline.h"
+#include "trace_session.h"
 
 #include "util/input_error.h"
 #include "util/install_paths.h"
@@ -69,11 +73,6 @@
 namespace schedlab {
 namespace {
 
-QString q(const std::string& s) { return QString::fromStdString(s); }
-
-/// Simulated time as the clock shows it.
-QString simTime(std::int64_t ns) { return QStringLiteral("%1 ms").arg(double(ns) / 1e6, 0, 'f', 3); }
-
 struct SpeedChoice {
     const char* label;
     double simPerWall;  ///< simulated s per wall s; <= 0: as fast as possible
@@ -85,17 +84,6 @@ constexpr SpeedChoice kSpeeds[] = {
 constexpr int kDefaultSpeed = 7;
 
 constexpr int kMaxRecent = 8;
-
-/// "2089 decisions · agreement 96.8 % · moved 120: 61.9 % · stay-on-prev 95.5 % · 67 disagreements".
-QString summarizeAgreement(const sched::AgreeReport& r, std::size_t disagreements) {
-    auto pct = [](std::uint64_t a, std::uint64_t n) { return n ? QString::number(100.0 * double(a) / double(n), 'f', 1) : QStringLiteral("-"); };
-    return MainWindow::tr("%1 decisions · agreement %2 % · moved %3: %4 % · stay-on-prev %5 % · %6 disagreements")
-        .arg(r.decisions)
-        .arg(pct(r.agree, r.decisions))
-        .arg(r.moved)
-        .arg(pct(r.agree_moved, r.moved), pct(r.stay_prev, r.decisions))
-        .arg(disagreements);
-}
 
 }  // namespace
 
@@ -130,12 +118,10 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent) {
                                      .arg(target > 0 ? 100.0 * double(now) / double(target) : 0.0, 0, 'f', 0)
                                      .arg(rate / 1e6, 0, 'f', 1));
     });
+    createTraceSessions();
     createViews();
     createActions();
     createMenus();
-    m_agreeTimer = new QTimer(this);
-    m_agreeTimer->setInterval(200);
-    connect(m_agreeTimer, &QTimer::timeout, this, [this] { updateAgreeProgress(); });
     QSettings st;
     restoreGeometry(st.value(QStringLiteral("window/geometry")).toByteArray());
     restoreState(st.value(QStringLiteral("window/state")).toByteArray());
@@ -144,8 +130,8 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent) {
 
 MainWindow::~MainWindow() {
     // A trace index or an agreement replay still being made stops early.
-    for (const auto& c : {m_indexCancel, m_agreeCancel, m_b.indexCancel, m_b.agreeCancel})
-        if (c) *c = true;
+    m_ta->cancel();
+    m_tb->cancel();
     m_sim->shutdown();
 }
 
@@ -155,8 +141,8 @@ void MainWindow::closeEvent(QCloseEvent* e) {
     QSettings st;
     st.setValue(QStringLiteral("window/geometry"), saveGeometry());
     st.setValue(QStringLiteral("window/state"), saveState());
-    for (const auto& c : {m_indexCancel, m_agreeCancel, m_b.indexCancel, m_b.agreeCancel})
-        if (c) *c = true;  // replays and indexes on the thread pool stop
+    m_ta->cancel();  // replays and indexes on the thread pool stop
+    m_tb->cancel();
     m_sim->shutdown();  // stops mid-run cleanly: abort flag, quit, wait
     e->accept();
 }
@@ -218,7 +204,7 @@ void MainWindow::createViews() {
     QTimer::singleShot(20, this, [this, dRq, dLat, dKnob, dIns] {
         if (QSettings().contains(QStringLiteral("window/state"))) return;
         resizeDocks({dRq}, {height() * 36 / 100}, Qt::Vertical);
-        if (m_trace) resizeDocks({dIns}, {460}, Qt::Horizontal);  // a trace from the command line: see showTrace()
+        if (traceMode()) resizeDocks({dIns}, {460}, Qt::Horizontal);  // a trace from the command line: see showTrace()
         else resizeDocks({dKnob}, {340}, Qt::Horizontal);
         resizeDocks({dKnob}, {height() * 46 / 100}, Qt::Vertical);
         resizeDocks({dRq, dLat}, {width() * 45 / 100, width() * 55 / 100}, Qt::Horizontal);
@@ -412,9 +398,9 @@ void MainWindow::createMenus() {
     m_exportTraceAct->setToolTip(tr("Side A's run from t = 0 to the shown time as ftrace text, as schedlab-cli run --ftrace writes it"));
     file->addAction(tr("Export rq-length &CSV…"), this, [this] { exportRqCsvDialog(); });
     connect(file, &QMenu::aboutToShow, this, [this] {
-        m_exportTraceAct->setEnabled(!m_trace && m_scenario && m_frame);
-        m_openTraceBAct->setEnabled(bool(m_trace));
-        m_besideAct->setEnabled(bool(m_trace));
+        m_exportTraceAct->setEnabled(!traceMode() && m_scenario && m_frame);
+        m_openTraceBAct->setEnabled(traceMode());
+        m_besideAct->setEnabled(traceMode());
     });
     file->addAction(tr("&Copy A/B table as text"), QKeySequence(Qt::CTRL | Qt::SHIFT | Qt::Key_C), this, [this] { copyCompareText(); });
     file->addSeparator();
@@ -587,7 +573,7 @@ void MainWindow::onFrame() {
     m_lastFrameMs = nowWallMs;
     auto f = m_sim->take();
     if (!f) return;
-    if (m_trace) {  // a trace is shown: the (paused) simulation's frames wait, unless it runs beside the trace
+    if (traceMode()) {  // a trace is shown: the (paused) simulation's frames wait, unless it runs beside the trace
         if (!m_beside || !m_frame || f->b || f->a->topo != m_beside->topo) return;  // not (yet) the run beside the trace
         m_besideSnap = f->a;
         m_besideRunning = f->running;
@@ -618,22 +604,22 @@ void MainWindow::showFrame(std::shared_ptr<const Frame> f) {
     m_heatB->setScaleMax(scale);
     m_rq->setScaleMax(scale);  // one colour scale for the heatmaps and the time x CPU map
     m_rqB->setScaleMax(scale);
-    if (m_trace && (m_b.trace || m_beside))  // two sides at one cursor: each one's time since its start
-        m_heatA->setTitle(QStringLiteral("A: %1 · %2 since its first event").arg(q(a->knobs), simTime(a->now - m_traceT0)));
+    if (traceMode() && (traceBShown() || m_beside))  // two sides at one cursor: each one's time since its start
+        m_heatA->setTitle(QStringLiteral("A: %1 · %2 since its first event").arg(q(a->knobs), simTime(a->now - traceA().t0)));
     else
         m_heatA->setTitle(QStringLiteral("A: %1").arg(q(a->knobs)));
     if (f->traced) m_heatA->setHighlightTarget(f->traced->d.cpu);
     // setSnapshot last: it starts the heatmap's render on the thread pool (a later setter would wait for it).
     m_heatA->setSnapshot(a);
     if (b) {
-        if (m_trace && m_beside)
+        if (traceMode() && m_beside)
             m_heatB->setTitle(QStringLiteral("B: simulated, %1 · %2%3")
                                   .arg(q(b->knobs), simTime(b->now),
                                        b->now >= m_besideTarget ? QString()
                                        : b->done                ? tr(" (its run ended)")
                                                                 : tr(" (running to %1)").arg(simTime(m_besideTarget))));
-        else if (m_trace && m_b.trace)
-            m_heatB->setTitle(QStringLiteral("B: %1 · %2 since its first event").arg(q(b->knobs), simTime(b->now - m_b.t0)));
+        else if (traceBShown())
+            m_heatB->setTitle(QStringLiteral("B: %1 · %2 since its first event").arg(q(b->knobs), simTime(b->now - traceSideB().t0)));
         else
             m_heatB->setTitle(QStringLiteral("B: %1").arg(q(b->knobs)));
         m_heatB->setSnapshot(b);
@@ -654,63 +640,18 @@ void MainWindow::showFrame(std::shared_ptr<const Frame> f) {
             const auto& b = f->b;
             if (m_latency->isVisible() || !f->running) m_latency->setSnapshots(a, b);
             if (m_counters->isVisible() || !f->running) m_counters->setSnapshots(a, b);
-            if (!m_trace) m_inspector->setDecisions(a->decisions, f->traced);  // a trace lists its disagreements
+            if (!traceMode()) m_inspector->setDecisions(a->decisions, f->traced);  // a trace lists its disagreements
         });
     }
-    if (m_trace)  // time since the trace's first event, as the trace bar; and the trace's clock, as trace-cmd report prints it
-        m_clock->setText(QStringLiteral("t = %1 (trace clock %2 s)").arg(simTime(a->now - m_traceT0)).arg(double(a->now) / 1e9, 0, 'f', 6));
+    if (traceMode())  // time since the trace's first event, as the trace bar; and the trace's clock, as trace-cmd report prints it
+        m_clock->setText(QStringLiteral("t = %1 (trace clock %2 s)").arg(simTime(a->now - traceA().t0)).arg(double(a->now) / 1e9, 0, 'f', 6));
     else
         m_clock->setText(QStringLiteral("t = %1").arg(simTime(a->now)));
-    // A vs B delta table (metrics as columns, so it stays four lines high): what a reader of the
-    // thread asks first.
-    QString delta;
-    if (b) {
-        struct Col {
-            QString label;
-            double a, b;
-            int decimals;
-        };
-        std::vector<Col> cols;
-        auto mig = [](const sched::Snapshot& s) {
-            std::uint64_t n = 0;
-            for (std::size_t i = 0; i < s.migrations_by_cause.size(); ++i)
-                if (i != std::size_t(sched::MigrationCause::fork)) n += s.migrations_by_cause[i];
-            return double(n);
-        };
-        // The workloads' own headline numbers once both sides have finished (mid-run they are partial).
-        if (f->done)
-            for (std::size_t w = 0; w < a->reports.size() && w < b->reports.size(); ++w)
-                for (std::size_t i = 0; i < a->reports[w].headline.size() && i < b->reports[w].headline.size() && i < 3; ++i)
-                    cols.push_back({q(a->reports[w].headline[i].label), a->reports[w].headline[i].value,
-                                    b->reports[w].headline[i].value, a->reports[w].headline[i].decimals});
-        // A recorded trace counts its sched_waking records (the wakeups the views show).
-        cols.push_back({m_trace ? QStringLiteral("sched_waking") : tr("wakeups"), double(a->ttwu_count), double(b->ttwu_count), 0});
-        cols.push_back({tr("migrations"), mig(*a), mig(*b), 0});
-        cols.push_back({tr("ctx switches"), double(a->ctx_switches), double(b->ctx_switches), 0});
-        cols.push_back({tr("wakeup p50 µs"), double(a->wakeup_latency.percentile(50)) / 1e3, double(b->wakeup_latency.percentile(50)) / 1e3, 1});
-        cols.push_back({tr("wakeup p99 µs"), double(a->wakeup_latency.percentile(99)) / 1e3, double(b->wakeup_latency.percentile(99)) / 1e3, 1});
-        if (!m_trace || a->idle_delay_hits || b->idle_delay_hits)  // a trace has none
-            cols.push_back({tr("idle-delay hits"), double(a->idle_delay_hits), double(b->idle_delay_hits), 0});
-        QStringList rows(4);
-        rows[0] = QStringLiteral("%1").arg(QString(), -7);
-        rows[1] = QStringLiteral("%1").arg(QStringLiteral("A"), -7);
-        rows[2] = QStringLiteral("%1").arg(QStringLiteral("B"), -7);
-        rows[3] = QStringLiteral("%1").arg(QStringLiteral("B vs A"), -7);
-        for (const Col& c : cols) {
-            const QString va = QString::number(c.a, 'f', c.decimals), vb = QString::number(c.b, 'f', c.decimals);
-            const QString ch = c.a != 0 ? QStringLiteral("%1%2%").arg(c.b >= c.a ? "+" : "").arg((c.b - c.a) / c.a * 100, 0, 'f', 1)
-                                        : QStringLiteral("-");
-            const int w = int(std::max({c.label.size(), va.size(), vb.size(), ch.size()})) + 3;
-            rows[0] += QStringLiteral("%1").arg(c.label, w);
-            rows[1] += QStringLiteral("%1").arg(va, w);
-            rows[2] += QStringLiteral("%1").arg(vb, w);
-            rows[3] += QStringLiteral("%1").arg(ch, w);
-        }
-        delta = rows.join(QLatin1Char('\n'));
-    }
+    // A vs B delta table: what a reader of the thread asks first.
+    const QString delta = b ? deltaTable(*a, *b, f->done, traceMode()) : QString();
     m_delta->setText(delta);
     m_delta->setVisible(!delta.isEmpty());
-    if (m_trace) {
+    if (traceMode()) {
         m_status->setText(traceStatus());
     } else if (m_scenario) {
         const QString wl = a->reports.empty() ? QString() : q(a->reports.front().command);
@@ -743,78 +684,26 @@ void MainWindow::showFrame(std::shared_ptr<const Frame> f) {
 }
 
 QString MainWindow::caption() const {
-    if (m_trace && m_frame && m_b.trace) {
-        // Two traces: both files, the machine, the shared cursor (time since each one's first event).
-        QString c = QStringLiteral("schedlab %1 · A: recorded trace %2 (%3 events, %4) · B: recorded trace %5 (%6 events, %7) · %8 (%9 CPUs)")
-                        .arg(QStringLiteral(SCHEDLAB_VERSION), QFileInfo(m_tracePath).fileName())
-                        .arg(m_trace->events.size())
-                        .arg(simTime(m_traceT1 - m_traceT0), QFileInfo(m_b.path).fileName())
-                        .arg(m_b.trace->events.size())
-                        .arg(simTime(m_b.t1 - m_b.t0), q(m_traceTopo->name()))
-                        .arg(m_traceTopo->nrCpus());
-        c += QStringLiteral(" · cursor t = %1 since each trace's first event").arg(simTime(traceCursor()));
-        auto agreeText = [](const QString& side, const sched::AgreeReport* r, const QString& summary, bool failed) {
-            if (r) return QStringLiteral(" · agree %1 (knobs %2, sync %3): %4").arg(side, q(r->knobs), q(r->sync), summary);
-            return failed ? QStringLiteral(" · %1: %2").arg(side, summary) : QString();
-        };
-        c += agreeText(QStringLiteral("A"), m_agree.get(), agreementSummary(), !m_agreeError.isEmpty());
-        c += agreeText(QStringLiteral("B"), m_b.agree.get(), agreementSummaryB(), !m_b.agreeError.isEmpty());
-        if (const sched::AgreeRow* r = disagreement(m_openedDis))
-            c += QStringLiteral(" · A's disagreement %1 (line %2, pid %3): kernel CPU %4, schedlab CPU %5, %6")
-                     .arg(m_openedDis + 1)
-                     .arg(r->line)
-                     .arg(r->pid)
-                     .arg(r->kernel)
-                     .arg(r->sim)
-                     .arg(QString::fromLatin1(sched::toString(sched::DisagreeClass(r->cls))));
-        return c;
-    }
-    if (m_trace && m_frame) {
-        QString c = QStringLiteral("schedlab %1 · recorded trace %2 · %3 (%4 CPUs) · %5 events · cursor t = %6 of %7 from the first event")
-                        .arg(QStringLiteral(SCHEDLAB_VERSION), QFileInfo(m_tracePath).fileName(), q(m_traceTopo->name()))
-                        .arg(m_traceTopo->nrCpus())
-                        .arg(m_trace->events.size())
-                        .arg(simTime(m_frame->a->now - m_traceT0), simTime(m_traceT1 - m_traceT0));
-        if (m_agree) c += QStringLiteral(" · agree (knobs %1, sync %2): %3").arg(q(m_agree->knobs), q(m_agree->sync), agreementSummary());
-        else if (!m_agreeError.isEmpty()) c += QStringLiteral(" · ") + agreementSummary();
-        if (const sched::AgreeRow* r = disagreement(m_openedDis))
-            c += QStringLiteral(" · disagreement %1 (line %2, pid %3): kernel CPU %4, schedlab CPU %5, %6")
-                     .arg(m_openedDis + 1)
-                     .arg(r->line)
-                     .arg(r->pid)
-                     .arg(r->kernel)
-                     .arg(r->sim)
-                     .arg(QString::fromLatin1(sched::toString(sched::DisagreeClass(r->cls))));
-        if (m_beside) {
-            const auto& b = m_frame->b;
-            c += QStringLiteral(" · B: simulated %1 (%2, %3 CPUs), knobs %4, seed %5, t = %6 simulated (the cursor's time since the trace's first event%7)")
-                     .arg(QFileInfo(m_besidePath).fileName(), q(m_beside->topo->name()))
-                     .arg(m_beside->topo->nrCpus())
-                     .arg(b ? q(b->knobs) : QStringLiteral("-"))
-                     .arg(m_besideSeed)
-                     .arg(simTime(b ? b->now : 0),
-                          b && b->now < m_besideTarget ? (b->done ? tr("; the run ended first") : tr("; still running")) : QString());
+    if (traceMode() && m_frame) {
+        TraceCaption c;
+        c.a = &traceA();
+        c.aSummary = agreementSummary();
+        c.cursor = traceCursor();
+        c.openedDisagreement = m_openedDis;
+        if (traceBShown()) {
+            c.b = &traceSideB();
+            c.bSummary = agreementSummaryB();
+        } else if (m_beside) {
+            c.beside = &*m_beside;
+            c.besidePath = m_besidePath;
+            c.besideSeed = m_besideSeed;
+            c.besideTarget = m_besideTarget;
+            c.besideSnap = m_frame->b.get();
         }
-        return c;
+        return traceCaption(c);
     }
     if (!m_frame || !m_scenario) return QStringLiteral("schedlab");
-    const auto& a = m_frame->a;
-    const auto& b = m_frame->b;
-    QString wl;
-    for (const auto& r : a->reports) wl += (wl.isEmpty() ? QString() : QStringLiteral(" + ")) + q(r.command);
-    QString c = QStringLiteral("schedlab %1 · %2 (%3 CPUs) · %4 · A: %5")
-                    .arg(QStringLiteral(SCHEDLAB_VERSION), q(m_scenario->topo->name()))
-                    .arg(m_scenario->topo->nrCpus())
-                    .arg(wl, q(a->knobs));
-    if (b) c += QStringLiteral(" · B: %1").arg(q(b->knobs));
-    const auto diff = m_scenario->cost.diffFrom(sched::CostModel::forTopology(*m_scenario->topo));
-    QString cost = diff.empty() ? QStringLiteral("defaults") : QString();
-    for (const auto& d : diff) cost += (cost.isEmpty() ? QString() : QStringLiteral(", ")) + q(d);
-    c += QStringLiteral(" · seed %1 · t = %2 simulated · cost: %3 (%4)")
-             .arg(m_seed)
-             .arg(simTime(a->now), cost, q(m_scenario->cost.machine));
-    if (!m_scenarioPath.isEmpty()) c += QStringLiteral(" · %1").arg(QFileInfo(m_scenarioPath).fileName());
-    return c;
+    return runCaption(*m_scenario, m_scenarioPath, m_seed, *m_frame->a, m_frame->b.get());
 }
 
 QString MainWindow::exportView(QWidget* w, const QString& path) {
@@ -832,71 +721,9 @@ QString MainWindow::exportView(QWidget* w, const QString& path) {
     }
     if (w == m_rqB && m_frame && m_frame->b) m_rqB->setSnapshot(m_frame->b);  // not fed while its tab is hidden
     for (QCustomPlot* plot : w->findChildren<QCustomPlot*>()) plot->replot(QCustomPlot::rpImmediateRefresh);
-    const QString suffix = QFileInfo(path).suffix().toLower();
-    const QString cap = caption();
-    const QSize sz = w->size();
     QFont capFont = font();
     capFont.setPointSizeF(std::max(7.0, capFont.pointSizeF() * 0.9));
-    const QFontMetrics fm(capFont);
-    // Wrap the caption to the view's width.
-    const QRect capRect = fm.boundingRect(QRect(0, 0, sz.width() - 16, 10000), Qt::TextWordWrap, cap);
-    const int capH = capRect.height() + 12;
-    auto paint = [&](QPainter& p) {
-        p.fillRect(QRect(0, 0, sz.width(), sz.height() + capH), Qt::white);
-        w->render(&p, QPoint(0, 0), QRegion(), QWidget::DrawChildren);
-        p.setFont(capFont);
-        p.setPen(Qt::black);
-        p.drawText(QRect(8, sz.height() + 6, sz.width() - 16, capH - 6), Qt::TextWordWrap, cap);
-    };
-    const QString tmp = path + QStringLiteral(".part");
-    QFile::remove(tmp);
-    bool ok = false;
-    if (suffix == QLatin1String("png")) {
-        QImage img(sz.width(), sz.height() + capH, QImage::Format_ARGB32);
-        img.fill(Qt::white);
-        {
-            QPainter p(&img);
-            paint(p);
-        }
-        ok = img.save(tmp, "PNG");
-    } else if (suffix == QLatin1String("svg")) {
-        QSvgGenerator gen;
-        gen.setFileName(tmp);
-        gen.setSize(QSize(sz.width(), sz.height() + capH));
-        gen.setViewBox(QRect(0, 0, sz.width(), sz.height() + capH));
-        gen.setTitle(QStringLiteral("schedlab"));
-        gen.setDescription(cap);
-        {
-            QPainter p(&gen);
-            paint(p);
-        }
-        ok = QFileInfo(tmp).size() > 0;
-    } else if (suffix == QLatin1String("pdf")) {
-        QPdfWriter pdf(tmp);
-        pdf.setTitle(cap);
-        pdf.setResolution(96);
-        pdf.setPageSize(QPageSize(QSizeF(sz.width(), sz.height() + capH), QPageSize::Point));
-        pdf.setPageMargins(QMarginsF(0, 0, 0, 0));
-        {
-            QPainter p(&pdf);
-            const double k = double(pdf.width()) / double(sz.width());
-            p.scale(k, k);
-            paint(p);
-        }
-        ok = QFileInfo(tmp).size() > 0;
-    } else {
-        return tr("%1: unknown export format '%2' (use .png, .svg or .pdf)").arg(path, suffix);
-    }
-    if (!ok) {
-        QFile::remove(tmp);
-        return tr("%1: cannot write the file").arg(path);
-    }
-    QFile::remove(path);
-    if (!QFile::rename(tmp, path)) {
-        QFile::remove(tmp);
-        return tr("%1: cannot rename the temporary file into place").arg(path);
-    }
-    return {};
+    return exportWithCaption(w, caption(), capFont, path);
 }
 
 void MainWindow::exportDialog(QWidget* w) {
@@ -909,12 +736,12 @@ void MainWindow::exportDialog(QWidget* w) {
 }
 
 QString MainWindow::exportRunTrace(const QString& path, const std::function<bool(qint64)>& keepGoing) const {
-    if (m_trace || !m_scenario || !m_frame) return tr("no simulated run is shown");
+    if (traceMode() || !m_scenario || !m_frame) return tr("no simulated run is shown");
     return exportRunFtrace(*m_scenario, m_knobs->knobs(0), m_seed, m_frame->a->now, path, keepGoing);
 }
 
 void MainWindow::exportTraceDialog() {
-    if (m_trace || !m_scenario || !m_frame) return;
+    if (traceMode() || !m_scenario || !m_frame) return;
     const QString p = QFileDialog::getSaveFileName(this, tr("Export trace"), QStringLiteral("schedlab-trace.txt"),
                                                    tr("ftrace text (*.txt);;All files (*)"));
     if (p.isEmpty()) return;
@@ -958,8 +785,8 @@ void MainWindow::exportRqCsvDialog() {
 }
 
 void MainWindow::exportRqCsv(const QString& path, std::function<void(const QString&)> done) {
-    if (m_trace) {  // the recorded trace's runqueue lengths every 20 ms, as schedlab-cli trace --rq-csv
-        done(saveFileAtomic(path, QByteArray::fromStdString(sched::traceRqLenCsv(*m_trace, m_traceTopo))));
+    if (traceMode()) {  // the recorded trace's runqueue lengths every 20 ms, as schedlab-cli trace --rq-csv
+        done(saveFileAtomic(path, QByteArray::fromStdString(sched::traceRqLenCsv(*traceA().trace, traceA().topo))));
         return;
     }
     if (!m_scenario) {
@@ -1030,783 +857,6 @@ void MainWindow::updateRecentMenu() {
             if (!err.isEmpty()) QMessageBox::warning(this, tr("Cannot open scenario"), err);
         });
     m_recentMenu->setEnabled(!r.isEmpty());
-}
-
-// ---------------------------------------------------------------------------------------------
-// Recorded traces
-
-void MainWindow::createTraceBar() {
-    m_traceBar = new QToolBar(tr("Trace"), this);
-    m_traceBar->setObjectName(QStringLiteral("traceBar"));
-    m_traceBar->setAllowedAreas(Qt::TopToolBarArea | Qt::BottomToolBarArea);  // a timeline is horizontal
-    addToolBarBreak(Qt::BottomToolBarArea);
-    addToolBar(Qt::BottomToolBarArea, m_traceBar);
-    m_timeline = new TraceTimeline(m_traceBar);
-    m_traceBar->addWidget(m_timeline);
-    connect(m_timeline, &TraceTimeline::cursorRequested, this, [this](qint64 ns) { setTraceTime(ns); });
-    connect(m_timeline, &TraceTimeline::markClicked, this, [this](int k) { openDisagreement(k); });
-    // Beside the strip: the cursor, previous / next disagreement, the agreement in numbers.
-    auto* side = new QWidget(m_traceBar);
-    auto* g = new QGridLayout(side);
-    g->setContentsMargins(6, 0, 4, 0);
-    g->setVerticalSpacing(2);
-    m_traceLabel = new QLabel(side);
-    m_traceLabel->setObjectName(QStringLiteral("traceCursor"));
-    m_traceLabel->setFont(QFontDatabase::systemFont(QFontDatabase::FixedFont));
-    m_agreeLabel = new QLabel(side);
-    m_agreeLabel->setObjectName(QStringLiteral("agreeSummary"));
-    m_agreeLabel->setWordWrap(true);
-    m_agreeLabel->setFixedWidth(360);
-    m_agreeLabel->setToolTip(tr("schedlab's wakeup path (baseline knobs) replayed on every placement decision of the trace, "
-                                "as schedlab-cli agree does: how often it picks the kernel's CPU, overall and on the "
-                                "decisions the kernel moved away from prev, against always staying on prev"));
-    m_prevDisAct = new QAction(tr("◀"), this);
-    m_prevDisAct->setShortcut(QKeySequence(Qt::SHIFT | Qt::Key_N));
-    m_prevDisAct->setToolTip(tr("Previous disagreement (Shift+N)"));
-    connect(m_prevDisAct, &QAction::triggered, this, [this] { stepDisagreement(-1); });
-    m_nextDisAct = new QAction(tr("▶"), this);
-    m_nextDisAct->setShortcut(Qt::Key_N);
-    m_nextDisAct->setToolTip(tr("Next disagreement (N)"));
-    connect(m_nextDisAct, &QAction::triggered, this, [this] { stepDisagreement(+1); });
-    addAction(m_prevDisAct);  // shortcuts work wherever the focus is
-    addAction(m_nextDisAct);
-    auto button = [side](QAction* act) {
-        auto* b = new QToolButton(side);
-        b->setDefaultAction(act);
-        b->setAutoRaise(true);
-        return b;
-    };
-    g->addWidget(m_traceLabel, 0, 0);
-    g->addWidget(new QLabel(tr("disagreement"), side), 0, 1, Qt::AlignRight);
-    g->addWidget(button(m_prevDisAct), 0, 2);
-    g->addWidget(button(m_nextDisAct), 0, 3);
-    g->addWidget(m_agreeLabel, 1, 0, 1, 4);
-    g->setColumnStretch(0, 1);
-    side->setSizePolicy(QSizePolicy::Fixed, QSizePolicy::Preferred);  // the timeline takes the rest of the bar
-    m_traceBar->addWidget(side);
-}
-
-void MainWindow::showTrace(std::shared_ptr<const sched::Trace> trace, std::shared_ptr<const sched::Topology> topo, const QString& path,
-                           std::shared_ptr<const sched::AgreeReport> agreed) {
-    setRunning(false);
-    const bool wasTrace = bool(m_trace);
-    clearSideB();  // B is compared with the trace it was opened beside
-    m_trace = std::move(trace);
-    m_traceTopo = std::move(topo);
-    m_tracePath = path;
-    std::tie(m_traceT0, m_traceT1) = sched::traceSpan(*m_trace);
-    m_heatB->hide();
-    if (auto* d = findChild<QDockWidget*>(QStringLiteral("dockRqB"))) d->hide();
-    m_heatA->setTitle(QStringLiteral("recorded: %1").arg(QFileInfo(path).fileName()));
-    // The knobs drive the simulation, not the trace: their room goes to the inspector, which
-    // shows the disagreements (back when the simulation is).
-    if (auto* d = findChild<QDockWidget*>(QStringLiteral("dockKnobs")); d && !wasTrace) {
-        m_knobsHiddenForTrace = d->isVisible();
-        d->hide();
-    }
-    if (auto* d = findChild<QDockWidget*>(QStringLiteral("dockInspector")); d && !wasTrace && d->isVisible() && d->width() < 460)
-        resizeDocks({d}, {460}, Qt::Horizontal);  // room for a disagreement's two answers side by side
-    if (!m_traceBar) createTraceBar();
-    m_traceBar->show();
-    m_openTraceBAct->setEnabled(true);  // (the File menu refreshes them too; this is for the shortcut)
-    m_besideAct->setEnabled(true);
-    m_nextDisAct->setEnabled(true);
-    m_prevDisAct->setEnabled(true);
-    m_timeline->setSpan(m_traceT0, m_traceT1);
-    std::vector<std::pair<std::int64_t, std::int64_t>> gaps;
-    for (const auto& gp : m_trace->gaps) gaps.emplace_back(gp.from < 0 ? m_traceT0 : gp.from, gp.to < 0 ? m_traceT1 : gp.to);
-    m_timeline->setGaps(std::move(gaps));
-    m_inspector->setDisagreements({});
-    clearDisagreementMarks();
-    m_agree.reset();
-    m_agreeReasons.reset();
-    m_counters->setReasonsTitle(tr("schedlab's final reason on the trace's decisions"));
-    m_disagreements.clear();
-    m_openedDis = -1;
-    m_agreeError.clear();
-    m_agreeRunning = true;
-    if (m_indexCancel) *m_indexCancel = true;  // the previous trace's index, if still being made
-    if (m_agreeCancel) *m_agreeCancel = true;  // and its replay
-    m_traceIndex.reset();
-    setTraceTime(m_traceT1);
-    // The replay and the cursor index start once the first frame is painted, the histograms
-    // included: the paint is a posted event, showFrame's zero timer for the slow views comes
-    // after it and posts their paint, and this timer posts the start after that paint (two turns),
-    // so that on a small machine the threads do not slow the first drawing down.
-    QTimer::singleShot(0, this, [this, trace = m_trace, agreed = std::move(agreed)]() mutable {
-        QTimer::singleShot(0, this, [this, trace = std::move(trace), agreed = std::move(agreed)]() mutable {
-            if (m_trace != trace) return;  // another trace (or none) since
-            startAgreement(std::move(agreed));
-            startTraceIndex();
-        });
-    });
-}
-
-void MainWindow::startTraceIndex() {
-    const int gen = m_traceGeneration;
-    m_indexCancel = std::make_shared<std::atomic<bool>>(false);
-    using Index = std::shared_ptr<const sched::TraceIndex>;
-    auto* watcher = new QFutureWatcher<Index>(this);
-    connect(watcher, &QFutureWatcherBase::finished, this, [this, watcher, gen] {
-        Index idx = watcher->result();
-        watcher->deleteLater();
-        if (gen != m_traceGeneration || !idx || idx->cancelled()) return;
-        m_traceIndex = std::move(idx);
-    });
-    watcher->setFuture(QtConcurrent::run([trace = m_trace, topo = m_traceTopo, cancel = m_indexCancel]() -> Index {
-        // The index refers to its trace: one allocation holds both, the pointer is the index.
-        struct Held {
-            std::shared_ptr<const sched::Trace> trace;
-            std::unique_ptr<sched::TraceIndex> index;
-        };
-        auto h = std::make_shared<Held>();
-        h->trace = trace;
-        sched::TraceIndexOptions o;
-        o.progress = [cancel](double) { return !cancel->load(); };
-        h->index = std::make_unique<sched::TraceIndex>(*trace, topo, o);
-        return Index(h, h->index.get());
-    }));
-}
-
-std::pair<std::shared_ptr<const sched::AgreeReport>, QString> MainWindow::replayAgreement(const sched::Trace& trace,
-                                                                                         std::shared_ptr<const sched::Topology> topo,
-                                                                                         const std::function<bool(double)>& progress) {
-    try {
-        if (!trace.ns_timestamps)
-            return {nullptr, tr("timestamps are not in ns (counter/uptime/tsc clock): PELT and wakee_flips decay cannot be rebuilt")};
-        // Baseline knobs and the default options, as `schedlab-cli agree TRACE --topology T` uses
-        // them; every Decision is kept, the disagreeing ones with their steps for the inspector.
-        sched::AgreeOptions o;
-        o.keep_decisions = true;
-        o.trace_disagreements = true;
-        o.progress = progress;
-        auto r = std::make_shared<const sched::AgreeReport>(sched::agree(trace, std::move(topo), sched::Knobs{}, o));
-        if (r->cancelled) return {nullptr, tr("cancelled")};
-        return {std::move(r), QString()};
-    } catch (const std::exception& e) {
-        return {nullptr, QString::fromUtf8(e.what())};
-    }
-}
-
-void MainWindow::startAgreement(std::shared_ptr<const sched::AgreeReport> agreed) {
-    const int gen = ++m_traceGeneration;
-    if (agreed) {
-        agreementDone(std::move(agreed), QString());
-        return;
-    }
-    m_timeline->setMessage(tr("replaying the trace's wakeup decisions through schedlab's path…"));
-    m_agreeCancel = std::make_shared<std::atomic<bool>>(false);
-    m_agreeProgress = std::make_shared<std::atomic<int>>(0);
-    m_agreeLabel->setText(agreementSummary());
-    m_agreeTimer->start();
-    using Result = std::pair<std::shared_ptr<const sched::AgreeReport>, QString>;
-    auto* watcher = new QFutureWatcher<Result>(this);
-    connect(watcher, &QFutureWatcherBase::finished, this, [this, watcher, gen] {
-        const auto [r, err] = watcher->result();
-        watcher->deleteLater();
-        if (gen != m_traceGeneration) return;  // another trace is shown by now
-        agreementDone(r, err);
-    });
-    watcher->setFuture(QtConcurrent::run([trace = m_trace, topo = m_traceTopo, cancel = m_agreeCancel, done = m_agreeProgress] {
-        return replayAgreement(*trace, topo, [cancel, done](double share) {
-            *done = int(share * 1000);
-            return !cancel->load();
-        });
-    }));
-}
-
-void MainWindow::agreementDone(std::shared_ptr<const sched::AgreeReport> r, const QString& err) {
-    m_agreeRunning = false;
-    m_agree = std::move(r);
-    m_agreeError = err;
-    std::vector<std::int64_t> times;
-    std::vector<TimelineMark> marks;
-    std::vector<AgreementItem> items;
-    if (m_agree) {
-        times.reserve(m_agree->rows.size());
-        for (const auto& row : m_agree->rows) {
-            times.push_back(row.time);
-            if (row.sim != row.kernel) m_disagreements.push_back(&row);
-        }
-        std::stable_sort(m_disagreements.begin(), m_disagreements.end(),
-                         [](const sched::AgreeRow* a, const sched::AgreeRow* b) { return a->time < b->time; });
-        marks.reserve(m_disagreements.size());
-        items.reserve(m_disagreements.size());
-        const QString file = QFileInfo(m_tracePath).fileName();
-        for (std::size_t i = 0; i < m_disagreements.size(); ++i) {
-            const sched::AgreeRow& row = *m_disagreements[i];
-            marks.push_back({row.time, std::max(row.cls, 0)});
-            AgreementItem it;
-            it.row = row;
-            it.index = int(i);
-            it.total = int(m_disagreements.size());
-            it.t0 = m_traceT0;
-            it.file = file;
-            it.comm = q(m_trace->commOf(row.pid));
-            it.wakerComm = q(m_trace->commOf(row.waker));
-            items.push_back(std::move(it));
-        }
-        m_timeline->setMessage({});
-    } else {
-        m_timeline->setMessage(tr("no agreement: %1").arg(err));
-    }
-    m_timeline->setDecisions(std::move(times), std::move(marks));
-    m_inspector->setDisagreements(std::move(items));
-    m_agreeReasons = m_agree ? std::make_shared<const sched::AgreeReasonIndex>(*m_agree) : nullptr;
-    updateAgreeProgress();
-    if (m_frame && m_trace) setTraceTime(m_frame->a->now);  // the counters' reasons; the status line names the agreement
-    else if (m_frame) showFrame(m_frame);
-    fireWhenAgreed();
-}
-
-void MainWindow::fireWhenAgreed() {
-    if (m_agreeRunning || m_b.agreeRunning) return;
-    auto cbs = std::move(m_whenAgreed);
-    m_whenAgreed.clear();
-    for (auto& cb : cbs) QTimer::singleShot(0, this, std::move(cb));  // from the event loop, as whenAgreed() says
-}
-
-void MainWindow::whenAgreed(std::function<void()> done) {
-    if (m_trace && (m_agreeRunning || m_b.agreeRunning)) m_whenAgreed.push_back(std::move(done));
-    else QTimer::singleShot(0, this, std::move(done));  // always from the event loop, as when it has to wait
-}
-
-void MainWindow::updateAgreeProgress() {
-    if (!m_agreeRunning && !m_b.agreeRunning) m_agreeTimer->stop();
-    if (!m_agreeLabel) return;
-    QString text = agreementSummary();
-    if (m_b.trace) text = QStringLiteral("A: %1\nB: %2").arg(text, agreementSummaryB());
-    m_agreeLabel->setText(text);
-    if (m_trace && m_frame) m_status->setText(traceStatus());
-}
-
-QString MainWindow::agreementSummary() const {
-    if (!m_trace) return {};
-    if (m_agreeRunning)
-        return tr("agreement: replaying the decisions… %1 %").arg(m_agreeProgress ? m_agreeProgress->load() / 10 : 0);
-    if (!m_agree) return tr("no agreement: %1").arg(m_agreeError);
-    return summarizeAgreement(*m_agree, m_disagreements.size());
-}
-
-QString MainWindow::agreementSummaryB() const {
-    if (!m_b.trace) return {};
-    if (m_b.agreeRunning)
-        return tr("agreement: replaying the decisions… %1 %").arg(m_b.agreeProgress ? m_b.agreeProgress->load() / 10 : 0);
-    if (!m_b.agree) return tr("no agreement: %1").arg(m_b.agreeError);
-    return summarizeAgreement(*m_b.agree, std::size_t(m_b.disagreements));
-}
-
-const sched::AgreeRow* MainWindow::disagreement(int index) const {
-    return index >= 0 && index < int(m_disagreements.size()) ? m_disagreements[std::size_t(index)] : nullptr;
-}
-
-bool MainWindow::openDisagreement(int index) {
-    const sched::AgreeRow* r = disagreement(index);
-    if (!r || !m_trace) return false;
-    m_openedDis = index;  // before the cursor moves, so that setTraceTime keeps it
-    m_timeline->setSelectedMark(index);
-    // Keep it in view when zoomed.
-    const std::int64_t span = m_timeline->viewTo() - m_timeline->viewFrom();
-    if (r->time < m_timeline->viewFrom() || r->time > m_timeline->viewTo())
-        m_timeline->setView(r->time - span / 2, r->time - span / 2 + span);
-    setTraceTime(r->time);
-    m_inspected = m_heatA;
-    m_inspector->showDisagreement(index);
-    if (auto* d = findChild<QDockWidget*>(QStringLiteral("dockInspector"))) {
-        d->show();
-        d->raise();
-    }
-    statusBar()->showMessage(tr("Disagreement %1 of %2 at line %3: kernel CPU %4, schedlab CPU %5 (%6)")
-                                 .arg(index + 1)
-                                 .arg(m_disagreements.size())
-                                 .arg(r->line)
-                                 .arg(r->kernel)
-                                 .arg(r->sim)
-                                 .arg(QString::fromLatin1(sched::toString(sched::DisagreeClass(std::max(r->cls, 0))))),
-                             8000);
-    return true;
-}
-
-void MainWindow::stepDisagreement(int direction) {
-    if (!m_trace || m_disagreements.empty()) {
-        statusBar()->showMessage(m_agreeRunning ? tr("The agreement is still being replayed") : tr("No disagreements"), 4000);
-        return;
-    }
-    int k = -1;
-    if (m_openedDis >= 0) {
-        k = m_openedDis + (direction > 0 ? 1 : -1);
-    } else {
-        const qint64 now = m_timeline->cursorTime();
-        const auto byTime = [](const sched::AgreeRow* r, qint64 t) { return r->time < t; };
-        if (direction > 0)
-            k = int(std::upper_bound(m_disagreements.begin(), m_disagreements.end(), now,
-                                     [](qint64 t, const sched::AgreeRow* r) { return t < r->time; }) - m_disagreements.begin());
-        else
-            k = int(std::lower_bound(m_disagreements.begin(), m_disagreements.end(), now, byTime) - m_disagreements.begin()) - 1;
-    }
-    if (!openDisagreement(k))
-        statusBar()->showMessage(direction > 0 ? tr("No disagreement after the cursor") : tr("No disagreement before the cursor"), 4000);
-}
-
-void MainWindow::clearDisagreementMarks() {
-    if (m_timeline) m_timeline->setSelectedMark(-1);
-    m_heatA->setHighlight({});
-    m_heatA->setKernelChoice(-1);
-}
-
-void MainWindow::setTraceTime(qint64 ns) {
-    if (!m_trace) return;
-    auto f = std::make_shared<Frame>();
-    const std::string label = m_b.trace ? "trace A" : "trace";
-    {
-        sched::Snapshot a = m_traceIndex ? m_traceIndex->snapshot(ns, label) : sched::traceSnapshot(*m_trace, m_traceTopo, ns, label);
-        if (m_agreeReasons) a.reasons = m_agreeReasons->upTo(a.now);  // schedlab's path on the trace's decisions so far
-        f->a = std::make_shared<const sched::Snapshot>(std::move(a));
-    }
-    f->done = true;
-    const qint64 rel = f->a->now - m_traceT0;  // B is shown at the same time since its own first event
-    if (m_b.trace) {
-        sched::Snapshot b = m_b.index ? m_b.index->snapshot(m_b.t0 + rel, "trace B")
-                                      : sched::traceSnapshot(*m_b.trace, m_traceTopo, m_b.t0 + rel, "trace B");
-        if (m_b.reasons) b.reasons = m_b.reasons->upTo(b.now);
-        f->b = std::make_shared<const sched::Snapshot>(std::move(b));
-    }
-    else if (m_beside && m_besideSnap)
-        f->b = m_besideSnap;  // until the simulation reaches the new time
-    if (const sched::AgreeRow* r = disagreement(m_openedDis); r && r->time != f->a->now) {
-        m_openedDis = -1;  // the heatmap's marks belong to the disagreement's instant
-        clearDisagreementMarks();
-    }
-    if (m_traceLabel)
-        m_traceLabel->setText(QStringLiteral("%1 of %2").arg(simTime(f->a->now - m_traceT0), simTime(m_traceT1 - m_traceT0)));
-    if (m_timeline) m_timeline->setCursorTime(f->a->now);
-    showFrame(f);
-    if (m_beside && m_besideTarget != rel) {
-        m_besideTarget = rel;
-        requestBesideFrame();
-    }
-}
-
-qint64 MainWindow::traceCursor() const { return m_trace && m_frame ? m_frame->a->now - m_traceT0 : 0; }
-
-void MainWindow::leaveTrace() {
-    if (!m_trace) return;
-    clearSideB();
-    if (m_agreeCancel) *m_agreeCancel = true;
-    m_trace.reset();
-    m_traceTopo.reset();
-    m_tracePath.clear();
-    ++m_traceGeneration;  // a replay or an index still being made is dropped
-    if (m_indexCancel) *m_indexCancel = true;
-    m_traceIndex.reset();
-    m_agree.reset();
-    m_agreeReasons.reset();
-    m_counters->setReasonsTitle(tr("wakeups by final reason"));
-    m_disagreements.clear();
-    m_openedDis = -1;
-    m_agreeRunning = false;
-    m_agreeError.clear();
-    clearDisagreementMarks();
-    m_inspector->setDecisions({}, std::nullopt);
-    m_openTraceBAct->setEnabled(false);
-    m_besideAct->setEnabled(false);
-    if (m_traceBar) {
-        m_traceBar->hide();
-        m_nextDisAct->setEnabled(false);  // N is free again outside a trace
-        m_prevDisAct->setEnabled(false);
-    }
-    if (auto* d = findChild<QDockWidget*>(QStringLiteral("dockKnobs")); d && m_knobsHiddenForTrace) d->show();
-    m_knobsHiddenForTrace = false;
-    auto cbs = std::move(m_whenAgreed);  // nothing more to wait for
-    m_whenAgreed.clear();
-    for (auto& cb : cbs) cb();
-}
-
-void MainWindow::readTraceAsync(const QString& path, std::function<void(std::shared_ptr<const sched::Trace>, QString)> done) {
-    // Read on the thread pool; text traces report the share read (a percentage in the dialog) and
-    // stop when Cancel is pressed. A trace.dat is read in one piece (the dialog stays busy).
-    auto* progress = new QProgressDialog(tr("Reading %1…").arg(QFileInfo(path).fileName()), tr("Cancel"), 0, 0, this);
-    progress->setWindowModality(Qt::WindowModal);
-    progress->setMinimumDuration(300);
-    struct State {
-        std::atomic<bool> cancel{false};
-        std::atomic<int> permille{-1};
-    };
-    auto state = std::make_shared<State>();
-    connect(progress, &QProgressDialog::canceled, this, [state] { state->cancel = true; });
-    auto* poll = new QTimer(progress);
-    connect(poll, &QTimer::timeout, progress, [progress, state] {
-        const int p = state->permille.load();
-        if (p < 0) return;
-        if (progress->maximum() == 0) progress->setRange(0, 100);
-        progress->setValue(p / 10);
-    });
-    poll->start(100);
-    using Result = std::pair<std::shared_ptr<const sched::Trace>, QString>;
-    auto* watcher = new QFutureWatcher<Result>(this);
-    connect(watcher, &QFutureWatcherBase::finished, this, [watcher, progress, state, done = std::move(done)] {
-        const auto [trace, err] = watcher->result();
-        watcher->deleteLater();
-        progress->deleteLater();
-        if (state->cancel) return done(nullptr, QString());
-        done(trace, err);
-    });
-    watcher->setFuture(QtConcurrent::run([path, state]() -> Result {
-        try {
-            sched::TraceReadOptions o;
-            o.progress = [state](double share) {
-                state->permille = int(share * 1000);
-                return !state->cancel.load();
-            };
-            return {std::make_shared<const sched::Trace>(sched::readTrace(path.toStdString(), o)), QString()};
-        } catch (const sched::TraceReadCancelled&) {
-            return {nullptr, QString()};
-        } catch (const std::exception& e) {
-            return {nullptr, QString::fromUtf8(e.what())};
-        }
-    }));
-}
-
-void MainWindow::openTraceDialog() {
-    const QString path = QFileDialog::getOpenFileName(this, tr("Open trace"), QString(),
-                                                      tr("Scheduler traces (*.txt *.gz *.dat *.trace);;All files (*)"));
-    if (path.isEmpty()) return;
-    readTraceAsync(path, [this, path](std::shared_ptr<const sched::Trace> trace, const QString& err) {
-        if (!trace) {
-            if (!err.isEmpty()) QMessageBox::warning(this, tr("Open trace"), err);
-            return;
-        }
-        // The machine it was recorded on: presets with its CPU count, or an hwloc XML.
-        QStringList items;
-        for (const auto& n : sched::Topology::presetsWithCpus(trace->nr_cpus)) items << QString::fromStdString(n);
-        const QString other = tr("hwloc XML file…");
-        items << other;
-        bool ok = false;
-        const QString pick = QInputDialog::getItem(this, tr("Machine of the trace"),
-                                                   tr("The trace has %1 CPUs. Which machine was it recorded on?").arg(trace->nr_cpus),
-                                                   items, 0, false, &ok);
-        if (!ok) return;
-        QString topoName = pick;
-        if (pick == other) {
-            topoName = QFileDialog::getOpenFileName(this, tr("hwloc XML"), QString(), tr("hwloc XML (*.xml)"));
-            if (topoName.isEmpty()) return;
-        }
-        try {
-            auto topo = std::make_shared<const sched::Topology>(sched::loadTopology(topoName.toStdString()));
-            if (topo->nrCpus() < trace->nr_cpus)
-                throw sched::InputError(topoName.toStdString(), "", fmt::format("has {} CPUs, the trace {}", topo->nrCpus(), trace->nr_cpus));
-            showTrace(trace, topo, path);
-        } catch (const std::exception& e) {
-            QMessageBox::warning(this, tr("Open trace"), QString::fromUtf8(e.what()));
-        }
-    });
-}
-
-// ---------------------------------------------------------------------------------------------
-// Side B beside a recorded trace: a second trace, or a simulation
-
-void MainWindow::openTraceBDialog() {
-    if (!m_trace) {
-        statusBar()->showMessage(tr("Open a trace first: B is shown beside it"), 6000);
-        return;
-    }
-    const QString path = QFileDialog::getOpenFileName(this, tr("Open trace as B"), QString(),
-                                                      tr("Scheduler traces (*.txt *.gz *.dat *.trace);;All files (*)"));
-    if (path.isEmpty()) return;
-    const auto forA = m_trace;
-    readTraceAsync(path, [this, path, forA](std::shared_ptr<const sched::Trace> trace, const QString& err) {
-        if (!trace) {
-            if (!err.isEmpty()) QMessageBox::warning(this, tr("Open trace as B"), err);
-            return;
-        }
-        if (m_trace != forA) return;  // A was replaced (or left) while B was read
-        const QString why = showTraceB(std::move(trace), path);
-        if (!why.isEmpty()) QMessageBox::warning(this, tr("Open trace as B"), why);
-    });
-}
-
-QString MainWindow::showTraceB(std::shared_ptr<const sched::Trace> trace, const QString& path,
-                               std::shared_ptr<const sched::AgreeReport> agreed) {
-    if (!m_trace) return tr("%1: no trace is shown as A (open one first)").arg(path);
-    if (!trace) return tr("%1: no trace").arg(path);
-    if (trace->nr_cpus > m_traceTopo->nrCpus())
-        return tr("%1: has %2 CPUs, more than trace A's machine %3 (%4 CPUs)")
-            .arg(path)
-            .arg(trace->nr_cpus)
-            .arg(q(m_traceTopo->name()))
-            .arg(m_traceTopo->nrCpus());
-    clearSideB();
-    m_b.trace = std::move(trace);
-    m_b.path = path;
-    std::tie(m_b.t0, m_b.t1) = sched::traceSpan(*m_b.trace);
-    m_b.agreeRunning = true;
-    m_heatB->show();
-    if (auto* d = findChild<QDockWidget*>(QStringLiteral("dockRqB"))) d->show();
-    m_heatA->setTitle(QStringLiteral("A: recorded: %1").arg(QFileInfo(m_tracePath).fileName()));
-    setTraceTime(m_frame ? m_frame->a->now : m_traceT1);
-    startAgreementB(std::move(agreed));
-    startTraceIndexB();
-    return {};
-}
-
-void MainWindow::startTraceIndexB() {
-    const int gen = m_b.generation;
-    m_b.indexCancel = std::make_shared<std::atomic<bool>>(false);
-    using Index = std::shared_ptr<const sched::TraceIndex>;
-    auto* watcher = new QFutureWatcher<Index>(this);
-    connect(watcher, &QFutureWatcherBase::finished, this, [this, watcher, gen] {
-        Index idx = watcher->result();
-        watcher->deleteLater();
-        if (gen != m_b.generation || !m_b.trace || !idx || idx->cancelled()) return;
-        m_b.index = std::move(idx);
-    });
-    watcher->setFuture(QtConcurrent::run([trace = m_b.trace, topo = m_traceTopo, cancel = m_b.indexCancel]() -> Index {
-        struct Held {  // as startTraceIndex(): the index and the trace it refers to in one allocation
-            std::shared_ptr<const sched::Trace> trace;
-            std::unique_ptr<sched::TraceIndex> index;
-        };
-        auto h = std::make_shared<Held>();
-        h->trace = trace;
-        sched::TraceIndexOptions o;
-        o.progress = [cancel](double) { return !cancel->load(); };
-        h->index = std::make_unique<sched::TraceIndex>(*trace, topo, o);
-        return Index(h, h->index.get());
-    }));
-}
-
-void MainWindow::startAgreementB(std::shared_ptr<const sched::AgreeReport> agreed) {
-    const int gen = m_b.generation;
-    auto done = [this](std::shared_ptr<const sched::AgreeReport> r, const QString& err) {
-        m_b.agreeRunning = false;
-        m_b.agree = std::move(r);
-        m_b.agreeError = err;
-        m_b.disagreements = 0;
-        std::vector<TimelineMark> marks;
-        if (m_b.agree)
-            for (const auto& row : m_b.agree->rows)
-                if (row.sim != row.kernel) {
-                    ++m_b.disagreements;
-                    marks.push_back({m_traceT0 + (row.time - m_b.t0), std::max(row.cls, 0)});  // on A's clock
-                }
-        if (m_timeline) m_timeline->setSecondLane(std::move(marks), true);
-        m_b.reasons = m_b.agree ? std::make_shared<const sched::AgreeReasonIndex>(*m_b.agree) : nullptr;
-        updateAgreeProgress();
-        if (m_frame && m_trace) setTraceTime(m_frame->a->now);
-        else if (m_frame) showFrame(m_frame);
-        fireWhenAgreed();
-    };
-    if (agreed) {
-        done(std::move(agreed), QString());
-        return;
-    }
-    m_b.agreeCancel = std::make_shared<std::atomic<bool>>(false);
-    m_b.agreeProgress = std::make_shared<std::atomic<int>>(0);
-    m_agreeTimer->start();
-    using Result = std::pair<std::shared_ptr<const sched::AgreeReport>, QString>;
-    auto* watcher = new QFutureWatcher<Result>(this);
-    connect(watcher, &QFutureWatcherBase::finished, this, [this, watcher, gen, done] {
-        const auto [r, err] = watcher->result();
-        watcher->deleteLater();
-        if (gen != m_b.generation || !m_b.trace) return;  // B was replaced or dropped
-        done(r, err);
-    });
-    watcher->setFuture(QtConcurrent::run([trace = m_b.trace, topo = m_traceTopo, cancel = m_b.agreeCancel, pr = m_b.agreeProgress] {
-        return replayAgreement(*trace, topo, [cancel, pr](double share) {
-            *pr = int(share * 1000);
-            return !cancel->load();
-        });
-    }));
-    updateAgreeProgress();
-}
-
-void MainWindow::clearSideB() {
-    const bool had = m_b.trace || m_beside;
-    for (const auto& c : {m_b.indexCancel, m_b.agreeCancel})
-        if (c) *c = true;
-    const int gen = m_b.generation + 1;
-    m_b = TraceB{};
-    m_b.generation = gen;  // a replay or an index still being made for the old B is dropped
-    if (m_timeline) m_timeline->setSecondLane({}, false);
-    if (m_beside) {
-        m_beside.reset();
-        m_besideSnap.reset();
-        m_besidePath.clear();
-        m_sim->post([](SimWorker& w) {
-            w.pause();
-            w.setStopAt(0);
-        });
-    }
-    auto cbs = std::move(m_whenBeside);  // nothing more to wait for
-    m_whenBeside.clear();
-    for (auto& cb : cbs) QTimer::singleShot(0, this, std::move(cb));
-    if (had && m_trace) {
-        m_heatB->hide();
-        if (auto* d = findChild<QDockWidget*>(QStringLiteral("dockRqB"))) d->hide();
-        m_heatA->setTitle(QStringLiteral("recorded: %1").arg(QFileInfo(m_tracePath).fileName()));
-    }
-    fireWhenAgreed();
-}
-
-QString MainWindow::showSimulationBeside(const QString& path, const QString& variant) {
-    try {
-        return showSimulationBeside(sched::loadScenario(path.toStdString()), path, variant);
-    } catch (const std::exception& e) {
-        return QString::fromUtf8(e.what());
-    }
-}
-
-QString MainWindow::showSimulationBeside(const sched::Scenario& s, const QString& path, const QString& variant) {
-    if (!m_trace) return tr("%1: no trace is shown (open one first: the simulation runs beside it)").arg(path);
-    if (s.variants.empty()) return tr("%1: the scenario has no variant").arg(path);
-    const sched::Variant* v = &s.variants.front();
-    if (!variant.isEmpty()) {
-        v = nullptr;
-        QStringList names;
-        for (const auto& x : s.variants) {
-            names << q(x.name);
-            if (q(x.name) == variant) v = &x;
-        }
-        if (!v) return tr("%1: no variant '%2' (the scenario's: %3)").arg(path, variant, names.join(QStringLiteral(", ")));
-    }
-    if (s.topo->name() != m_traceTopo->name() && s.topo->nrCpus() != m_traceTopo->nrCpus())
-        return tr("%1: topology %2 (%3 CPUs) is not the trace's %4 (%5 CPUs)")
-            .arg(path, q(s.topo->name()))
-            .arg(s.topo->nrCpus())
-            .arg(q(m_traceTopo->name()))
-            .arg(m_traceTopo->nrCpus());
-    clearSideB();
-    m_beside = s;
-    m_besidePath = path;
-    m_besideSeed = s.seed;
-    m_besideKnobs = v->knobs;
-    m_besideSnap.reset();
-    m_heatB->show();
-    if (auto* d = findChild<QDockWidget*>(QStringLiteral("dockRqB"))) d->show();
-    m_heatA->setTitle(QStringLiteral("A: recorded: %1").arg(QFileInfo(m_tracePath).fileName()));
-    // A fresh run of this scenario (side A of the worker, shown as B), then to the cursor's time.
-    const sched::Knobs k = m_besideKnobs;
-    m_sim->post([s, k](SimWorker& w) {
-        w.pause();
-        w.restart(s, k, k, false, s.seed, "simulated");
-    });
-    m_besideTarget = traceCursor();
-    requestBesideFrame();
-    return {};
-}
-
-void MainWindow::requestBesideFrame() {
-    if (!m_beside) return;
-    m_besideRunning = true;
-    m_sim->post([s = *m_beside, k = m_besideKnobs, seed = m_besideSeed, ns = m_besideTarget](SimWorker& w) {
-        w.runTo(s, k, seed, ns);
-    });
-}
-
-bool MainWindow::besideReady() const {
-    // The worker stops exactly at the asked time (or earlier when the run ends); an older frame
-    // still on its way (running, or paused at the previous cursor) does not count.
-    return m_besideSnap && !m_besideRunning && (m_besideSnap->now == m_besideTarget || (m_besideSnap->done && m_besideSnap->now < m_besideTarget));
-}
-
-void MainWindow::whenBesideReady(std::function<void()> done) {
-    if (m_beside && !besideReady()) m_whenBeside.push_back(std::move(done));
-    else QTimer::singleShot(0, this, std::move(done));
-}
-
-void MainWindow::besideSimDialog() {
-    if (!m_trace) {
-        statusBar()->showMessage(tr("Open a trace first: the simulation runs beside it"), 6000);
-        return;
-    }
-    const QString p = QFileDialog::getOpenFileName(this, tr("Simulate beside the trace"), QString::fromStdString(sched::shippedScenariosDir()),
-                                                   tr("Scenarios (*.json)"));
-    if (p.isEmpty()) return;
-    // A scenario of several variants (baseline, a patch): which one runs beside the trace.
-    QString variant;
-    try {
-        const sched::Scenario s = sched::loadScenario(p.toStdString());
-        if (s.variants.size() > 1) {
-            QStringList items;
-            for (const auto& v : s.variants) items << QStringLiteral("%1 (%2)").arg(q(v.name), q(v.knobs.presetName));
-            bool ok = false;
-            const QString pick = QInputDialog::getItem(this, tr("Simulate beside the trace"), tr("Variant of %1:").arg(QFileInfo(p).fileName()),
-                                                       items, 0, false, &ok);
-            if (!ok) return;
-            variant = q(s.variants[std::size_t(items.indexOf(pick))].name);
-        }
-    } catch (const std::exception&) {
-        // showSimulationBeside says what is wrong with the file
-    }
-    const QString err = showSimulationBeside(p, variant);
-    if (!err.isEmpty()) QMessageBox::warning(this, tr("Simulate beside the trace"), err);
-}
-
-void MainWindow::copyCompareText() {
-    if (!m_trace) {
-        // Made by the worker from the run as it is now (running or not); the answer comes back queued.
-        m_sim->post([](SimWorker& w) { w.requestCompareText(); });
-        return;
-    }
-    if (!m_b.trace) {
-        statusBar()->showMessage(m_beside ? tr("The A/B table compares two traces (schedlab-cli compare-traces): open a second trace as B")
-                                          : tr("Open a second trace as B: the table compares the two traces"),
-                                 6000);
-        return;
-    }
-    // schedlab-cli compare-traces A B --topology T: baseline knobs for both agreement rows.
-    statusBar()->showMessage(tr("Making the A/B table of the two traces…"), 4000);
-    auto* watcher = new QFutureWatcher<QString>(this);
-    const auto a = m_trace, b = m_b.trace;
-    connect(watcher, &QFutureWatcherBase::finished, this, [this, watcher, a, b] {
-        const QString t = watcher->result();
-        watcher->deleteLater();
-        if (a != m_trace || b != m_b.trace) return;  // the traces changed meanwhile
-        if (t.startsWith(QLatin1String("error: "))) {
-            statusBar()->showMessage(t.mid(7), 8000);
-            return;
-        }
-        QApplication::clipboard()->setText(t);
-        statusBar()->showMessage(tr("A/B table of the two traces copied (%1 lines)").arg(t.count(QLatin1Char('\n'))), 4000);
-        emit compareTextCopied(t);
-    });
-    watcher->setFuture(QtConcurrent::run([a, b, topo = m_traceTopo]() -> QString {
-        try {
-            sched::TraceCompareOptions o;
-            o.agreement = a->ns_timestamps && b->ns_timestamps;
-            return QString::fromStdString(sched::traceCompareTable(*a, *b, topo, sched::Knobs{}, sched::Knobs{}, o));
-        } catch (const std::exception& e) {
-            return QStringLiteral("error: ") + QString::fromUtf8(e.what());
-        }
-    }));
-}
-
-QString MainWindow::traceStatus() const {
-    if (!m_trace || !m_frame) return {};
-    const qint64 rel = m_frame->a->now - m_traceT0;
-    if (m_b.trace) {
-        // Short: the trace bar and the caption carry the whole agreement summaries.
-        auto brief = [](const sched::AgreeReport* r, int dis, const QString& full) {
-            if (!r) return full;
-            return tr("agreement %1 %, %2 disagreements").arg(r->decisions ? 100.0 * double(r->agree) / double(r->decisions) : 0.0, 0, 'f', 1).arg(dis);
-        };
-        return QStringLiteral("A %1 · B %2 · %3 (%4 CPUs) · cursor %5 since each trace's first event (A 0 .. %6, B 0 .. %7) · A: %8 · B: %9")
-            .arg(QFileInfo(m_tracePath).fileName(), QFileInfo(m_b.path).fileName(), q(m_traceTopo->name()))
-            .arg(m_traceTopo->nrCpus())
-            .arg(simTime(rel), simTime(m_traceT1 - m_traceT0), simTime(m_b.t1 - m_b.t0),
-                 brief(m_agree.get(), int(m_disagreements.size()), agreementSummary()),
-                 brief(m_b.agree.get(), m_b.disagreements, agreementSummaryB()));
-    }
-    QString st = QStringLiteral("trace %1 · %2 (%3 CPUs) · %4 events · cursor %5 (%6 .. %7)")
-                     .arg(QFileInfo(m_tracePath).fileName(), q(m_traceTopo->name()))
-                     .arg(m_traceTopo->nrCpus())
-                     .arg(m_trace->events.size())
-                     .arg(simTime(rel), simTime(0), simTime(m_traceT1 - m_traceT0));
-    if (m_beside) {
-        const auto& b = m_frame->b;
-        st += QStringLiteral(" · B: %1 simulated to %2").arg(QFileInfo(m_besidePath).fileName(), simTime(b ? b->now : 0));
-        if (b && b->now < m_besideTarget) st += b->done ? tr(" (its run ended)") : tr(" (running to %1)").arg(simTime(m_besideTarget));
-    }
-    return st + QStringLiteral(" · ") + agreementSummary();
 }
 
 }  // namespace schedlab

@@ -14,7 +14,6 @@
 
 #include <QMainWindow>
 
-#include <atomic>
 #include <functional>
 #include <memory>
 #include <optional>
@@ -36,6 +35,9 @@ class KnobPanel;
 class LatencyPlot;
 class RqPlot;
 class TopologyHeatmap;
+class TraceBar;
+class TraceSession;
+struct TraceSide;
 class TraceTimeline;
 
 /// Options from the command line.
@@ -93,16 +95,9 @@ public:
     /// arrows, rq plot, latency and counters at a cursor time moved on the trace bar's timeline.
     /// Starts the agreement replay (sched::agree with baseline knobs, as `schedlab-cli agree`)
     /// in the background; its decisions and disagreements then appear on the timeline.
-    /// `agreed`: its agreement, already replayed (by replayAgreement()): not run again.
+    /// `agreed`: its agreement, already replayed (by TraceSession::replayAgreement()): not run again.
     void showTrace(std::shared_ptr<const sched::Trace> trace, std::shared_ptr<const sched::Topology> topo, const QString& path,
                    std::shared_ptr<const sched::AgreeReport> agreed = nullptr);
-    /// The agreement the window shows for a trace: sched::agree() with baseline knobs and the CLI's
-    /// default options, every Decision kept, the disagreeing ones traced. Null and the one-line
-    /// reason when it cannot run. Any thread.
-    /// `progress` (any thread): the share replayed (0..1); false stops it (then null and "cancelled").
-    static std::pair<std::shared_ptr<const sched::AgreeReport>, QString> replayAgreement(const sched::Trace& trace,
-                                                                                        std::shared_ptr<const sched::Topology> topo,
-                                                                                        const std::function<bool(double)>& progress = {});
     /// Moves the trace cursor to `ns` (trace A's time, clamped to the trace). Side B (a second
     /// trace, or a simulation beside the trace) shows the same time since its own start.
     void setTraceTime(qint64 ns);
@@ -116,11 +111,11 @@ public:
     /// more CPUs than the topology). Replaces a simulation beside the trace.
     QString showTraceB(std::shared_ptr<const sched::Trace> trace, const QString& path,
                        std::shared_ptr<const sched::AgreeReport> agreed = nullptr);
-    bool traceBShown() const { return bool(m_b.trace); }
-    std::shared_ptr<const sched::Trace> traceB() const { return m_b.trace; }
-    std::shared_ptr<const sched::AgreeReport> agreementB() const { return m_b.agree; }
-    bool agreementBRunning() const { return m_b.agreeRunning; }
-    bool traceIndexedB() const { return bool(m_b.index); }
+    bool traceBShown() const;
+    std::shared_ptr<const sched::Trace> traceB() const;
+    std::shared_ptr<const sched::AgreeReport> agreementB() const;
+    bool agreementBRunning() const;
+    bool traceIndexedB() const;
     /// Trace B's agreement in the words of agreementSummary() ("" without a trace B).
     QString agreementSummaryB() const;
     /// File > Open trace as B: pick a file, read it in the background (progress, cancellable).
@@ -144,24 +139,24 @@ public:
     /// of the two traces shown (schedlab-cli compare-traces), made in the background; the result
     /// goes to the clipboard and compareTextCopied().
     void copyCompareText();
-    bool traceMode() const { return bool(m_trace); }
+    bool traceMode() const;
     /// File > Open trace: pick a file and a topology, read it in the background (cancellable).
     void openTraceDialog();
 
     /// The shown trace's agreement report (null while it runs, after an error, or without a trace).
-    std::shared_ptr<const sched::AgreeReport> agreement() const { return m_agree; }
-    bool agreementRunning() const { return m_agreeRunning; }
+    std::shared_ptr<const sched::AgreeReport> agreement() const;
+    bool agreementRunning() const;
     /// The cursor of the shown trace uses its TraceIndex (made in the background after showTrace()).
-    bool traceIndexed() const { return bool(m_traceIndex); }
+    bool traceIndexed() const;
     /// Why the agreement could not run ("" when it did or still runs).
-    QString agreementError() const { return m_agreeError; }
+    QString agreementError() const;
     /// Calls `done` from the GUI thread's event loop once the shown traces' agreements (A's, and
     /// B's when shown) have finished or failed (in the next turn when they already have).
     void whenAgreed(std::function<void()> done);
     /// "2089 decisions · agreement 96.8 % · moved: 61.9 % · stay-on-prev 95.5 % · 67 disagreements".
     QString agreementSummary() const;
     /// Disagreements of the shown trace, in time order.
-    int disagreementCount() const { return int(m_disagreements.size()); }
+    int disagreementCount() const;
     const sched::AgreeRow* disagreement(int index) const;
     /// Opens disagreement `index` (0-based, time order): the cursor moves to its waking, the
     /// timeline selects it, the inspector shows schedlab's path and the kernel's choice, and the
@@ -240,70 +235,41 @@ private:
     QMenu* m_recentMenu = nullptr;
     QMenu* m_viewMenu = nullptr;
 
-    std::shared_ptr<const sched::Trace> m_trace;  ///< the trace shown instead of the simulation, if any
-    std::shared_ptr<const sched::Topology> m_traceTopo;
-    QString m_tracePath;
-    qint64 m_traceT0 = 0, m_traceT1 = 0;
-    QToolBar* m_traceBar = nullptr;
-    TraceTimeline* m_timeline = nullptr;
-    QLabel* m_traceLabel = nullptr;
-    QLabel* m_agreeLabel = nullptr;
-    QAction* m_nextDisAct = nullptr;
-    QAction* m_prevDisAct = nullptr;
+    // Trace mode (main_window_trace.cpp): side A a recorded trace, side B a second trace or a
+    // simulation beside it.
+    TraceSession* m_ta = nullptr;  ///< the trace shown instead of the simulation, if any
+    TraceSession* m_tb = nullptr;  ///< a second trace as side B
+    const TraceSide& traceA() const;
+    const TraceSide& traceSideB() const;
+    TraceBar* m_traceBar = nullptr;
+    TraceTimeline* m_timeline = nullptr;  ///< the trace bar's
 
+    void createTraceSessions();
     void createTraceBar();
+    /// Heatmap B and rq plot B shown (a second trace or a simulation beside trace A) or not.
+    void showSideB(bool on);
     /// Reads `path` on the thread pool with a progress dialog (a percentage for text traces;
     /// Cancel stops the read); `done` gets the trace or the error ("" when cancelled).
     void readTraceAsync(const QString& path, std::function<void(std::shared_ptr<const sched::Trace>, QString)> done);
     /// Drops trace B or the simulation beside the trace (cancels B's replay and index).
     void clearSideB();
-    void startAgreementB(std::shared_ptr<const sched::AgreeReport> agreed);
-    void startTraceIndexB();
+    void onAgreementA();
+    void onAgreementB();
+    /// An agreement finished: the trace bar, the frame's reasons, whenAgreed()'s callbacks.
+    void agreementsChanged();
     void fireWhenAgreed();
     void updateAgreeProgress();
     QString traceStatus() const;
     /// Posts the beside simulation's run to the cursor's relative time.
     void requestBesideFrame();
     bool besideReady() const;
-    void startAgreement(std::shared_ptr<const sched::AgreeReport> agreed);
-    void agreementDone(std::shared_ptr<const sched::AgreeReport> r, const QString& err);
     void clearDisagreementMarks();
 
-    std::shared_ptr<const sched::AgreeReport> m_agree;
-    std::vector<const sched::AgreeRow*> m_disagreements;  ///< into *m_agree, time order
-    bool m_agreeRunning = false;
-    QString m_agreeError;
-    int m_traceGeneration = 0;  ///< a new trace (or leaving it) drops a replay or an index still being made
-    /// The shown trace prepared for a moving cursor (built in the background; until then the
-    /// cursor replays the trace from its start).
-    std::shared_ptr<const sched::TraceIndex> m_traceIndex;
-    std::shared_ptr<std::atomic<bool>> m_indexCancel;
-    void startTraceIndex();
     std::vector<std::function<void()>> m_whenAgreed;
     int m_openedDis = -1;
     bool m_knobsHiddenForTrace = false;  ///< showTrace hid the knobs dock; leaveTrace shows it again
-    std::shared_ptr<std::atomic<bool>> m_agreeCancel;   ///< stops A's replay (replaced, left, closed)
-    std::shared_ptr<std::atomic<int>> m_agreeProgress;  ///< A's replay, per mille
-
-    /// Side B in trace mode: a second trace.
-    struct TraceB {
-        std::shared_ptr<const sched::Trace> trace;
-        QString path;
-        qint64 t0 = 0, t1 = 0;
-        std::shared_ptr<const sched::TraceIndex> index;
-        std::shared_ptr<std::atomic<bool>> indexCancel;
-        std::shared_ptr<const sched::AgreeReport> agree;
-        std::shared_ptr<const sched::AgreeReasonIndex> reasons;  ///< the counters' final reasons
-        int disagreements = 0;
-        bool agreeRunning = false;
-        QString agreeError;
-        std::shared_ptr<std::atomic<bool>> agreeCancel;
-        std::shared_ptr<std::atomic<int>> agreeProgress;
-        int generation = 0;
-    } m_b;
     /// Side B in trace mode: a simulation beside the trace.
     std::optional<sched::Scenario> m_beside;
-    std::shared_ptr<const sched::AgreeReasonIndex> m_agreeReasons;  ///< trace A's final reasons, for the counters
     QString m_besidePath;
     quint64 m_besideSeed = 0;
     sched::Knobs m_besideKnobs;  ///< the chosen variant's
@@ -311,7 +277,6 @@ private:
     std::shared_ptr<const sched::Snapshot> m_besideSnap;  ///< its newest frame's side A
     bool m_besideRunning = false;  ///< its newest frame is still on its way to the target
     std::vector<std::function<void()>> m_whenBeside;
-    QTimer* m_agreeTimer = nullptr;  ///< refreshes the replays' progress
     QAction* m_openTraceBAct = nullptr;
     QAction* m_besideAct = nullptr;
 };

@@ -1,0 +1,65 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+// delta_table.cpp: see delta_table.h.
+#include "delta_table.h"
+
+#include "text_util.h"
+
+#include <QCoreApplication>
+#include <QStringList>
+
+#include <algorithm>
+#include <vector>
+
+namespace schedlab {
+namespace {
+
+QString tr(const char* s) { return QCoreApplication::translate("MainWindow", s); }
+
+}  // namespace
+
+QString deltaTable(const sched::Snapshot& a, const sched::Snapshot& b, bool finished, bool recorded) {
+    struct Col {
+        QString label;
+        double a, b;
+        int decimals;
+    };
+    std::vector<Col> cols;
+    auto mig = [](const sched::Snapshot& s) {
+        std::uint64_t n = 0;
+        for (std::size_t i = 0; i < s.migrations_by_cause.size(); ++i)
+            if (i != std::size_t(sched::MigrationCause::fork)) n += s.migrations_by_cause[i];
+        return double(n);
+    };
+    // The workloads' own headline numbers once both sides have finished (mid-run they are partial).
+    if (finished)
+        for (std::size_t w = 0; w < a.reports.size() && w < b.reports.size(); ++w)
+            for (std::size_t i = 0; i < a.reports[w].headline.size() && i < b.reports[w].headline.size() && i < 3; ++i)
+                cols.push_back({q(a.reports[w].headline[i].label), a.reports[w].headline[i].value,
+                                b.reports[w].headline[i].value, a.reports[w].headline[i].decimals});
+    // A recorded trace counts its sched_waking records (the wakeups the views show).
+    cols.push_back({recorded ? QStringLiteral("sched_waking") : tr("wakeups"), double(a.ttwu_count), double(b.ttwu_count), 0});
+    cols.push_back({tr("migrations"), mig(a), mig(b), 0});
+    cols.push_back({tr("ctx switches"), double(a.ctx_switches), double(b.ctx_switches), 0});
+    cols.push_back({tr("wakeup p50 µs"), double(a.wakeup_latency.percentile(50)) / 1e3, double(b.wakeup_latency.percentile(50)) / 1e3, 1});
+    cols.push_back({tr("wakeup p99 µs"), double(a.wakeup_latency.percentile(99)) / 1e3, double(b.wakeup_latency.percentile(99)) / 1e3, 1});
+    if (!recorded || a.idle_delay_hits || b.idle_delay_hits)  // a trace has none
+        cols.push_back({tr("idle-delay hits"), double(a.idle_delay_hits), double(b.idle_delay_hits), 0});
+    QStringList rows(4);
+    rows[0] = QStringLiteral("%1").arg(QString(), -7);
+    rows[1] = QStringLiteral("%1").arg(QStringLiteral("A"), -7);
+    rows[2] = QStringLiteral("%1").arg(QStringLiteral("B"), -7);
+    rows[3] = QStringLiteral("%1").arg(QStringLiteral("B vs A"), -7);
+    for (const Col& c : cols) {
+        const QString va = QString::number(c.a, 'f', c.decimals), vb = QString::number(c.b, 'f', c.decimals);
+        const QString ch = c.a != 0 ? QStringLiteral("%1%2%").arg(c.b >= c.a ? "+" : "").arg((c.b - c.a) / c.a * 100, 0, 'f', 1)
+                                    : QStringLiteral("-");
+        const int w = int(std::max({c.label.size(), va.size(), vb.size(), ch.size()})) + 3;
+        rows[0] += QStringLiteral("%1").arg(c.label, w);
+        rows[1] += QStringLiteral("%1").arg(va, w);
+        rows[2] += QStringLiteral("%1").arg(vb, w);
+        rows[3] += QStringLiteral("%1").arg(ch, w);
+    }
+    return rows.join(QLatin1Char('\n'));
+}
+
+}  // namespace schedlab
