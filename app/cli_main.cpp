@@ -41,19 +41,36 @@ json topologyJson(const Topology& t, const SchedDomains& sd, int onlyCpu) {
     json cpus = json::array();
     for (const auto& c : t.cpus()) {
         if (onlyCpu >= 0 && c.cpu != onlyCpu) continue;
-        json cj = {{"cpu", c.cpu}, {"thread", c.thread}, {"core", c.core}, {"cluster", c.cluster}, {"llc", c.llc},
-                   {"die", c.die}, {"package", c.package}, {"node", c.node}, {"capacity", c.capacity},
-                   {"sd_llc_id", sd.sd_llc_id(c.cpu)}, {"sd_llc_size", sd.sd_llc_size(c.cpu)},
+        json cj = {{"cpu", c.cpu},
+                   {"thread", c.thread},
+                   {"core", c.core},
+                   {"cluster", c.cluster},
+                   {"llc", c.llc},
+                   {"die", c.die},
+                   {"package", c.package},
+                   {"node", c.node},
+                   {"capacity", c.capacity},
+                   {"sd_llc_id", sd.sd_llc_id(c.cpu)},
+                   {"sd_llc_size", sd.sd_llc_size(c.cpu)},
                    {"smt_siblings", t.smtMask(c.cpu).toList()}};
         json doms = json::array();
         for (const auto& d : sd.domains(c.cpu)) {
             json groups = json::array();
             for (const auto& g : d.groups) groups.push_back(g.toList());
-            doms.push_back({{"level", d.level}, {"name", d.name}, {"span", d.span.toList()}, {"span_weight", d.span_weight},
-                            {"flags", sdFlagsToString(d.flags)}, {"flags_value", d.flags}, {"imbalance_pct", d.imbalance_pct},
-                            {"cache_nice_tries", d.cache_nice_tries}, {"min_interval", d.min_interval},
-                            {"max_interval", d.max_interval}, {"busy_factor", d.busy_factor},
-                            {"balance_interval", d.balance_interval}, {"imb_numa_nr", d.imb_numa_nr}, {"groups", groups}});
+            doms.push_back({{"level", d.level},
+                            {"name", d.name},
+                            {"span", d.span.toList()},
+                            {"span_weight", d.span_weight},
+                            {"flags", sdFlagsToString(d.flags)},
+                            {"flags_value", d.flags},
+                            {"imbalance_pct", d.imbalance_pct},
+                            {"cache_nice_tries", d.cache_nice_tries},
+                            {"min_interval", d.min_interval},
+                            {"max_interval", d.max_interval},
+                            {"busy_factor", d.busy_factor},
+                            {"balance_interval", d.balance_interval},
+                            {"imb_numa_nr", d.imb_numa_nr},
+                            {"groups", groups}});
         }
         cj["domains"] = doms;
         cpus.push_back(cj);
@@ -193,10 +210,14 @@ int main(int argc, char** argv) {
     agreeCmd->add_flag("--workload-only", ag.workloadOnly, "only decisions between WORKLOAD_START and WORKLOAD_END");
     agreeCmd->add_option("--examples", ag.examples, "disagreements listed per class (default 5)");
     agreeCmd->add_option("--clock", ag.clock, "the trace clock, when the file does not say");
-    agreeCmd->add_option("--wake-inputs", ag.wakeInputs, "schedlab's own exports carry each decision's untraced inputs (loads, WF_SYNC, nr_idle_scan, jiffies): use (default) or ignore them (reconstruct as for a kernel trace)");
-    agreeCmd->add_option("--nr-idle-scan-at", ag.nrIdleScanAt, "SIS_UTIL's nr_idle_scan: recomputed at each decision, or at modelled LLC balances (balance)");
+    agreeCmd->add_option("--wake-inputs", ag.wakeInputs,
+                         "schedlab's own exports carry each decision's untraced inputs (loads, WF_SYNC, nr_idle_scan, jiffies): use (default) or "
+                         "ignore them (reconstruct as for a kernel trace)");
+    agreeCmd->add_option("--nr-idle-scan-at", ag.nrIdleScanAt,
+                         "SIS_UTIL's nr_idle_scan: recomputed at each decision, or at modelled LLC balances (balance)");
     CompareTracesArgs ct;
-    auto* compareTraces = app.add_subcommand("compare-traces", "two recorded traces (before/after a patch, or a kernel trace beside schedlab's export) as a compare table");
+    auto* compareTraces = app.add_subcommand(
+        "compare-traces", "two recorded traces (before/after a patch, or a kernel trace beside schedlab's export) as a compare table");
     compareTraces->add_option("base", ct.base, "the base trace (ftrace text or trace.dat)")->required();
     compareTraces->add_option("patch", ct.patch, "the patched kernel's trace")->required();
     compareTraces->add_option("--topology", ct.topology, "the machine both were recorded on: a preset or an hwloc XML");
@@ -227,7 +248,8 @@ int main(int argc, char** argv) {
     sweep->add_option("--knobs", sim.knobs, "knob preset and/or name=value overrides")->expected(1, -1);
     sweep->add_option("--set", sim.sets, "override a knob: name=value (repeatable)");
     sweep->add_option("--jobs,-j", sim.jobs, "simulations at once (default: the machine's cores; each one single-threaded and deterministic)");
-    sweep->add_option("--emit-jobs", sim.emitJobs, "run nothing: write DIR with one job per point for GNU parallel (parallel < DIR/jobs.txt) or Slurm (sbatch DIR/sweep.sbatch)");
+    sweep->add_option("--emit-jobs", sim.emitJobs,
+                      "run nothing: write DIR with one job per point for GNU parallel (parallel < DIR/jobs.txt) or Slurm (sbatch DIR/sweep.sbatch)");
     sweep->add_option("--merge", sim.merge, "print the table of a sweep emitted into DIR from its points' results (instead of a scenario)");
     sweep->get_option("scenario")->required(false);
     sweep->get_option("--vary")->required(false);
@@ -238,9 +260,13 @@ int main(int argc, char** argv) {
     reproduce->add_flag("--quick", rep.quick, "shorter runs (start-up only, marked as such): a few minutes instead of half an hour");
     reproduce->add_flag("--list", rep.list, "list the claims and exit");
     reproduce->add_option("--json", rep.jsonOut, "write the table as JSON to FILE");
-    reproduce->add_option("--seed", rep.seeds, "RNG seed of every run, or a list (1,2,3): each claim runs with each seed and matches only when all go the published way (default: each scenario's own, 1 in the shipped ones)")
+    reproduce
+        ->add_option("--seed", rep.seeds,
+                     "RNG seed of every run, or a list (1,2,3): each claim runs with each seed and matches only when all go the published way "
+                     "(default: each scenario's own, 1 in the shipped ones)")
         ->delimiter(',');
-    reproduce->add_option("--scenarios", rep.scenarios, "the shipped scenarios' directory (default: the installed ones, or the source tree's resources/scenarios)");
+    reproduce->add_option("--scenarios", rep.scenarios,
+                          "the shipped scenarios' directory (default: the installed ones, or the source tree's resources/scenarios)");
     auto* demo = app.add_subcommand("demo", "explain a few wakeups on a 2-socket machine");
     auto* scenarios = app.add_subcommand("scenarios", "list the shipped scenarios (run, compare and sweep take their names)");
 

@@ -32,8 +32,7 @@ namespace sched {
 namespace {
 
 // Applies --knobs (preset name or name=value items) and --set overrides.
-Knobs resolveKnobs(const Knobs& base, const std::vector<std::string>& knobArgs, const std::vector<std::string>& sets,
-                   const std::string& flag) {
+Knobs resolveKnobs(const Knobs& base, const std::vector<std::string>& knobArgs, const std::vector<std::string>& sets, const std::string& flag) {
     Knobs k = base;
     for (const auto& a : knobArgs) {
         if (a.find('=') == std::string::npos) {
@@ -206,7 +205,8 @@ void checkOutputPath(const std::string& path, const char* flag) {
     fs::path parent = fs::path(path).parent_path();
     if (parent.empty()) parent = ".";
     if (!fs::is_directory(parent)) throw InputError(path, "", fmt::format("{}: cannot write (directory {} does not exist)", flag, parent.string()));
-    if (::access(parent.c_str(), W_OK) != 0) throw InputError(path, "", fmt::format("{}: cannot write (directory {} is not writable)", flag, parent.string()));
+    if (::access(parent.c_str(), W_OK) != 0)
+        throw InputError(path, "", fmt::format("{}: cannot write (directory {} is not writable)", flag, parent.string()));
 }
 
 const Variant& variantByName(const Scenario& s, const std::string& name) {
@@ -257,8 +257,8 @@ struct DecisionWriter {
             "{{\"t\":{},\"pid\":{},\"waker_cpu\":{},\"prev_cpu\":{},\"cpu\":{},\"wake_flags\":\"{}\",\"stage0\":\"{}\",\"stage1\":\"{}\","
             "\"idlest\":\"{}\",\"stage2\":\"{}\",\"wakelist\":{},\"migrated\":{},\"preempted_curr\":{},\"idle_delay_hit\":{},\"claim_set\":{},"
             "\"examined\":[{}]}}\n",
-            r.time, r.pid, d.this_cpu, d.prev_cpu, d.cpu, wakeFlagsToString(d.wake_flags), toString(d.stage0), toString(d.stage1),
-            toString(d.idlest), toString(d.stage2), d.wakelist, d.migrated, d.preempted_curr, d.idle_delay_hit, d.claim_set, ex);
+            r.time, r.pid, d.this_cpu, d.prev_cpu, d.cpu, wakeFlagsToString(d.wake_flags), toString(d.stage0), toString(d.stage1), toString(d.idlest),
+            toString(d.stage2), d.wakelist, d.migrated, d.preempted_curr, d.idle_delay_hit, d.claim_set, ex);
     }
     void commit() { out.commit(); }
 };
@@ -268,7 +268,9 @@ struct FtraceFile {
     TempFileOut out;
     FtraceTextWriter w;
     FtraceFile(const std::string& p, const Engine& eng, bool usecs)
-        : out(p), w(out.f, eng.nrCpus(), [e = &eng](std::int32_t pid) { return e->taskComm(pid); }, usecs) {}
+        : out(p),
+          w(
+              out.f, eng.nrCpus(), [e = &eng](std::int32_t pid) { return e->taskComm(pid); }, usecs) {}
     void commit() { out.commit(); }
 };
 
@@ -293,9 +295,9 @@ int cliTrace(const std::string& path, const std::string& clock, bool queuedOnly,
                         top = std::max(top, v);
                     }
             const double span = r.rows() > 1 ? double(r.time.back() - r.time.front()) / 1e9 : 0.0;
-            fmt::print("{}: runqueue-length CSV (bpftrace, {}), {} samples of {} CPUs over {:.3f} s; mean nr_running {:.2f}, max {}\n",
-                       path, r.counts_running_task ? "rq->nr_running" : "queued only, read as a lower bound", r.rows(),
-                       r.cpus.size(), span, n ? sum / double(n) : 0.0, top);
+            fmt::print("{}: runqueue-length CSV (bpftrace, {}), {} samples of {} CPUs over {:.3f} s; mean nr_running {:.2f}, max {}\n", path,
+                       r.counts_running_task ? "rq->nr_running" : "queued only, read as a lower bound", r.rows(), r.cpus.size(), span,
+                       n ? sum / double(n) : 0.0, top);
             for (const auto& p : r.problems) fmt::print("  {}:{}: {}\n", path, p.line, p.what);
             if (r.problem_count > r.problems.size()) fmt::print("  ... and {} more bad rows\n", r.problem_count - r.problems.size());
             if (r.truncated_line) fmt::print("  {}:{}: last row cut short (truncated file), skipped\n", path, r.truncated_line);
@@ -324,8 +326,9 @@ namespace {
 std::shared_ptr<const Topology> topologyOfTrace(const std::string& name, int nrCpus) {
     if (name.empty()) {
         const auto same = Topology::presetsWithCpus(nrCpus);
-        throw InputError("--topology", "", fmt::format("give the machine the trace was recorded on (the trace has {} CPUs; presets with {} CPUs: {}; or an hwloc XML)",
-                                                       nrCpus, nrCpus, same.empty() ? "none" : fmt::format("{}", fmt::join(same, ", "))));
+        throw InputError("--topology", "",
+                         fmt::format("give the machine the trace was recorded on (the trace has {} CPUs; presets with {} CPUs: {}; or an hwloc XML)",
+                                     nrCpus, nrCpus, same.empty() ? "none" : fmt::format("{}", fmt::join(same, ", "))));
     }
     auto topo = std::make_shared<const Topology>(loadTopology(name));
     if (topo->nrCpus() < nrCpus) throw InputError("--topology", name, fmt::format("has {} CPUs, the trace {}", topo->nrCpus(), nrCpus));
@@ -352,12 +355,12 @@ int cliCompareTraces(const CompareTracesArgs& a) {
 
 int cliAgree(const AgreeArgs& a) {
     checkOutputPath(a.decisions, "--decisions");
-    if (a.sync != "comm" && a.sync != "task" && a.sync != "none")
-        throw InputError("--sync", a.sync, "expected comm, task or none");
+    if (a.sync != "comm" && a.sync != "task" && a.sync != "none") throw InputError("--sync", a.sync, "expected comm, task or none");
     TraceReadOptions ro;
     ro.clock = a.clock;
     const Trace t = readTrace(a.trace, ro);
-    if (!t.ns_timestamps) throw InputError(a.trace, "", "timestamps are not in ns (counter/uptime/tsc clock): PELT and wakee_flips decay cannot be rebuilt");
+    if (!t.ns_timestamps)
+        throw InputError(a.trace, "", "timestamps are not in ns (counter/uptime/tsc clock): PELT and wakee_flips decay cannot be rebuilt");
     auto topo = topologyOfTrace(a.topology, t.nr_cpus);
     const Knobs k = resolveKnobs(Knobs{}, a.knobs, a.sets, "--knobs");
     AgreeOptions o;
@@ -374,10 +377,11 @@ int cliAgree(const AgreeArgs& a) {
     if (!a.decisions.empty()) {
         std::string out;
         for (const AgreeRow& row : r.rows)
-            out += fmt::format("{{\"line\":{},\"t\":{},\"pid\":{},\"waker\":{},\"this_cpu\":{},\"prev\":{},\"kernel\":{},\"schedlab\":{},"
-                               "\"sync\":{},\"cold\":{},\"late\":{},\"racy\":{},\"reasons\":\"{}\",\"class\":\"{}\"}}\n",
-                               row.line, row.time, row.pid, row.waker, row.this_cpu, row.prev, row.kernel, row.sim, row.sync, row.cold,
-                               row.late, row.racy, row.reasons, row.cls < 0 ? "" : toString(DisagreeClass(row.cls)));
+            out += fmt::format(
+                "{{\"line\":{},\"t\":{},\"pid\":{},\"waker\":{},\"this_cpu\":{},\"prev\":{},\"kernel\":{},\"schedlab\":{},"
+                "\"sync\":{},\"cold\":{},\"late\":{},\"racy\":{},\"reasons\":\"{}\",\"class\":\"{}\"}}\n",
+                row.line, row.time, row.pid, row.waker, row.this_cpu, row.prev, row.kernel, row.sim, row.sync, row.cold, row.late, row.racy,
+                row.reasons, row.cls < 0 ? "" : toString(DisagreeClass(row.cls)));
         writeFileAtomic(a.decisions, out);
     }
     if (a.json) fmt::print("{}\n", r.json().dump(1));
@@ -393,8 +397,7 @@ int cliRun(const SimArgs& a) {
     v.knobs = resolveKnobs(v.knobs, a.knobs, a.sets, "--knobs");
     if (!a.knobs.empty() || !a.sets.empty()) v.name = v.knobs.presetName;
     const CostModel cost = resolveCost(s, a.cost);
-    if (!a.csvDir.empty() && !std::filesystem::is_directory(a.csvDir))
-        throw InputError(a.csvDir, "", "--csv: not a directory (create it first)");
+    if (!a.csvDir.empty() && !std::filesystem::is_directory(a.csvDir)) throw InputError(a.csvDir, "", "--csv: not a directory (create it first)");
     std::unique_ptr<DecisionWriter> dw;
     if (!a.decisions.empty()) dw = std::make_unique<DecisionWriter>(a.decisions);
     std::function<void(const DecisionRecord&)> sink;
@@ -462,8 +465,8 @@ int cliCompare(const SimArgs& a) {
     const Variant va = pick(a.a, a.setsA, 0, "--a");
     const Variant vb = pick(a.b, a.setsB, 1, "--b");
     const CostModel cost = resolveCost(s, a.cost);
-    std::vector<RunResult> both = runMany(s, {{va, cost}, {vb, cost}}, a,
-                                          {fmt::format("base [{}]", va.knobs.presetName), fmt::format("patch [{}]", vb.knobs.presetName)});
+    std::vector<RunResult> both =
+        runMany(s, {{va, cost}, {vb, cost}}, a, {fmt::format("base [{}]", va.knobs.presetName), fmt::format("patch [{}]", vb.knobs.presetName)});
     RunResult& ra = both[0];
     RunResult& rb = both[1];
     const std::string table = compareTable(s, ra, rb);
@@ -489,14 +492,14 @@ std::string shellQuote(const std::string& x) {
 // of the scenario (named as the original, with its topology file beside it), so the jobs do
 // not depend on the directory they were emitted from. Each job is `schedlab-cli sweep` of
 // one value with the same options, which writes its point's JSON (with the table's parts).
-void emitSweepJobs(const SimArgs& a, const Scenario& s, const std::string& name, const std::vector<std::string>& values,
-                   std::uint64_t seed) {
+void emitSweepJobs(const SimArgs& a, const Scenario& s, const std::string& name, const std::vector<std::string>& values, std::uint64_t seed) {
     namespace fs = std::filesystem;
     const fs::path dir = fs::absolute(a.emitJobs).lexically_normal();
     std::error_code ec;
     fs::create_directories(dir, ec);
     if (ec || !fs::is_directory(dir)) throw InputError(a.emitJobs, "", "--emit-jobs: cannot create the directory");
-    if (fs::exists(dir / "sweep.json")) throw InputError((dir / "sweep.json").string(), "", "--emit-jobs: the directory already holds a sweep (remove it or pick another)");
+    if (fs::exists(dir / "sweep.json"))
+        throw InputError((dir / "sweep.json").string(), "", "--emit-jobs: the directory already holds a sweep (remove it or pick another)");
     nlohmann::ordered_json doc = nlohmann::ordered_json::parse(readFileOrThrow(a.scenario));
     doc["name"] = s.name;
     if (doc.contains("topology") && doc["topology"].is_string()) {
@@ -531,27 +534,28 @@ void emitSweepJobs(const SimArgs& a, const Scenario& s, const std::string& name,
         points.push_back(point + ".json");
     }
     writeFileAtomic((dir / "jobs.txt").string(), jobs);
-    writeFileAtomic((dir / "sweep.sbatch").string(),
-                    fmt::format("#!/bin/bash\n"
-                                "# schedlab sweep of {} over {} points: one point per array task, then\n"
-                                "#   schedlab-cli sweep --merge {}\n"
-                                "# Each simulation is single-threaded; DIR must be on a file system the nodes share.\n"
-                                "#SBATCH --job-name=schedlab-sweep\n"
-                                "#SBATCH --array=0-{}\n"
-                                "#SBATCH --ntasks=1\n"
-                                "#SBATCH --cpus-per-task=1\n"
-                                "#SBATCH --output={}/slurm-%A_%a.out\n"
-                                "set -euo pipefail\n"
-                                "line=$(sed -n \"$((SLURM_ARRAY_TASK_ID + 1))p\" {})\n"
-                                "bash -c \"$line\"\n",
-                                name, values.size(), shellQuote(dir.string()), values.size() - 1, dir.string(),
-                                shellQuote((dir / "jobs.txt").string())));
+    writeFileAtomic(
+        (dir / "sweep.sbatch").string(),
+        fmt::format("#!/bin/bash\n"
+                    "# schedlab sweep of {} over {} points: one point per array task, then\n"
+                    "#   schedlab-cli sweep --merge {}\n"
+                    "# Each simulation is single-threaded; DIR must be on a file system the nodes share.\n"
+                    "#SBATCH --job-name=schedlab-sweep\n"
+                    "#SBATCH --array=0-{}\n"
+                    "#SBATCH --ntasks=1\n"
+                    "#SBATCH --cpus-per-task=1\n"
+                    "#SBATCH --output={}/slurm-%A_%a.out\n"
+                    "set -euo pipefail\n"
+                    "line=$(sed -n \"$((SLURM_ARRAY_TASK_ID + 1))p\" {})\n"
+                    "bash -c \"$line\"\n",
+                    name, values.size(), shellQuote(dir.string()), values.size() - 1, dir.string(), shellQuote((dir / "jobs.txt").string())));
     nlohmann::json manifest = {{"schedlab", "sweep-jobs"}, {"scenario", s.name}, {"vary", name}, {"values", values}, {"points", points}};
     writeFileAtomic((dir / "sweep.json").string(), manifest.dump(1) + "\n");
-    fmt::print("{} jobs in {}:\n  parallel < {}            # this machine (or: --sshloginfile HOSTS, DIR shared)\n"
-               "  sbatch {}                # a Slurm cluster: one point per array task\n"
-               "then: {} sweep --merge {}\n",
-               values.size(), dir.string(), (dir / "jobs.txt").string(), (dir / "sweep.sbatch").string(), cli, dir.string());
+    fmt::print(
+        "{} jobs in {}:\n  parallel < {}            # this machine (or: --sshloginfile HOSTS, DIR shared)\n"
+        "  sbatch {}                # a Slurm cluster: one point per array task\n"
+        "then: {} sweep --merge {}\n",
+        values.size(), dir.string(), (dir / "jobs.txt").string(), (dir / "sweep.sbatch").string(), cli, dir.string());
 }
 
 nlohmann::json readJsonFile(const std::string& path) { return parseJsonOrThrow(readFileOrThrow(path), path); }
@@ -611,8 +615,8 @@ int mergeSweep(const SimArgs& a) {
     const std::string table = sweepTable(merged, name, values);
     fmt::print("{}", table);
     if (!a.jsonOut.empty()) {
-        nlohmann::json j = {{"schedlab", "sweep"}, {"vary", name}, {"values", values}, {"table", table}, {"runs", runs},
-                            {"sweep_parts", sweepPartsJson(merged)}};
+        nlohmann::json j = {{"schedlab", "sweep"}, {"vary", name}, {"values", values},
+                            {"table", table},      {"runs", runs}, {"sweep_parts", sweepPartsJson(merged)}};
         writeFileAtomic(a.jsonOut, j.dump(1) + "\n");
     }
     return 0;
@@ -734,7 +738,8 @@ int cliReproduce(const ReproduceArgs& a) {
     }
     namespace fs = std::filesystem;
     const std::string dir = a.scenarios.empty() ? shippedScenariosDir() : a.scenarios;
-    if (!fs::is_directory(dir)) throw InputError(dir, "", "--scenarios: not a directory (the shipped scenarios: resources/scenarios/ or PREFIX/share/schedlab/scenarios)");
+    if (!fs::is_directory(dir))
+        throw InputError(dir, "", "--scenarios: not a directory (the shipped scenarios: resources/scenarios/ or PREFIX/share/schedlab/scenarios)");
     // Distinct runs, in claim order, once per seed (no seed: the scenario's own).
     std::vector<std::optional<std::uint64_t>> seeds;
     for (auto sd : a.seeds) seeds.push_back(sd);

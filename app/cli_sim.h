@@ -11,25 +11,25 @@ namespace sched {
 
 struct SimArgs {
     std::string scenario;
-    std::string variant;                 ///< run/sweep: which of the scenario's variants (default: the first)
-    std::vector<std::string> knobs;      ///< --knobs PRESET and/or name=value items
-    std::vector<std::string> sets;       ///< --set name=value
-    std::vector<std::string> cost;       ///< --cost name=value | scale.TERM=x | off=TERM
+    std::string variant;             ///< run/sweep: which of the scenario's variants (default: the first)
+    std::vector<std::string> knobs;  ///< --knobs PRESET and/or name=value items
+    std::vector<std::string> sets;   ///< --set name=value
+    std::vector<std::string> cost;   ///< --cost name=value | scale.TERM=x | off=TERM
     std::optional<std::uint64_t> seed;
     std::string jsonOut, csvDir, decisions;
-    std::string ftrace;                  ///< run: write the run's events as ftrace text to FILE
-    bool ftraceUsecs = false;            ///< run: 6-decimal timestamps (µs) instead of ns
-    bool noWakeInputs = false;           ///< run: --ftrace / --trace-dat without the schedlab_wake marks (as a kernel's trace)
-    std::string traceDat;                ///< run: write the run's events as a trace-cmd trace.dat to FILE
+    std::string ftrace;         ///< run: write the run's events as ftrace text to FILE
+    bool ftraceUsecs = false;   ///< run: 6-decimal timestamps (µs) instead of ns
+    bool noWakeInputs = false;  ///< run: --ftrace / --trace-dat without the schedlab_wake marks (as a kernel's trace)
+    std::string traceDat;       ///< run: write the run's events as a trace-cmd trace.dat to FILE
     bool digestOnly = false;
     bool check = false;
-    bool coalesce = true;                ///< exact coalescing of plain workload steps (same results; --no-coalesce)
-    std::string a, b;                    ///< compare
+    bool coalesce = true;  ///< exact coalescing of plain workload steps (same results; --no-coalesce)
+    std::string a, b;      ///< compare
     std::vector<std::string> setsA, setsB;
-    std::string vary;                    ///< sweep
-    unsigned jobs = 0;                   ///< compare/sweep: simulations at once (0 = the machine's cores)
-    std::string emitJobs;                ///< sweep: write DIR (scenario copy, jobs.txt, sweep.sbatch) instead of running
-    std::string merge;                   ///< sweep: the table from DIR's point results
+    std::string vary;      ///< sweep
+    unsigned jobs = 0;     ///< compare/sweep: simulations at once (0 = the machine's cores)
+    std::string emitJobs;  ///< sweep: write DIR (scenario copy, jobs.txt, sweep.sbatch) instead of running
+    std::string merge;     ///< sweep: the table from DIR's point results
 };
 
 int cliRun(const SimArgs& a);

@@ -37,11 +37,9 @@ constexpr int kExitUsage = 2;
 /// (neither QT_QPA_PLATFORM nor Qt's own `-platform NAME` option).
 bool noDisplay(int argc, char** argv) {
     for (int i = 1; i < argc; ++i) {
-        if (std::strcmp(argv[i], "-platform") == 0 || std::strcmp(argv[i], "--platform") == 0)
-            return false;
+        if (std::strcmp(argv[i], "-platform") == 0 || std::strcmp(argv[i], "--platform") == 0) return false;
     }
-    return qEnvironmentVariableIsEmpty("DISPLAY") && qEnvironmentVariableIsEmpty("WAYLAND_DISPLAY") &&
-           qEnvironmentVariableIsEmpty("QT_QPA_PLATFORM");
+    return qEnvironmentVariableIsEmpty("DISPLAY") && qEnvironmentVariableIsEmpty("WAYLAND_DISPLAY") && qEnvironmentVariableIsEmpty("QT_QPA_PLATFORM");
 }
 
 int usage(const QString& msg) {
@@ -65,8 +63,7 @@ int main(int argc, char** argv) {
     // offscreen so that --screenshot, --help and flag errors behave the same headless; a plain interactive run
     // is refused below with a one-line message instead.
     const bool forcedOffscreen = noDisplay(argc, argv);
-    if (forcedOffscreen)
-        qputenv("QT_QPA_PLATFORM", "offscreen");
+    if (forcedOffscreen) qputenv("QT_QPA_PLATFORM", "offscreen");
 
     QApplication app(argc, argv);  // consumes Qt's own options (-platform, -style, ...)
     stage("qt");
@@ -80,14 +77,14 @@ int main(int argc, char** argv) {
     }
 
     QCommandLineParser parser;
-    parser.setApplicationDescription(QStringLiteral(
-        "schedlab: a laboratory for the Linux CFS wakeup path.\n"
-        "Without options: the default scenario (hackbench on 2 x EPYC 9654, baseline vs idle-delay-v2)."));
+    parser.setApplicationDescription(
+        QStringLiteral("schedlab: a laboratory for the Linux CFS wakeup path.\n"
+                       "Without options: the default scenario (hackbench on 2 x EPYC 9654, baseline vs idle-delay-v2)."));
     parser.addHelpOption();
-    const QCommandLineOption scenarioOpt(QStringLiteral("scenario"), QStringLiteral("Scenario JSON file to open, or a shipped scenario's name (schedlab-cli scenarios)."),
+    const QCommandLineOption scenarioOpt(QStringLiteral("scenario"),
+                                         QStringLiteral("Scenario JSON file to open, or a shipped scenario's name (schedlab-cli scenarios)."),
                                          QStringLiteral("file"));
-    const QCommandLineOption runForOpt(QStringLiteral("run-for"),
-                                       QStringLiteral("With --screenshot: simulated time to run first (2s, 50ms, 500us)."),
+    const QCommandLineOption runForOpt(QStringLiteral("run-for"), QStringLiteral("With --screenshot: simulated time to run first (2s, 50ms, 500us)."),
                                        QStringLiteral("time"));
     const QCommandLineOption ffOpt(QStringLiteral("fast-forward"),
                                    QStringLiteral("Run to simulated time <time> first without drawing (progress on stderr), then show the "
@@ -96,18 +93,15 @@ int main(int argc, char** argv) {
     const QCommandLineOption shotOpt(QStringLiteral("screenshot"),
                                      QStringLiteral("Render offscreen to <file> (.png, .svg or .pdf) with its caption, and exit."),
                                      QStringLiteral("file"));
-    const QCommandLineOption viewOpt(QStringLiteral("view"),
-                                     QStringLiteral("With --screenshot: window (default), heatmapA, heatmapB, rq, rqB, latency, counters, inspector."),
-                                     QStringLiteral("name"), QStringLiteral("window"));
+    const QCommandLineOption viewOpt(
+        QStringLiteral("view"), QStringLiteral("With --screenshot: window (default), heatmapA, heatmapB, rq, rqB, latency, counters, inspector."),
+        QStringLiteral("name"), QStringLiteral("window"));
     const QCommandLineOption aOpt(QStringLiteral("a"), QStringLiteral("Knob preset of side A."), QStringLiteral("preset"));
     const QCommandLineOption bOpt(QStringLiteral("b"), QStringLiteral("Knob preset of side B."), QStringLiteral("preset"));
-    const QCommandLineOption setAOpt(QStringLiteral("set-a"), QStringLiteral("Knob override for A (repeatable)."),
-                                     QStringLiteral("knob=value"));
-    const QCommandLineOption setBOpt(QStringLiteral("set-b"), QStringLiteral("Knob override for B (repeatable)."),
-                                     QStringLiteral("knob=value"));
+    const QCommandLineOption setAOpt(QStringLiteral("set-a"), QStringLiteral("Knob override for A (repeatable)."), QStringLiteral("knob=value"));
+    const QCommandLineOption setBOpt(QStringLiteral("set-b"), QStringLiteral("Knob override for B (repeatable)."), QStringLiteral("knob=value"));
     const QCommandLineOption noAbOpt(QStringLiteral("no-ab"), QStringLiteral("Side A only."));
-    const QCommandLineOption seedOpt(QStringLiteral("seed"), QStringLiteral("RNG seed (default: the scenario's)."),
-                                     QStringLiteral("n"));
+    const QCommandLineOption seedOpt(QStringLiteral("seed"), QStringLiteral("RNG seed (default: the scenario's)."), QStringLiteral("n"));
     const QCommandLineOption traceOpt(QStringLiteral("step-wakeup"),
                                       QStringLiteral("With --screenshot: after --run-for, step to the next wakeup and show its path."));
     const QCommandLineOption pausedOpt(QStringLiteral("paused"), QStringLiteral("Start paused."));
@@ -117,9 +111,8 @@ int main(int argc, char** argv) {
     const QCommandLineOption topoOpt(QStringLiteral("topology"),
                                      QStringLiteral("With --trace: the machine it was recorded on (a preset or an hwloc XML)."),
                                      QStringLiteral("name"));
-    const QCommandLineOption atOpt(QStringLiteral("at"),
-                                   QStringLiteral("With --trace: the cursor, as time after the first event (default: the end)."),
-                                   QStringLiteral("time"));
+    const QCommandLineOption atOpt(
+        QStringLiteral("at"), QStringLiteral("With --trace: the cursor, as time after the first event (default: the end)."), QStringLiteral("time"));
     const QCommandLineOption disOpt(QStringLiteral("disagreement"),
                                     QStringLiteral("With --trace: open the K-th disagreement with the kernel (1 = the first in time) in the "
                                                    "decision inspector and move the cursor to it (instead of --at)."),
@@ -135,15 +128,13 @@ int main(int argc, char** argv) {
     const QCommandLineOption besideVarOpt(QStringLiteral("beside-variant"),
                                           QStringLiteral("With --beside-sim: which of the scenario's variants runs (default: its first)."),
                                           QStringLiteral("name"));
-    for (const auto* o : {&besideVarOpt, &scenarioOpt, &runForOpt, &ffOpt, &shotOpt, &viewOpt, &aOpt, &bOpt, &setAOpt, &setBOpt, &noAbOpt,
-                          &seedOpt, &traceOpt, &pausedOpt, &recOpt, &topoOpt, &atOpt, &disOpt, &recBOpt, &besideOpt})
+    for (const auto* o : {&besideVarOpt, &scenarioOpt, &runForOpt, &ffOpt,     &shotOpt, &viewOpt, &aOpt,  &bOpt,   &setAOpt, &setBOpt,
+                          &noAbOpt,      &seedOpt,     &traceOpt,  &pausedOpt, &recOpt,  &topoOpt, &atOpt, &disOpt, &recBOpt, &besideOpt})
         parser.addOption(*o);
 
     if (!parser.parse(QApplication::arguments())) return usage(parser.errorText());
-    if (parser.isSet(QStringLiteral("help")))
-        parser.showHelp(0);  // exits
-    if (!parser.positionalArguments().isEmpty())
-        return usage(QStringLiteral("unexpected argument '%1'").arg(parser.positionalArguments().front()));
+    if (parser.isSet(QStringLiteral("help"))) parser.showHelp(0);  // exits
+    if (!parser.positionalArguments().isEmpty()) return usage(QStringLiteral("unexpected argument '%1'").arg(parser.positionalArguments().front()));
 
     const QString shot = parser.value(shotOpt);
     if (parser.isSet(shotOpt) && shot.isEmpty()) return usage(QStringLiteral("--screenshot needs a file name"));
@@ -172,8 +163,7 @@ int main(int argc, char** argv) {
         so.seed = parser.value(seedOpt).toULongLong(&ok);
         if (!ok) return usage(QStringLiteral("--seed '%1': not a non-negative integer").arg(parser.value(seedOpt)));
     }
-    auto knobs = [&](const QCommandLineOption& preset, const QCommandLineOption& sets,
-                     std::optional<sched::Knobs>& out) -> QString {
+    auto knobs = [&](const QCommandLineOption& preset, const QCommandLineOption& sets, std::optional<sched::Knobs>& out) -> QString {
         if (!parser.isSet(preset) && !parser.isSet(sets)) return {};
         try {
             sched::Knobs k = sched::Knobs::preset(parser.isSet(preset) ? parser.value(preset).toStdString() : "baseline");
@@ -193,14 +183,12 @@ int main(int argc, char** argv) {
     const QString viewName = parser.value(viewOpt);
 
     if (forcedOffscreen && shot.isEmpty()) {
-        std::fprintf(stderr,
-                     "schedlab: no display (set DISPLAY, run under xvfb-run -a, or use --screenshot FILE.png)\n");
+        std::fprintf(stderr, "schedlab: no display (set DISPLAY, run under xvfb-run -a, or use --screenshot FILE.png)\n");
         return 1;
     }
 
-    static const QStringList kViews = {QStringLiteral("window"),   QStringLiteral("heatmapA"), QStringLiteral("heatmapB"),
-                                       QStringLiteral("rq"),       QStringLiteral("rqB"),      QStringLiteral("latency"),  QStringLiteral("counters"),
-                                       QStringLiteral("inspector")};
+    static const QStringList kViews = {QStringLiteral("window"), QStringLiteral("heatmapA"), QStringLiteral("heatmapB"), QStringLiteral("rq"),
+                                       QStringLiteral("rqB"),    QStringLiteral("latency"),  QStringLiteral("counters"), QStringLiteral("inspector")};
     if (!kViews.contains(viewName)) return usage(QStringLiteral("--view '%1': unknown view").arg(viewName));
     std::optional<sched::Scenario> scenario;
     if (parser.isSet(scenarioOpt)) {  // bad scenario files are refused before any window exists
@@ -227,8 +215,7 @@ int main(int argc, char** argv) {
     if (parser.isSet(recBOpt) && !parser.isSet(recOpt)) return usage(QStringLiteral("--trace-b needs --trace (side A)"));
     if (parser.isSet(besideOpt) && !parser.isSet(recOpt)) return usage(QStringLiteral("--beside-sim needs --trace"));
     if (parser.isSet(besideVarOpt) && !parser.isSet(besideOpt)) return usage(QStringLiteral("--beside-variant needs --beside-sim"));
-    if (parser.isSet(recBOpt) && parser.isSet(besideOpt))
-        return usage(QStringLiteral("--trace-b and --beside-sim: side B is one or the other"));
+    if (parser.isSet(recBOpt) && parser.isSet(besideOpt)) return usage(QStringLiteral("--trace-b and --beside-sim: side B is one or the other"));
     if (parser.isSet(recOpt)) {
         if (parser.isSet(atOpt)) {
             const auto d = sched::parseDurationNs(parser.value(atOpt).toStdString());
@@ -248,7 +235,8 @@ int main(int argc, char** argv) {
             }
             recTopo = std::make_shared<const sched::Topology>(sched::loadTopology(parser.value(topoOpt).toStdString()));
             if (recTopo->nrCpus() < rec->nr_cpus)
-                return usage(QStringLiteral("--topology %1: has %2 CPUs, the trace %3").arg(parser.value(topoOpt)).arg(recTopo->nrCpus()).arg(rec->nr_cpus));
+                return usage(
+                    QStringLiteral("--topology %1: has %2 CPUs, the trace %3").arg(parser.value(topoOpt)).arg(recTopo->nrCpus()).arg(rec->nr_cpus));
         } catch (const std::exception& e) {
             std::fprintf(stderr, "schedlab: %s\n", e.what());
             return kExitUsage;
@@ -344,8 +332,8 @@ int main(int argc, char** argv) {
                 if (const QByteArray f = qgetenv("SCHEDLAB_TIMING_PNG"); !f.isEmpty()) img.save(QString::fromLocal8Bit(f));
                 timespec ts{};
                 ::clock_gettime(CLOCK_REALTIME, &ts);
-                std::fprintf(stderr, "schedlab-timing: drawn %lld (%dx%d; ms since main:%s)\n",
-                             (long long)ts.tv_sec * 1000000000LL + ts.tv_nsec, img.width(), img.height(), g_stages.c_str());
+                std::fprintf(stderr, "schedlab-timing: drawn %lld (%dx%d; ms since main:%s)\n", (long long)ts.tv_sec * 1000000000LL + ts.tv_nsec,
+                             img.width(), img.height(), g_stages.c_str());
                 std::fflush(stderr);
                 if (qgetenv("SCHEDLAB_TIMING") == "exit") QApplication::exit(0);
             });
@@ -373,8 +361,7 @@ int main(int argc, char** argv) {
                     return;
                 }
                 if (!window.openDisagreement(disagreement - 1)) {
-                    std::fprintf(stderr, "schedlab: --disagreement %d: the trace has %d disagreements\n", disagreement,
-                                 window.disagreementCount());
+                    std::fprintf(stderr, "schedlab: --disagreement %d: the trace has %d disagreements\n", disagreement, window.disagreementCount());
                     QApplication::exit(kExitUsage);
                     return;
                 }
@@ -384,8 +371,8 @@ int main(int argc, char** argv) {
     } else if (fastForward >= 0) {
         QObject::connect(&window, &schedlab::MainWindow::fastForwardProgress, &window, [](qint64 now, qint64 target, double rate, bool done) {
             if (!done && !::isatty(2)) return;  // a log gets the last line only
-            std::fprintf(stderr, "\rschedlab: fast-forward %.3f of %.3f s simulated (%.1f simulated ms/s)%s", double(now) / 1e9,
-                         double(target) / 1e9, rate / 1e6, done ? "\n" : "");
+            std::fprintf(stderr, "\rschedlab: fast-forward %.3f of %.3f s simulated (%.1f simulated ms/s)%s", double(now) / 1e9, double(target) / 1e9,
+                         rate / 1e6, done ? "\n" : "");
             std::fflush(stderr);
         });
         const bool trace = parser.isSet(traceOpt);

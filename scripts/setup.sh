@@ -13,7 +13,7 @@ packages=(
   libboost-graph-dev libgtest-dev libgmock-dev libbenchmark-dev
   libhwloc-dev hwloc nlohmann-json3-dev libcli11-dev libfmt-dev zlib1g-dev
   libtracecmd-dev libtraceevent-dev libtracefs-dev trace-cmd
-  xvfb xauth libgl-dev parallel help2man desktop-file-utils
+  xvfb xauth libgl-dev parallel help2man desktop-file-utils clang-format
 )
 
 missing=()

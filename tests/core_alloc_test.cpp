@@ -55,9 +55,10 @@ TEST(Allocations, NoneAtSteadyStateForHackbenchOnAnSmtMachine) {
     // Pipes and sockets, threads: wakeups, IPIs, wakelists, preemption, balancing, ticks.
     for (bool pipe : {true, false}) {
         const sched::Scenario s = sched::parseScenario(
-            nlohmann::json{{"topology", "x86-20c40t"},
-                           {"workloads", nlohmann::json::array({{{"type", "hackbench"}, {"groups", 4}, {"fds", 10}, {"loops", 100000},
-                                                                 {"threads", true}, {"pipe", pipe}}})}},
+            nlohmann::json{
+                {"topology", "x86-20c40t"},
+                {"workloads",
+                 nlohmann::json::array({{{"type", "hackbench"}, {"groups", 4}, {"fds", 10}, {"loops", 100000}, {"threads", true}, {"pipe", pipe}}})}},
             "alloc.json", ".");
         sched::RunOptions o;
         o.decision_ring = 0;

@@ -471,10 +471,12 @@ TEST(BalanceEngine, BalancedOutcomesDoubleTheIntervalButNewidleNever) {
 
 namespace {
 Scenario hackbenchOn(const char* t, int groups, int loops) {
-    return parseScenario(nlohmann::json{{"topology", t},
-                                        {"workloads", nlohmann::json::array({{{"type", "hackbench"}, {"groups", groups}, {"fds", 4},
-                                                                              {"threads", true}, {"pipe", true}, {"loops", loops}}})}},
-                         "nohz.json", ".");
+    return parseScenario(
+        nlohmann::json{
+            {"topology", t},
+            {"workloads",
+             nlohmann::json::array({{{"type", "hackbench"}, {"groups", groups}, {"fds", 4}, {"threads", true}, {"pipe", true}, {"loops", loops}}})}},
+        "nohz.json", ".");
 }
 }  // namespace
 
@@ -531,11 +533,11 @@ TEST(BalanceEngine, AnIdleMachineStopsItsTicks) {
 // that load itself on its way into idle (NOHZ_NEWILB_KICK). With a migration cost longer
 // than any avg_idle can get, the gate never opens.
 TEST(BalanceEngine, ANewlyIdleCpuUpdatesTheIdleCpusBlockedLoadOnItsWayIntoIdle) {
-    const Scenario s = parseScenario(
-        nlohmann::json{{"topology", "i7-4790"},
-                       {"workloads", nlohmann::json::array({{{"type", "stress"}, {"workers", 2}, {"load", 5}, {"slice_ms", 1}}})},
-                       {"stop", {{"sim_time_s", 1.0}}}},
-        "newilb.json", ".");
+    const Scenario s =
+        parseScenario(nlohmann::json{{"topology", "i7-4790"},
+                                     {"workloads", nlohmann::json::array({{{"type", "stress"}, {"workers", 2}, {"load", 5}, {"slice_ms", 1}}})},
+                                     {"stop", {{"sim_time_s", 1.0}}}},
+                      "newilb.json", ".");
     auto runs = [&](std::int64_t migration_cost) {
         Knobs k;
         k.migration_cost_ns = migration_cost;
@@ -593,12 +595,14 @@ TEST(SteadyState, ARampThenAPlateauIsSteadyWhereThePlateauStarts) {
 }
 
 TEST(SteadyState, AStillClimbingOrTooShortRunSaysItIsNotSettled) {
-    const SteadyState climbing = feed(1000000000, [](double s) { return 10 + 300 * s; }, [](double) { return 5000.0; });
+    const SteadyState climbing = feed(
+        1000000000, [](double s) { return 10 + 300 * s; }, [](double) { return 5000.0; });
     const SteadyResult c = climbing.result();
     EXPECT_FALSE(c.reached);
     EXPECT_GT(c.spread_busy, 0.10);
     EXPECT_NE(describeSteady(c, climbing.options()).find("NOT steady: last 4 windows vary: busy CPUs"), std::string::npos);
-    const SteadyState shortRun = feed(120000000, [](double) { return 8.0; }, [](double) { return 0.0; });
+    const SteadyState shortRun = feed(
+        120000000, [](double) { return 8.0; }, [](double) { return 0.0; });
     EXPECT_FALSE(shortRun.result().reached);
     EXPECT_NE(describeSteady(shortRun.result(), shortRun.options()).find("ended after 2 windows of 60 ms"), std::string::npos);
     // A migration rate that swings by half is not settled either, unless it is below the floor.
@@ -610,7 +614,8 @@ TEST(SteadyState, AStillClimbingOrTooShortRunSaysItIsNotSettled) {
     EXPECT_TRUE(quiet.result().reached);
     // A slow ramp stays inside the +-10 % band but moves more than 5 % over 4 windows: the
     // report says it still drifts (its spreads alone would look settled).
-    const SteadyState drifting = feed(1000000000, [](double s) { return 200 + 100 * s; }, [](double) { return 50000.0; });
+    const SteadyState drifting = feed(
+        1000000000, [](double s) { return 200 + 100 * s; }, [](double) { return 50000.0; });
     const SteadyResult d = drifting.result();
     EXPECT_FALSE(d.reached);
     EXPECT_LE(d.spread_busy, 0.10);
@@ -654,7 +659,8 @@ TEST(SteadyState, APlateauTheMachineLeavesIsNotItsSteadyState) {
 // found where the drift has ended.
 TEST(SteadyState, ASlowDriftLeavesTheBandItSettledIn) {
     const auto migr = [](double s) { return s < 1.0 ? 6.0e6 : s < 4.0 ? 6.0e6 - (s - 1.0) * (3.8e6 / 3.0) : 2.2e6; };
-    const SteadyState st = feed(6000000000, [](double) { return 300.0; }, migr);
+    const SteadyState st = feed(
+        6000000000, [](double) { return 300.0; }, migr);
     const SteadyResult r = st.result();
     ASSERT_TRUE(r.reached);
     EXPECT_GE(r.plateaus_left, 1);
@@ -662,7 +668,8 @@ TEST(SteadyState, ASlowDriftLeavesTheBandItSettledIn) {
     EXPECT_NEAR(r.migrations_per_s, 2.2e6, 0.15e6);
     // The same drift in a run that ends (winds down) before it leaves the band: settled, but
     // still drifting between the first and last thirds of its windows, so not settled.
-    const SteadyState shortRun = feed(2400000000, [](double) { return 300.0; }, migr);
+    const SteadyState shortRun = feed(
+        2400000000, [](double) { return 300.0; }, migr);
     const SteadyResult d = shortRun.result();
     EXPECT_FALSE(d.reached);
     EXPECT_TRUE(d.drifting);
@@ -671,7 +678,8 @@ TEST(SteadyState, ASlowDriftLeavesTheBandItSettledIn) {
     EXPECT_NE(describeSteady(d, shortRun.options()).find("NOT steady: settled at 0."), std::string::npos) << describeSteady(d, shortRun.options());
     EXPECT_NE(describeSteady(d, shortRun.options()).find("migr. -"), std::string::npos) << describeSteady(d, shortRun.options());
     // A flat run with the same noise as the seed run's steady windows (+-14 %) stays settled.
-    const SteadyState flat = feed(6000000000, [](double) { return 300.0; }, [](double s) { return int(s * 1000) % 120 < 60 ? 2.0e6 : 2.6e6; });
+    const SteadyState flat = feed(
+        6000000000, [](double) { return 300.0; }, [](double s) { return int(s * 1000) % 120 < 60 ? 2.0e6 : 2.6e6; });
     ASSERT_TRUE(flat.result().reached);
     EXPECT_FALSE(flat.result().drifting);
     EXPECT_EQ(flat.result().plateaus_left, 0);
@@ -684,7 +692,8 @@ TEST(SteadyState, ASlowDriftLeavesTheBandItSettledIn) {
 // windows were the tail.)
 TEST(SteadyState, TheWindDownIsLeftOut) {
     const auto busy = [](double s) { return s < 0.8 ? 250.0 : 40.0; };
-    const SteadyState st = feed(1200000000, busy, [](double) { return 50000.0; }, 800000000);
+    const SteadyState st = feed(
+        1200000000, busy, [](double) { return 50000.0; }, 800000000);
     const SteadyResult r = st.result();
     ASSERT_TRUE(r.reached);
     EXPECT_EQ(r.wind_down_ns, 800000000);
@@ -694,7 +703,8 @@ TEST(SteadyState, TheWindDownIsLeftOut) {
     // The same samples without the wind-down: the tail's windows are averaged in.
     EXPECT_LT(feed(1200000000, busy, [](double) { return 50000.0; }).result().busy_cpus, 240.0);
     // A job that winds down before 4 windows says so.
-    const SteadyState early = feed(1200000000, busy, [](double) { return 50000.0; }, 150000000);
+    const SteadyState early = feed(
+        1200000000, busy, [](double) { return 50000.0; }, 150000000);
     EXPECT_FALSE(early.result().reached);
     EXPECT_NE(describeSteady(early.result(), early.options()).find("NOT steady: wind-down after 2 windows"), std::string::npos)
         << describeSteady(early.result(), early.options());
@@ -766,7 +776,8 @@ TEST(SteadyState, SisUtilStateIsMeasuredFromTheSteadyStateOn) {
     EXPECT_DOUBLE_EQ(r.scan_zero, 0.25);
     EXPECT_DOUBLE_EQ(r.sis_skip, 0.3);
     // Without SIS_UTIL (no samples) there is no figure, not a zero.
-    const SteadyState off = feed(2000000000, [](double) { return 250.0; }, [](double) { return 5000.0; });
+    const SteadyState off = feed(
+        2000000000, [](double) { return 250.0; }, [](double) { return 5000.0; });
     EXPECT_LT(off.result().nr_idle_scan, 0);
     EXPECT_LT(off.result().scan_zero, 0);
 }
@@ -873,11 +884,11 @@ TEST(BalanceEngine, UptimeIsAScenarioKeyWithARange) {
                               {"workloads", nlohmann::json::array({{{"type", "hackbench"}, {"groups", 1}, {"fds", 2}, {"loops", 10}}})}};
     };
     EXPECT_DOUBLE_EQ(parseScenario(doc(3600), "u.json", ".").uptime_s, 3600.0);
-    EXPECT_DOUBLE_EQ(parseScenario(nlohmann::json{{"topology", "qemu-1s4c"},
-                                                   {"workloads", nlohmann::json::array({{{"type", "hackbench"}, {"groups", 1}}})}},
-                                   "u.json", ".")
-                         .uptime_s,
-                     600.0);
+    EXPECT_DOUBLE_EQ(
+        parseScenario(nlohmann::json{{"topology", "qemu-1s4c"}, {"workloads", nlohmann::json::array({{{"type", "hackbench"}, {"groups", 1}}})}},
+                      "u.json", ".")
+            .uptime_s,
+        600.0);
     for (const nlohmann::json& bad : {nlohmann::json(-1), nlohmann::json("long"), nlohmann::json(1e9)}) {
         try {
             parseScenario(doc(bad), "u.json", ".");
@@ -974,10 +985,11 @@ TEST(Reproduce, SeveralSeedsMatchOnlyWhenEverySeedGoesThePublishedWay) {
 // not unfair (within wakeup_gran); the engine always picked the leftmost. Without wakeup
 // preemption there is no buddy to pick.
 TEST(BalanceEngine, AWakeeThatPreemptsIsPickedAsTheNextBuddy) {
-    const Scenario s = parseScenario(nlohmann::json{{"topology", "i7-4790"},
-                                                    {"workloads", nlohmann::json::array({{{"type", "hackbench"}, {"groups", 2}, {"fds", 10},
-                                                                                          {"threads", true}, {"pipe", true}, {"loops", 300}}})}},
-                                     "buddy.json", ".");
+    const Scenario s = parseScenario(
+        nlohmann::json{{"topology", "i7-4790"},
+                       {"workloads", nlohmann::json::array(
+                                         {{{"type", "hackbench"}, {"groups", 2}, {"fds", 10}, {"threads", true}, {"pipe", true}, {"loops", 300}}})}},
+        "buddy.json", ".");
     RunOptions o;
     o.check_invariants = true;
     Knobs k;

@@ -104,10 +104,10 @@ TEST(BurstQueue, LapsAndBucketBoundaries) {
     // now in the last bucket of a lap: an entry in the next lap's first bucket is in the ring
     // at index 0 (behind the cursor) and still comes after one at the cursor.
     std::int64_t now = span - 1;
-    q.set(0, span, 5, now);          // next lap, bucket 0
-    q.set(1, span - 1, 9, now);      // this lap, last bucket
-    q.set(2, now + span - 16, 1, now);  // the ring's last bucket ahead
-    q.set(3, now + span + 100, 0, now); // beyond the span: the winner tree
+    q.set(0, span, 5, now);              // next lap, bucket 0
+    q.set(1, span - 1, 9, now);          // this lap, last bucket
+    q.set(2, now + span - 16, 1, now);   // the ring's last bucket ahead
+    q.set(3, now + span + 100, 0, now);  // beyond the span: the winner tree
     EXPECT_EQ(q.farSize(), 1u);
     EXPECT_EQ(q.top(now).cpu, 1);
     q.clear(1);

@@ -24,10 +24,16 @@ TEST(CpuMask, ParseAndPrintCpulist) {
 TEST(CpuMask, WrapIterationFromStart) {
     CpuMask m = CpuMask::range(0, 7);
     std::vector<int> v;
-    for_each_cpu_wrap(m, 3, 8, [&](int c) { v.push_back(c); return false; });
+    for_each_cpu_wrap(m, 3, 8, [&](int c) {
+        v.push_back(c);
+        return false;
+    });
     EXPECT_EQ(v, (std::vector<int>{3, 4, 5, 6, 7, 0, 1, 2}));
     v.clear();
-    for_each_cpu_wrap(m, 8, 8, [&](int c) { v.push_back(c); return false; });  // target+1 == nr_cpu_ids
+    for_each_cpu_wrap(m, 8, 8, [&](int c) {
+        v.push_back(c);
+        return false;
+    });  // target+1 == nr_cpu_ids
     EXPECT_EQ(v, (std::vector<int>{0, 1, 2, 3, 4, 5, 6, 7}));
 }
 
@@ -85,11 +91,17 @@ TEST(CpuMask, SizedMasksAgreeWithABitset) {
         const int from = int(rng() % (kMaxCpus + 2));
         int want = kMaxCpus;
         for (int i = from; i < kMaxCpus; ++i)
-            if (x.test(std::size_t(i))) { want = i; break; }
+            if (x.test(std::size_t(i))) {
+                want = i;
+                break;
+            }
         ASSERT_EQ(a.next(from), want) << "from " << from;
         int last = -1;
         for (int i = kMaxCpus - 1; i >= 0; --i)
-            if (x.test(std::size_t(i))) { last = i; break; }
+            if (x.test(std::size_t(i))) {
+                last = i;
+                break;
+            }
         ASSERT_EQ(a.last(), last);
         for (int i = a.words(); i < CpuMask::kWords; ++i)
             for (int bit = 0; bit < 64; ++bit) ASSERT_FALSE(x.test(std::size_t(i * 64 + bit)));

@@ -34,7 +34,8 @@ RunResult run(const Scenario& s, const Knobs& k = Knobs{}, std::uint64_t seed = 
 
 std::string hb(const std::string& topo, int g, int f, int loops, bool threads = true, bool pipe = true) {
     return json({{"topology", topo},
-                 {"workloads", json::array({{{"type", "hackbench"}, {"groups", g}, {"fds", f}, {"loops", loops}, {"threads", threads}, {"pipe", pipe}}})}})
+                 {"workloads",
+                  json::array({{{"type", "hackbench"}, {"groups", g}, {"fds", f}, {"loops", loops}, {"threads", threads}, {"pipe", pipe}}})}})
         .dump();
 }
 
@@ -249,8 +250,8 @@ TEST(Engine, HackbenchPipeCountersAgreeWithTheMessages) {
             const double messages = 2.0 * 5 * 5 * 400;
             ASSERT_GT(c.at("receiver_waits"), 0.0) << (pipe ? "pipe" : "socket");
             EXPECT_NEAR(c.at("messages_per_receiver_wakeup") * c.at("receiver_waits"), messages, 1e-6 * messages);
-            const auto h = std::find_if(rep.histograms.begin(), rep.histograms.end(),
-                                        [](const auto& x) { return x.first == "waking write to first read"; });
+            const auto h =
+                std::find_if(rep.histograms.begin(), rep.histograms.end(), [](const auto& x) { return x.first == "waking write to first read"; });
             ASSERT_NE(h, rep.histograms.end());
             EXPECT_EQ(double(h->second.count()), c.at("receiver_waits"));  // each wait ends with one wakeup and one first read
             EXPECT_GE(h->second.min(), 0);
@@ -400,7 +401,7 @@ TEST(Engine, APollingIdleStateIsWokenWithoutAnIpi) {
     auto with = [](bool polling) {
         json doc = json::parse(hb("i7-4790", 1, 2, 2000));
         doc["cost"] = {{"cstates", json::array({{{"name", "C1"}, {"exit_ns", 2000}, {"residency_ns", 2000}, {"polling", polling}},
-                                                 {{"name", "C6"}, {"exit_ns", 133000}, {"residency_ns", 400000}, {"polling", polling}}})}};
+                                                {{"name", "C6"}, {"exit_ns", 133000}, {"residency_ns", 400000}, {"polling", polling}}})}};
         const Scenario s = parseScenario(doc, "test.json", ".");
         EXPECT_EQ(s.cost.cstates[0].polling, polling);
         return run(s, Knobs{}, 1, true);
@@ -534,7 +535,8 @@ TEST_P(EngineMatrix, InvariantsHold) {
         w = {{"type", "schbench-classic"}, {"message_threads", 2}, {"workers", 2}, {"runtime_s", 0.02}, {"sleep_us", 2000}, {"cputime_us", 1000}};
     else if (workload == "schbench") w = {{"type", "schbench"}, {"workers", 3}, {"runtime_s", 0.02}, {"op_ns", 50000}};
     else if (workload == "tbench") w = {{"type", "tbench"}, {"pairs", 4}, {"runtime_s", 0.004}, {"warmup_s", 0.0}};
-    json doc = {{"topology", topo}, {"workloads", json::array({w, {{"type", "stress"}, {"workers", 4}, {"load", 50}, {"slice_ms", 2}}})},
+    json doc = {{"topology", topo},
+                {"workloads", json::array({w, {{"type", "stress"}, {"workers", 4}, {"load", 50}, {"slice_ms", 2}}})},
                 {"stop", {{"sim_time_s", 0.2}}}};
     const Scenario s = parseScenario(doc, "matrix.json", ".");
     RunResult r;

@@ -16,9 +16,7 @@ struct After {
     bool operator()(const EventHeap::Entry& x, const EventHeap::Entry& y) const { return EventHeap::before(y, x); }
 };
 
-bool same(const EventHeap::Entry& x, const EventHeap::Entry& y) {
-    return x.t == y.t && x.ctime == y.ctime && x.tag == y.tag && x.seq == y.seq;
-}
+bool same(const EventHeap::Entry& x, const EventHeap::Entry& y) { return x.t == y.t && x.ctime == y.ctime && x.tag == y.tag && x.seq == y.seq; }
 
 TEST(EventHeap, PopsTheSameSequenceAsAReferenceQueue) {
     for (std::uint32_t seed = 1; seed <= 20; ++seed) {
@@ -31,8 +29,8 @@ TEST(EventHeap, PopsTheSameSequenceAsAReferenceQueue) {
             const bool doPush = ref.empty() || rng() % 100 < 55;
             if (doPush) {
                 // Small ranges so that time, creation time and tag all tie often.
-                const EventHeap::Entry e{now + std::int64_t(rng() % 8), now - std::int64_t(rng() % 3), (rng() % 3) << 56 | (rng() % 4) << 32 | rng() % 2,
-                                         seq++};
+                const EventHeap::Entry e{now + std::int64_t(rng() % 8), now - std::int64_t(rng() % 3),
+                                         (rng() % 3) << 56 | (rng() % 4) << 32 | rng() % 2, seq++};
                 h.push(e);
                 ref.push(e);
             } else {

@@ -21,9 +21,7 @@ using sched::AgreeRow;
 
 const std::string kSample = std::string(SCHEDLAB_TEST_DATA) + "/traces/qemu-6.1-2s2c2t-hackbench-small/trace.txt.gz";
 
-std::shared_ptr<const sched::Topology> qemu() {
-    return std::make_shared<const sched::Topology>(sched::Topology::preset("qemu-2s2c2t"));
-}
+std::shared_ptr<const sched::Topology> qemu() { return std::make_shared<const sched::Topology>(sched::Topology::preset("qemu-2s2c2t")); }
 
 const AgreeRow* rowAt(const AgreeReport& r, std::uint32_t line) {
     for (const auto& row : r.rows)
@@ -133,9 +131,12 @@ TEST(Agree, TheFinalReasonIndexCountsTheDecisionsUpToATime) {
 TEST(Agree, EachNonDecisionClassOfSection4IsCountedAndAPlainWakingIsDecided) {
     const std::string body =
         // task 200 runs on CPU 1 and sleeps; hb-100 on CPU 0 wakes it (a decision; the kernel keeps prev 1, idle).
-        "          <idle>-0     [001] d..2.  1.000000: sched_switch: prev_comm=swapper/1 prev_pid=0 prev_prio=120 prev_state=R ==> next_comm=w next_pid=200 next_prio=120\n"
-        "               w-200   [001] d..2.  1.000100: sched_switch: prev_comm=w prev_pid=200 prev_prio=120 prev_state=S ==> next_comm=swapper/1 next_pid=0 next_prio=120\n"
-        "          <idle>-0     [000] d..2.  1.000200: sched_switch: prev_comm=swapper/0 prev_pid=0 prev_prio=120 prev_state=R ==> next_comm=hb next_pid=100 next_prio=120\n"
+        "          <idle>-0     [001] d..2.  1.000000: sched_switch: prev_comm=swapper/1 prev_pid=0 prev_prio=120 prev_state=R ==> next_comm=w "
+        "next_pid=200 next_prio=120\n"
+        "               w-200   [001] d..2.  1.000100: sched_switch: prev_comm=w prev_pid=200 prev_prio=120 prev_state=S ==> next_comm=swapper/1 "
+        "next_pid=0 next_prio=120\n"
+        "          <idle>-0     [000] d..2.  1.000200: sched_switch: prev_comm=swapper/0 prev_pid=0 prev_prio=120 prev_state=R ==> next_comm=hb "
+        "next_pid=100 next_prio=120\n"
         "              hb-100   [000] d..2.  1.000300: sched_waking: comm=w pid=200 prio=120 target_cpu=001\n"
         "          <idle>-0     [001] dNh2.  1.000310: sched_wakeup: comm=w pid=200 prio=120 target_cpu=001\n"
         // still queued: 200 is woken again before it ran (ttwu_runnable).
@@ -170,7 +171,8 @@ TEST(Agree, EachNonDecisionClassOfSection4IsCountedAndAPlainWakingIsDecided) {
     std::string racyBody = body;
     const std::string ipi = "          <idle>-0     [001] dNh2.  1.000310: sched_wakeup: comm=w pid=200 prio=120 target_cpu=001\n";
     racyBody.insert(racyBody.find(ipi),
-                    "          <idle>-0     [002] d..2.  1.000305: sched_switch: prev_comm=swapper/2 prev_pid=0 prev_prio=120 prev_state=R ==> next_comm=x next_pid=500 next_prio=120\n");
+                    "          <idle>-0     [002] d..2.  1.000305: sched_switch: prev_comm=swapper/2 prev_pid=0 prev_prio=120 prev_state=R ==> "
+                    "next_comm=x next_pid=500 next_prio=120\n");
     const AgreeReport rr = sched::agree(synth(racyBody), qemu(), sched::Knobs{});
     ASSERT_EQ(rr.decisions, 1u);
     EXPECT_TRUE(rr.rows.front().racy);
@@ -196,8 +198,8 @@ TEST(Agree, EachNonDecisionClassOfSection4IsCountedAndAPlainWakingIsDecided) {
 TEST(Agree, ASimulatedRunsOwnExportReplaysAtOneHundredPercent) {
     const sched::Scenario s = sched::parseScenario(
         nlohmann::json{{"topology", "qemu-2s2c2t"},
-                       {"workloads", nlohmann::json::array({{{"type", "hackbench"}, {"groups", 4}, {"fds", 4}, {"threads", true},
-                                                            {"pipe", true}, {"loops", 600}}})},
+                       {"workloads", nlohmann::json::array(
+                                         {{{"type", "hackbench"}, {"groups", 4}, {"fds", 4}, {"threads", true}, {"pipe", true}, {"loops", 600}}})},
                        {"variants", {{"A", "baseline"}}}},
         "rt.json", ".");
     std::uint64_t inputs = 0;
@@ -271,8 +273,8 @@ TEST_P(RoundTrip, EveryVariantsOwnExportReplaysAtOneHundredPercent) {
                                  ? nlohmann::json{{"type", "hackbench"}, {"groups", 4}, {"fds", 4}, {"threads", true}, {"pipe", true}, {"loops", 300}}
                                  : nlohmann::json{{"type", "schbench"}, {"message_threads", 2}, {"workers", 4}, {"runtime_s", 0.05}};
     const sched::Scenario s = sched::parseScenario(
-        nlohmann::json{{"topology", "qemu-2s2c2t"}, {"seed", 2}, {"workloads", nlohmann::json::array({w})}, {"variants", {{"A", preset}}}},
-        "rt.json", ".");
+        nlohmann::json{{"topology", "qemu-2s2c2t"}, {"seed", 2}, {"workloads", nlohmann::json::array({w})}, {"variants", {{"A", preset}}}}, "rt.json",
+        ".");
     const AgreeReport r = sched::agree(sched::parseFtraceText(exportRun(s), "rt.txt"), qemu(), s.variants[0].knobs);
     ASSERT_GT(r.decisions, 200u);
     EXPECT_EQ(r.inputs.decisions, r.decisions);
@@ -297,13 +299,19 @@ INSTANTIATE_TEST_SUITE_P(Variants, RoundTrip,
 TEST(Agree, ATaskTheStopperMovedAndThatNeverMovesAgainIsPinned) {
     auto body = [](int wakings) {
         std::string b =
-            "          <idle>-0     [000] d..2.  1.000000: sched_switch: prev_comm=swapper/0 prev_pid=0 prev_prio=120 prev_state=R ==> next_comm=hb next_pid=100 next_prio=120\n"
-            "          <idle>-0     [001] d..2.  1.000000: sched_switch: prev_comm=swapper/1 prev_pid=0 prev_prio=120 prev_state=R ==> next_comm=cyc next_pid=600 next_prio=120\n"
-            "             cyc-600   [001] d..2.  1.000010: sched_switch: prev_comm=cyc prev_pid=600 prev_prio=120 prev_state=R+ ==> next_comm=migration/1 next_pid=21 next_prio=0\n"
+            "          <idle>-0     [000] d..2.  1.000000: sched_switch: prev_comm=swapper/0 prev_pid=0 prev_prio=120 prev_state=R ==> next_comm=hb "
+            "next_pid=100 next_prio=120\n"
+            "          <idle>-0     [001] d..2.  1.000000: sched_switch: prev_comm=swapper/1 prev_pid=0 prev_prio=120 prev_state=R ==> next_comm=cyc "
+            "next_pid=600 next_prio=120\n"
+            "             cyc-600   [001] d..2.  1.000010: sched_switch: prev_comm=cyc prev_pid=600 prev_prio=120 prev_state=R+ ==> "
+            "next_comm=migration/1 next_pid=21 next_prio=0\n"
             "     migration/1-21    [001] d..2.  1.000020: sched_migrate_task: comm=cyc pid=600 prio=120 orig_cpu=1 dest_cpu=3\n"
-            "     migration/1-21    [001] d..2.  1.000030: sched_switch: prev_comm=migration/1 prev_pid=21 prev_prio=0 prev_state=S ==> next_comm=swapper/1 next_pid=0 next_prio=120\n"
-            "          <idle>-0     [003] d..2.  1.000040: sched_switch: prev_comm=swapper/3 prev_pid=0 prev_prio=120 prev_state=R ==> next_comm=cyc next_pid=600 next_prio=120\n"
-            "             cyc-600   [003] d..2.  1.000050: sched_switch: prev_comm=cyc prev_pid=600 prev_prio=120 prev_state=S ==> next_comm=swapper/3 next_pid=0 next_prio=120\n";
+            "     migration/1-21    [001] d..2.  1.000030: sched_switch: prev_comm=migration/1 prev_pid=21 prev_prio=0 prev_state=S ==> "
+            "next_comm=swapper/1 next_pid=0 next_prio=120\n"
+            "          <idle>-0     [003] d..2.  1.000040: sched_switch: prev_comm=swapper/3 prev_pid=0 prev_prio=120 prev_state=R ==> next_comm=cyc "
+            "next_pid=600 next_prio=120\n"
+            "             cyc-600   [003] d..2.  1.000050: sched_switch: prev_comm=cyc prev_pid=600 prev_prio=120 prev_state=S ==> "
+            "next_comm=swapper/3 next_pid=0 next_prio=120\n";
         for (int k = 0; k < wakings; ++k) {
             const std::string t = "1.00" + std::to_string(1000 + k * 10);  // 1.001000, 1.001010, ...
             const std::string t1 = "1.00" + std::to_string(1000 + k * 10 + 1), t2 = "1.00" + std::to_string(1000 + k * 10 + 2),
@@ -329,11 +337,11 @@ TEST(Agree, ATaskTheStopperMovedAndThatNeverMovesAgainIsPinned) {
 }
 
 TEST(Agree, ASimulatedRunExportedAsFtraceReplaysWithConsistentCrossChecks) {
-    const sched::Scenario s = sched::parseScenario(
-        nlohmann::json{{"topology", "qemu-2s2c2t"},
-                       {"workloads", nlohmann::json::array({{{"type", "hackbench"}, {"groups", 2}, {"fds", 2}, {"loops", 50}}})},
-                       {"variants", {{"A", "baseline"}}}},
-        "rt.json", ".");
+    const sched::Scenario s =
+        sched::parseScenario(nlohmann::json{{"topology", "qemu-2s2c2t"},
+                                            {"workloads", nlohmann::json::array({{{"type", "hackbench"}, {"groups", 2}, {"fds", 2}, {"loops", 50}}})},
+                                            {"variants", {{"A", "baseline"}}}},
+                             "rt.json", ".");
     std::vector<sched::SchedEvent> events;
     sched::RunOptions o;
     o.event_sink = [&](const sched::SchedEvent& e) { events.push_back(e); };

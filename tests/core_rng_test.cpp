@@ -23,12 +23,17 @@ std::uint64_t splitmix64(std::uint64_t& x) {
 
 struct RefXoshiro {
     std::array<std::uint64_t, 4> s;
-    explicit RefXoshiro(std::uint64_t seed) { for (auto& w : s) w = splitmix64(seed); }
+    explicit RefXoshiro(std::uint64_t seed) {
+        for (auto& w : s) w = splitmix64(seed);
+    }
     static std::uint64_t rotl(std::uint64_t x, int k) { return (x << k) | (x >> (64 - k)); }
     std::uint64_t next() {
         const std::uint64_t result = rotl(s[1] * 5, 7) * 9;
         const std::uint64_t t = s[1] << 17;
-        s[2] ^= s[0]; s[3] ^= s[1]; s[1] ^= s[2]; s[0] ^= s[3];
+        s[2] ^= s[0];
+        s[3] ^= s[1];
+        s[1] ^= s[2];
+        s[0] ^= s[3];
         s[2] ^= t;
         s[3] = rotl(s[3], 45);
         return result;

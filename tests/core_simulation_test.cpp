@@ -13,10 +13,9 @@ using nlohmann::json;
 namespace {
 
 Scenario hackbench(const std::string& topo, int g, int f, int loops) {
-    return parseScenario(json({{"topology", topo},
-                               {"seed", 11},
-                               {"workloads", json::array({{{"type", "hackbench"}, {"groups", g}, {"fds", f}, {"loops", loops}}})}}),
-                         "t.json", ".");
+    return parseScenario(
+        json({{"topology", topo}, {"seed", 11}, {"workloads", json::array({{{"type", "hackbench"}, {"groups", g}, {"fds", f}, {"loops", loops}}})}}),
+        "t.json", ".");
 }
 
 std::uint64_t cliDigest(const Scenario& s, const Knobs& k) {
@@ -62,7 +61,9 @@ TEST(Simulation, SteppingEventsBetweenCoalescedChunksGivesTheCliRun) {
         const auto before = sim.engine().events();
         for (int i = 0; i < 1 + round % 17; ++i)
             if (!sim.stepEvent()) break;
-        if (!sim.done()) EXPECT_EQ(sim.engine().events(), before + std::uint64_t(1 + round % 17));
+        if (!sim.done()) {
+            EXPECT_EQ(sim.engine().events(), before + std::uint64_t(1 + round % 17));
+        }
         ++round;
     }
     EXPECT_TRUE(sim.done());

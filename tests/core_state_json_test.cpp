@@ -43,23 +43,20 @@ TEST(StateJson, BadInputsNameKeyAndProblem) {
               "state.json: cpus[0].nr_running: -1 is negative or too small (minimum 0)");
     EXPECT_EQ(errorOf("{" + base + R"(,"task":{"prev_cpu":1},"cpus":[{"cpu":2,"curr":"normal","nr_running":0}]})"),
               "state.json: cpus[0].nr_running: 0 with curr normal: a running task counts in nr_running");
-    EXPECT_EQ(errorOf("{" + base + R"(,"task":{"prev_cpu":1},"cpus":[{"cpu":8}]})"),
-              "state.json: cpus[0].cpu: CPU 8 is outside the machine (0-7)");
+    EXPECT_EQ(errorOf("{" + base + R"(,"task":{"prev_cpu":1},"cpus":[{"cpu":8}]})"), "state.json: cpus[0].cpu: CPU 8 is outside the machine (0-7)");
     EXPECT_EQ(errorOf("{" + base + R"(,"task":{"prev_cpu":1},"cpus":[{"cpu":3,"curr":"busy"}]})"),
               "state.json: cpus[0].curr: 'busy' is not one of idle, normal, sched_idle, kthread");
-    EXPECT_EQ(errorOf(R"({"topology":"i9-9999","waker":{"cpu":0},"task":{"prev_cpu":1}})").rfind(
-                  "state.json: topology: 'i9-9999' is neither a topology preset", 0),
+    EXPECT_EQ(errorOf(R"({"topology":"i9-9999","waker":{"cpu":0},"task":{"prev_cpu":1}})")
+                  .rfind("state.json: topology: 'i9-9999' is neither a topology preset", 0),
               0u);
     EXPECT_EQ(errorOf("{" + base + R"(,"task":{"prev_cpu":1},"knobs":{"WA_IDLE":"perhaps"}})"),
               "state.json: knobs.WA_IDLE: knob WA_IDLE: 'perhaps' is not a boolean (use 0/1, true/false, on/off)");
     EXPECT_EQ(errorOf("{" + base + R"(,"task":{"prev_cpu":1},"wake_flags":["SYNC","LATE"]})"),
               "state.json: wake_flags[1]: 'LATE' is not one of TTWU, SYNC, FORK, EXEC");
-    EXPECT_EQ(errorOf(R"({"topology":"i7-4790","task":{"prev_cpu":1}})"),
-              "state.json: waker: missing (at least {\"cpu\": N})");
+    EXPECT_EQ(errorOf(R"({"topology":"i7-4790","task":{"prev_cpu":1}})"), "state.json: waker: missing (at least {\"cpu\": N})");
     EXPECT_EQ(errorOf(R"({"topology":"i7-4790","waker":{"cpu":0},"task":{"prev_cpu":1},"cpus":[{"cpu":0,"curr":"idle"}]})"),
               "state.json: cpus[0].curr: CPU 0 is the waker's CPU in task context, so curr cannot be idle (use waker.context irq)");
-    EXPECT_EQ(errorOf("{" + base + R"(,"task":{"prev_cpu":1},"cpus":[{"cpu":2},{"cpu":2}]})"),
-              "state.json: cpus[1].cpu: CPU 2 is listed twice");
+    EXPECT_EQ(errorOf("{" + base + R"(,"task":{"prev_cpu":1},"cpus":[{"cpu":2},{"cpu":2}]})"), "state.json: cpus[1].cpu: CPU 2 is listed twice");
 }
 
 TEST(StateJson, ExamplesCoverEveryReasonCode) {
@@ -79,13 +76,43 @@ TEST(StateJson, ExamplesCoverEveryReasonCode) {
         for (auto& g : got) seen.insert(g);
     }
     EXPECT_GE(files, 30);
-    const char* codes[] = {"TTWU_SELF", "TTWU_RUNNABLE", "TTWU_ONCPU_WAKELIST", "AFFINITY_SINGLE", "FALLBACK_RQ", "WAKE_WIDE",
-                           "AFFINE_NOT_ALLOWED", "AFFINE_SAME_CPU", "AFFINE_NO_DOMAIN", "AFFINE_IDLE_PREV", "AFFINE_IDLE_THIS",
-                           "AFFINE_SYNC", "AFFINE_PREV_IDLE", "AFFINE_WEIGHT_SYNC_THIS", "AFFINE_WEIGHT_THIS", "AFFINE_WEIGHT_PREV",
-                           "SLOW_PATH_IDLEST", "SLOW_NO_DOMAIN", "DEBOUNCE_PLACED", "DEBOUNCE_COLD_LLC", "IDLEST_SCHED_IDLE",
-                           "IDLEST_SHALLOW", "IDLEST_LEAST_LOADED", "IDLEST_STAY_LOCAL", "SIS_TARGET_IDLE", "SIS_TARGET_SCHED_IDLE",
-                           "SIS_PREV_IDLE", "SIS_KTHREAD_STACK", "SIS_RECENT", "SIS_ASYM_CAPACITY", "SIS_NO_LLC", "SIS_IDLE_SMT",
-                           "SIS_IDLE_CORE", "SIS_IDLE_CPU", "SIS_IDLE_CPU_FROM_CORESCAN", "SIS_UTIL_ABORT", "SIS_SCAN_EXHAUSTED",
+    const char* codes[] = {"TTWU_SELF",
+                           "TTWU_RUNNABLE",
+                           "TTWU_ONCPU_WAKELIST",
+                           "AFFINITY_SINGLE",
+                           "FALLBACK_RQ",
+                           "WAKE_WIDE",
+                           "AFFINE_NOT_ALLOWED",
+                           "AFFINE_SAME_CPU",
+                           "AFFINE_NO_DOMAIN",
+                           "AFFINE_IDLE_PREV",
+                           "AFFINE_IDLE_THIS",
+                           "AFFINE_SYNC",
+                           "AFFINE_PREV_IDLE",
+                           "AFFINE_WEIGHT_SYNC_THIS",
+                           "AFFINE_WEIGHT_THIS",
+                           "AFFINE_WEIGHT_PREV",
+                           "SLOW_PATH_IDLEST",
+                           "SLOW_NO_DOMAIN",
+                           "DEBOUNCE_PLACED",
+                           "DEBOUNCE_COLD_LLC",
+                           "IDLEST_SCHED_IDLE",
+                           "IDLEST_SHALLOW",
+                           "IDLEST_LEAST_LOADED",
+                           "IDLEST_STAY_LOCAL",
+                           "SIS_TARGET_IDLE",
+                           "SIS_TARGET_SCHED_IDLE",
+                           "SIS_PREV_IDLE",
+                           "SIS_KTHREAD_STACK",
+                           "SIS_RECENT",
+                           "SIS_ASYM_CAPACITY",
+                           "SIS_NO_LLC",
+                           "SIS_IDLE_SMT",
+                           "SIS_IDLE_CORE",
+                           "SIS_IDLE_CPU",
+                           "SIS_IDLE_CPU_FROM_CORESCAN",
+                           "SIS_UTIL_ABORT",
+                           "SIS_SCAN_EXHAUSTED",
                            "SIS_FALLBACK_TARGET"};
     for (const char* c : codes) EXPECT_TRUE(seen.count(c)) << "no example gives " << c;
 }

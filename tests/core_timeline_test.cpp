@@ -85,7 +85,9 @@ TEST(RqTimeline, LongRunStaysBoundedAndSpikesSurvive) {
     EXPECT_EQ(ratio & (ratio - 1), 0);  // a power of two
     for (std::size_t row = 0; row < tl.rows(); ++row) {
         EXPECT_EQ(tl.time(row), std::int64_t(row) * tl.period());  // evenly spaced on the new grid
-        if (row) { EXPECT_GT(tl.time(row), tl.time(row - 1)); }
+        if (row) {
+            EXPECT_GT(tl.time(row), tl.time(row - 1));
+        }
     }
     for (int c = 0; c < kCpus; ++c) {
         std::uint16_t m = 0;

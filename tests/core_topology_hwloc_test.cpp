@@ -54,8 +54,7 @@ void expectAllCapacities(const Topology& t, int cap) {
 
 /// Ids increase in order of first appearance by ascending CPU number.
 void expectFirstAppearanceOrder(const Topology& t) {
-    for (int CpuInfo::*field : {&CpuInfo::core, &CpuInfo::cluster, &CpuInfo::llc, &CpuInfo::die, &CpuInfo::package,
-                                &CpuInfo::node}) {
+    for (int CpuInfo::*field : {&CpuInfo::core, &CpuInfo::cluster, &CpuInfo::llc, &CpuInfo::die, &CpuInfo::package, &CpuInfo::node}) {
         int next = 0;
         for (const auto& c : t.cpus()) {
             EXPECT_LE(c.*field, next) << "CPU " << c.cpu;
@@ -113,8 +112,7 @@ TEST(TopologyHwloc, SyntheticX86Numbering) {
     ASSERT_EQ(t.nrCpus(), 32);
     EXPECT_EQ(groups(t, &CpuInfo::core), gen(16, [](int k) { return std::to_string(k) + "," + std::to_string(k + 16); }));
     for (const auto& c : t.cpus()) EXPECT_EQ(c.thread, c.cpu / 16) << "CPU " << c.cpu;
-    EXPECT_EQ(groups(t, &CpuInfo::llc),
-              gen(4, [](int l) { return range(4 * l, 4 * l + 3) + "," + range(16 + 4 * l, 16 + 4 * l + 3); }));
+    EXPECT_EQ(groups(t, &CpuInfo::llc), gen(4, [](int l) { return range(4 * l, 4 * l + 3) + "," + range(16 + 4 * l, 16 + 4 * l + 3); }));
     EXPECT_EQ(groups(t, &CpuInfo::package), (std::vector<std::string>{"0-7,16-23", "8-15,24-31"}));
     EXPECT_EQ(groups(t, &CpuInfo::node), std::vector<std::string>{"0-31"});
     EXPECT_EQ(t.smtMask(3).toList(), "3,19");
@@ -135,8 +133,7 @@ TEST(TopologyHwloc, NumaNodesAndDistances) {
     EXPECT_EQ(groups(t, &CpuInfo::llc), llcs);
     EXPECT_EQ(groups(t, &CpuInfo::node), llcs);
     EXPECT_EQ(groups(t, &CpuInfo::core), gen(16, [](int k) { return std::to_string(k) + "," + std::to_string(k + 16); }));
-    EXPECT_EQ(groups(t, &CpuInfo::cluster),
-              gen(8, [](int k) { return range(2 * k, 2 * k + 1) + "," + range(16 + 2 * k, 16 + 2 * k + 1); }));
+    EXPECT_EQ(groups(t, &CpuInfo::cluster), gen(8, [](int k) { return range(2 * k, 2 * k + 1) + "," + range(16 + 2 * k, 16 + 2 * k + 1); }));
     EXPECT_EQ(groups(t, &CpuInfo::package), (std::vector<std::string>{"0-7,16-23", "8-15,24-31"}));
     EXPECT_EQ(t.nodeMask(2).toList(), "8-11,24-27");
     EXPECT_TRUE(t.numaInPackage());
@@ -225,35 +222,21 @@ TEST(TopologyHwloc, RunningMachine) {
     }
 }
 
-TEST(TopologyHwloc, TruncatedXmlIsRejected) {
-    expectRejected(fixture("truncated.xml"), "not an hwloc XML topology");
-}
+TEST(TopologyHwloc, TruncatedXmlIsRejected) { expectRejected(fixture("truncated.xml"), "not an hwloc XML topology"); }
 
-TEST(TopologyHwloc, NonXmlFileIsRejected) {
-    expectRejected(fixture("not-xml.txt"), "not an hwloc XML topology");
-}
+TEST(TopologyHwloc, NonXmlFileIsRejected) { expectRejected(fixture("not-xml.txt"), "not an hwloc XML topology"); }
 
-TEST(TopologyHwloc, OtherXmlIsRejected) {
-    expectRejected(fixture("not-hwloc.xml"), "not an hwloc XML topology");
-}
+TEST(TopologyHwloc, OtherXmlIsRejected) { expectRejected(fixture("not-hwloc.xml"), "not an hwloc XML topology"); }
 
-TEST(TopologyHwloc, MissingFileIsRejected) {
-    expectRejected(fixture("does-not-exist.xml"), "cannot open");
-}
+TEST(TopologyHwloc, MissingFileIsRejected) { expectRejected(fixture("does-not-exist.xml"), "cannot open"); }
 
-TEST(TopologyHwloc, DirectoryIsRejected) {
-    expectRejected(fixture(""), "not a regular file");
-}
+TEST(TopologyHwloc, DirectoryIsRejected) { expectRejected(fixture(""), "not a regular file"); }
 
 // Well-formed XML on which hwloc 2.9 itself segfaults: the load runs in a child
 // process, so this is an error, not a crash of the test.
-TEST(TopologyHwloc, XmlThatCrashesHwlocIsRejected) {
-    expectRejected(fixture("pu-without-complete-cpuset.xml"), "not an hwloc XML topology");
-}
+TEST(TopologyHwloc, XmlThatCrashesHwlocIsRejected) { expectRejected(fixture("pu-without-complete-cpuset.xml"), "not an hwloc XML topology"); }
 
 // CPUs 6 and 7 absent (as if offline): CPU numbers are Linux's, so no renumbering.
-TEST(TopologyHwloc, GapInCpuNumbersIsRejected) {
-    expectRejected(fixture("gap-cpu6-7.xml"), "CPU 6 is missing");
-}
+TEST(TopologyHwloc, GapInCpuNumbersIsRejected) { expectRejected(fixture("gap-cpu6-7.xml"), "CPU 6 is missing"); }
 
 }  // namespace

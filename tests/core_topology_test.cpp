@@ -88,12 +88,12 @@ TEST_P(PresetDomains, MatchesTheKernelsTable) {
     }
 }
 
-INSTANTIATE_TEST_SUITE_P(AllPresets, PresetDomains, ::testing::ValuesIn(tables()),
-                         [](const auto& info) {
-                             std::string n = info.param.preset;
-                             for (auto& ch : n) if (!isalnum((unsigned char)ch)) ch = '_';
-                             return n;
-                         });
+INSTANTIATE_TEST_SUITE_P(AllPresets, PresetDomains, ::testing::ValuesIn(tables()), [](const auto& info) {
+    std::string n = info.param.preset;
+    for (auto& ch : n)
+        if (!isalnum((unsigned char)ch)) ch = '_';
+    return n;
+});
 
 TEST(Topology, EveryPresetIsCovered) {
     std::set<std::string> tested;
@@ -120,13 +120,11 @@ TEST(Topology, MilanLlcIdsMatchPrateeksDump) {
     EXPECT_EQ(sd.sd_llc_id(130), 0);
     // Flags of CPU 0's domains (K Prateek Nayak, Aug 2023).
     const auto& d = sd.domains(0);
-    EXPECT_EQ(d[0].flags, SD_BALANCE_NEWIDLE | SD_BALANCE_EXEC | SD_BALANCE_FORK | SD_WAKE_AFFINE | SD_SHARE_CPUCAPACITY |
-                              SD_SHARE_PKG_RESOURCES | SD_PREFER_SIBLING);
-    EXPECT_EQ(d[1].flags, SD_BALANCE_NEWIDLE | SD_BALANCE_EXEC | SD_BALANCE_FORK | SD_WAKE_AFFINE | SD_SHARE_PKG_RESOURCES |
+    EXPECT_EQ(d[0].flags, SD_BALANCE_NEWIDLE | SD_BALANCE_EXEC | SD_BALANCE_FORK | SD_WAKE_AFFINE | SD_SHARE_CPUCAPACITY | SD_SHARE_PKG_RESOURCES |
                               SD_PREFER_SIBLING);
+    EXPECT_EQ(d[1].flags, SD_BALANCE_NEWIDLE | SD_BALANCE_EXEC | SD_BALANCE_FORK | SD_WAKE_AFFINE | SD_SHARE_PKG_RESOURCES | SD_PREFER_SIBLING);
     EXPECT_EQ(d[2].flags, SD_BALANCE_NEWIDLE | SD_BALANCE_EXEC | SD_BALANCE_FORK | SD_WAKE_AFFINE | SD_PREFER_SIBLING);
-    EXPECT_EQ(d[3].flags, SD_BALANCE_NEWIDLE | SD_BALANCE_EXEC | SD_BALANCE_FORK | SD_WAKE_AFFINE | SD_SERIALIZE | SD_OVERLAP |
-                              SD_NUMA);
+    EXPECT_EQ(d[3].flags, SD_BALANCE_NEWIDLE | SD_BALANCE_EXEC | SD_BALANCE_FORK | SD_WAKE_AFFINE | SD_SERIALIZE | SD_OVERLAP | SD_NUMA);
 }
 
 TEST(Topology, QemuAdjacentSiblings) {

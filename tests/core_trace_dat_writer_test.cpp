@@ -98,13 +98,13 @@ TEST(RingBufferPages, SmallLargeExtendedAndBackwardEventsReadBackThroughKbuffer)
         std::string data;
     };
     const std::vector<In> in = {
-        {1000, payload(8, 'a')},                  // the page's first: delta 0
-        {1005, payload(36, 'b')},                 // type_len 9
-        {1005, payload(112, 'c')},                // type_len 28, the largest small one
-        {2'000'000'000, payload(64, 'd')},        // delta >= 2^27: a time extend before it
-        {2'000'000'001, payload(300, 'e')},       // type_len 0: length word
-        {1'999'999'000, payload(16, 'f')},        // back in time: a new page
-        {5'000'000'000'000ull, payload(13, 'g')}, // not a multiple of 4, a huge delta
+        {1000, payload(8, 'a')},                   // the page's first: delta 0
+        {1005, payload(36, 'b')},                  // type_len 9
+        {1005, payload(112, 'c')},                 // type_len 28, the largest small one
+        {2'000'000'000, payload(64, 'd')},         // delta >= 2^27: a time extend before it
+        {2'000'000'001, payload(300, 'e')},        // type_len 0: length word
+        {1'999'999'000, payload(16, 'f')},         // back in time: a new page
+        {5'000'000'000'000ull, payload(13, 'g')},  // not a multiple of 4, a huge delta
     };
     for (const auto& e : in) w.add(e.ts, e.data.data(), e.data.size());
     w.finish();
@@ -166,10 +166,11 @@ struct Exported {
 
 Exported exportRun(int groups, int fds, int loops, const std::string& name, sched::TraceDatOptions opt = {}) {
     const sched::Scenario s = sched::parseScenario(
-        nlohmann::json{{"topology", "qemu-2s2c2t"},
-                       {"workloads", nlohmann::json::array({{{"type", "hackbench"}, {"groups", groups}, {"fds", fds}, {"threads", true},
-                                                            {"pipe", true}, {"loops", loops}}})},
-                       {"variants", {{"A", "baseline"}}}},
+        nlohmann::json{
+            {"topology", "qemu-2s2c2t"},
+            {"workloads",
+             nlohmann::json::array({{{"type", "hackbench"}, {"groups", groups}, {"fds", fds}, {"threads", true}, {"pipe", true}, {"loops", loops}}})},
+            {"variants", {{"A", "baseline"}}}},
         "dat.json", ".");
     Exported r;
     r.dat = (tempDir() / name).string();
@@ -215,7 +216,8 @@ std::vector<std::size_t> mergedOrder(const Trace& t) {
     for (;;) {
         int best = -1;
         for (std::size_t c = 0; c < per.size(); ++c)
-            if (head[c] < per[c].size() && (best < 0 || t.events[per[c][head[c]]].time < t.events[per[std::size_t(best)][head[std::size_t(best)]]].time))
+            if (head[c] < per[c].size() &&
+                (best < 0 || t.events[per[c][head[c]]].time < t.events[per[std::size_t(best)][head[std::size_t(best)]]].time))
                 best = int(c);
         if (best < 0) break;
         order.push_back(per[std::size_t(best)][head[std::size_t(best)]++]);

@@ -155,11 +155,13 @@ TEST(FtraceText, ReadingReportsProgressAndCanBeCancelled) {
 
 TEST(FtraceText, EveryLineLayoutParses) {
     // tgid column or not; 5, 4 or no flag columns; comm with spaces and dashes; target_cpu=017.
-    const std::string text = std::string(kHeader5) +
+    const std::string text =
+        std::string(kHeader5) +
         "   my task-name-7-4242    [003] d..2.  5012.345678: sched_waking: comm=a b-c-9 pid=4301 prio=120 target_cpu=017\n"
         "       hackbench-4242  (   4200) [003] d..2  5012.345680: sched_migrate_task: comm=hackbench pid=4301 prio=120 orig_cpu=9 dest_cpu=17\n"
         "          <idle>-0       [017] 5012.345684: sched_wakeup: comm=hackbench pid=4301 prio=120 target_cpu=017\n"
-        "          <idle>-0     (-------) [017] dNh2.  5012.345687: sched_switch: prev_comm=swapper/17 prev_pid=0 prev_prio=120 prev_state=R ==> next_comm=my prog pid=4301 next_pid=4301 next_prio=120\n";
+        "          <idle>-0     (-------) [017] dNh2.  5012.345687: sched_switch: prev_comm=swapper/17 prev_pid=0 prev_prio=120 prev_state=R ==> "
+        "next_comm=my prog pid=4301 next_pid=4301 next_prio=120\n";
     const Trace t = parseFtraceText(text, "layouts.txt");
     ASSERT_EQ(t.events.size(), 4u) << t.summary();
     EXPECT_EQ(t.problem_count, 0u) << t.summary();
@@ -180,9 +182,10 @@ TEST(FtraceText, EveryLineLayoutParses) {
 }
 
 TEST(FtraceText, IntegerTimestampsAndNanosecondFractions) {
-    const Trace t = parseFtraceText("  a-1 [000] ..... 123456789: sched_waking: comm=b pid=2 prio=120 target_cpu=001\n"
-                                    "  a-1 [000] .....     1.000000007: sched_waking: comm=b pid=2 prio=120 target_cpu=001\n",
-                                    "counter.txt");
+    const Trace t = parseFtraceText(
+        "  a-1 [000] ..... 123456789: sched_waking: comm=b pid=2 prio=120 target_cpu=001\n"
+        "  a-1 [000] .....     1.000000007: sched_waking: comm=b pid=2 prio=120 target_cpu=001\n",
+        "counter.txt");
     ASSERT_EQ(t.events.size(), 2u);
     EXPECT_EQ(t.events[0].time, 123456789);
     EXPECT_EQ(t.events[1].time, 1'000'000'007);
@@ -192,15 +195,15 @@ TEST(FtraceText, IntegerTimestampsAndNanosecondFractions) {
 
 TEST(FtraceText, GapsUnknownEventsBadLinesAndATruncatedLastLine) {
     const std::string text = std::string(kHeader5) +
-        "  a-1 [002] d..2.     1.000010: sched_waking: comm=b pid=2 prio=120 target_cpu=002\n"      // 7
-        "CPU:2 [LOST 17 EVENTS]\n"                                                                   // 8
-        "  a-1 [001] d..2.     1.000020: sched_stat_runtime: comm=a pid=1 runtime=5 vruntime=9\n"    // 9
-        "  a-1 [002] d..2.     1.000030: sched_wakeup: comm=b pid=2 prio=120 target_cpu=002\n"       // 10
-        "##### CPU 5 buffer started ####\n"                                                          // 11
-        "  this is not a record\n"                                                                   // 12
-        "  a-1 [005] d..2.     1.000040: sched_wakeup: comm=b pid=2 prio=120 target_cpu=005\n"       // 13
-        "  a-1 [005] d..2.     1.000045: sched_waking: comm=b pid=x prio=120 target_cpu=005\n"       // 14
-        "  a-1 [005] d..2.     1.0000";                                                              // 15 (cut)
+                             "  a-1 [002] d..2.     1.000010: sched_waking: comm=b pid=2 prio=120 target_cpu=002\n"     // 7
+                             "CPU:2 [LOST 17 EVENTS]\n"                                                                 // 8
+                             "  a-1 [001] d..2.     1.000020: sched_stat_runtime: comm=a pid=1 runtime=5 vruntime=9\n"  // 9
+                             "  a-1 [002] d..2.     1.000030: sched_wakeup: comm=b pid=2 prio=120 target_cpu=002\n"     // 10
+                             "##### CPU 5 buffer started ####\n"                                                        // 11
+                             "  this is not a record\n"                                                                 // 12
+                             "  a-1 [005] d..2.     1.000040: sched_wakeup: comm=b pid=2 prio=120 target_cpu=005\n"     // 13
+                             "  a-1 [005] d..2.     1.000045: sched_waking: comm=b pid=x prio=120 target_cpu=005\n"     // 14
+                             "  a-1 [005] d..2.     1.0000";                                                            // 15 (cut)
     const Trace t = parseFtraceText(text, "gaps.txt");
     ASSERT_EQ(t.gaps.size(), 2u);
     EXPECT_EQ(t.gaps[0].cpu, 2);
@@ -222,7 +225,8 @@ TEST(FtraceText, GapsUnknownEventsBadLinesAndATruncatedLastLine) {
     EXPECT_EQ(t.truncated_line, 15u);
     EXPECT_NE(t.summary().find("gaps.txt:15: last line cut short"), std::string::npos);
     // A complete bad last line is a bad line, not a truncation.
-    const Trace u = parseFtraceText(std::string(kHeader5) + "  a-1 [005] d..2.     1.000040: sched_wakeup: comm=b pid=2 prio=120 target_cpu=005\nnonsense\n", "x");
+    const Trace u = parseFtraceText(
+        std::string(kHeader5) + "  a-1 [005] d..2.     1.000040: sched_wakeup: comm=b pid=2 prio=120 target_cpu=005\nnonsense\n", "x");
     EXPECT_EQ(u.truncated_line, 0u);
     EXPECT_EQ(u.problem_count, 1u);
 }
@@ -244,12 +248,16 @@ TEST(FtraceText, SchedlabWakeLinesAttachToTheirWakingAndBadOnesAreReported) {
     in.jiffies = 250;
     const std::string mark = sched::formatWakeInputs(in);
     const std::string text = std::string(kHeader5) +
-        "  a-1 [002] d.h2.     1.000010: sched_waking: comm=b pid=2 prio=120 target_cpu=003\n"       // 7
-        "  a-1 [002] d.h2.     1.000010: tracing_mark_write: " + mark + "\n"                          // 8
-        "  a-1 [002] d..2.     1.000020: tracing_mark_write: schedlab_wake pid=2 prev=3\n"            // 9: fields missing
-        "  a-1 [002] d..2.     1.000030: sched_waking: comm=c pid=4 prio=120 target_cpu=001\n"       // 10
-        "  a-1 [002] d..2.     1.000030: tracing_mark_write: " + mark + "\n"                          // 11: pid 2, not 4
-        "  a-1 [002] d..2.     1.000040: tracing_mark_write: WORKLOAD_START\n";                       // 12
+                             "  a-1 [002] d.h2.     1.000010: sched_waking: comm=b pid=2 prio=120 target_cpu=003\n"  // 7
+                             "  a-1 [002] d.h2.     1.000010: tracing_mark_write: " +
+                             mark +
+                             "\n"                                                                                    // 8
+                             "  a-1 [002] d..2.     1.000020: tracing_mark_write: schedlab_wake pid=2 prev=3\n"      // 9: fields missing
+                             "  a-1 [002] d..2.     1.000030: sched_waking: comm=c pid=4 prio=120 target_cpu=001\n"  // 10
+                             "  a-1 [002] d..2.     1.000030: tracing_mark_write: " +
+                             mark +
+                             "\n"                                                                     // 11: pid 2, not 4
+                             "  a-1 [002] d..2.     1.000040: tracing_mark_write: WORKLOAD_START\n";  // 12
     const Trace t = parseFtraceText(text, "marks.txt");
     ASSERT_EQ(t.events.size(), 2u);
     ASSERT_EQ(t.wake_inputs.size(), 1u);
@@ -310,7 +318,8 @@ TEST(WakeInputs, AnyKeyOrderParsesAsSchedlabsOwnLayout) {
         EXPECT_EQ(sched::formatWakeInputs(got), sched::formatWakeInputs(in)) << msg;
     }
     // Out of range for its field, a missing field, a stray word: refused by both paths.
-    for (const std::string& msg : {own.substr(0, own.rfind(" jiffies")), own + " x", std::string("pid=99999999999 ") + own.substr(own.find(" prev=") + 1)}) {
+    for (const std::string& msg :
+         {own.substr(0, own.rfind(" jiffies")), own + " x", std::string("pid=99999999999 ") + own.substr(own.find(" prev=") + 1)}) {
         sched::WakeInputs got;
         std::string why;
         EXPECT_FALSE(sched::parseWakeInputs(msg, got, why)) << msg;
@@ -360,11 +369,11 @@ TEST(FtraceText, NotATraceEmptyAndLatencyFormatAreOneLineErrors) {
 }
 
 TEST(FtraceText, SimulatedRunExportsAndReadsBackToTheSameEvents) {
-    const sched::Scenario s = sched::parseScenario(
-        nlohmann::json{{"topology", "qemu-2s2c2t"},
-                       {"workloads", nlohmann::json::array({{{"type", "hackbench"}, {"groups", 2}, {"fds", 2}, {"loops", 20}}})},
-                       {"variants", {{"A", "baseline"}}}},
-        "rt.json", ".");
+    const sched::Scenario s =
+        sched::parseScenario(nlohmann::json{{"topology", "qemu-2s2c2t"},
+                                            {"workloads", nlohmann::json::array({{{"type", "hackbench"}, {"groups", 2}, {"fds", 2}, {"loops", 20}}})},
+                                            {"variants", {{"A", "baseline"}}}},
+                             "rt.json", ".");
     std::vector<SchedEvent> events;
     sched::RunOptions o;
     o.event_sink = [&](const SchedEvent& e) { events.push_back(e); };
@@ -381,9 +390,8 @@ TEST(FtraceText, SimulatedRunExportsAndReadsBackToTheSameEvents) {
     ASSERT_EQ(t.events.size(), events.size());
     for (std::size_t i = 0; i < events.size(); ++i) {
         const SchedEvent &a = events[i], &b = t.events[i];
-        ASSERT_TRUE(a.kind == b.kind && a.time == b.time && a.cpu == b.cpu && a.pid == b.pid && a.pid2 == b.pid2 &&
-                    a.target_cpu == b.target_cpu && a.orig_cpu == b.orig_cpu && a.prev_state == b.prev_state &&
-                    a.state == b.state && a.cause == b.cause)
+        ASSERT_TRUE(a.kind == b.kind && a.time == b.time && a.cpu == b.cpu && a.pid == b.pid && a.pid2 == b.pid2 && a.target_cpu == b.target_cpu &&
+                    a.orig_cpu == b.orig_cpu && a.prev_state == b.prev_state && a.state == b.state && a.cause == b.cause)
             << "event " << i << " (line " << t.records[i].line << ") differs: " << sched::toString(a.kind);
     }
     for (int id = 0; id < eng.taskCount(); ++id) EXPECT_EQ(t.commOf(eng.task(id).t.pid), eng.taskComm(eng.task(id).t.pid));
@@ -397,11 +405,11 @@ TEST(FtraceText, TheExportIsWhatPerfettosSystraceImporterReads) {
     // arguments split at spaces into key=value; sched_switch needs numeric prev_pid, prev_prio,
     // next_pid and next_prio and a prev_state letter; sched_waking a numeric pid; cpu_idle
     // numeric state and cpu_id. The timestamp becomes int64(seconds * 1e9).
-    const sched::Scenario s = sched::parseScenario(
-        nlohmann::json{{"topology", "qemu-2s2c2t"},
-                       {"workloads", nlohmann::json::array({{{"type", "hackbench"}, {"groups", 2}, {"fds", 2}, {"loops", 20}}})},
-                       {"variants", {{"A", "baseline"}}}},
-        "pf.json", ".");
+    const sched::Scenario s =
+        sched::parseScenario(nlohmann::json{{"topology", "qemu-2s2c2t"},
+                                            {"workloads", nlohmann::json::array({{{"type", "hackbench"}, {"groups", 2}, {"fds", 2}, {"loops", 20}}})},
+                                            {"variants", {{"A", "baseline"}}}},
+                             "pf.json", ".");
     std::ostringstream out;
     std::unique_ptr<sched::FtraceTextWriter> w;
     sched::RunOptions o;
@@ -433,9 +441,7 @@ TEST(FtraceText, TheExportIsWhatPerfettosSystraceImporterReads) {
             const auto eq = tok.find('=');
             if (eq != std::string::npos) args[tok.substr(0, eq)] = tok.substr(eq + 1);
         }
-        auto isNum = [](const std::string& v) {
-            return !v.empty() && v.find_first_not_of("0123456789") == std::string::npos;
-        };
+        auto isNum = [](const std::string& v) { return !v.empty() && v.find_first_not_of("0123456789") == std::string::npos; };
         if (name == "tracing_mark_write") {  // a print event to Perfetto (not B|/E|/C|: left as it is)
             ++marks;
             continue;
@@ -498,13 +504,14 @@ TEST(RqLenCsv, SeedScriptLayoutWithPaddingTrailingCommasAndSparseCpus) {
 }
 
 TEST(RqLenCsv, BadRowsAreListedATruncatedLastRowIsReportedAndOtherFilesRefused) {
-    const sched::RqLenCsv r = sched::parseRqLenCsv("[   Timestamp],CPU  0,CPU  1,\n"
-                                                   "[10],  1,  x,\n"
-                                                   "[20],  1,  2,  3,\n"
-                                                   "20,  1,  2,\n"
-                                                   "[30],  1,  1,\n"
-                                                   "[40],  1",
-                                                   "bad.csv");
+    const sched::RqLenCsv r = sched::parseRqLenCsv(
+        "[   Timestamp],CPU  0,CPU  1,\n"
+        "[10],  1,  x,\n"
+        "[20],  1,  2,  3,\n"
+        "20,  1,  2,\n"
+        "[30],  1,  1,\n"
+        "[40],  1",
+        "bad.csv");
     EXPECT_EQ(r.rows(), 1u);
     ASSERT_EQ(r.problem_count, 3u);
     EXPECT_EQ(r.problems[0].line, 2u);
@@ -545,9 +552,8 @@ namespace {
 const std::string kDat = std::string(SCHEDLAB_TEST_DATA) + "/traces/qemu-6.1-2s2c2t-hackbench-small-dat/";
 
 bool sameEvent(const SchedEvent& a, const SchedEvent& b) {
-    return a.kind == b.kind && a.time == b.time && a.cpu == b.cpu && a.pid == b.pid && a.pid2 == b.pid2 &&
-           a.target_cpu == b.target_cpu && a.orig_cpu == b.orig_cpu && a.prev_state == b.prev_state && a.state == b.state &&
-           a.cause == b.cause;
+    return a.kind == b.kind && a.time == b.time && a.cpu == b.cpu && a.pid == b.pid && a.pid2 == b.pid2 && a.target_cpu == b.target_cpu &&
+           a.orig_cpu == b.orig_cpu && a.prev_state == b.prev_state && a.state == b.state && a.cause == b.cause;
 }
 
 TEST(TraceDat, Version6AndVersion7ZstdGiveTheRecordedEvents) {
@@ -573,13 +579,11 @@ TEST(TraceDat, Version6AndVersion7ZstdGiveTheRecordedEvents) {
         // ordinal once, in order (the 2 prints included in the count, not imported).
         EXPECT_EQ(t->lines, 10121u);
         for (std::size_t i = 1; i < t->records.size(); ++i) ASSERT_LT(t->records[i - 1].line, t->records[i].line);
-        for (std::size_t i = 1; i < t->events.size(); ++i)
-            ASSERT_TRUE(t->events[i - 1].time <= t->events[i].time) << "record " << t->records[i].line;
+        for (std::size_t i = 1; i < t->events.size(); ++i) ASSERT_TRUE(t->events[i - 1].time <= t->events[i].time) << "record " << t->records[i].line;
         EXPECT_TRUE(t->ns_timestamps);
     }
     ASSERT_EQ(v6.events.size(), v7.events.size());
-    for (std::size_t i = 0; i < v6.events.size(); ++i)
-        ASSERT_TRUE(sameEvent(v6.events[i], v7.events[i])) << "record " << v6.records[i].line;
+    for (std::size_t i = 0; i < v6.events.size(); ++i) ASSERT_TRUE(sameEvent(v6.events[i], v7.events[i])) << "record " << v6.records[i].line;
 }
 
 // A reader child that stops (as one that inherited a lock at fork() from another thread of
@@ -608,10 +612,10 @@ TEST(TraceDat, TheSameRecordingAsTraceCmdReportTextGivesTheSameEvents) {
     for (std::size_t i = 0; i < dat.events.size(); ++i) {
         SchedEvent a = dat.events[i];
         a.time = (a.time + 500) / 1000 * 1000;  // report prints µs, rounded
-        ASSERT_TRUE(sameEvent(a, txt.events[i])) << "record " << i + 1 << " vs report line " << txt.records[i].line << ": "
-                                                 << sched::toString(a.kind) << " t " << dat.events[i].time << " cpu " << a.cpu << " pid "
-                                                 << a.pid << " vs " << sched::toString(txt.events[i].kind) << " t " << txt.events[i].time
-                                                 << " cpu " << txt.events[i].cpu << " pid " << txt.events[i].pid;
+        ASSERT_TRUE(sameEvent(a, txt.events[i])) << "record " << i + 1 << " vs report line " << txt.records[i].line << ": " << sched::toString(a.kind)
+                                                 << " t " << dat.events[i].time << " cpu " << a.cpu << " pid " << a.pid << " vs "
+                                                 << sched::toString(txt.events[i].kind) << " t " << txt.events[i].time << " cpu " << txt.events[i].cpu
+                                                 << " pid " << txt.events[i].pid;
         EXPECT_EQ(dat.records[i].current, txt.records[i].current);
         if (dat.records[i].context != '.') ++contexts;
     }

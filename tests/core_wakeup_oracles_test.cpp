@@ -359,7 +359,10 @@ TEST(WakeupOracle, O38_CrossLlcWeightKeepsPrevFallsBack) {
 TEST(WakeupOracle, O39_UpdateIdleCoreSetsHintFromSiblings) {
     MachineState st(std::make_shared<const Topology>(Topology::preset("i7-4790")));
     Knobs k;
-    for (auto& rq : st.rq) { rq.curr = CurrKind::Normal; rq.nr_running = 1; }
+    for (auto& rq : st.rq) {
+        rq.curr = CurrKind::Normal;
+        rq.nr_running = 1;
+    }
     st.rq[2].curr = CurrKind::Normal;  // still the old task: CPU 2 itself is not tested
     st.rq[6].curr = CurrKind::Idle;
     st.rq[6].nr_running = 0;
@@ -367,7 +370,10 @@ TEST(WakeupOracle, O39_UpdateIdleCoreSetsHintFromSiblings) {
     EXPECT_TRUE(st.llcShared(2)->has_idle_cores);
     // With 6 busy the hint stays 0.
     MachineState st2(std::make_shared<const Topology>(Topology::preset("i7-4790")));
-    for (auto& rq : st2.rq) { rq.curr = CurrKind::Normal; rq.nr_running = 1; }
+    for (auto& rq : st2.rq) {
+        rq.curr = CurrKind::Normal;
+        rq.nr_running = 1;
+    }
     set_next_task_idle(st2, k, 2);
     EXPECT_FALSE(st2.llcShared(2)->has_idle_cores);
 }
@@ -495,7 +501,8 @@ namespace {
 // both waking tasks whose prev is idle CPU 2; CPU 3 idle.
 std::pair<int, int> claimRace(const std::string& knobs, Decision& da) {
     ExplainInput in = parseExplainState(json::parse(R"({"topology":"qemu-1s4c","knobs":")" + knobs + R"(","wake_flags":["SYNC"],
-        "waker":{"cpu":0},"task":{"prev_cpu":2},"cpus":[{"cpu":1,"curr":"normal"}]})"), "oracle", "");
+        "waker":{"cpu":0},"task":{"prev_cpu":2},"cpus":[{"cpu":1,"curr":"normal"}]})"),
+                                        "oracle", "");
     Task a = in.task;
     int cpuA = selectOnly(in, a, in.waker, WF_SYNC, da);
     Task b = in.task;

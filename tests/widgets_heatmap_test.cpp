@@ -86,8 +86,7 @@ void checkLayout(const sched::Topology& t, const RectF& area) {
         ASSERT_GT(r.w, 0) << "CPU " << a;
         ASSERT_GT(r.h, 0) << "CPU " << a;
         ASSERT_TRUE(area.containsRect(r)) << "CPU " << a;
-        for (int b = a + 1; b < t.nrCpus(); ++b)
-            ASSERT_FALSE(r.intersects(L.cpu[std::size_t(b)])) << "CPUs " << a << " and " << b << " overlap";
+        for (int b = a + 1; b < t.nrCpus(); ++b) ASSERT_FALSE(r.intersects(L.cpu[std::size_t(b)])) << "CPUs " << a << " and " << b << " overlap";
     }
 }
 
@@ -200,12 +199,11 @@ TEST(Colormap, LuminanceIncreasesMonotonically) {
 }
 
 TEST(Colormap, CategoricalColoursAreDistinctOkabeIto) {
-    const std::set<std::tuple<int, int, int>> okabeIto{{0, 0, 0},     {230, 159, 0},  {86, 180, 233},
-                                                       {0, 158, 115}, {240, 228, 66}, {0, 114, 178},
-                                                       {213, 94, 0},  {204, 121, 167}};
+    const std::set<std::tuple<int, int, int>> okabeIto{{0, 0, 0},      {230, 159, 0}, {86, 180, 233}, {0, 158, 115},
+                                                       {240, 228, 66}, {0, 114, 178}, {213, 94, 0},   {204, 121, 167}};
     std::set<std::tuple<int, int, int>> dists, kinds;
-    for (auto d : {sched::DistClass::smt, sched::DistClass::llc, sched::DistClass::cross_llc,
-                   sched::DistClass::cross_node, sched::DistClass::cross_socket}) {
+    for (auto d :
+         {sched::DistClass::smt, sched::DistClass::llc, sched::DistClass::cross_llc, sched::DistClass::cross_node, sched::DistClass::cross_socket}) {
         const Rgb c = schedlab::distColor(d);
         dists.insert({c.r, c.g, c.b});
     }
@@ -222,8 +220,7 @@ TEST(Colormap, CategoricalColoursAreDistinctOkabeIto) {
 // ---------------------------------------------------------------------------------------------
 // Arrows
 
-sched::MigrationView mig(std::int64_t t, int from, int to, sched::MigrationCause cause,
-                         sched::DistClass d = sched::DistClass::llc) {
+sched::MigrationView mig(std::int64_t t, int from, int to, sched::MigrationCause cause, sched::DistClass d = sched::DistClass::llc) {
     sched::MigrationView m;
     m.time = t;
     m.pid = 100;
@@ -237,10 +234,12 @@ sched::MigrationView mig(std::int64_t t, int from, int to, sched::MigrationCause
 TEST(AggregateArrows, GroupsByPairAndKind) {
     using C = sched::MigrationCause;
     const std::vector<sched::MigrationView> ms{
-        mig(100, 1, 2, C::wakeup), mig(400, 1, 2, C::wakeup), mig(700, 1, 2, C::fork),  // 3 placements 1->2
-        mig(800, 1, 2, C::periodic, sched::DistClass::smt),                               // balance 1->2
-        mig(900, 2, 1, C::wakeup),                                                        // the other way
-        mig(950, 3, 3, C::wakeup),                                                        // no move: no arrow
+        mig(100, 1, 2, C::wakeup),
+        mig(400, 1, 2, C::wakeup),
+        mig(700, 1, 2, C::fork),                             // 3 placements 1->2
+        mig(800, 1, 2, C::periodic, sched::DistClass::smt),  // balance 1->2
+        mig(900, 2, 1, C::wakeup),                           // the other way
+        mig(950, 3, 3, C::wakeup),                           // no move: no arrow
     };
     const auto a = schedlab::aggregateArrows(ms, 1000, 1000, 10);
     ASSERT_EQ(a.size(), 3u);
@@ -260,9 +259,8 @@ TEST(AggregateArrows, GroupsByPairAndKind) {
 
 TEST(AggregateArrows, DropsMigrationsOutsideTheSpan) {
     using C = sched::MigrationCause;
-    const std::vector<sched::MigrationView> ms{mig(0, 1, 2, C::wakeup), mig(499, 1, 2, C::wakeup),
-                                               mig(500, 4, 5, C::wakeup), mig(1000, 6, 7, C::nohz),
-                                               mig(1001, 8, 9, C::wakeup)};
+    const std::vector<sched::MigrationView> ms{mig(0, 1, 2, C::wakeup), mig(499, 1, 2, C::wakeup), mig(500, 4, 5, C::wakeup),
+                                               mig(1000, 6, 7, C::nohz), mig(1001, 8, 9, C::wakeup)};
     const auto a = schedlab::aggregateArrows(ms, 1000, 500, 10);
     ASSERT_EQ(a.size(), 2u);  // 500 (the span's edge) and 1000 stay; 0, 499 are too old, 1001 is after now
     EXPECT_EQ(a[0].from, 6);
@@ -312,13 +310,10 @@ QImage grabImage(TopologyHeatmap& w) {
 }
 
 /// The pixel at widget coordinates (x, y), whatever the device pixel ratio of the grab.
-QColor pixelAt(const QImage& img, double x, double y, double dpr) {
-    return img.pixelColor(int(std::floor(x * dpr)), int(std::floor(y * dpr)));
-}
+QColor pixelAt(const QImage& img, double x, double y, double dpr) { return img.pixelColor(int(std::floor(x * dpr)), int(std::floor(y * dpr))); }
 
 bool near(const QColor& a, const QColor& b, int tol) {
-    return std::abs(a.red() - b.red()) <= tol && std::abs(a.green() - b.green()) <= tol &&
-           std::abs(a.blue() - b.blue()) <= tol;
+    return std::abs(a.red() - b.red()) <= tol && std::abs(a.green() - b.green()) <= tol && std::abs(a.blue() - b.blue()) <= tol;
 }
 
 TEST(TopologyHeatmapPixels, CpuCellHasTheColourOfItsRunqueueLengthAndTheLegendAgrees) {
@@ -354,8 +349,7 @@ TEST(TopologyHeatmapPixels, CpuCellHasTheColourOfItsRunqueueLengthAndTheLegendAg
     EXPECT_GT(x2, bar.left());
     EXPECT_LT(x2, bar.right());
     EXPECT_TRUE(near(pixelAt(img, x2, bar.center().y(), dpr), want, 2))
-        << "legend " << pixelAt(img, x2, bar.center().y(), dpr).name().toStdString() << " vs cell "
-        << want.name().toStdString();
+        << "legend " << pixelAt(img, x2, bar.center().y(), dpr).name().toStdString() << " vs cell " << want.name().toStdString();
     // ... and the bar's left end matches the idle CPUs.
     EXPECT_TRUE(near(pixelAt(img, bar.left() + 0.5, bar.center().y(), dpr), w.colorFor(s->cpus[0]), 3));
 
@@ -372,8 +366,7 @@ TEST(TopologyHeatmapPixels, CpuCellHasTheColourOfItsRunqueueLengthAndTheLegendAg
     u = grabImage(w);
     const Rgb busy = schedlab::kindColor(sched::CpuKind::busy);
     EXPECT_EQ(pixelAt(u, r3.left() + 3, r3.top() + 3, dpr), QColor(busy.r, busy.g, busy.b));
-    EXPECT_EQ(pixelAt(u, w.legendValueToX(double(int(sched::CpuKind::busy))), w.legendRect().center().y(), dpr),
-              QColor(busy.r, busy.g, busy.b));
+    EXPECT_EQ(pixelAt(u, w.legendValueToX(double(int(sched::CpuKind::busy))), w.legendRect().center().y(), dpr), QColor(busy.r, busy.g, busy.b));
 }
 
 TEST(TopologyHeatmapPixels, ScaleMaxSharesTheRqLengthScale) {
@@ -442,8 +435,7 @@ TEST(TopologyHeatmapPixels, PooledIncrementalFramesEqualAPlainPaint) {
         for (std::size_t c = 0; c < s->cpus.size(); ++c) s->cpus[c].nr_running = int((c * 7 + std::size_t(k) * 3) % 5);
         s->cpus[std::size_t(k)].claimed = true;
         for (int i = 0; i <= k; ++i)
-            s->migrations.push_back(mig(s->now - 1000 * (i + 1), i, 39 - i, sched::MigrationCause::wakeup,
-                                        sched::DistClass::cross_llc));
+            s->migrations.push_back(mig(s->now - 1000 * (i + 1), i, 39 - i, sched::MigrationCause::wakeup, sched::DistClass::cross_llc));
         s->migrations.push_back(mig(s->now - 500, 30, 3, sched::MigrationCause::periodic, sched::DistClass::cross_llc));
         return s;
     };
@@ -505,8 +497,7 @@ TEST(TopologyHeatmap, ClickSelectsCtrlTogglesShiftExtends) {
 /// i7-4790 at 600x400 with one wakeup migration 1 -> 6 (different cores of the one LLC).
 std::shared_ptr<sched::Snapshot> snapshotWithArrow16(int count = 1) {
     auto s = snapshotOn("i7-4790");
-    for (int i = 0; i < count; ++i)
-        s->migrations.push_back(mig(s->now - 1000 - i, 1, 6, sched::MigrationCause::wakeup, sched::DistClass::llc));
+    for (int i = 0; i < count; ++i) s->migrations.push_back(mig(s->now - 1000 - i, 1, 6, sched::MigrationCause::wakeup, sched::DistClass::llc));
     return s;
 }
 
@@ -638,10 +629,8 @@ TEST(TopologyHeatmap, TooltipsDescribeTheCpuAndTheArrow) {
     const TopologyHeatmap::ArrowHit hit = w.arrowAt(mid);
     ASSERT_EQ(hit.from, 1);
     EXPECT_EQ(hit.count, 12);
-    EXPECT_EQ(w.arrowTooltip(hit),
-              QString::fromUtf8("12 wakeup migrations CPU 1 \u2192 CPU 6 (same LLC) in the last 5.0 ms"));
-    EXPECT_EQ(w.arrowTooltip({2, 5, false, 1}),
-              QString::fromUtf8("1 load-balance migration CPU 2 \u2192 CPU 5 (same LLC) in the last 5.0 ms"));
+    EXPECT_EQ(w.arrowTooltip(hit), QString::fromUtf8("12 wakeup migrations CPU 1 \u2192 CPU 6 (same LLC) in the last 5.0 ms"));
+    EXPECT_EQ(w.arrowTooltip({2, 5, false, 1}), QString::fromUtf8("1 load-balance migration CPU 2 \u2192 CPU 5 (same LLC) in the last 5.0 ms"));
     EXPECT_TRUE(w.arrowTooltip({}).isEmpty());
 
     // The ToolTip event: the arrow's text over the arrow, the CPU's over a CPU away from arrows.

@@ -56,13 +56,10 @@ QColor overWhite(const QColor& c) {
 }
 
 bool near(const QColor& x, const QColor& y, int tol = 4) {
-    return std::abs(x.red() - y.red()) <= tol && std::abs(x.green() - y.green()) <= tol &&
-           std::abs(x.blue() - y.blue()) <= tol;
+    return std::abs(x.red() - y.red()) <= tol && std::abs(x.green() - y.green()) <= tol && std::abs(x.blue() - y.blue()) <= tol;
 }
 
-QCPBars* bars(QCustomPlot* plot, int side) {
-    return qobject_cast<QCPBars*>(plot->plottable(side));
-}
+QCPBars* bars(QCustomPlot* plot, int side) { return qobject_cast<QCPBars*>(plot->plottable(side)); }
 
 /// Key of the category labelled `name` on the text ticker of `plot`'s bars' key axis, or NaN.
 double categoryKey(QCustomPlot* plot, const QString& name) {

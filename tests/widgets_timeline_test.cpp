@@ -123,8 +123,8 @@ TEST(TraceTimeline, ZoomPanAndAMarksPixel) {
     // The wheel zooms around the pointer: the time under it stays, the span shrinks.
     const double px = s.left() + 200.5;
     const std::int64_t under = tl.timeAtX(px);
-    QWheelEvent wheel(QPointF(px, s.center().y()), tl.mapToGlobal(QPointF(px, s.center().y())), QPoint(), QPoint(0, 480),
-                      Qt::NoButton, Qt::NoModifier, Qt::NoScrollPhase, false);
+    QWheelEvent wheel(QPointF(px, s.center().y()), tl.mapToGlobal(QPointF(px, s.center().y())), QPoint(), QPoint(0, 480), Qt::NoButton,
+                      Qt::NoModifier, Qt::NoScrollPhase, false);
     QApplication::sendEvent(&tl, &wheel);
     const std::int64_t span = tl.viewTo() - tl.viewFrom();
     EXPECT_NEAR(double(span), 250'000'000.0, 1e3);  // 4 notches: x 4
@@ -184,7 +184,8 @@ TEST(TraceTimeline, ZoomPanAndAMarksPixel) {
     EXPECT_TRUE(one.tooltipAt(QPoint(int(mx), y)).contains(QStringLiteral("disagreement 1 of 1"))) << one.tooltipAt(QPoint(int(mx), y)).toStdString();
     EXPECT_TRUE(one.tooltipAt(QPoint(int(mx), y)).contains(QStringLiteral("wake_wide")));
     const int x900 = int(one.xForTime(900'000'000));
-    EXPECT_TRUE(one.tooltipAt(QPoint(x900, y)).contains(QStringLiteral(": 1 decisions, 0 disagreements"))) << one.tooltipAt(QPoint(x900, y)).toStdString();
+    EXPECT_TRUE(one.tooltipAt(QPoint(x900, y)).contains(QStringLiteral(": 1 decisions, 0 disagreements")))
+        << one.tooltipAt(QPoint(x900, y)).toStdString();
     // Arrow keys move the cursor by a column (Shift: ten).
     one.setCursorTime(500'000'000);
     QKeyEvent right(QEvent::KeyPress, Qt::Key_Right, Qt::NoModifier);

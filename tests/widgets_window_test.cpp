@@ -214,8 +214,7 @@ TEST(MainWindow, FramesReachTheViewsAndKnobsApplyLive) {
 
     // Export: a whole PNG with the caption strip, and the caption names everything.
     const QString cap = w.caption();
-    for (const char* part : {"x86-20c40t", "hackbench -g 2 -f 10", "A: baseline", "B: baseline (idle_delay_ns=1000000)",
-                             "seed 3", "t = 15.000 ms"})
+    for (const char* part : {"x86-20c40t", "hackbench -g 2 -f 10", "A: baseline", "B: baseline (idle_delay_ns=1000000)", "seed 3", "t = 15.000 ms"})
         EXPECT_TRUE(cap.contains(QString::fromUtf8(part))) << part << " in " << cap.toStdString();
     const QString png = dir.filePath(QStringLiteral("w.png"));
     ASSERT_EQ(w.exportView(nullptr, png), QString());
@@ -242,8 +241,7 @@ TEST(MainWindow, FramesReachTheViewsAndKnobsApplyLive) {
     EXPECT_EQ(copied, QApplication::clipboard()->text());
     EXPECT_TRUE(copied.contains(QStringLiteral("migrations"))) << copied.toStdString();
     // The A/B text is the compare table.
-    EXPECT_TRUE(copied.contains(QStringLiteral("ttwu_count")) || copied.contains(QStringLiteral("wakeups")))
-        << copied.toStdString();
+    EXPECT_TRUE(copied.contains(QStringLiteral("ttwu_count")) || copied.contains(QStringLiteral("wakeups"))) << copied.toStdString();
 }
 
 TEST(MainWindow, EditedWorkloadsRestartBothSidesOrSayWhatIsWrong) {
@@ -473,9 +471,9 @@ TEST(MainWindow, TwoTracesSideBySideAtOneCursorFromEachStartWithTheirAgreementsA
     auto* counters = static_cast<CountersPlot*>(w.view(QStringLiteral("counters")));
     EXPECT_EQ(counters->reasonsTitle(), QStringLiteral("schedlab's final reason on the trace's decisions"));
     const QString cap = w.caption();
-    for (const QString& part : {QStringLiteral("A: recorded trace trace.txt.gz"), QStringLiteral("B: recorded trace trace.dat"),
-                                QStringLiteral("qemu-2s2c2t (8 CPUs)"), QStringLiteral("cursor t = 100.000 ms since each trace's first event"),
-                                w.agreementSummary(), w.agreementSummaryB()})
+    for (const QString& part :
+         {QStringLiteral("A: recorded trace trace.txt.gz"), QStringLiteral("B: recorded trace trace.dat"), QStringLiteral("qemu-2s2c2t (8 CPUs)"),
+          QStringLiteral("cursor t = 100.000 ms since each trace's first event"), w.agreementSummary(), w.agreementSummaryB()})
         EXPECT_TRUE(cap.contains(part)) << part.toStdString() << " in " << cap.toStdString();
     EXPECT_NE(w.agreementSummary(), w.agreementSummaryB());
     // B's disagreements in the timeline's second lane, on A's clock.
@@ -532,8 +530,8 @@ TEST(MainWindow, ASimulationBesideATraceShowsItsFrameAtTheCursorsTimeSinceTheTra
         "beside.json", ".");
     // Another machine (not the trace's name, another CPU count) is refused with one line.
     const sched::Scenario other = sched::parseScenario(
-        nlohmann::json::parse(R"({"topology":"x86-20c40t","seed":7,"workloads":[{"type":"hackbench","groups":2,"fds":4,"loops":20}]})"),
-        "other.json", ".");
+        nlohmann::json::parse(R"({"topology":"x86-20c40t","seed":7,"workloads":[{"type":"hackbench","groups":2,"fds":4,"loops":20}]})"), "other.json",
+        ".");
     const QString why = w.showSimulationBeside(other, QStringLiteral("other.json"));
     EXPECT_TRUE(why.startsWith(QStringLiteral("other.json: topology x86-20c40t (40 CPUs) is not the trace's qemu-2s2c2t (8 CPUs)")))
         << why.toStdString();
@@ -566,7 +564,8 @@ TEST(MainWindow, ASimulationBesideATraceShowsItsFrameAtTheCursorsTimeSinceTheTra
         EXPECT_EQ(deltaRow(w, 2).value(0), QString::number(d.ttwu_count));
         EXPECT_EQ(static_cast<TopologyHeatmap*>(w.view(QStringLiteral("heatmapA")))->snapshot()->now, a0 + rel);
     }
-    EXPECT_TRUE(w.caption().contains(QStringLiteral("B: simulated beside.json (qemu-2s2c2t, 8 CPUs), knobs baseline, seed 7, t = 2.000 ms simulated")))
+    EXPECT_TRUE(
+        w.caption().contains(QStringLiteral("B: simulated beside.json (qemu-2s2c2t, 8 CPUs), knobs baseline, seed 7, t = 2.000 ms simulated")))
         << w.caption().toStdString();
     // The toolbar's clock: the time since the trace's first event, and the trace's own clock.
     EXPECT_EQ(w.findChild<QLabel*>(QStringLiteral("simClock"))->text(),

@@ -75,7 +75,8 @@ QString traceCaption(const TraceCaption& in) {
     c += disagreementText(a, in.openedDisagreement, QString());
     if (in.beside) {
         const sched::Snapshot* b = in.besideSnap;
-        c += QStringLiteral(" · B: simulated %1 (%2, %3 CPUs), knobs %4, seed %5, t = %6 simulated (the cursor's time since the trace's first event%7)")
+        c += QStringLiteral(
+                 " · B: simulated %1 (%2, %3 CPUs), knobs %4, seed %5, t = %6 simulated (the cursor's time since the trace's first event%7)")
                  .arg(QFileInfo(in.besidePath).fileName(), q(in.beside->topo->name()))
                  .arg(in.beside->topo->nrCpus())
                  .arg(b ? q(b->knobs) : QStringLiteral("-"))

@@ -19,16 +19,16 @@ QString runCaption(const sched::Scenario& s, const QString& scenarioPath, quint6
 /// What a recorded trace's caption names.
 struct TraceCaption {
     const TraceSide* a = nullptr;
-    QString aSummary;                   ///< its agreement in words (TraceSide::agreementSummary())
-    qint64 cursor = 0;                  ///< ns since A's first event
-    int openedDisagreement = -1;        ///< A's disagreement shown, -1 none
-    const TraceSide* b = nullptr;       ///< a second trace, or null
+    QString aSummary;              ///< its agreement in words (TraceSide::agreementSummary())
+    qint64 cursor = 0;             ///< ns since A's first event
+    int openedDisagreement = -1;   ///< A's disagreement shown, -1 none
+    const TraceSide* b = nullptr;  ///< a second trace, or null
     QString bSummary;
     /// Or a simulation beside the trace:
     const sched::Scenario* beside = nullptr;
     QString besidePath;
     quint64 besideSeed = 0;
-    qint64 besideTarget = 0;            ///< the simulated time asked for
+    qint64 besideTarget = 0;                      ///< the simulated time asked for
     const sched::Snapshot* besideSnap = nullptr;  ///< its frame, if any yet
 };
 QString traceCaption(const TraceCaption& c);

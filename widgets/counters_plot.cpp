@@ -74,8 +74,7 @@ void setUp(QCustomPlot* plot, const QString& title, const QString& valueLabel, c
 }
 
 /// Draws `cats` as grouped horizontal bars of the present sides.
-void showCategories(QCustomPlot* plot, const std::vector<Category>& cats,
-                    const std::array<const sched::Snapshot*, 2>& sides) {
+void showCategories(QCustomPlot* plot, const std::vector<Category>& cats, const std::array<const sched::Snapshot*, 2>& sides) {
     // The category names (the ticker) and one QCPBars per side present are kept from frame to
     // frame; a frame replaces only the values.
     auto ticker = qSharedPointerCast<QCPAxisTickerText>(plot->yAxis->ticker());
@@ -126,8 +125,7 @@ QString legendHtml(const std::array<const sched::Snapshot*, 2>& sides) {
         const QString name = QString::fromStdString(snap->label.empty() ? (s == 0 ? "A" : "B") : snap->label);
         const QString knobs = QString::fromStdString(snap->knobs);
         parts << QStringLiteral("<span style=\"color:%1\">&#9632;</span>&nbsp;%2")
-                     .arg(LatencyPlot::sideColor(s).name(),
-                          (knobs.isEmpty() ? name : name + QStringLiteral(": ") + knobs).toHtmlEscaped());
+                     .arg(LatencyPlot::sideColor(s).name(), (knobs.isEmpty() ? name : name + QStringLiteral(": ") + knobs).toHtmlEscaped());
     }
     return parts.join(QStringLiteral("&nbsp;&nbsp;&nbsp;&nbsp;"));
 }
@@ -182,9 +180,8 @@ void CountersPlot::setSnapshots(std::shared_ptr<const sched::Snapshot> a, std::s
             for (const auto& [name, n] : sides[std::size_t(s)]->reasons) byName[name][std::size_t(s)] += double(n);
     std::vector<Category> reasons;
     for (const auto& [name, n] : byName) reasons.push_back({QString::fromStdString(name), n});
-    std::stable_sort(reasons.begin(), reasons.end(), [](const Category& x, const Category& y) {
-        return x.count[0] + x.count[1] > y.count[0] + y.count[1];
-    });
+    std::stable_sort(reasons.begin(), reasons.end(),
+                     [](const Category& x, const Category& y) { return x.count[0] + x.count[1] > y.count[0] + y.count[1]; });
     if (reasons.size() > std::size_t(kMaxReasons)) {
         Category other{QStringLiteral("other"), {}};
         for (std::size_t i = kMaxReasons; i < reasons.size(); ++i)

@@ -33,8 +33,7 @@ QString pathHtml(const sched::Decision& d, const QString& title, const QString& 
     if (!d.steps.empty()) {
         h += QStringLiteral("<h4>%1</h4><ol>").arg(title);
         for (const auto& s : d.steps)
-            h += QStringLiteral("<li><tt>%1()</tt> %2</li>").arg(QString::fromLatin1(sched::toString(s.fn)),
-                                                               q(s.text).toHtmlEscaped());
+            h += QStringLiteral("<li><tt>%1()</tt> %2</li>").arg(QString::fromLatin1(sched::toString(s.fn)), q(s.text).toHtmlEscaped());
         h += QStringLiteral("</ol>");
     } else {
         h += QStringLiteral("<p><i>%1</i></p>").arg(untraced);
@@ -74,8 +73,9 @@ QString rowText(const sched::DecisionRecord& r, bool traced) {
 }  // namespace
 
 QString DecisionInspector::decisionsHint() {
-    return tr("Pick a wakeup above, or press W (Step wakeup) to run to the next one and see its "
-              "path in kernel function names; the heatmap numbers the CPUs it examined.");
+    return tr(
+        "Pick a wakeup above, or press W (Step wakeup) to run to the next one and see its "
+        "path in kernel function names; the heatmap numbers the CPUs it examined.");
 }
 
 DecisionInspector::DecisionInspector(QWidget* parent) : QWidget(parent) {
@@ -107,8 +107,7 @@ DecisionInspector::DecisionInspector(QWidget* parent) : QWidget(parent) {
     });
 }
 
-void DecisionInspector::setDecisions(const std::vector<sched::DecisionRecord>& recent,
-                                     const std::optional<sched::DecisionRecord>& traced) {
+void DecisionInspector::setDecisions(const std::vector<sched::DecisionRecord>& recent, const std::optional<sched::DecisionRecord>& traced) {
     if (m_agreementMode) {
         m_agreementMode = false;
         m_disagreements.clear();
@@ -185,13 +184,16 @@ QString DecisionInspector::describeAgreement(const AgreementItem& it) {
              .arg(r.sync ? tr(", WF_SYNC inferred") : QString())
              .arg(r.prev);
     // Both answers side by side, in the heatmap's colours (kernel: sky blue frame, schedlab: orange).
-    h += QStringLiteral("<table cellspacing=0 cellpadding=3 style='margin:4px 0'><tr>"
-                        "<td style='background:#56B4E9'>kernel chose <b>CPU %1</b>%2</td><td>&nbsp;</td>"
-                        "<td style='background:#E69F00'>schedlab chose <b>CPU %3</b>%4</td></tr></table>")
+    h += QStringLiteral(
+             "<table cellspacing=0 cellpadding=3 style='margin:4px 0'><tr>"
+             "<td style='background:#56B4E9'>kernel chose <b>CPU %1</b>%2</td><td>&nbsp;</td>"
+             "<td style='background:#E69F00'>schedlab chose <b>CPU %3</b>%4</td></tr></table>")
              .arg(r.kernel)
              .arg(r.kernel == r.prev ? tr(" (stayed on prev)") : QString())
              .arg(r.sim)
-             .arg(r.sim == r.prev ? tr(" (prev)") : r.sim == r.this_cpu ? tr(" (the waker's CPU)") : QString());
+             .arg(r.sim == r.prev       ? tr(" (prev)")
+                  : r.sim == r.this_cpu ? tr(" (the waker's CPU)")
+                                        : QString());
     h += QStringLiteral("schedlab's reasons: <tt>%1</tt><br>").arg(q(r.reasons).toHtmlEscaped());
     QStringList notes;
     if (r.late) notes << tr("late (woken mid-switch, then placed)");
@@ -230,8 +232,9 @@ void DecisionInspector::setDisagreements(std::vector<AgreementItem> items) {
         m_list->addItem(tr("… %1 more: N steps to the next one, the timeline shows them all").arg(m_disagreements.size() - kMaxRows));
     m_list->blockSignals(false);
     m_text->clear();
-    m_text->setPlaceholderText(tr("Pick a disagreement above or a tick on the trace timeline (N / Shift+N: next / previous): "
-                                  "schedlab's path beside the kernel's choice."));
+    m_text->setPlaceholderText(
+        tr("Pick a disagreement above or a tick on the trace timeline (N / Shift+N: next / previous): "
+           "schedlab's path beside the kernel's choice."));
 }
 
 void DecisionInspector::showDisagreement(int index) {

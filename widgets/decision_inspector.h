@@ -24,11 +24,11 @@ namespace schedlab {
 
 /// One disagreement of a replayed trace, as the inspector shows it.
 struct AgreementItem {
-    sched::AgreeRow row;     ///< both answers; row.decision is schedlab's (traced: steps)
-    int index = 0;           ///< 0-based, in time order
-    int total = 0;           ///< disagreements in the trace
-    std::int64_t t0 = 0;     ///< the trace's first event (ns), for times "into the trace"
-    QString file;            ///< the trace's file name
+    sched::AgreeRow row;      ///< both answers; row.decision is schedlab's (traced: steps)
+    int index = 0;            ///< 0-based, in time order
+    int total = 0;            ///< disagreements in the trace
+    std::int64_t t0 = 0;      ///< the trace's first event (ns), for times "into the trace"
+    QString file;             ///< the trace's file name
     QString comm, wakerComm;  ///< names of the woken task and of the waker
 };
 

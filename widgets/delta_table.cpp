@@ -34,8 +34,8 @@ QString deltaTable(const sched::Snapshot& a, const sched::Snapshot& b, bool fini
     if (finished)
         for (std::size_t w = 0; w < a.reports.size() && w < b.reports.size(); ++w)
             for (std::size_t i = 0; i < a.reports[w].headline.size() && i < b.reports[w].headline.size() && i < 3; ++i)
-                cols.push_back({q(a.reports[w].headline[i].label), a.reports[w].headline[i].value,
-                                b.reports[w].headline[i].value, a.reports[w].headline[i].decimals});
+                cols.push_back({q(a.reports[w].headline[i].label), a.reports[w].headline[i].value, b.reports[w].headline[i].value,
+                                a.reports[w].headline[i].decimals});
     // A recorded trace counts its sched_waking records (the wakeups the views show).
     cols.push_back({recorded ? QStringLiteral("sched_waking") : tr("wakeups"), double(a.ttwu_count), double(b.ttwu_count), 0});
     cols.push_back({tr("migrations"), mig(a), mig(b), 0});
@@ -51,8 +51,8 @@ QString deltaTable(const sched::Snapshot& a, const sched::Snapshot& b, bool fini
     rows[3] = QStringLiteral("%1").arg(QStringLiteral("B vs A"), -7);
     for (const Col& c : cols) {
         const QString va = QString::number(c.a, 'f', c.decimals), vb = QString::number(c.b, 'f', c.decimals);
-        const QString ch = c.a != 0 ? QStringLiteral("%1%2%").arg(c.b >= c.a ? "+" : "").arg((c.b - c.a) / c.a * 100, 0, 'f', 1)
-                                    : QStringLiteral("-");
+        const QString ch =
+            c.a != 0 ? QStringLiteral("%1%2%").arg(c.b >= c.a ? "+" : "").arg((c.b - c.a) / c.a * 100, 0, 'f', 1) : QStringLiteral("-");
         const int w = int(std::max({c.label.size(), va.size(), vb.size(), ch.size()})) + 3;
         rows[0] += QStringLiteral("%1").arg(c.label, w);
         rows[1] += QStringLiteral("%1").arg(va, w);

@@ -123,9 +123,9 @@ struct Fit {
 
 /// Gaps and insets actually used for one machine (levels with a single child lose theirs).
 struct Levels {
-    std::array<double, 4> gap{};    ///< between siblings of level L
-    std::array<double, 4> pad{};    ///< inside a level-L box, each side
-    std::array<double, 4> header{}; ///< label strip at the top of a level-L box
+    std::array<double, 4> gap{};     ///< between siblings of level L
+    std::array<double, 4> pad{};     ///< inside a level-L box, each side
+    std::array<double, 4> header{};  ///< label strip at the top of a level-L box
 };
 
 Levels levelsFor(const Spacing& s, const Shape& shape) {
@@ -172,8 +172,7 @@ void placeGrid(const RectF& a, int n, int cols, int count, double gap, std::vect
     const int rows = rowsFor(n, cols);
     const double cw = (a.w - (cols - 1) * gap) / cols;
     const double ch = (a.h - (rows - 1) * gap) / rows;
-    const bool snap = integral(a.x) && integral(a.y) && integral(a.w) && integral(a.h) && integral(gap) && cw >= 2 &&
-                      ch >= 2;
+    const bool snap = integral(a.x) && integral(a.y) && integral(a.w) && integral(a.h) && integral(gap) && cw >= 2 && ch >= 2;
     out.clear();
     for (int i = 0; i < count; ++i) {
         const int c = i % cols, r = i / cols;
@@ -205,9 +204,7 @@ int digits(int v) {
 
 }  // namespace
 
-HeatmapLayout layoutTopology(const sched::Topology& topo, double width, double height) {
-    return layoutTopology(topo, RectF{0, 0, width, height});
-}
+HeatmapLayout layoutTopology(const sched::Topology& topo, double width, double height) { return layoutTopology(topo, RectF{0, 0, width, height}); }
 
 HeatmapLayout layoutTopology(const sched::Topology& topo, const RectF& areaIn) {
     HeatmapLayout out;
@@ -258,14 +255,12 @@ HeatmapLayout layoutTopology(const sched::Topology& topo, const RectF& areaIn) {
     for (std::size_t p = 0; p < tree.size(); ++p) {
         const int pIdx = int(out.boxes.size());
         out.boxes.push_back({LayoutBox::Kind::Package, tree[p].id, pkgRects[p], -1});
-        placeGrid(inset(pkgRects[p], lv.pad[0], lv.header[0]), shape.n[1], fit.cols[1], int(tree[p].llcs.size()),
-                  lv.gap[1], llcRects);
+        placeGrid(inset(pkgRects[p], lv.pad[0], lv.header[0]), shape.n[1], fit.cols[1], int(tree[p].llcs.size()), lv.gap[1], llcRects);
         for (std::size_t l = 0; l < tree[p].llcs.size(); ++l) {
             const LlcNode& llc = tree[p].llcs[l];
             const int lIdx = int(out.boxes.size());
             out.boxes.push_back({LayoutBox::Kind::Llc, llc.id, llcRects[l], pIdx});
-            placeGrid(inset(llcRects[l], lv.pad[1], lv.header[1]), shape.n[2], fit.cols[2], int(llc.cores.size()),
-                      lv.gap[2], coreRects);
+            placeGrid(inset(llcRects[l], lv.pad[1], lv.header[1]), shape.n[2], fit.cols[2], int(llc.cores.size()), lv.gap[2], coreRects);
             for (std::size_t c = 0; c < llc.cores.size(); ++c) {
                 const CoreNode& core = llc.cores[c];
                 const int cIdx = int(out.boxes.size());
@@ -302,22 +297,19 @@ namespace {
 // Every 8th entry (0, 8, ..., 248) and the last (255) of the 256-entry tables, rounded to 8 bits.
 // viridis: matplotlib's _viridis_data (lib/matplotlib/_cm_listed.py).
 constexpr std::array<Rgb, 33> kViridis{{
-    {68, 1, 84},     {71, 13, 96},    {72, 24, 106},   {72, 35, 116},   {71, 45, 123},   {69, 55, 129},
-    {66, 64, 134},   {62, 73, 137},   {59, 82, 139},   {55, 91, 141},   {51, 99, 141},   {47, 107, 142},
-    {44, 114, 142},  {41, 122, 142},  {38, 130, 142},  {35, 137, 142},  {33, 145, 140},  {31, 152, 139},
-    {31, 160, 136},  {34, 167, 133},  {40, 174, 128},  {50, 182, 122},  {63, 188, 115},  {78, 195, 107},
-    {94, 201, 98},   {112, 207, 87},  {132, 212, 75},  {152, 216, 62},  {173, 220, 48},  {194, 223, 35},
-    {216, 226, 25},  {236, 229, 27},  {253, 231, 37},
+    {68, 1, 84},    {71, 13, 96},   {72, 24, 106},  {72, 35, 116},  {71, 45, 123},  {69, 55, 129},  {66, 64, 134},  {62, 73, 137},  {59, 82, 139},
+    {55, 91, 141},  {51, 99, 141},  {47, 107, 142}, {44, 114, 142}, {41, 122, 142}, {38, 130, 142}, {35, 137, 142}, {33, 145, 140}, {31, 152, 139},
+    {31, 160, 136}, {34, 167, 133}, {40, 174, 128}, {50, 182, 122}, {63, 188, 115}, {78, 195, 107}, {94, 201, 98},  {112, 207, 87}, {132, 212, 75},
+    {152, 216, 62}, {173, 220, 48}, {194, 223, 35}, {216, 226, 25}, {236, 229, 27}, {253, 231, 37},
 }};
 // cividis: the table published with Nuñez, Anderton & Renslow, "Optimizing colormaps with
 // consideration for color vision deficiency", PLOS ONE 13(7) 2018 (S1 file).
 constexpr std::array<Rgb, 33> kCividis{{
-    {0, 32, 77},     {0, 38, 90},     {0, 44, 105},    {0, 48, 111},    {6, 54, 110},    {31, 60, 109},
-    {45, 66, 108},   {56, 72, 107},   {65, 77, 107},   {74, 83, 107},   {82, 89, 108},   {89, 95, 109},
-    {97, 100, 111},  {104, 106, 113}, {111, 112, 115}, {118, 118, 118}, {125, 124, 120}, {132, 130, 121},
-    {140, 136, 121}, {148, 142, 120}, {156, 149, 119}, {164, 155, 118}, {173, 162, 116}, {181, 169, 113},
-    {190, 175, 111}, {198, 182, 107}, {207, 189, 103}, {216, 197, 99},  {225, 204, 93},  {234, 211, 87},
-    {243, 219, 79},  {253, 227, 70},  {255, 234, 70},
+    {0, 32, 77},     {0, 38, 90},     {0, 44, 105},    {0, 48, 111},    {6, 54, 110},    {31, 60, 109},   {45, 66, 108},
+    {56, 72, 107},   {65, 77, 107},   {74, 83, 107},   {82, 89, 108},   {89, 95, 109},   {97, 100, 111},  {104, 106, 113},
+    {111, 112, 115}, {118, 118, 118}, {125, 124, 120}, {132, 130, 121}, {140, 136, 121}, {148, 142, 120}, {156, 149, 119},
+    {164, 155, 118}, {173, 162, 116}, {181, 169, 113}, {190, 175, 111}, {198, 182, 107}, {207, 189, 103}, {216, 197, 99},
+    {225, 204, 93},  {234, 211, 87},  {243, 219, 79},  {253, 227, 70},  {255, 234, 70},
 }};
 /// Table position of each anchor: 0, 8, ..., 248, then 255 (the last step is 7 entries).
 constexpr double anchorPos(int i) { return i < 32 ? i * 8.0 : 255.0; }
@@ -401,8 +393,8 @@ const char* kindName(sched::CpuKind k) {
 // ---------------------------------------------------------------------------------------------
 // Arrows
 
-std::vector<ArrowAgg> aggregateArrows(const std::vector<sched::MigrationView>& migrations, std::int64_t now,
-                                      std::int64_t spanNs, std::size_t maxArrows) {
+std::vector<ArrowAgg> aggregateArrows(const std::vector<sched::MigrationView>& migrations, std::int64_t now, std::int64_t spanNs,
+                                      std::size_t maxArrows) {
     std::vector<ArrowAgg> out;
     if (spanNs <= 0 || maxArrows == 0) return out;
     struct Acc {
@@ -422,12 +414,10 @@ std::vector<ArrowAgg> aggregateArrows(const std::vector<sched::MigrationView>& m
         if (m.time > now || m.time < now - spanNs || m.from == m.to || m.from < 0 || m.to < 0) continue;
         // Placement through select_task_rq (wakeups and forks) vs moves by the load balancer.
         const bool wakeup = m.cause == sched::MigrationCause::wakeup || m.cause == sched::MigrationCause::fork;
-        moves.push_back({(std::uint64_t(std::uint32_t(m.from)) << 33) | (std::uint64_t(std::uint32_t(m.to)) << 1) |
-                             std::uint64_t(wakeup),
-                         std::uint32_t(i)});
+        moves.push_back(
+            {(std::uint64_t(std::uint32_t(m.from)) << 33) | (std::uint64_t(std::uint32_t(m.to)) << 1) | std::uint64_t(wakeup), std::uint32_t(i)});
     }
-    std::sort(moves.begin(), moves.end(),
-              [](const Move& x, const Move& y) { return x.key != y.key ? x.key < y.key : x.index < y.index; });
+    std::sort(moves.begin(), moves.end(), [](const Move& x, const Move& y) { return x.key != y.key ? x.key < y.key : x.index < y.index; });
     std::vector<Acc> acc;
     for (std::size_t i = 0; i < moves.size();) {
         Acc a;
@@ -435,8 +425,8 @@ std::vector<ArrowAgg> aggregateArrows(const std::vector<sched::MigrationView>& m
         a.a.from = first.from;
         a.a.to = first.to;
         a.a.wakeup = (moves[i].key & 1) != 0;
-        for (; i < moves.size() && moves[i].key == (std::uint64_t(std::uint32_t(a.a.from)) << 33 |
-                                                    std::uint64_t(std::uint32_t(a.a.to)) << 1 | std::uint64_t(a.a.wakeup));
+        for (; i < moves.size() &&
+               moves[i].key == (std::uint64_t(std::uint32_t(a.a.from)) << 33 | std::uint64_t(std::uint32_t(a.a.to)) << 1 | std::uint64_t(a.a.wakeup));
              ++i) {
             const sched::MigrationView& m = migrations[moves[i].index];
             if (a.a.count == 0 || m.time >= a.newest) {

@@ -51,15 +51,15 @@ struct LayoutBox {
 
 /// Where every CPU and every containing hardware object is drawn.
 struct HeatmapLayout {
-    std::vector<RectF> cpu;        ///< indexed by CPU number
-    std::vector<LayoutBox> boxes;  ///< parents before children: packages, then per package its LLCs, cores, CPUs
-    bool cpuLabels = false;        ///< CPU numbers fit in the CPU boxes at `labelPx`
-    double labelPx = 0;            ///< pixel size of the CPU-number font (0 when !cpuLabels)
-    double packageHeaderPx = 0;    ///< strip at the top of each package box for its label ("S0"); 0 = no room
-    double llcHeaderPx = 0;        ///< strip at the top of each LLC box for its label ("LLC 3"); 0 = no room
-    bool llcOutlines = false;      ///< LLC boxes are worth outlining (more than one LLC in some package)
-    bool coreOutlines = false;     ///< core boxes group several threads (SMT)
-    double cellW = 0, cellH = 0;   ///< the (largest) CPU box size
+    std::vector<RectF> cpu;                                          ///< indexed by CPU number
+    std::vector<LayoutBox> boxes;                                    ///< parents before children: packages, then per package its LLCs, cores, CPUs
+    bool cpuLabels = false;                                          ///< CPU numbers fit in the CPU boxes at `labelPx`
+    double labelPx = 0;                                              ///< pixel size of the CPU-number font (0 when !cpuLabels)
+    double packageHeaderPx = 0;                                      ///< strip at the top of each package box for its label ("S0"); 0 = no room
+    double llcHeaderPx = 0;                                          ///< strip at the top of each LLC box for its label ("LLC 3"); 0 = no room
+    bool llcOutlines = false;                                        ///< LLC boxes are worth outlining (more than one LLC in some package)
+    bool coreOutlines = false;                                       ///< core boxes group several threads (SMT)
+    double cellW = 0, cellH = 0;                                     ///< the (largest) CPU box size
     int packageCols = 1, llcCols = 1, coreCols = 1, threadCols = 1;  ///< chosen grid columns per level
 };
 
@@ -107,16 +107,16 @@ const char* kindName(sched::CpuKind k);
 /// Migrations between one (from, to) pair of one kind, as one arrow.
 struct ArrowAgg {
     int from = 0, to = 0;
-    int count = 0;        ///< migrations aggregated
-    double age = 0;       ///< of the newest one: 0 = at `now` .. 1 = `spanNs` old
+    int count = 0;                                  ///< migrations aggregated
+    double age = 0;                                 ///< of the newest one: 0 = at `now` .. 1 = `spanNs` old
     sched::DistClass dist = sched::DistClass::llc;  ///< of the newest one
-    bool wakeup = true;   ///< placement (wakeup or fork, select_task_rq) vs load balance (periodic, newidle, nohz, active)
+    bool wakeup = true;                             ///< placement (wakeup or fork, select_task_rq) vs load balance (periodic, newidle, nohz, active)
 };
 
 /// Aggregates the migrations with now - spanNs <= time <= now by (from, to, wakeup), skipping
 /// from == to. Returns at most `maxArrows`, most migrations first, then newest first, then by
 /// (from, to, wakeup): the order is deterministic. spanNs <= 0 gives none.
-std::vector<ArrowAgg> aggregateArrows(const std::vector<sched::MigrationView>& migrations, std::int64_t now,
-                                      std::int64_t spanNs, std::size_t maxArrows);
+std::vector<ArrowAgg> aggregateArrows(const std::vector<sched::MigrationView>& migrations, std::int64_t now, std::int64_t spanNs,
+                                      std::size_t maxArrows);
 
 }  // namespace schedlab

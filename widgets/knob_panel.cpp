@@ -23,8 +23,8 @@ namespace schedlab {
 namespace {
 
 /// The sched_features worth toggling while watching the wakeup path.
-const char* const kFeatureToggles[] = {"SIS_UTIL", "SIS_PROP", "SIS_DEBOUNCE", "WA_IDLE", "WA_WEIGHT", "WA_BIAS",
-                                       "TTWU_QUEUE", "WAKEUP_PREEMPTION", "UTIL_EST", "NI_RANDOM"};
+const char* const kFeatureToggles[] = {"SIS_UTIL", "SIS_PROP",   "SIS_DEBOUNCE",      "WA_IDLE",  "WA_WEIGHT",
+                                       "WA_BIAS",  "TTWU_QUEUE", "WAKEUP_PREEMPTION", "UTIL_EST", "NI_RANDOM"};
 constexpr int kDelayStepUs = 100;  ///< slider unit: 0.1 ms, 0..5 ms
 
 }  // namespace
@@ -119,8 +119,9 @@ KnobPanel::KnobPanel(QWidget* parent) : QWidget(parent) {
     m_workloads->setObjectName(QStringLiteral("workloadEditor"));
     m_workloads->setFont(QFontDatabase::systemFont(QFontDatabase::FixedFont));
     m_workloads->setMinimumHeight(90);
-    m_workloads->setToolTip(tr("The scenario's \"workloads\" array (docs/scenario-format.md), e.g.\n"
-                               "[{\"type\": \"hackbench\", \"groups\": 8, \"fds\": 20, \"loops\": 2000}]"));
+    m_workloads->setToolTip(
+        tr("The scenario's \"workloads\" array (docs/scenario-format.md), e.g.\n"
+           "[{\"type\": \"hackbench\", \"groups\": 8, \"fds\": 20, \"loops\": 2000}]"));
     auto* apply = new QPushButton(tr("Apply and restart"), wl);
     m_workloadError = new QLabel(wl);
     m_workloadError->setWordWrap(true);
@@ -205,8 +206,7 @@ void KnobPanel::refresh() {
     m_delayLabel->setText(k.idle_delay_ns == 0 ? tr("off") : QStringLiteral("%1 ms").arg(ms, 0, 'f', 1));
     m_maxRunLabel->setText(k.idle_delay_max_running < 0 ? tr("no limit") : QString::number(k.idle_delay_max_running));
     m_summary->setText(QStringLiteral("<b>A</b>: %1<br><b>B</b>: %2")
-                           .arg(q(m_a.describe()).toHtmlEscaped(),
-                                abEnabled() ? q(m_b.describe()).toHtmlEscaped() : tr("(off)")));
+                           .arg(q(m_a.describe()).toHtmlEscaped(), abEnabled() ? q(m_b.describe()).toHtmlEscaped() : tr("(off)")));
 }
 
 void KnobPanel::edited() {

@@ -57,8 +57,8 @@ signals:
     void abToggled(bool on);
 
 private:
-    void refresh();       ///< controls from the edited side's knobs
-    void edited();        ///< edited side's knobs from the controls
+    void refresh();  ///< controls from the edited side's knobs
+    void edited();   ///< edited side's knobs from the controls
     void presetPicked(int side, const QString& name);
 
     sched::Knobs m_a, m_b;

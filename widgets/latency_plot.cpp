@@ -25,7 +25,7 @@ namespace schedlab {
 namespace {
 
 constexpr const char* kFullNameProperty = "schedlabFullName";  // graph name before eliding
-constexpr int kFillAlpha = 80;  // fills overlap: A shows through B
+constexpr int kFillAlpha = 80;                                 // fills overlap: A shows through B
 
 /// Log ticker whose labels carry their unit ("100 ns", "10 µs", "1 ms") instead of "10^4".
 class LatencyTicker : public QCPAxisTickerLog {
@@ -51,14 +51,9 @@ std::map<int, std::uint64_t> binCounts(const sched::LatencyHistogram& h, int per
     return bins;
 }
 
-double binEdge(int k, int perDecade) {
-    return std::pow(10.0, double(k) / perDecade);
-}
+double binEdge(int k, int perDecade) { return std::pow(10.0, double(k) / perDecade); }
 
-
-QString sideName(const sched::Snapshot& s, const QString& fallback) {
-    return s.label.empty() ? fallback : QString::fromStdString(s.label);
-}
+QString sideName(const sched::Snapshot& s, const QString& fallback) { return s.label.empty() ? fallback : QString::fromStdString(s.label); }
 
 }  // namespace
 
@@ -70,13 +65,9 @@ std::vector<std::pair<double, double>> LatencyPlot::displayBins(const sched::Lat
     return out;
 }
 
-QColor LatencyPlot::sideColor(int side) {
-    return side == 0 ? QColor(0x00, 0x72, 0xB2) : QColor(0xD5, 0x5E, 0x00);
-}
+QColor LatencyPlot::sideColor(int side) { return side == 0 ? QColor(0x00, 0x72, 0xB2) : QColor(0xD5, 0x5E, 0x00); }
 
-QString LatencyPlot::formatUs(std::int64_t ns) {
-    return QString::number(double(ns) / 1e3, 'f', 1);
-}
+QString LatencyPlot::formatUs(std::int64_t ns) { return QString::number(double(ns) / 1e3, 'f', 1); }
 
 const std::vector<double>& LatencyPlot::tablePercentiles() {
     static const std::vector<double> kPercentiles = {50, 75, 90, 95, 99, 99.5, 99.9};
@@ -240,8 +231,7 @@ void LatencyPlot::setSnapshots(std::shared_ptr<const sched::Snapshot> a, std::sh
         }
     }
     m_plot->legend->setVisible(m_plot->graphCount() > 0);
-    m_plot->xAxis->setRange(std::pow(10.0, std::floor(std::log10(lo) + 1e-9)),
-                            std::pow(10.0, std::ceil(std::log10(hi) - 1e-9)));
+    m_plot->xAxis->setRange(std::pow(10.0, std::floor(std::log10(lo) + 1e-9)), std::pow(10.0, std::ceil(std::log10(hi) - 1e-9)));
     m_plot->yAxis->setRange(0, top * 1.12);
 
     fillTable(a.get(), b.get());

@@ -78,7 +78,7 @@ struct SpeedChoice {
     double simPerWall;  ///< simulated s per wall s; <= 0: as fast as possible
 };
 constexpr SpeedChoice kSpeeds[] = {
-    {"1 µs/s", 1e-6}, {"10 µs/s", 1e-5}, {"100 µs/s", 1e-4}, {"1 ms/s", 1e-3},
+    {"1 µs/s", 1e-6},  {"10 µs/s", 1e-5},  {"100 µs/s", 1e-4}, {"1 ms/s", 1e-3},
     {"10 ms/s", 1e-2}, {"100 ms/s", 1e-1}, {"real time", 1.0}, {"as fast as possible", 0},
 };
 constexpr int kDefaultSpeed = 7;
@@ -106,10 +106,9 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent) {
     connect(m_sim->worker(), &SimWorker::fastForwardProgress, this, [this](qint64 now, qint64 target, double rate, bool done) {
         emit fastForwardProgress(now, target, rate, done);
         if (done) {
-            statusBar()->showMessage(tr("Fast-forwarded to %1 s simulated (%2 simulated ms per second)")
-                                         .arg(double(now) / 1e9, 0, 'f', 3)
-                                         .arg(rate / 1e6, 0, 'f', 1),
-                                     8000);
+            statusBar()->showMessage(
+                tr("Fast-forwarded to %1 s simulated (%2 simulated ms per second)").arg(double(now) / 1e9, 0, 'f', 3).arg(rate / 1e6, 0, 'f', 1),
+                8000);
             return;
         }
         statusBar()->showMessage(tr("Fast-forward: %1 of %2 s simulated (%3 %), %4 simulated ms per second; Space stops")
@@ -251,9 +250,8 @@ void MainWindow::createViews() {
         setRunning(false);
         m_sim->post([](SimWorker& w) { w.stepWakeup(); });
     });
-    connect(m_knobs, &KnobPanel::knobsChanged, this, [this](int side, const sched::Knobs& k) {
-        m_sim->post([side, k](SimWorker& w) { w.setKnobs(side, k); });
-    });
+    connect(m_knobs, &KnobPanel::knobsChanged, this,
+            [this](int side, const sched::Knobs& k) { m_sim->post([side, k](SimWorker& w) { w.setKnobs(side, k); }); });
     connect(m_knobs, &KnobPanel::abToggled, this, [this](bool) { restart(); });
     connect(m_knobs, &KnobPanel::workloadsApplied, this, [this](const QString& text) {
         const QString err = applyWorkloads(text);
@@ -341,9 +339,7 @@ void MainWindow::createActions() {
     auto* span = new QComboBox(tb);
     span->setObjectName(QStringLiteral("arrowSpan"));
     span->setToolTip(tr("Migrations drawn as arrows: those of the last N ms of simulated time, fading with age"));
-    for (const auto& [label, ns] : std::vector<std::pair<QString, qint64>>{{tr("off"), 0},
-                                                                          {tr("last 1 ms"), 1000000},
-                                                                          {tr("last 5 ms"), 5000000}})
+    for (const auto& [label, ns] : std::vector<std::pair<QString, qint64>>{{tr("off"), 0}, {tr("last 1 ms"), 1000000}, {tr("last 5 ms"), 5000000}})
         span->addItem(label, ns);
     span->setCurrentIndex(2);
     connect(span, &QComboBox::currentIndexChanged, this, [this, span] {
@@ -367,16 +363,15 @@ void MainWindow::createActions() {
 void MainWindow::createMenus() {
     QMenu* file = menuBar()->addMenu(tr("&File"));
     file->addAction(tr("&Open scenario…"), QKeySequence::Open, this, [this] {
-        const QString p = QFileDialog::getOpenFileName(this, tr("Open scenario"), QString::fromStdString(sched::shippedScenariosDir()),
-                                                       tr("Scenarios (*.json)"));
+        const QString p =
+            QFileDialog::getOpenFileName(this, tr("Open scenario"), QString::fromStdString(sched::shippedScenariosDir()), tr("Scenarios (*.json)"));
         if (p.isEmpty()) return;
         const QString err = openScenario(p);
         if (!err.isEmpty()) QMessageBox::warning(this, tr("Cannot open scenario"), err);
     });
     file->addAction(tr("Open &default scenario"), this, [this] { openDefault(); });
     file->addAction(tr("Open &trace…"), QKeySequence(Qt::CTRL | Qt::Key_T), this, [this] { openTraceDialog(); });
-    m_openTraceBAct = file->addAction(tr("Open trace as &B…"), QKeySequence(Qt::CTRL | Qt::SHIFT | Qt::Key_T), this,
-                                      [this] { openTraceBDialog(); });
+    m_openTraceBAct = file->addAction(tr("Open trace as &B…"), QKeySequence(Qt::CTRL | Qt::SHIFT | Qt::Key_T), this, [this] { openTraceBDialog(); });
     m_openTraceBAct->setToolTip(tr("A second recording on the same machine beside the shown trace (before/after a patch)"));
     m_openTraceBAct->setEnabled(false);
     m_besideAct = file->addAction(tr("Si&mulate beside the trace…"), this, [this] { besideSimDialog(); });
@@ -388,11 +383,11 @@ void MainWindow::createMenus() {
     file->addAction(tr("&Export window…"), QKeySequence(Qt::CTRL | Qt::Key_E), this, [this] { exportDialog(nullptr); });
     QMenu* ev = file->addMenu(tr("Export &view"));
     for (const auto& [name, label] : std::vector<std::pair<QString, QString>>{{QStringLiteral("heatmapA"), tr("Heatmap A")},
-                                                                            {QStringLiteral("heatmapB"), tr("Heatmap B")},
-                                                                            {QStringLiteral("rq"), tr("Runqueue lengths A")},
-                                                                            {QStringLiteral("rqB"), tr("Runqueue lengths B")},
-                                                                            {QStringLiteral("latency"), tr("Wakeup latency")},
-                                                                            {QStringLiteral("counters"), tr("Counters")}})
+                                                                              {QStringLiteral("heatmapB"), tr("Heatmap B")},
+                                                                              {QStringLiteral("rq"), tr("Runqueue lengths A")},
+                                                                              {QStringLiteral("rqB"), tr("Runqueue lengths B")},
+                                                                              {QStringLiteral("latency"), tr("Wakeup latency")},
+                                                                              {QStringLiteral("counters"), tr("Counters")}})
         ev->addAction(label, this, [this, n = name] { exportDialog(view(n)); });
     m_exportTraceAct = file->addAction(tr("Export &trace (ftrace text)…"), this, [this] { exportTraceDialog(); });
     m_exportTraceAct->setToolTip(tr("Side A's run from t = 0 to the shown time as ftrace text, as schedlab-cli run --ftrace writes it"));
@@ -606,8 +601,7 @@ void MainWindow::showFrame(std::shared_ptr<const Frame> f) {
     m_rqB->setScaleMax(scale);
     if (traceMode() && (traceBShown() || m_beside))  // two sides at one cursor: each one's time since its start
         m_heatA->setTitle(QStringLiteral("A: %1 · %2 since its first event").arg(q(a->knobs), simTime(a->now - traceA().t0)));
-    else
-        m_heatA->setTitle(QStringLiteral("A: %1").arg(q(a->knobs)));
+    else m_heatA->setTitle(QStringLiteral("A: %1").arg(q(a->knobs)));
     if (f->traced) m_heatA->setHighlightTarget(f->traced->d.cpu);
     // setSnapshot last: it starts the heatmap's render on the thread pool (a later setter would wait for it).
     m_heatA->setSnapshot(a);
@@ -620,8 +614,7 @@ void MainWindow::showFrame(std::shared_ptr<const Frame> f) {
                                                                 : tr(" (running to %1)").arg(simTime(m_besideTarget))));
         else if (traceBShown())
             m_heatB->setTitle(QStringLiteral("B: %1 · %2 since its first event").arg(q(b->knobs), simTime(b->now - traceSideB().t0)));
-        else
-            m_heatB->setTitle(QStringLiteral("B: %1").arg(q(b->knobs)));
+        else m_heatB->setTitle(QStringLiteral("B: %1").arg(q(b->knobs)));
         m_heatB->setSnapshot(b);
     }
     m_rq->setSnapshot(a);
@@ -645,8 +638,7 @@ void MainWindow::showFrame(std::shared_ptr<const Frame> f) {
     }
     if (traceMode())  // time since the trace's first event, as the trace bar; and the trace's clock, as trace-cmd report prints it
         m_clock->setText(QStringLiteral("t = %1 (trace clock %2 s)").arg(simTime(a->now - traceA().t0)).arg(double(a->now) / 1e9, 0, 'f', 6));
-    else
-        m_clock->setText(QStringLiteral("t = %1").arg(simTime(a->now)));
+    else m_clock->setText(QStringLiteral("t = %1").arg(simTime(a->now)));
     // A vs B delta table: what a reader of the thread asks first.
     const QString delta = b ? deltaTable(*a, *b, f->done, traceMode()) : QString();
     m_delta->setText(delta);
@@ -727,8 +719,7 @@ QString MainWindow::exportView(QWidget* w, const QString& path) {
 }
 
 void MainWindow::exportDialog(QWidget* w) {
-    const QString p = QFileDialog::getSaveFileName(this, tr("Export"), QStringLiteral("schedlab.png"),
-                                                   tr("PNG (*.png);;SVG (*.svg);;PDF (*.pdf)"));
+    const QString p = QFileDialog::getSaveFileName(this, tr("Export"), QStringLiteral("schedlab.png"), tr("PNG (*.png);;SVG (*.svg);;PDF (*.pdf)"));
     if (p.isEmpty()) return;
     const QString err = exportView(w, p);
     if (!err.isEmpty()) QMessageBox::warning(this, tr("Export failed"), err);
@@ -742,14 +733,14 @@ QString MainWindow::exportRunTrace(const QString& path, const std::function<bool
 
 void MainWindow::exportTraceDialog() {
     if (traceMode() || !m_scenario || !m_frame) return;
-    const QString p = QFileDialog::getSaveFileName(this, tr("Export trace"), QStringLiteral("schedlab-trace.txt"),
-                                                   tr("ftrace text (*.txt);;All files (*)"));
+    const QString p =
+        QFileDialog::getSaveFileName(this, tr("Export trace"), QStringLiteral("schedlab-trace.txt"), tr("ftrace text (*.txt);;All files (*)"));
     if (p.isEmpty()) return;
     setRunning(false);
     // The run is replayed from t = 0 on the thread pool (runs are deterministic); Cancel drops the file.
     const qint64 until = m_frame->a->now;
-    auto* progress = new QProgressDialog(tr("Writing %1…").arg(QFileInfo(p).fileName()), tr("Cancel"), 0,
-                                         int(std::max<qint64>(1, until / 1'000'000)), this);
+    auto* progress =
+        new QProgressDialog(tr("Writing %1…").arg(QFileInfo(p).fileName()), tr("Cancel"), 0, int(std::max<qint64>(1, until / 1'000'000)), this);
     progress->setWindowModality(Qt::WindowModal);
     progress->setMinimumDuration(300);
     auto state = std::make_shared<std::pair<std::atomic<bool>, std::atomic<qint64>>>(false, 0);
@@ -775,8 +766,8 @@ void MainWindow::exportTraceDialog() {
 }
 
 void MainWindow::exportRqCsvDialog() {
-    const QString p = QFileDialog::getSaveFileName(this, tr("Export runqueue lengths"), QStringLiteral("rqlen50-bpftrace.csv"),
-                                                   tr("CSV (*.csv);;All files (*)"));
+    const QString p =
+        QFileDialog::getSaveFileName(this, tr("Export runqueue lengths"), QStringLiteral("rqlen50-bpftrace.csv"), tr("CSV (*.csv);;All files (*)"));
     if (p.isEmpty()) return;
     exportRqCsv(p, [this, p](const QString& err) {
         if (!err.isEmpty()) QMessageBox::warning(this, tr("Export rq-length CSV"), err);
@@ -797,17 +788,19 @@ void MainWindow::exportRqCsv(const QString& path, std::function<void(const QStri
     QPointer<MainWindow> self(this);
     m_sim->post([self, path, done](SimWorker& w) {
         const QByteArray csv = QByteArray::fromStdString(w.rqlenCsv(0));
-        QMetaObject::invokeMethod(qApp, [self, path, done, csv] {
-            if (!self) return;
-            done(csv.isEmpty() ? tr("no run is shown") : saveFileAtomic(path, csv));
-        }, Qt::QueuedConnection);
+        QMetaObject::invokeMethod(
+            qApp,
+            [self, path, done, csv] {
+                if (!self) return;
+                done(csv.isEmpty() ? tr("no run is shown") : saveFileAtomic(path, csv));
+            },
+            Qt::QueuedConnection);
     });
 }
 
 void MainWindow::saveScenario() {
     if (!m_scenario) return;
-    const QString p = QFileDialog::getSaveFileName(this, tr("Save scenario"), QStringLiteral("scenario.json"),
-                                                   tr("Scenarios (*.json)"));
+    const QString p = QFileDialog::getSaveFileName(this, tr("Save scenario"), QStringLiteral("scenario.json"), tr("Scenarios (*.json)"));
     if (p.isEmpty()) return;
     nlohmann::ordered_json doc = nlohmann::ordered_json::parse(m_scenario->doc.dump());
     nlohmann::ordered_json v;

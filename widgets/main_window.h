@@ -44,8 +44,8 @@ class TraceTimeline;
 struct StartOptions {
     std::optional<sched::Knobs> a, b;  ///< override the scenario's variants
     bool ab = true;
-    quint64 seed = 0;            ///< 0: the scenario's
-    double speed = -1;           ///< simulated s per wall s; <= 0 as fast as possible; -1: default
+    quint64 seed = 0;   ///< 0: the scenario's
+    double speed = -1;  ///< simulated s per wall s; <= 0 as fast as possible; -1: default
     bool autoplay = true;
 };
 
@@ -109,8 +109,7 @@ public:
     /// since its first event as A's cursor. Its own TraceIndex and agreement replay are made in the
     /// background (`agreed`: already replayed). "" or the one-line reason it is refused (no trace A,
     /// more CPUs than the topology). Replaces a simulation beside the trace.
-    QString showTraceB(std::shared_ptr<const sched::Trace> trace, const QString& path,
-                       std::shared_ptr<const sched::AgreeReport> agreed = nullptr);
+    QString showTraceB(std::shared_ptr<const sched::Trace> trace, const QString& path, std::shared_ptr<const sched::AgreeReport> agreed = nullptr);
     bool traceBShown() const;
     std::shared_ptr<const sched::Trace> traceB() const;
     std::shared_ptr<const sched::AgreeReport> agreementB() const;
@@ -212,7 +211,7 @@ private:
     std::int64_t m_tracedAfter = -1;
     qint64 m_runUntil = 0;
     bool m_running = false;
-    qint64 m_lastSlowMs = 0;  ///< wall ms of the last refresh of the slow views
+    qint64 m_lastSlowMs = 0;   ///< wall ms of the last refresh of the slow views
     qint64 m_lastFrameMs = 0;  ///< wall ms of the last frame taken
     bool m_framePending = false;
 
@@ -272,10 +271,10 @@ private:
     std::optional<sched::Scenario> m_beside;
     QString m_besidePath;
     quint64 m_besideSeed = 0;
-    sched::Knobs m_besideKnobs;  ///< the chosen variant's
-    qint64 m_besideTarget = 0;  ///< the simulated time asked for (the cursor's relative time)
+    sched::Knobs m_besideKnobs;                           ///< the chosen variant's
+    qint64 m_besideTarget = 0;                            ///< the simulated time asked for (the cursor's relative time)
     std::shared_ptr<const sched::Snapshot> m_besideSnap;  ///< its newest frame's side A
-    bool m_besideRunning = false;  ///< its newest frame is still on its way to the target
+    bool m_besideRunning = false;                         ///< its newest frame is still on its way to the target
     std::vector<std::function<void()>> m_whenBeside;
     QAction* m_openTraceBAct = nullptr;
     QAction* m_besideAct = nullptr;

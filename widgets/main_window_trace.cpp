@@ -83,7 +83,7 @@ void MainWindow::showTrace(std::shared_ptr<const sched::Trace> trace, std::share
                            std::shared_ptr<const sched::AgreeReport> agreed) {
     setRunning(false);
     const bool wasTrace = traceMode();
-    clearSideB();  // B is compared with the trace it was opened beside
+    clearSideB();                                         // B is compared with the trace it was opened beside
     m_ta->open(std::move(trace), std::move(topo), path);  // the previous trace's replay and index stop
     const TraceSide& a = traceA();
     showSideB(false);
@@ -160,8 +160,7 @@ void MainWindow::onAgreementB() {
     const TraceSide& b = traceSideB();
     std::vector<TimelineMark> marks;
     marks.reserve(b.disagreements.size());
-    for (const sched::AgreeRow* row : b.disagreements)
-        marks.push_back({traceA().t0 + (row->time - b.t0), std::max(row->cls, 0)});  // on A's clock
+    for (const sched::AgreeRow* row : b.disagreements) marks.push_back({traceA().t0 + (row->time - b.t0), std::max(row->cls, 0)});  // on A's clock
     if (m_timeline) m_timeline->setSecondLane(std::move(marks), true);
     agreementsChanged();
 }
@@ -200,8 +199,7 @@ bool MainWindow::openDisagreement(int index) {
     m_timeline->setSelectedMark(index);
     // Keep it in view when zoomed.
     const std::int64_t span = m_timeline->viewTo() - m_timeline->viewFrom();
-    if (r->time < m_timeline->viewFrom() || r->time > m_timeline->viewTo())
-        m_timeline->setView(r->time - span / 2, r->time - span / 2 + span);
+    if (r->time < m_timeline->viewFrom() || r->time > m_timeline->viewTo()) m_timeline->setView(r->time - span / 2, r->time - span / 2 + span);
     setTraceTime(r->time);
     m_inspected = m_heatA;
     m_inspector->showDisagreement(index);
@@ -233,8 +231,7 @@ void MainWindow::stepDisagreement(int direction) {
         const qint64 now = m_timeline->cursorTime();
         if (direction > 0)
             k = int(std::upper_bound(dis.begin(), dis.end(), now, [](qint64 t, const sched::AgreeRow* r) { return t < r->time; }) - dis.begin());
-        else
-            k = int(std::lower_bound(dis.begin(), dis.end(), now, [](const sched::AgreeRow* r, qint64 t) { return r->time < t; }) - dis.begin()) - 1;
+        else k = int(std::lower_bound(dis.begin(), dis.end(), now, [](const sched::AgreeRow* r, qint64 t) { return r->time < t; }) - dis.begin()) - 1;
     }
     if (!openDisagreement(k))
         statusBar()->showMessage(direction > 0 ? tr("No disagreement after the cursor") : tr("No disagreement before the cursor"), 4000);
@@ -338,8 +335,8 @@ void MainWindow::readTraceAsync(const QString& path, std::function<void(std::sha
 }
 
 void MainWindow::openTraceDialog() {
-    const QString path = QFileDialog::getOpenFileName(this, tr("Open trace"), QString(),
-                                                      tr("Scheduler traces (*.txt *.gz *.dat *.trace);;All files (*)"));
+    const QString path =
+        QFileDialog::getOpenFileName(this, tr("Open trace"), QString(), tr("Scheduler traces (*.txt *.gz *.dat *.trace);;All files (*)"));
     if (path.isEmpty()) return;
     readTraceAsync(path, [this, path](std::shared_ptr<const sched::Trace> trace, const QString& err) {
         if (!trace) {
@@ -352,9 +349,9 @@ void MainWindow::openTraceDialog() {
         const QString other = tr("hwloc XML file…");
         items << other;
         bool ok = false;
-        const QString pick = QInputDialog::getItem(this, tr("Machine of the trace"),
-                                                   tr("The trace has %1 CPUs. Which machine was it recorded on?").arg(trace->nr_cpus),
-                                                   items, 0, false, &ok);
+        const QString pick =
+            QInputDialog::getItem(this, tr("Machine of the trace"),
+                                  tr("The trace has %1 CPUs. Which machine was it recorded on?").arg(trace->nr_cpus), items, 0, false, &ok);
         if (!ok) return;
         QString topoName = pick;
         if (pick == other) {
@@ -380,8 +377,8 @@ void MainWindow::openTraceBDialog() {
         statusBar()->showMessage(tr("Open a trace first: B is shown beside it"), 6000);
         return;
     }
-    const QString path = QFileDialog::getOpenFileName(this, tr("Open trace as B"), QString(),
-                                                      tr("Scheduler traces (*.txt *.gz *.dat *.trace);;All files (*)"));
+    const QString path =
+        QFileDialog::getOpenFileName(this, tr("Open trace as B"), QString(), tr("Scheduler traces (*.txt *.gz *.dat *.trace);;All files (*)"));
     if (path.isEmpty()) return;
     const auto forA = traceA().trace;
     readTraceAsync(path, [this, path, forA](std::shared_ptr<const sched::Trace> trace, const QString& err) {
@@ -395,8 +392,7 @@ void MainWindow::openTraceBDialog() {
     });
 }
 
-QString MainWindow::showTraceB(std::shared_ptr<const sched::Trace> trace, const QString& path,
-                               std::shared_ptr<const sched::AgreeReport> agreed) {
+QString MainWindow::showTraceB(std::shared_ptr<const sched::Trace> trace, const QString& path, std::shared_ptr<const sched::AgreeReport> agreed) {
     if (!traceMode()) return tr("%1: no trace is shown as A (open one first)").arg(path);
     if (!trace) return tr("%1: no trace").arg(path);
     const auto& topo = traceA().topo;
@@ -510,8 +506,8 @@ void MainWindow::besideSimDialog() {
             QStringList items;
             for (const auto& v : s.variants) items << QStringLiteral("%1 (%2)").arg(q(v.name), q(v.knobs.presetName));
             bool ok = false;
-            const QString pick = QInputDialog::getItem(this, tr("Simulate beside the trace"), tr("Variant of %1:").arg(QFileInfo(p).fileName()),
-                                                       items, 0, false, &ok);
+            const QString pick =
+                QInputDialog::getItem(this, tr("Simulate beside the trace"), tr("Variant of %1:").arg(QFileInfo(p).fileName()), items, 0, false, &ok);
             if (!ok) return;
             variant = q(s.variants[std::size_t(items.indexOf(pick))].name);
         }

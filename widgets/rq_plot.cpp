@@ -33,17 +33,14 @@ constexpr QRgb kMeanColour = 0x000000;
 
 QCPColorGradient viridis() {
     // matplotlib's viridis at nine anchor points (QCustomPlot 2.1 has no viridis preset).
-    static constexpr std::array<QRgb, 9> kAnchors = {0x440154, 0x472D7B, 0x3B528B, 0x2C728E, 0x21918C,
-                                                     0x28AE80, 0x5EC962, 0xADDC30, 0xFDE725};
+    static constexpr std::array<QRgb, 9> kAnchors = {0x440154, 0x472D7B, 0x3B528B, 0x2C728E, 0x21918C, 0x28AE80, 0x5EC962, 0xADDC30, 0xFDE725};
     QCPColorGradient g;
     g.clearColorStops();
-    for (std::size_t i = 0; i < kAnchors.size(); ++i)
-        g.setColorStopAt(double(i) / double(kAnchors.size() - 1), QColor(kAnchors[i]));
+    for (std::size_t i = 0; i < kAnchors.size(); ++i) g.setColorStopAt(double(i) / double(kAnchors.size() - 1), QColor(kAnchors[i]));
     g.setColorInterpolation(QCPColorGradient::ciRGB);
     g.setLevelCount(256);
     return g;
 }
-
 
 void stylePlot(QCustomPlot* plot, const QFont& base) {
     QFont tickFont = base;
@@ -98,8 +95,7 @@ Window makeWindow(const sched::Snapshot& s, double windowMs, int pixelColumns) {
         w.xLo = std::max(w.tEndMs - windowMs, t0);
         w.xHi = w.xLo + windowMs;
         const auto lo = std::int64_t(std::llround((w.tEndMs - windowMs) * 1e6)) + w.originNs;
-        w.first = std::size_t(std::lower_bound(s.sample_t.begin(), s.sample_t.begin() + std::ptrdiff_t(total), lo) -
-                              s.sample_t.begin());
+        w.first = std::size_t(std::lower_bound(s.sample_t.begin(), s.sample_t.begin() + std::ptrdiff_t(total), lo) - s.sample_t.begin());
     } else {
         w.xLo = t0;
         w.xHi = w.tEndMs;
@@ -284,10 +280,8 @@ void RqPlot::rebuild() {
     const std::size_t group = (ncpus + std::size_t(m_binnedRows) - 1) / std::size_t(m_binnedRows);
     const std::size_t cells = (ncpus + group - 1) / group;
     data->setSize(w.columns, int(cells));
-    if (w.columns > 1)
-        data->setKeyRange(QCPRange(w.tFirstMs + cellMs / 2, w.tFirstMs + double(w.rows) * w.periodMs - cellMs / 2));
-    else
-        data->setKeyRange(QCPRange(w.tFirstMs, w.tFirstMs + double(w.rows) * w.periodMs));
+    if (w.columns > 1) data->setKeyRange(QCPRange(w.tFirstMs + cellMs / 2, w.tFirstMs + double(w.rows) * w.periodMs - cellMs / 2));
+    else data->setKeyRange(QCPRange(w.tFirstMs, w.tFirstMs + double(w.rows) * w.periodMs));
     // Cell row r is centred on its CPUs [r * group, (r + 1) * group); one cell is drawn over the whole range.
     const double half = double(group - 1) / 2;
     data->setValueRange(cells > 1 ? QCPRange(half, double((cells - 1) * group) + half) : QCPRange(-0.5, double(ncpus) - 0.5));

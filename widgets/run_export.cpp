@@ -46,8 +46,8 @@ private:
 
 }  // namespace
 
-QString exportRunFtrace(const sched::Scenario& s, const sched::Knobs& knobs, std::uint64_t seed, std::int64_t untilNs,
-                        const QString& path, const std::function<bool(std::int64_t)>& keepGoing) {
+QString exportRunFtrace(const sched::Scenario& s, const sched::Knobs& knobs, std::uint64_t seed, std::int64_t untilNs, const QString& path,
+                        const std::function<bool(std::int64_t)>& keepGoing) {
     QSaveFile f(path);
     if (!f.open(QIODevice::WriteOnly)) return QStringLiteral("%1: cannot write (%2)").arg(path, f.errorString());
     DeviceBuf buf(f);

@@ -21,8 +21,8 @@ namespace schedlab {
 /// its knobs were not changed mid-run) and writes every scheduler event as ftrace text (tracefs
 /// layout, ns timestamps) to `path`. `keepGoing(now)` is asked every simulated ms; false
 /// abandons the file. Returns "" or a one-line error. Any thread.
-QString exportRunFtrace(const sched::Scenario& s, const sched::Knobs& knobs, std::uint64_t seed, std::int64_t untilNs,
-                        const QString& path, const std::function<bool(std::int64_t)>& keepGoing = {});
+QString exportRunFtrace(const sched::Scenario& s, const sched::Knobs& knobs, std::uint64_t seed, std::int64_t untilNs, const QString& path,
+                        const std::function<bool(std::int64_t)>& keepGoing = {});
 
 /// Writes `data` to `path` through a temporary file renamed into place. Returns "" or a one-line error.
 QString saveFileAtomic(const QString& path, const QByteArray& data);

@@ -27,8 +27,8 @@ qint64 wallNs() {
     return clock.nsecsElapsed();
 }
 
-constexpr qint64 kSliceNs = 8'000'000;          ///< wall time per tick before serving commands
-constexpr qint64 kFrameNs = 16'666'667;         ///< at most 60 frames a second
+constexpr qint64 kSliceNs = 8'000'000;   ///< wall time per tick before serving commands
+constexpr qint64 kFrameNs = 16'666'667;  ///< at most 60 frames a second
 // Running as fast as possible on a machine with fewer than 4 hardware threads, the window's
 // painting (GUI thread and the heatmaps' pool, about 0.75 of a core at 45 frames a second on
 // the 384-CPU default) takes its time from A's and B's threads: then at most 30 frames a
@@ -37,7 +37,7 @@ constexpr qint64 kFrameNs = 16'666'667;         ///< at most 60 frames a second
 constexpr qint64 kFastFrameNs = 33'333'333;
 const int kHardwareThreads = QThread::idealThreadCount();
 
-constexpr std::int64_t kChunkSimNs = 200'000;   ///< lockstep granularity (simulated)
+constexpr std::int64_t kChunkSimNs = 200'000;  ///< lockstep granularity (simulated)
 
 }  // namespace
 
@@ -103,8 +103,7 @@ std::shared_ptr<const Frame> SimWorker::latest() const {
     return m_latest;
 }
 
-void SimWorker::restart(const sched::Scenario& s, const sched::Knobs& a, const sched::Knobs& b, bool ab,
-                        quint64 seed, const std::string& labelA) {
+void SimWorker::restart(const sched::Scenario& s, const sched::Knobs& a, const sched::Knobs& b, bool ab, quint64 seed, const std::string& labelA) {
     if (!m_timer) {
         m_timer = new QTimer(this);
         m_timer->setInterval(0);
@@ -251,9 +250,7 @@ void SimWorker::tick() {
 
 void SimWorker::publishNow() { publish(); }
 
-qint64 SimWorker::frameIntervalNs(double speed, int hardwareThreads) {
-    return speed <= 0 && hardwareThreads < 4 ? kFastFrameNs : kFrameNs;
-}
+qint64 SimWorker::frameIntervalNs(double speed, int hardwareThreads) { return speed <= 0 && hardwareThreads < 4 ? kFastFrameNs : kFrameNs; }
 
 void SimWorker::fastForward(qint64 ns) {
     if (!m_a) return;

@@ -58,8 +58,7 @@ public:
     // Commands: call on the worker's thread (SimController::post queues them there).
     /// New run from t = 0: scenario, knobs of A and B (B ignored unless `ab`), seed (0: the scenario's);
     /// `labelA` is side A's Snapshot::label ("simulated" for a run beside a recorded trace).
-    void restart(const sched::Scenario& s, const sched::Knobs& a, const sched::Knobs& b, bool ab, quint64 seed,
-                 const std::string& labelA = "A");
+    void restart(const sched::Scenario& s, const sched::Knobs& a, const sched::Knobs& b, bool ab, quint64 seed, const std::string& labelA = "A");
     void setKnobs(int side, const sched::Knobs& k);
     void play();
     void pause();
@@ -137,10 +136,12 @@ public:
     ~SimController() override;
     SimWorker* worker() const { return m_worker; }
     /// Runs `fn(worker)` on the worker's thread, after the commands already queued.
-    template <class F> void post(F fn) {
+    template <class F>
+    void post(F fn) {
         if (!m_thread.isRunning()) return;  // shut down: the worker is gone
         SimWorker* w = m_worker;
-        QMetaObject::invokeMethod(m_worker, [w, fn] { fn(*w); }, Qt::QueuedConnection);
+        QMetaObject::invokeMethod(
+            m_worker, [w, fn] { fn(*w); }, Qt::QueuedConnection);
     }
     /// The newest frame, or null (also after shutdown); marks it read so the next frameReady is emitted.
     std::shared_ptr<const Frame> take();
@@ -155,4 +156,3 @@ private:
 };
 
 }  // namespace schedlab
-

@@ -25,13 +25,13 @@
 namespace schedlab {
 namespace {
 
-constexpr int kMarginPx = 4;            ///< around the map, left and right
-constexpr int kLegendBarPx = 10;        ///< height of the colour bar
-constexpr int kLegendBarMaxPx = 280;    ///< widest colour bar
-constexpr int kMinCountLabelLenPx = 36; ///< arrows shorter than this get no count label
-constexpr int kCountLabels = 40;        ///< only the most counted arrows get a count label
-constexpr double kPillFade = 0.75;      ///< a count label's fade at the end of the arrow span
-constexpr int kPillFadeSteps = 16;      ///< count labels fade in this many steps (cached images)
+constexpr int kMarginPx = 4;             ///< around the map, left and right
+constexpr int kLegendBarPx = 10;         ///< height of the colour bar
+constexpr int kLegendBarMaxPx = 280;     ///< widest colour bar
+constexpr int kMinCountLabelLenPx = 36;  ///< arrows shorter than this get no count label
+constexpr int kCountLabels = 40;         ///< only the most counted arrows get a count label
+constexpr double kPillFade = 0.75;       ///< a count label's fade at the end of the arrow span
+constexpr int kPillFadeSteps = 16;       ///< count labels fade in this many steps (cached images)
 
 QColor toQColor(Rgb c) { return QColor(c.r, c.g, c.b); }
 
@@ -52,8 +52,7 @@ QRectF toQRect(const RectF& r) { return QRectF(r.x, r.y, r.w, r.h); }
 /// Raster targets (the widget, images) without scaling or rotation take cached pixel layers;
 /// vector ones (SVG, PDF) and transformed painters get vectors.
 bool blitsCachedImages(const QPainter& p) {
-    return p.paintEngine() && p.paintEngine()->type() == QPaintEngine::Raster && !p.transform().isScaling() &&
-           !p.transform().isRotating();
+    return p.paintEngine() && p.paintEngine()->type() == QPaintEngine::Raster && !p.transform().isScaling() && !p.transform().isRotating();
 }
 
 QString msText(std::int64_t ns) { return QString::number(double(ns) / 1e6, 'f', 3) + QStringLiteral(" ms"); }
@@ -114,13 +113,10 @@ double distanceToSegment(QPointF p, QPointF a, QPointF b) {
 
 /// Distance from `p` to the filled triangle `t` (0 inside).
 double distanceToTriangle(QPointF p, const QPointF (&t)[3]) {
-    auto cross = [](QPointF o, QPointF a, QPointF b) {
-        return (a.x() - o.x()) * (b.y() - o.y()) - (a.y() - o.y()) * (b.x() - o.x());
-    };
+    auto cross = [](QPointF o, QPointF a, QPointF b) { return (a.x() - o.x()) * (b.y() - o.y()) - (a.y() - o.y()) * (b.x() - o.x()); };
     const double c0 = cross(t[0], t[1], p), c1 = cross(t[1], t[2], p), c2 = cross(t[2], t[0], p);
     if ((c0 >= 0 && c1 >= 0 && c2 >= 0) || (c0 <= 0 && c1 <= 0 && c2 <= 0)) return 0;
-    return std::min({distanceToSegment(p, t[0], t[1]), distanceToSegment(p, t[1], t[2]),
-                     distanceToSegment(p, t[2], t[0])});
+    return std::min({distanceToSegment(p, t[0], t[1]), distanceToSegment(p, t[1], t[2]), distanceToSegment(p, t[2], t[0])});
 }
 
 /// How a distance class reads in a sentence.
@@ -173,8 +169,7 @@ void TopologyHeatmap::setSnapshot(std::shared_ptr<const sched::Snapshot> s) {
         m_geomValid = m_otherGeomValid = false;
         // A different machine: CPU numbers of the old selection may not exist any more.
         const int n = after ? after->nrCpus() : 0;
-        m_selection.erase(std::remove_if(m_selection.begin(), m_selection.end(), [n](int c) { return c >= n; }),
-                          m_selection.end());
+        m_selection.erase(std::remove_if(m_selection.begin(), m_selection.end(), [n](int c) { return c >= n; }), m_selection.end());
     }
     const QRect r = rect();
     const double dpr = devicePixelRatioF();
@@ -284,9 +279,9 @@ void TopologyHeatmap::rebuildArrows() {
     if (!m_snapshot) return;
     m_arrows = aggregateArrows(m_snapshot->migrations, m_snapshot->now, m_arrowSpanNs, std::size_t(m_maxArrows));
     const int n = m_snapshot->topo ? m_snapshot->topo->nrCpus() : 0;
-    m_arrows.erase(std::remove_if(m_arrows.begin(), m_arrows.end(),
-                                  [n](const ArrowAgg& a) { return a.from < 0 || a.to < 0 || a.from >= n || a.to >= n; }),
-                   m_arrows.end());
+    m_arrows.erase(
+        std::remove_if(m_arrows.begin(), m_arrows.end(), [n](const ArrowAgg& a) { return a.from < 0 || a.to < 0 || a.from >= n || a.to >= n; }),
+        m_arrows.end());
     std::vector<std::tuple<int, int, bool>> present;
     present.reserve(m_arrows.size());
     for (const ArrowAgg& a : m_arrows) present.emplace_back(a.from, a.to, a.wakeup);
@@ -318,8 +313,7 @@ void TopologyHeatmap::computeGeometry(Geometry& g, const QRect& target, const QF
     const QRectF t(target);
     g.title = QRectF(t.left() + kMarginPx, t.top(), t.width() - 2 * kMarginPx, titleH);
     g.legend = QRectF(t.left() + kMarginPx, t.bottom() + 1 - legendH, t.width() - 2 * kMarginPx, legendH);
-    g.map = QRectF(t.left() + kMarginPx, t.top() + titleH, t.width() - 2 * kMarginPx,
-                   t.height() - titleH - legendH - (legendH > 0 ? 2 : 0));
+    g.map = QRectF(t.left() + kMarginPx, t.top() + titleH, t.width() - 2 * kMarginPx, t.height() - titleH - legendH - (legendH > 0 ? 2 : 0));
     if (!g.topo || g.map.width() <= 1 || g.map.height() <= 1) return;
 
     g.layout = layoutTopology(*g.topo, RectF{g.map.x(), g.map.y(), g.map.width(), g.map.height()});
@@ -436,8 +430,7 @@ TopologyHeatmap::ArrowHit TopologyHeatmap::arrowAt(QPointF p, double tolerancePx
         const ArrowShape sh = arrowShape(g.layout, a, m_arrowTwoWay[i]);
         if (!sh.visible) continue;
         const double halfPen = std::round(sh.width) / 2;
-        if (distanceToSegment(p, sh.p1, sh.shaftEnd) <= halfPen + tolerancePx ||
-            distanceToTriangle(p, sh.headPts) <= tolerancePx)
+        if (distanceToSegment(p, sh.p1, sh.shaftEnd) <= halfPen + tolerancePx || distanceToTriangle(p, sh.headPts) <= tolerancePx)
             return {a.from, a.to, a.wakeup, a.count};
     }
     return {};
@@ -465,8 +458,7 @@ double TopologyHeatmap::legendValueToX(double v) const {
         const QFontMetricsF fm(g.smallFont);
         double x = lg.bar.left();
         const int want = std::clamp(int(v), 0, 2);
-        for (int k = 0; k < want; ++k)
-            x += 14 + fm.horizontalAdvance(QString::fromLatin1(kindName(sched::CpuKind(k)))) + 12;
+        for (int k = 0; k < want; ++k) x += 14 + fm.horizontalAdvance(QString::fromLatin1(kindName(sched::CpuKind(k)))) + 12;
         return x + 5;  // centre of the 10 px swatch
     }
     const double top = m_metric == Metric::RqLength ? m_scaleMax : 1024.0;
@@ -492,8 +484,7 @@ void TopologyHeatmap::paintEvent(QPaintEvent*) {
     finishRender();
     QPainter p(this);
     const double dpr = devicePixelRatioF();
-    if (m_frameValid && m_frame.devicePixelRatio() == dpr &&
-        m_frame.size() == QSize(int(std::ceil(width() * dpr)), int(std::ceil(height() * dpr)))) {
+    if (m_frameValid && m_frame.devicePixelRatio() == dpr && m_frame.size() == QSize(int(std::ceil(width() * dpr)), int(std::ceil(height() * dpr)))) {
         p.drawImage(QPointF(0, 0), m_frame);
         return;
     }
@@ -592,8 +583,7 @@ void TopologyHeatmap::paintTitle(QPainter& p, const Geometry& g) const {
     const double rightW = right.isEmpty() ? 0 : QFontMetricsF(f).horizontalAdvance(right) + 12;
     p.setFont(bold);
     const QRectF tr(g.title.left(), g.title.top(), g.title.width() - rightW, g.title.height());
-    p.drawText(tr, Qt::AlignLeft | Qt::AlignVCenter,
-               QFontMetricsF(bold).elidedText(m_title, Qt::ElideRight, std::max(0.0, tr.width())));
+    p.drawText(tr, Qt::AlignLeft | Qt::AlignVCenter, QFontMetricsF(bold).elidedText(m_title, Qt::ElideRight, std::max(0.0, tr.width())));
     if (!right.isEmpty() && rightW < g.title.width() / 2) {
         p.setFont(f);
         p.drawText(g.title, Qt::AlignRight | Qt::AlignVCenter, right);
@@ -622,10 +612,8 @@ void TopologyHeatmap::paintBoxes(QPainter& p, const Geometry& g) const {
                 p.setFont(g.boxFont);
                 p.setPen(fg);
                 QString text = QStringLiteral("S%1").arg(b.id);
-                if (g.topo->nrNodes() > 1 && g.topo->nrNodes() == g.topo->nrPackages())
-                    text += QStringLiteral("  (node %1)").arg(b.id);
-                p.drawText(QRectF(r.left() + 4, r.top() + 1, r.width() - 8, L.packageHeaderPx + 2),
-                           Qt::AlignLeft | Qt::AlignVCenter, text);
+                if (g.topo->nrNodes() > 1 && g.topo->nrNodes() == g.topo->nrPackages()) text += QStringLiteral("  (node %1)").arg(b.id);
+                p.drawText(QRectF(r.left() + 4, r.top() + 1, r.width() - 8, L.packageHeaderPx + 2), Qt::AlignLeft | Qt::AlignVCenter, text);
             }
             break;
         case LayoutBox::Kind::Llc:
@@ -639,8 +627,7 @@ void TopologyHeatmap::paintBoxes(QPainter& p, const Geometry& g) const {
                 const QFontMetricsF fm(g.smallFont);
                 if (fm.horizontalAdvance(text) > r.width() - 6) text = QString::number(b.id);
                 if (fm.horizontalAdvance(text) <= r.width() - 6)
-                    p.drawText(QRectF(r.left() + 3, r.top() + 1, r.width() - 6, L.llcHeaderPx + 1),
-                               Qt::AlignLeft | Qt::AlignVCenter, text);
+                    p.drawText(QRectF(r.left() + 3, r.top() + 1, r.width() - 6, L.llcHeaderPx + 1), Qt::AlignLeft | Qt::AlignVCenter, text);
             }
             break;
         case LayoutBox::Kind::Core:
@@ -749,8 +736,7 @@ const QImage& TopologyHeatmap::countPill(int count, int fadeStep, double dpr) co
     const QFontMetricsF fm(f);
     const QString t = QString::number(count);
     const QSizeF sz(fm.horizontalAdvance(t) + 6, fm.height());
-    QImage img(QSize(int(std::ceil(sz.width() * dpr)) + 1, int(std::ceil(sz.height() * dpr)) + 1),
-               QImage::Format_ARGB32_Premultiplied);
+    QImage img(QSize(int(std::ceil(sz.width() * dpr)) + 1, int(std::ceil(sz.height() * dpr)) + 1), QImage::Format_ARGB32_Premultiplied);
     img.setDevicePixelRatio(dpr);
     img.fill(Qt::transparent);
     {
@@ -913,8 +899,7 @@ void TopologyHeatmap::paintMarks(QPainter& p, const Geometry& g) const {
         p.drawRect(inner(r, 0.5));
         if (badges) {
             const auto it = std::find(m_highlight.begin(), m_highlight.end(), m_target);
-            const QString t = it == m_highlight.end() ? QStringLiteral("\u2713")
-                                                      : QString::number(int(it - m_highlight.begin()) + 1);
+            const QString t = it == m_highlight.end() ? QStringLiteral("\u2713") : QString::number(int(it - m_highlight.begin()) + 1);
             const double bw = std::max(bfm.height(), bfm.horizontalAdvance(t) + 4), bh = bfm.height();
             const QRectF box(r.x + 3, r.y + 3, bw, bh);
             p.setRenderHint(QPainter::Antialiasing, true);
@@ -973,8 +958,7 @@ void TopologyHeatmap::paintLegend(QPainter& p, const Geometry& g) const {
             p.setPen(fg);
             p.drawRect(sw.adjusted(0, 0, -1, -1).adjusted(-1, -1, 1, 1));
             const QString name = QString::fromLatin1(kindName(k));
-            p.drawText(QRectF(x + 14, lg.bar.top() - 2, fm.horizontalAdvance(name) + 2, kLegendBarPx + 4),
-                       Qt::AlignLeft | Qt::AlignVCenter, name);
+            p.drawText(QRectF(x + 14, lg.bar.top() - 2, fm.horizontalAdvance(name) + 2, kLegendBarPx + 4), Qt::AlignLeft | Qt::AlignVCenter, name);
             x += 14 + fm.horizontalAdvance(name) + 12;
         }
     } else {
@@ -993,8 +977,7 @@ void TopologyHeatmap::paintLegend(QPainter& p, const Geometry& g) const {
         if (m_metric == Metric::RqLength) {
             const int top = int(std::floor(m_scaleMax));
             const int step = std::max(1, int(std::ceil(top / 8.0)));
-            for (int v = 0; v <= top; v += step)
-                ticks.push_back({double(v), QString::number(v) + (v == top && v == m_scaleMax ? "+" : "")});
+            for (int v = 0; v <= top; v += step) ticks.push_back({double(v), QString::number(v) + (v == top && v == m_scaleMax ? "+" : "")});
         } else {
             for (int v = 0; v <= 1024; v += 256) ticks.push_back({double(v), QString::number(v)});
         }
@@ -1020,8 +1003,7 @@ void TopologyHeatmap::paintLegend(QPainter& p, const Geometry& g) const {
         const double y = lg.arrows.center().y();
         p.setPen(fg);
         const QString lead = QStringLiteral("arrows:");
-        p.drawText(QRectF(x, lg.arrows.top() - 2, fm.horizontalAdvance(lead) + 2, lg.arrows.height() + 4),
-                   Qt::AlignLeft | Qt::AlignVCenter, lead);
+        p.drawText(QRectF(x, lg.arrows.top() - 2, fm.horizontalAdvance(lead) + 2, lg.arrows.height() + 4), Qt::AlignLeft | Qt::AlignVCenter, lead);
         x += fm.horizontalAdvance(lead) + 6;
         for (int d = int(sched::DistClass::smt); d < sched::kDistClasses; ++d) {
             const QColor col = toQColor(distColor(sched::DistClass(d)));
@@ -1032,13 +1014,13 @@ void TopologyHeatmap::paintLegend(QPainter& p, const Geometry& g) const {
             x += 20;
             const QString name = QString::fromLatin1(distShortName(sched::DistClass(d)));
             p.setPen(fg);
-            p.drawText(QRectF(x, lg.arrows.top() - 2, fm.horizontalAdvance(name) + 2, lg.arrows.height() + 4),
-                       Qt::AlignLeft | Qt::AlignVCenter, name);
+            p.drawText(QRectF(x, lg.arrows.top() - 2, fm.horizontalAdvance(name) + 2, lg.arrows.height() + 4), Qt::AlignLeft | Qt::AlignVCenter,
+                       name);
             x += fm.horizontalAdvance(name) + 8;
         }
         if (lg.arrows.right() - x > 20)
-            p.drawText(QRectF(x, lg.arrows.top() - 2, lg.arrows.right() - x + 2, lg.arrows.height() + 4),
-                       Qt::AlignLeft | Qt::AlignVCenter, QStringLiteral("solid wakeup, hollow balance"));
+            p.drawText(QRectF(x, lg.arrows.top() - 2, lg.arrows.right() - x + 2, lg.arrows.height() + 4), Qt::AlignLeft | Qt::AlignVCenter,
+                       QStringLiteral("solid wakeup, hollow balance"));
     }
 }
 
@@ -1062,17 +1044,15 @@ QString TopologyHeatmap::tooltipFor(int cpu) const {
         curr = QStringLiteral("idle");
         if (v.cstate >= 0) curr += QStringLiteral(" (C%1)").arg(v.cstate);
         if (v.idle_since_ns >= 0)
-            curr += QStringLiteral(" since ") + msText(v.idle_since_ns) + QStringLiteral(" (for ") +
-                    msText(m_snapshot->now - v.idle_since_ns) + QLatin1Char(')');
+            curr += QStringLiteral(" since ") + msText(v.idle_since_ns) + QStringLiteral(" (for ") + msText(m_snapshot->now - v.idle_since_ns) +
+                    QLatin1Char(')');
     }
     s += QStringLiteral("\ncurr: ") + curr;
     s += QStringLiteral("\nstate: ") + QString::fromLatin1(kindName(v.kind));
     s += QStringLiteral("\nnr_running: %1").arg(v.nr_running);
     s += QStringLiteral("\nutil: %1").arg(v.util);
     s += QStringLiteral("\nclaimed: ") + (v.claimed ? QStringLiteral("yes") : QStringLiteral("no"));
-    s += QStringLiteral("\navg nr_running: %1, busy: %2%")
-             .arg(double(v.rq_avg), 0, 'f', 2)
-             .arg(double(v.busy_frac) * 100, 0, 'f', 1);
+    s += QStringLiteral("\navg nr_running: %1, busy: %2%").arg(double(v.rq_avg), 0, 'f', 2).arg(double(v.busy_frac) * 100, 0, 'f', 1);
     return s;
 }
 
@@ -1085,9 +1065,8 @@ QString TopologyHeatmap::arrowTooltip(const ArrowHit& hit) const {
                     .arg(hit.count == 1 ? QString() : QStringLiteral("s"))
                     .arg(hit.from)
                     .arg(hit.to);
-    const auto it = std::find_if(m_arrows.begin(), m_arrows.end(), [&](const ArrowAgg& a) {
-        return a.from == hit.from && a.to == hit.to && a.wakeup == hit.wakeup;
-    });
+    const auto it = std::find_if(m_arrows.begin(), m_arrows.end(),
+                                 [&](const ArrowAgg& a) { return a.from == hit.from && a.to == hit.to && a.wakeup == hit.wakeup; });
     if (it != m_arrows.end()) s += QStringLiteral(" (") + distSentenceName(it->dist) + QLatin1Char(')');
     s += QStringLiteral(" in the last %1 ms").arg(double(m_arrowSpanNs) / 1e6, 0, 'f', 1);
     return s;
@@ -1134,10 +1113,8 @@ void TopologyHeatmap::mousePressEvent(QMouseEvent* e) {
     QList<int> sel = m_selection;
     if (e->modifiers() & Qt::ControlModifier) {
         if (cpu >= 0) {
-            if (sel.contains(cpu))
-                sel.removeAll(cpu);
-            else
-                sel.append(cpu);
+            if (sel.contains(cpu)) sel.removeAll(cpu);
+            else sel.append(cpu);
             m_anchor = cpu;
         }
     } else if (e->modifiers() & Qt::ShiftModifier) {

@@ -147,8 +147,8 @@ private:
     /// Everything that depends only on the topology, the target size and the font.
     struct Geometry {
         QRect target;
-        QRectF title, map, legend;  ///< strips
-        HeatmapLayout layout;       ///< in target coordinates
+        QRectF title, map, legend;         ///< strips
+        HeatmapLayout layout;              ///< in target coordinates
         std::vector<QStaticText> cpuText;  ///< CPU numbers, laid out once
         QFont labelFont, boxFont, smallFont;
         const sched::Topology* topo = nullptr;
@@ -165,9 +165,9 @@ private:
     };
     /// Legend geometry for one target.
     struct LegendGeom {
-        QRectF bar;        ///< colour bar or swatch row
-        QRectF caption;    ///< metric name, left of the bar
-        QRectF arrows;     ///< arrow-class key, right of the bar (empty when no room)
+        QRectF bar;      ///< colour bar or swatch row
+        QRectF caption;  ///< metric name, left of the bar
+        QRectF arrows;   ///< arrow-class key, right of the bar (empty when no room)
     };
 
     void computeGeometry(Geometry& g, const QRect& target, const QFont& base) const;
@@ -226,9 +226,9 @@ private:
     std::vector<ArrowAgg> m_arrows;  ///< aggregated from the snapshot when it or the span changes
     /// Per m_arrows entry: the reverse arrow of the same kind exists too (drawn pushed sideways).
     std::vector<bool> m_arrowTwoWay;
-    mutable Geometry m_geom;         ///< for the widget's own rect, rebuilt lazily
+    mutable Geometry m_geom;  ///< for the widget's own rect, rebuilt lazily
     mutable bool m_geomValid = false;
-    mutable Geometry m_otherGeom;    ///< for the last render() target other than rect()
+    mutable Geometry m_otherGeom;  ///< for the last render() target other than rect()
     mutable bool m_otherGeomValid = false;
 };
 

@@ -29,9 +29,10 @@ TraceBar::TraceBar(QWidget* shortcutsOn) : QToolBar(tr("Trace"), shortcutsOn) {
     m_agree->setObjectName(QStringLiteral("agreeSummary"));
     m_agree->setWordWrap(true);
     m_agree->setFixedWidth(360);
-    m_agree->setToolTip(tr("schedlab's wakeup path (baseline knobs) replayed on every placement decision of the trace, "
-                           "as schedlab-cli agree does: how often it picks the kernel's CPU, overall and on the "
-                           "decisions the kernel moved away from prev, against always staying on prev"));
+    m_agree->setToolTip(
+        tr("schedlab's wakeup path (baseline knobs) replayed on every placement decision of the trace, "
+           "as schedlab-cli agree does: how often it picks the kernel's CPU, overall and on the "
+           "decisions the kernel moved away from prev, against always staying on prev"));
     m_prev = new QAction(tr("◀"), this);
     m_prev->setShortcut(QKeySequence(Qt::SHIFT | Qt::Key_N));
     m_prev->setToolTip(tr("Previous disagreement (Shift+N)"));

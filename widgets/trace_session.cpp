@@ -66,8 +66,8 @@ void TraceSession::close() {
 }
 
 std::pair<std::shared_ptr<const sched::AgreeReport>, QString> TraceSession::replayAgreement(const sched::Trace& trace,
-                                                                                           std::shared_ptr<const sched::Topology> topo,
-                                                                                           const std::function<bool(double)>& progress) {
+                                                                                            std::shared_ptr<const sched::Topology> topo,
+                                                                                            const std::function<bool(double)>& progress) {
     try {
         if (!trace.ns_timestamps)
             return {nullptr, tr("timestamps are not in ns (counter/uptime/tsc clock): PELT and wakee_flips decay cannot be rebuilt")};

@@ -27,22 +27,20 @@ struct TraceSide {
     std::shared_ptr<const sched::Trace> trace;
     std::shared_ptr<const sched::Topology> topo;  ///< the machine it was recorded on
     QString path;
-    qint64 t0 = 0, t1 = 0;                         ///< its first and last event (trace clock)
-    std::shared_ptr<const sched::TraceIndex> index;  ///< null until made in the background
-    std::shared_ptr<const sched::AgreeReport> agree;  ///< null while replaying, after an error, or without a trace
+    qint64 t0 = 0, t1 = 0;                                   ///< its first and last event (trace clock)
+    std::shared_ptr<const sched::TraceIndex> index;          ///< null until made in the background
+    std::shared_ptr<const sched::AgreeReport> agree;         ///< null while replaying, after an error, or without a trace
     std::shared_ptr<const sched::AgreeReasonIndex> reasons;  ///< schedlab's final reasons over time (the counters)
-    std::vector<const sched::AgreeRow*> disagreements;      ///< into *agree, in time order
-    bool agreeRunning = false;  ///< opened and its agreement not finished (or not started) yet
-    QString agreeError;         ///< why there is no agreement ("" while it runs or when it ran)
+    std::vector<const sched::AgreeRow*> disagreements;       ///< into *agree, in time order
+    bool agreeRunning = false;                               ///< opened and its agreement not finished (or not started) yet
+    QString agreeError;                                      ///< why there is no agreement ("" while it runs or when it ran)
 
     QString fileName() const;
     qint64 span() const { return t1 - t0; }
     /// The machine at trace time `ns`: from the index once it is made, else replayed from the start;
     /// `reasons` filled up to that time once the agreement is known.
     sched::Snapshot snapshot(qint64 ns, const std::string& label) const;
-    const sched::AgreeRow* disagreement(int k) const {
-        return k >= 0 && k < int(disagreements.size()) ? disagreements[std::size_t(k)] : nullptr;
-    }
+    const sched::AgreeRow* disagreement(int k) const { return k >= 0 && k < int(disagreements.size()) ? disagreements[std::size_t(k)] : nullptr; }
     /// "2089 decisions · agreement 96.8 % · moved 120: 61.9 % · stay-on-prev 95.5 % · 67 disagreements",
     /// the replay's progress while it runs, or "no agreement: why". "" without a trace.
     QString agreementSummary(int progressPermille) const;
@@ -78,8 +76,9 @@ public:
     /// CLI's default options, every Decision kept, the disagreeing ones traced. Null and the
     /// one-line reason when it cannot run. Any thread. `progress` (any thread): the share replayed
     /// (0..1); false stops it (then null and "cancelled").
-    static std::pair<std::shared_ptr<const sched::AgreeReport>, QString> replayAgreement(
-        const sched::Trace& trace, std::shared_ptr<const sched::Topology> topo, const std::function<bool(double)>& progress = {});
+    static std::pair<std::shared_ptr<const sched::AgreeReport>, QString> replayAgreement(const sched::Trace& trace,
+                                                                                         std::shared_ptr<const sched::Topology> topo,
+                                                                                         const std::function<bool(double)>& progress = {});
 
 signals:
     /// The agreement is known (side().agree) or has failed (side().agreeError).

@@ -20,18 +20,16 @@ namespace {
 
 __extension__ using Wide = __int128;  // (t - from) x columns overflows 64 bits for spans of weeks
 
-constexpr int kMargin = 6;        ///< left and right of the strip
+constexpr int kMargin = 6;  ///< left and right of the strip
 constexpr int kStripTop = 2;
-constexpr int kTickBandPx = 12;   ///< the disagreement ticks, at the top of the strip
-constexpr int kDensityPx = 22;    ///< the decision density, below them
+constexpr int kTickBandPx = 12;  ///< the disagreement ticks, at the top of the strip
+constexpr int kDensityPx = 22;   ///< the decision density, below them
 constexpr int kAxisPx = 14;
 constexpr int kLegendPx = 15;
-constexpr int kLanePx = 5;        ///< the second lane (another trace's disagreements), under the strip
+constexpr int kLanePx = 5;  ///< the second lane (another trace's disagreements), under the strip
 
 /// ceil(a * b / c) for a, b, c >= 0, c > 0.
-std::int64_t mulDivCeil(std::int64_t a, std::int64_t b, std::int64_t c) {
-    return std::int64_t((Wide(a) * b + c - 1) / c);
-}
+std::int64_t mulDivCeil(std::int64_t a, std::int64_t b, std::int64_t c) { return std::int64_t((Wide(a) * b + c - 1) / c); }
 
 /// Trace time (from the first event) as the axis writes it, with as many decimals as `stepNs` needs.
 QString axisText(std::int64_t ns, std::int64_t stepNs) {
@@ -51,8 +49,8 @@ int timelineColumn(std::int64_t t, std::int64_t from, std::int64_t to, int colum
     return int(std::min<Wide>(c, columns - 1));
 }
 
-TimelineBins binTimeline(const std::vector<std::int64_t>& decisionTimes, const std::vector<TimelineMark>& marks,
-                         std::int64_t from, std::int64_t to, int columns) {
+TimelineBins binTimeline(const std::vector<std::int64_t>& decisionTimes, const std::vector<TimelineMark>& marks, std::int64_t from, std::int64_t to,
+                         int columns) {
     TimelineBins b;
     if (columns <= 0) return b;
     b.decisions.assign(std::size_t(columns), 0);
@@ -77,11 +75,11 @@ TimelineBins binTimeline(const std::vector<std::int64_t>& decisionTimes, const s
 
 QColor disagreeColor(int cls) {
     switch (sched::DisagreeClass(cls)) {
-    case sched::DisagreeClass::different_idle: return QColor(0, 114, 178);      // blue
-    case sched::DisagreeClass::sis_util_cutoff: return QColor(230, 159, 0);     // orange
-    case sched::DisagreeClass::wake_wide: return QColor(0, 158, 115);           // bluish green
-    case sched::DisagreeClass::wake_affine: return QColor(213, 94, 0);          // vermillion
-    case sched::DisagreeClass::unexplained: return QColor(204, 121, 167);       // reddish purple
+    case sched::DisagreeClass::different_idle: return QColor(0, 114, 178);   // blue
+    case sched::DisagreeClass::sis_util_cutoff: return QColor(230, 159, 0);  // orange
+    case sched::DisagreeClass::wake_wide: return QColor(0, 158, 115);        // bluish green
+    case sched::DisagreeClass::wake_affine: return QColor(213, 94, 0);       // vermillion
+    case sched::DisagreeClass::unexplained: return QColor(204, 121, 167);    // reddish purple
     case sched::DisagreeClass::count_: break;
     }
     return QColor(Qt::black);
@@ -203,9 +201,7 @@ void TraceTimeline::syncScrollBar() {
     m_scroll->setEnabled(span < full);
 }
 
-QRect TraceTimeline::stripRect() const {
-    return QRect(kMargin, kStripTop, std::max(1, width() - 2 * kMargin), kTickBandPx + kDensityPx);
-}
+QRect TraceTimeline::stripRect() const { return QRect(kMargin, kStripTop, std::max(1, width() - 2 * kMargin), kTickBandPx + kDensityPx); }
 
 double TraceTimeline::xForTime(std::int64_t t) const {
     const QRect s = stripRect();
@@ -273,8 +269,7 @@ void TraceTimeline::paintEvent(QPaintEvent*) {
         if (b < m_from || a > m_to) continue;
         const int c0 = timelineColumn(std::max(a, m_from), m_from, m_to, s.width());
         const int c1 = timelineColumn(std::min(b, m_to), m_from, m_to, s.width());
-        p.fillRect(QRect(s.left() + c0, s.top(), std::max(1, c1 - c0 + 1), s.height()),
-                   QBrush(pal.color(QPalette::Mid), Qt::BDiagPattern));
+        p.fillRect(QRect(s.left() + c0, s.top(), std::max(1, c1 - c0 + 1), s.height()), QBrush(pal.color(QPalette::Mid), Qt::BDiagPattern));
     }
 
     const TimelineBins& b = bins();
@@ -384,7 +379,8 @@ void TraceTimeline::paintEvent(QPaintEvent*) {
     };
     swatch(dens, tr("%1 decisions (density)").arg(m_times.size()));
     for (int c = 0; c < kDisagreeClasses; ++c)
-        swatch(disagreeColor(c), QStringLiteral("%1 %2").arg(QString::fromLatin1(sched::toString(sched::DisagreeClass(c)))).arg(m_classTotals[std::size_t(c)]));
+        swatch(disagreeColor(c),
+               QStringLiteral("%1 %2").arg(QString::fromLatin1(sched::toString(sched::DisagreeClass(c)))).arg(m_classTotals[std::size_t(c)]));
     if (m_laneShown) {
         p.setPen(pal.color(QPalette::WindowText));
         const QString t = tr("thin lane: B's %1 disagreements").arg(m_lane.size());
@@ -472,8 +468,9 @@ QString TraceTimeline::tooltipAt(QPoint pos) const {
         legend += QStringLiteral("<br><span style='color:%1'>■</span> %2: %3")
                       .arg(disagreeColor(c).name(), QString::fromLatin1(sched::toString(sched::DisagreeClass(c))))
                       .arg(m_classTotals[std::size_t(c)]);
-    const QString help = tr("<br><i>Ticks: disagreements with the kernel, by class. Click moves the cursor or opens the "
-                            "disagreement; wheel zooms, drag pans, double-click shows the whole trace.</i>");
+    const QString help =
+        tr("<br><i>Ticks: disagreements with the kernel, by class. Click moves the cursor or opens the "
+           "disagreement; wheel zooms, drag pans, double-click shows the whole trace.</i>");
     if (const int k = markNear(pos.x()); k >= 0) {
         const TimelineMark& m = m_marks[std::size_t(k)];
         return tr("<b>disagreement %1 of %2</b> at %3: %4%5")

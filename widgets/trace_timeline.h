@@ -31,9 +31,9 @@ struct TimelineMark {
 
 /// Decisions and disagreements counted per pixel column of [from, to] (see timelineColumn()).
 struct TimelineBins {
-    std::vector<std::uint32_t> decisions;                                  ///< per column
+    std::vector<std::uint32_t> decisions;                                    ///< per column
     std::vector<std::array<std::uint32_t, kDisagreeClasses>> disagreements;  ///< per column, by class
-    std::uint32_t maxDecisions = 0;                                        ///< the fullest column
+    std::uint32_t maxDecisions = 0;                                          ///< the fullest column
 };
 
 /// Column of time `t` when [from, to] is split into `columns` equal columns: floor((t - from) *
@@ -41,8 +41,8 @@ struct TimelineBins {
 int timelineColumn(std::int64_t t, std::int64_t from, std::int64_t to, int columns);
 /// Bins sorted decision times and marks sorted by time into `columns` columns of [from, to],
 /// each item in its timelineColumn() (binary search per column edge: O(columns log n)).
-TimelineBins binTimeline(const std::vector<std::int64_t>& decisionTimes, const std::vector<TimelineMark>& marks,
-                         std::int64_t from, std::int64_t to, int columns);
+TimelineBins binTimeline(const std::vector<std::int64_t>& decisionTimes, const std::vector<TimelineMark>& marks, std::int64_t from, std::int64_t to,
+                         int columns);
 /// Colour of a §9 class on the timeline (Okabe–Ito: colour-blind safe).
 QColor disagreeColor(int cls);
 
@@ -120,7 +120,6 @@ protected:
 
 private:
     void syncScrollBar();
-
 
     std::int64_t m_t0 = 0, m_t1 = 1, m_from = 0, m_to = 1, m_cursor = 0;
     std::vector<std::int64_t> m_times;  ///< sorted

@@ -20,8 +20,11 @@ json decisionToJson(const Decision& d) {
     j["idlest"] = toString(d.idlest);
     j["stage2"] = toString(d.stage2);
     j["wake_flags"] = wakeFlagsToString(d.wake_flags);
-    j["flags"] = {{"wakelist", d.wakelist}, {"migrated", d.migrated}, {"preempted_curr", d.preempted_curr},
-                  {"claim_set", d.claim_set}, {"idle_delay_hit", d.idle_delay_hit}};
+    j["flags"] = {{"wakelist", d.wakelist},
+                  {"migrated", d.migrated},
+                  {"preempted_curr", d.preempted_curr},
+                  {"claim_set", d.claim_set},
+                  {"idle_delay_hit", d.idle_delay_hit}};
     json ex = json::array();
     for (const auto& e : d.examined) ex.push_back({{"cpu", e.cpu}, {"fn", toString(e.fn)}, {"seen", toString(e.seen)}});
     j["examined"] = ex;

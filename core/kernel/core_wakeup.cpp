@@ -18,7 +18,10 @@ namespace sched {
 std::string wakeFlagsToString(std::uint32_t wf) {
     std::string s;
     auto add = [&](std::uint32_t f, const char* n) {
-        if (wf & f) { if (!s.empty()) s += '|'; s += n; }
+        if (wf & f) {
+            if (!s.empty()) s += '|';
+            s += n;
+        }
     };
     add(WF_EXEC, "WF_EXEC");
     add(WF_FORK, "WF_FORK");
@@ -45,9 +48,10 @@ int select_fallback_rq(WakeCtx& c, int cpu, const Task& p) {
     c.st.topo->nodeMask(nid).forEach([&](int i) {
         if (dest < 0 && is_cpu_allowed(c, p, i)) dest = i;
     });
-    if (dest < 0) p.cpus_ptr->forEach([&](int i) {
-        if (dest < 0 && is_cpu_allowed(c, p, i)) dest = i;
-    });
+    if (dest < 0)
+        p.cpus_ptr->forEach([&](int i) {
+            if (dest < 0 && is_cpu_allowed(c, p, i)) dest = i;
+        });
     if (dest < 0) {
         // cpuset / possible-mask widening: any active CPU.
         for (int i = 0; i < c.st.nrCpus() && dest < 0; ++i)
@@ -64,7 +68,8 @@ int select_task_rq(WakeCtx& c, Task& p, int cpu, std::uint32_t wake_flags) {
     } else {
         cpu = p.cpus_ptr->first();
         c.d.stage0 = Stage0::AFFINITY_SINGLE;
-        SCHED_STEP(c, Fn::select_task_rq, fmt::format("{}: first allowed CPU {}", p.migration_disabled ? "migration disabled" : "one allowed CPU", cpu));
+        SCHED_STEP(c, Fn::select_task_rq,
+                   fmt::format("{}: first allowed CPU {}", p.migration_disabled ? "migration disabled" : "one allowed CPU", cpu));
     }
     if (!is_cpu_allowed(c, p, cpu)) {
         SCHED_STEP(c, Fn::select_task_rq, fmt::format("CPU {} is not allowed/active", cpu));
@@ -141,8 +146,9 @@ void ttwu_queue(WakeCtx& c, Task& p, int cpu, std::uint32_t wf, int from_cpu) {
     if (c.k.TTWU_QUEUE && ttwu_queue_cond(c, p, cpu)) {
         c.d.wakelist = true;
         c.rq(cpu).ttwu_pending = true;
-        SCHED_STEP(c, Fn::try_to_wake_up, fmt::format("ttwu_queue: wakelist to CPU {} ({}): ttwu_pending := 1, IPI", cpu,
-                                               c.sd().cpus_share_cache(c.this_cpu(), cpu) ? "same LLC, idle" : "other LLC"));
+        SCHED_STEP(c, Fn::try_to_wake_up,
+                   fmt::format("ttwu_queue: wakelist to CPU {} ({}): ttwu_pending := 1, IPI", cpu,
+                               c.sd().cpus_share_cache(c.this_cpu(), cpu) ? "same LLC, idle" : "other LLC"));
         // check_preempt happens on the target when it runs sched_ttwu_pending (without WF_SYNC).
         c.d.preempted_curr = check_preempt_curr(c, p, cpu, wf & ~std::uint32_t(WF_SYNC), migrated, from_cpu);
         return;
@@ -159,8 +165,9 @@ void ttwu_queue(WakeCtx& c, Task& p, int cpu, std::uint32_t wf, int from_cpu) {
 void try_to_wake_up(MachineState& st, const Knobs& k, Task& p, Waker& w, std::uint32_t wake_flags, bool trace, Decision& d) {
     beginDecision(d, p, w, wake_flags);
     WakeCtx c{st, k, w, d, trace};
-    SCHED_STEP(c, Fn::try_to_wake_up, fmt::format("try_to_wake_up(pid {}, wake_flags {}) on CPU {} ({} context), prev {}", p.pid,
-                                           wakeFlagsToString(wake_flags), w.cpu, w.in_task ? "task" : "interrupt", p.cpu));
+    SCHED_STEP(c, Fn::try_to_wake_up,
+               fmt::format("try_to_wake_up(pid {}, wake_flags {}) on CPU {} ({} context), prev {}", p.pid, wakeFlagsToString(wake_flags), w.cpu,
+                           w.in_task ? "task" : "interrupt", p.cpu));
     // 1. p == current
     if (w.is_wakee) {
         d.stage0 = Stage0::TTWU_SELF;
@@ -175,7 +182,8 @@ void try_to_wake_up(MachineState& st, const Knobs& k, Task& p, Waker& w, std::ui
         d.preempted_curr = !(p.on_cpu) && check_preempt_curr(c, p, p.cpu, wake_flags, false, p.cpu);
         if (k.kernel == KernelVersion::V6_1) {
             ttwuIdleStampUpdate(st, p.cpu);  // 6.1: ttwu_do_wakeup updates avg_idle (not v6.5, D2)
-            SCHED_STEP(c, Fn::try_to_wake_up, fmt::format("ttwu_do_wakeup: avg_idle of CPU {} now {} ns, idle_stamp := 0", p.cpu, st.rq[p.cpu].avg_idle));
+            SCHED_STEP(c, Fn::try_to_wake_up,
+                       fmt::format("ttwu_do_wakeup: avg_idle of CPU {} now {} ns, idle_stamp := 0", p.cpu, st.rq[p.cpu].avg_idle));
         }
         finishDecision(c, p.cpu);
         return;
@@ -186,7 +194,8 @@ void try_to_wake_up(MachineState& st, const Knobs& k, Task& p, Waker& w, std::ui
             d.stage0 = Stage0::TTWU_ONCPU_WAKELIST;
             d.wakelist = true;
             st.rq[p.cpu].ttwu_pending = true;
-            SCHED_STEP(c, Fn::try_to_wake_up, fmt::format("p->on_cpu and ttwu_queue_cond(CPU {}) holds: wakelist to the old CPU, no selection", p.cpu));
+            SCHED_STEP(c, Fn::try_to_wake_up,
+                       fmt::format("p->on_cpu and ttwu_queue_cond(CPU {}) holds: wakelist to the old CPU, no selection", p.cpu));
             finishDecision(c, p.cpu);
             return;
         }
@@ -256,8 +265,7 @@ IdleVerdict idleVerdict(const MachineState& st, const Knobs& k, int cpu) {
     if (k.idle_delay_ns > 0 && (k.idle_delay_max_running < 0 || rq.nr_running <= unsigned(k.idle_delay_max_running))) {
         const std::int64_t mark = k.idle_delay_clock == IdleDelayClock::IdleEndTime ? rq.idle_end_time : rq.clock_idle;
         if (st.now_ns < mark + k.idle_delay_ns) {
-            const bool plain = rq.curr == CurrKind::Idle && rq.nr_running == 0 && !rq.ttwu_pending &&
-                               !(k.claim != ClaimMode::Off && rq.claimed);
+            const bool plain = rq.curr == CurrKind::Idle && rq.nr_running == 0 && !rq.ttwu_pending && !(k.claim != ClaimMode::Off && rq.claimed);
             return plain ? IdleVerdict::Idle : IdleVerdict::IdleByDelay;
         }
     }

@@ -12,21 +12,50 @@ namespace sched {
 
 enum class Stage0 : std::uint8_t { NONE, TTWU_SELF, TTWU_RUNNABLE, TTWU_ONCPU_WAKELIST, AFFINITY_SINGLE, FALLBACK_RQ };
 enum class Stage1 : std::uint8_t {
-    NONE, EAS, WAKE_WIDE, AFFINE_NOT_ALLOWED, AFFINE_SAME_CPU, AFFINE_NO_DOMAIN,
-    AFFINE_IDLE_PREV, AFFINE_IDLE_THIS, AFFINE_SYNC, AFFINE_PREV_IDLE,
-    AFFINE_WEIGHT_SYNC_THIS, AFFINE_WEIGHT_THIS, AFFINE_WEIGHT_PREV,
+    NONE,
+    EAS,
+    WAKE_WIDE,
+    AFFINE_NOT_ALLOWED,
+    AFFINE_SAME_CPU,
+    AFFINE_NO_DOMAIN,
+    AFFINE_IDLE_PREV,
+    AFFINE_IDLE_THIS,
+    AFFINE_SYNC,
+    AFFINE_PREV_IDLE,
+    AFFINE_WEIGHT_SYNC_THIS,
+    AFFINE_WEIGHT_THIS,
+    AFFINE_WEIGHT_PREV,
     AFFINE_NO_TARGET,  ///< schedlab: WA_IDLE and WA_WEIGHT gave no target (both off) -> prev
-    SLOW_PATH_IDLEST, SLOW_NO_DOMAIN, DEBOUNCE_PLACED, DEBOUNCE_COLD_LLC,
+    SLOW_PATH_IDLEST,
+    SLOW_NO_DOMAIN,
+    DEBOUNCE_PLACED,
+    DEBOUNCE_COLD_LLC,
 };
 /// How find_idlest_cpu ended (sub-code of SLOW_PATH_IDLEST).
 enum class IdlestSub : std::uint8_t {
-    NONE, IDLEST_SCHED_IDLE, IDLEST_SHALLOW, IDLEST_LEAST_LOADED, IDLEST_STAY_LOCAL,
+    NONE,
+    IDLEST_SCHED_IDLE,
+    IDLEST_SHALLOW,
+    IDLEST_LEAST_LOADED,
+    IDLEST_STAY_LOCAL,
     IDLEST_SINGLE_CPU_GROUP,  ///< schedlab: the group had weight 1 (returned without checks)
 };
 enum class Stage2 : std::uint8_t {
-    NONE, SIS_TARGET_IDLE, SIS_TARGET_SCHED_IDLE, SIS_PREV_IDLE, SIS_KTHREAD_STACK, SIS_RECENT,
-    SIS_ASYM_CAPACITY, SIS_NO_LLC, SIS_IDLE_SMT, SIS_IDLE_CORE, SIS_IDLE_CPU, SIS_IDLE_CPU_FROM_CORESCAN,
-    SIS_UTIL_ABORT, SIS_SCAN_EXHAUSTED, SIS_FALLBACK_TARGET,
+    NONE,
+    SIS_TARGET_IDLE,
+    SIS_TARGET_SCHED_IDLE,
+    SIS_PREV_IDLE,
+    SIS_KTHREAD_STACK,
+    SIS_RECENT,
+    SIS_ASYM_CAPACITY,
+    SIS_NO_LLC,
+    SIS_IDLE_SMT,
+    SIS_IDLE_CORE,
+    SIS_IDLE_CPU,
+    SIS_IDLE_CPU_FROM_CORESCAN,
+    SIS_UTIL_ABORT,
+    SIS_SCAN_EXHAUSTED,
+    SIS_FALLBACK_TARGET,
 };
 
 const char* toString(Stage0 s);
@@ -36,9 +65,21 @@ const char* toString(Stage2 s);
 
 /// Kernel function that examined a CPU.
 enum class Fn : std::uint8_t {
-    try_to_wake_up, ttwu_queue_cond, select_task_rq, select_fallback_rq, select_task_rq_fair, wake_affine_idle,
-    wake_affine_weight, select_idle_sibling, select_idle_smt, select_idle_core, select_idle_cpu,
-    select_idle_capacity, find_idlest_group, find_idlest_group_cpu, check_preempt_curr,
+    try_to_wake_up,
+    ttwu_queue_cond,
+    select_task_rq,
+    select_fallback_rq,
+    select_task_rq_fair,
+    wake_affine_idle,
+    wake_affine_weight,
+    select_idle_sibling,
+    select_idle_smt,
+    select_idle_core,
+    select_idle_cpu,
+    select_idle_capacity,
+    find_idlest_group,
+    find_idlest_group_cpu,
+    check_preempt_curr,
 };
 const char* toString(Fn f);
 

@@ -24,8 +24,7 @@ CfsTunables CfsTunables::forCpus(int ncpus) {
 }
 
 // fair.c: place_entity(), the wakeup case (initial = 0).
-std::int64_t placeEntityWakeup(const CfsTunables& t, const Knobs& k, std::int64_t min_vruntime, std::int64_t vruntime,
-                                 bool long_sleeper) {
+std::int64_t placeEntityWakeup(const CfsTunables& t, const Knobs& k, std::int64_t min_vruntime, std::int64_t vruntime, bool long_sleeper) {
     std::int64_t thresh = t.latency_ns;
     if (k.GENTLE_FAIR_SLEEPERS) thresh >>= 1;
     std::int64_t base = min_vruntime - thresh;
@@ -35,9 +34,7 @@ std::int64_t placeEntityWakeup(const CfsTunables& t, const Knobs& k, std::int64_
 
 // fair.c: task_util_est()
 // task_util_est(p): max(task_util(p), _task_util_est(p)) with UTIL_EST, else task_util(p).
-std::int64_t task_util_est(const WakeCtx& c, const Task& p) {
-    return c.k.UTIL_EST ? std::max(p.task_util(), p.util_est()) : p.task_util();
-}
+std::int64_t task_util_est(const WakeCtx& c, const Task& p) { return c.k.UTIL_EST ? std::max(p.task_util(), p.util_est()) : p.task_util(); }
 
 // fair.c: record_wakee()
 void record_wakee(WakeCtx& c, const Task& p) {
@@ -60,8 +57,9 @@ bool wake_wide(WakeCtx& c, const Task& p) {
     const unsigned factor = unsigned(c.sd().sd_llc_size(c.this_cpu()));
     if (master < slave) std::swap(master, slave);
     const bool wide = !(slave < factor || master < slave * factor);
-    SCHED_STEP(c, Fn::select_task_rq_fair, fmt::format("wake_wide: waker flips {}, wakee flips {}, llc_size {} -> {}",
-                                                c.current().wakee_flips, p.wakee_flips, factor, wide ? "wide" : "not wide"));
+    SCHED_STEP(c, Fn::select_task_rq_fair,
+               fmt::format("wake_wide: waker flips {}, wakee flips {}, llc_size {} -> {}", c.current().wakee_flips, p.wakee_flips, factor,
+                           wide ? "wide" : "not wide"));
     return wide;
 }
 
@@ -76,8 +74,9 @@ int wake_affine_idle(WakeCtx& c, int this_cpu, int prev_cpu, bool sync) {
         c.seen(prev_cpu, Fn::wake_affine_idle, sPrev);
         bool prevIdle = availableIdle(sPrev);
         c.d.stage1 = prevIdle ? Stage1::AFFINE_IDLE_PREV : Stage1::AFFINE_IDLE_THIS;
-        SCHED_STEP(c, Fn::wake_affine_idle, fmt::format("A: this {} idle and shares LLC with prev {}; prev is {} -> {}", this_cpu, prev_cpu,
-                                                 seenText(sPrev), prevIdle ? prev_cpu : this_cpu));
+        SCHED_STEP(c, Fn::wake_affine_idle,
+                   fmt::format("A: this {} idle and shares LLC with prev {}; prev is {} -> {}", this_cpu, prev_cpu, seenText(sPrev),
+                               prevIdle ? prev_cpu : this_cpu));
         return prevIdle ? prev_cpu : this_cpu;
     }
     // B: a sync wakeup from the only task on this CPU.
@@ -94,8 +93,8 @@ int wake_affine_idle(WakeCtx& c, int this_cpu, int prev_cpu, bool sync) {
         SCHED_STEP(c, Fn::wake_affine_idle, fmt::format("C: prev {} is {} -> prev", prev_cpu, seenText(sPrev)));
         return prev_cpu;
     }
-    SCHED_STEP(c, Fn::wake_affine_idle, fmt::format("A, B, C fail (this {} {}, prev {} {}, sync {})", this_cpu, seenText(sThis), prev_cpu,
-                                             seenText(sPrev), int(sync)));
+    SCHED_STEP(c, Fn::wake_affine_idle,
+               fmt::format("A, B, C fail (this {} {}, prev {} {}, sync {})", this_cpu, seenText(sThis), prev_cpu, seenText(sPrev), int(sync)));
     return NR;
 }
 
@@ -106,8 +105,8 @@ int wake_affine_weight(WakeCtx& c, const SchedDomain& sd, Task& p, int this_cpu,
         std::int64_t current_load = c.current().h_load();
         if (current_load > this_eff_load) {
             c.d.stage1 = Stage1::AFFINE_WEIGHT_SYNC_THIS;
-            SCHED_STEP(c, Fn::wake_affine_weight, fmt::format("W1: sync, task_h_load(current) {} > cpu_load(this {}) {} -> this",
-                                                       current_load, this_cpu, this_eff_load));
+            SCHED_STEP(c, Fn::wake_affine_weight,
+                       fmt::format("W1: sync, task_h_load(current) {} > cpu_load(this {}) {} -> this", current_load, this_cpu, this_eff_load));
             return this_cpu;
         }
         this_eff_load -= current_load;
@@ -122,8 +121,9 @@ int wake_affine_weight(WakeCtx& c, const SchedDomain& sd, Task& p, int this_cpu,
     if (sync) prev_eff_load += 1;
     const bool toThis = this_eff_load < prev_eff_load;
     c.d.stage1 = toThis ? Stage1::AFFINE_WEIGHT_THIS : Stage1::AFFINE_WEIGHT_PREV;
-    SCHED_STEP(c, Fn::wake_affine_weight, fmt::format("W2 at {}: this_eff_load {} {} prev_eff_load {} -> {}", sd.name, this_eff_load,
-                                               toThis ? "<" : ">=", prev_eff_load, toThis ? "this" : "prev"));
+    SCHED_STEP(c, Fn::wake_affine_weight,
+               fmt::format("W2 at {}: this_eff_load {} {} prev_eff_load {} -> {}", sd.name, this_eff_load, toThis ? "<" : ">=", prev_eff_load,
+                           toThis ? "this" : "prev"));
     return toThis ? this_cpu : NR;
 }
 
@@ -187,8 +187,8 @@ int find_idlest_group_cpu(WakeCtx& c, const CpuMask& group, const Task& p, int t
     }
     if (shallowest_idle_cpu != -1) {
         c.d.idlest = IdlestSub::IDLEST_SHALLOW;
-        SCHED_STEP(c, Fn::find_idlest_group_cpu, fmt::format("shallowest / most recently idle CPU {} (idle_stamp {})", shallowest_idle_cpu,
-                                                      latest_idle_timestamp));
+        SCHED_STEP(c, Fn::find_idlest_group_cpu,
+                   fmt::format("shallowest / most recently idle CPU {} (idle_stamp {})", shallowest_idle_cpu, latest_idle_timestamp));
         return shallowest_idle_cpu;
     }
     c.d.idlest = IdlestSub::IDLEST_LEAST_LOADED;
@@ -294,8 +294,8 @@ int select_idle_smt(WakeCtx& c, const Task& p, const SchedDomain& sd, int target
         }
         if (idleish(c, cpu, Fn::select_idle_smt)) found = cpu;
     });
-    SCHED_STEP(c, Fn::select_idle_smt, found >= 0 ? fmt::format("sibling {} of prev {} is idle", found, target)
-                                           : fmt::format("no idle SMT sibling of prev {}", target));
+    SCHED_STEP(c, Fn::select_idle_smt,
+               found >= 0 ? fmt::format("sibling {} of prev {} is idle", found, target) : fmt::format("no idle SMT sibling of prev {}", target));
     return found;
 }
 
@@ -320,8 +320,7 @@ int select_idle_cpu(WakeCtx& c, const Task& p, const SchedDomain& sd, bool has_i
         std::int64_t avg_cost = c.st.avg_scan_cost[this_cpu] + 1;
         std::int64_t span_avg = std::int64_t(sd.span_weight) * avg_idle;
         nr = span_avg > 4 * avg_cost ? span_avg / avg_cost : 4;
-        SCHED_STEP(c, Fn::select_idle_cpu, fmt::format("SIS_PROP: wake_avg_idle {} ns, avg_scan_cost {} ns -> nr {}", avg_idle,
-                                                avg_cost - 1, nr));
+        SCHED_STEP(c, Fn::select_idle_cpu, fmt::format("SIS_PROP: wake_avg_idle {} ns, avg_scan_cost {} ns -> nr {}", avg_idle, avg_cost - 1, nr));
     }
     if (c.k.SIS_UTIL) {
         if (SdShared* sds = c.st.llcShared(target)) {
@@ -375,8 +374,9 @@ int select_idle_cpu(WakeCtx& c, const Task& p, const SchedDomain& sd, bool has_i
         } else if (idle_cpu >= 0) {
             c.d.stage2 = Stage2::SIS_IDLE_CPU;
         }
-        SCHED_STEP(c, Fn::select_idle_cpu, idle_cpu >= 0 ? fmt::format("scan from {} found idle CPU {}", target + 1, idle_cpu)
-                                                  : fmt::format("scan from {} found no idle CPU ({} examined)", target + 1, scanned));
+        SCHED_STEP(c, Fn::select_idle_cpu,
+                   idle_cpu >= 0 ? fmt::format("scan from {} found idle CPU {}", target + 1, idle_cpu)
+                                 : fmt::format("scan from {} found no idle CPU ({} examined)", target + 1, scanned));
     }
     if (c.k.SIS_PROP && this_sd && !has_idle_core) {
         // Scan cost: a per-CPU cost knob stands in for cpu_clock() deltas.
@@ -441,12 +441,10 @@ int select_idle_sibling(WakeCtx& c, Task& p, int prev, int target) {
         Seen s = seenAs(c.st, c.k, prev);
         c.seen(prev, Fn::select_idle_sibling, s);
         SCHED_STEP(c, Fn::select_idle_sibling, fmt::format("S2 prev {} (shares LLC with target) is {}", prev, seenText(s)));
-        if (idleishSeen(s) && asym_fits(prev))
-            return finish(prev, Stage2::SIS_PREV_IDLE);
+        if (idleishSeen(s) && asym_fits(prev)) return finish(prev, Stage2::SIS_PREV_IDLE);
     }
     // S3: a per-CPU kthread waker stacks the wakee on its own CPU (IO completion).
-    if (c.current().is_per_cpu_kthread() && c.w.in_task && prev == c.this_cpu() && c.rq(c.this_cpu()).nr_running <= 1 &&
-        asym_fits(prev)) {
+    if (c.current().is_per_cpu_kthread() && c.w.in_task && prev == c.this_cpu() && c.rq(c.this_cpu()).nr_running <= 1 && asym_fits(prev)) {
         SCHED_STEP(c, Fn::select_idle_sibling, fmt::format("S3 waker is a per-CPU kthread on prev {} with nr_running <= 1", prev));
         return finish(prev, Stage2::SIS_KTHREAD_STACK);
     }
@@ -459,8 +457,9 @@ int select_idle_sibling(WakeCtx& c, Task& p, int prev, int target) {
             const bool allowed = p.cpus_ptr->test(recent);
             c.seen(recent, Fn::select_idle_sibling, idleishSeen(s) && !allowed ? Seen::NotAllowed : s);
             const bool ok = idleishSeen(s) && allowed && asym_fits(recent);
-            SCHED_STEP(c, Fn::select_idle_sibling, fmt::format("S4 recent_used_cpu {} is {}{}; recent_used_cpu := {}", recent,
-                                                        seenText(s), allowed ? "" : " (not allowed)", prev));
+            SCHED_STEP(
+                c, Fn::select_idle_sibling,
+                fmt::format("S4 recent_used_cpu {} is {}{}; recent_used_cpu := {}", recent, seenText(s), allowed ? "" : " (not allowed)", prev));
             if (ok) return finish(recent, Stage2::SIS_RECENT);
         } else {
             SCHED_STEP(c, Fn::select_idle_sibling, fmt::format("S4 recent_used_cpu {} not a candidate; recent_used_cpu := {}", recent, prev));
@@ -520,7 +519,8 @@ int select_task_rq_fair(WakeCtx& c, Task& p, int prev_cpu, std::uint32_t wake_fl
             return prev_cpu;
         }
         record_wakee(c, p);
-        if (c.k.EAS) { /* find_energy_efficient_cpu is not modelled; the knob cannot be set */ }
+        if (c.k.EAS) { /* find_energy_efficient_cpu is not modelled; the knob cannot be set */
+        }
         const bool wide = wake_wide(c, p);
         const bool allowed = p.cpus_ptr->test(cpu);
         want_affine = !wide && allowed;
@@ -541,7 +541,8 @@ int select_task_rq_fair(WakeCtx& c, Task& p, int prev_cpu, std::uint32_t wake_fl
         if (want_affine && (tmp.flags & SD_WAKE_AFFINE) && tmp.span.test(prev_cpu)) {
             affineDomain = true;
             if (cpu != prev_cpu) {
-                SCHED_STEP(c, Fn::select_task_rq_fair, fmt::format("want_affine: {} domain spans this {} and prev {}: wake_affine", tmp.name, cpu, prev_cpu));
+                SCHED_STEP(c, Fn::select_task_rq_fair,
+                           fmt::format("want_affine: {} domain spans this {} and prev {}: wake_affine", tmp.name, cpu, prev_cpu));
                 new_cpu = wake_affine(c, tmp, p, cpu, prev_cpu, sync);
             } else {
                 c.d.stage1 = Stage1::AFFINE_SAME_CPU;
@@ -613,8 +614,8 @@ bool check_preempt_curr(WakeCtx& c, const Task& p, int cpu, std::uint32_t wake_f
     vr = placeEntityWakeup(t, c.k, rq.min_vruntime, vr, longSleeper);
     int r = wakeup_preempt_entity(t, rq.curr_vruntime, vr);
     SCHED_STEP(c, Fn::check_preempt_curr,
-           fmt::format("CPU {}: curr vruntime {} vs placed {} (vdiff {} ns, gran {} ns): {}", cpu, rq.curr_vruntime, vr,
-                       rq.curr_vruntime - vr, t.wakeup_granularity_ns, r == 1 ? "preempt" : "no preemption"));
+               fmt::format("CPU {}: curr vruntime {} vs placed {} (vdiff {} ns, gran {} ns): {}", cpu, rq.curr_vruntime, vr, rq.curr_vruntime - vr,
+                           t.wakeup_granularity_ns, r == 1 ? "preempt" : "no preemption"));
     return r == 1;
 }
 
@@ -665,13 +666,16 @@ void update_sg_wakeup_stats(WakeCtx& c, const SchedDomain& sd, const CpuMask& gr
         // idle_cpu_without(): its own copy of the test; no idle-delay, no claim.
         const bool currOk = rq.curr == CurrKind::Idle || (p.on_cpu && i == p.cpu);
         if (!nr && currOk && !rq.ttwu_pending) sgs.idle_cpus++;
-        if ((sd.flags & SD_ASYM_CPUCAPACITY) && sgs.group_misfit_task_load && task_util * 1280 < rq.cpu_capacity * 1024) sgs.group_misfit_task_load = 0;
+        if ((sd.flags & SD_ASYM_CPUCAPACITY) && sgs.group_misfit_task_load && task_util * 1280 < rq.cpu_capacity * 1024)
+            sgs.group_misfit_task_load = 0;
     });
     sgs.group_weight = 0;  // group->group_weight, counted with sgc->capacity
-    group.forEach([&](int i) { sgs.group_capacity += c.rq(i).cpu_capacity; sgs.group_weight++; });  // sgc->capacity: the whole group
+    group.forEach([&](int i) {
+        sgs.group_capacity += c.rq(i).cpu_capacity;
+        sgs.group_weight++;
+    });  // sgc->capacity: the whole group
     sgs.group_type = group_classify(sd.imbalance_pct, sgs);
-    if (sgs.group_type == group_fully_busy || sgs.group_type == group_overloaded)
-        sgs.avg_load = sgs.group_load * 1024 / sgs.group_capacity;
+    if (sgs.group_type == group_fully_busy || sgs.group_type == group_overloaded) sgs.avg_load = sgs.group_load * 1024 / sgs.group_capacity;
 }
 
 bool update_pick_idlest(const SgLbStats& idlest, const SgLbStats& sgs, std::int64_t idlestMaxCap, std::int64_t groupMaxCap) {
@@ -683,8 +687,7 @@ bool update_pick_idlest(const SgLbStats& idlest, const SgLbStats& sgs, std::int6
         if (idlest.avg_load <= sgs.avg_load) return false;
         break;
     case group_imbalanced:
-    case group_asym_packing:
-        return false;
+    case group_asym_packing: return false;
     case group_misfit_task:
         if (idlestMaxCap >= groupMaxCap) return false;
         break;
@@ -716,11 +719,11 @@ int find_idlest_group(WakeCtx& c, const SchedDomain& sd, const Task& p, int this
         SgLbStats& sgs = isLocal ? local_sgs : tmp;
         update_sg_wakeup_stats(c, sd, g, sgs, p);
         SCHED_STEP(c, Fn::find_idlest_group,
-               fmt::format("{} group {{{}}}{}: {} nr_running {} idle_cpus {} util {} runnable {} load {} cap {}{}", sd.name,
-                           g.toList(), isLocal ? " (local)" : "", groupTypeName(sgs.group_type), sgs.sum_nr_running, sgs.idle_cpus,
-                           sgs.group_util, sgs.group_runnable, sgs.group_load, sgs.group_capacity,
-                           (sgs.group_type == group_fully_busy || sgs.group_type == group_overloaded)
-                               ? fmt::format(" avg_load {}", sgs.avg_load) : std::string{}));
+                   fmt::format("{} group {{{}}}{}: {} nr_running {} idle_cpus {} util {} runnable {} load {} cap {}{}", sd.name, g.toList(),
+                               isLocal ? " (local)" : "", groupTypeName(sgs.group_type), sgs.sum_nr_running, sgs.idle_cpus, sgs.group_util,
+                               sgs.group_runnable, sgs.group_load, sgs.group_capacity,
+                               (sgs.group_type == group_fully_busy || sgs.group_type == group_overloaded) ? fmt::format(" avg_load {}", sgs.avg_load)
+                                                                                                          : std::string{}));
         if (isLocal) {
             local = gi;
         } else if (update_pick_idlest(idlest_sgs, sgs,
@@ -732,8 +735,9 @@ int find_idlest_group(WakeCtx& c, const SchedDomain& sd, const Task& p, int this
         }
     }
     auto result = [&](int r, const char* why) {
-        SCHED_STEP(c, Fn::find_idlest_group, r < 0 ? fmt::format("{}: stay local ({})", sd.name, why)
-                                            : fmt::format("{}: idlest group {{{}}} ({})", sd.name, sd.groups[r].toList(), why));
+        SCHED_STEP(c, Fn::find_idlest_group,
+                   r < 0 ? fmt::format("{}: stay local ({})", sd.name, why)
+                         : fmt::format("{}: idlest group {{{}}} ({})", sd.name, sd.groups[r].toList(), why));
         return r;
     };
     if (idlest < 0) return result(-1, "no remote group");
@@ -747,13 +751,11 @@ int find_idlest_group(WakeCtx& c, const SchedDomain& sd, const Task& p, int this
         if ((sd.flags & SD_NUMA) && idlest_sgs.avg_load + imbalance >= local_sgs.avg_load)
             return result(-1, "NUMA: idlest avg_load + imbalance >= local");
         if (idlest_sgs.avg_load >= local_sgs.avg_load + imbalance) return result(-1, "idlest avg_load >= local + imbalance");
-        if (100 * local_sgs.avg_load <= sd.imbalance_pct * idlest_sgs.avg_load)
-            return result(-1, "100*local avg_load <= pct*idlest avg_load");
+        if (100 * local_sgs.avg_load <= sd.imbalance_pct * idlest_sgs.avg_load) return result(-1, "100*local avg_load <= pct*idlest avg_load");
         break;
     }
     case group_imbalanced:
-    case group_asym_packing:
-        return result(-1, "imbalanced/asym type");
+    case group_asym_packing: return result(-1, "imbalanced/asym type");
     case group_misfit_task:
         if (maxCap(sd.groups[local]) >= maxCap(sd.groups[idlest])) return result(-1, "misfit: local capacity not lower");
         break;
@@ -763,8 +765,7 @@ int find_idlest_group(WakeCtx& c, const SchedDomain& sd, const Task& p, int this
             const int thisNode = c.st.topo->cpu(this_cpu).node;
             if (p.numa_preferred_nid >= 0) {
                 if (thisNode == p.numa_preferred_nid) return result(-1, "this node is p's preferred node");
-                if (c.st.topo->cpu(sd.groups[idlest].first()).node == p.numa_preferred_nid)
-                    return result(idlest, "idlest is on p's preferred node");
+                if (c.st.topo->cpu(sd.groups[idlest].first()).node == p.numa_preferred_nid) return result(idlest, "idlest is on p's preferred node");
             }
             int imb_numa_nr = std::min((sd.groups[local] & *p.cpus_ptr).weight(), sd.imb_numa_nr);
             int imbalance = std::abs(int(local_sgs.idle_cpus) - int(idlest_sgs.idle_cpus));

@@ -26,8 +26,7 @@ const char* claimModeName(ClaimMode m) {
 }
 
 std::optional<std::int64_t> parseDurationNs(const std::string& text) {
-    static const std::pair<const char*, std::int64_t> kUnits[] = {
-        {"ns", 1}, {"us", 1000}, {"\u00b5s", 1000}, {"ms", 1000000}, {"s", 1000000000}};
+    static const std::pair<const char*, std::int64_t> kUnits[] = {{"ns", 1}, {"us", 1000}, {"\u00b5s", 1000}, {"ms", 1000000}, {"s", 1000000000}};
     std::string num = text;
     std::int64_t mult = 1;
     for (const auto& [unit, k] : kUnits) {
@@ -78,13 +77,14 @@ std::int64_t parseInt(const std::string& name, const std::string& v, std::int64_
         x = *d;
     } else {
         auto r = std::from_chars(v.data(), v.data() + v.size(), x);
-        if (r.ec != std::errc() || r.ptr != v.data() + v.size())
-            throw KnobError(fmt::format("knob {}: '{}' is not an integer", name, v));
+        if (r.ec != std::errc() || r.ptr != v.data() + v.size()) throw KnobError(fmt::format("knob {}: '{}' is not an integer", name, v));
     }
     if (x < lo || x > hi) throw KnobError(fmt::format("knob {}: {} is outside {}..{}", name, x, lo, hi));
     return x;
 }
 
+// The knob table, several knobs to a line (clang-format would put each on its own).
+// clang-format off
 #define BOOL_KNOB(F) \
     KnobDesc{#F, [](Knobs& k, const std::string& v) { k.F = parseBool(#F, v); }, [](const Knobs& k) { return std::string(k.F ? "1" : "0"); }}
 
@@ -136,6 +136,7 @@ const std::vector<KnobDesc>& table() {
     };
     return t;
 }
+// clang-format on
 
 const KnobDesc& find(const std::string& name) {
     for (auto& d : table())
@@ -144,8 +145,7 @@ const KnobDesc& find(const std::string& name) {
     std::string up = name;
     std::transform(up.begin(), up.end(), up.begin(), [](unsigned char c) { return char(std::toupper(c)); });
     for (auto& d : table())
-        if (d.name == up && std::all_of(d.name.begin(), d.name.end(), [](char c) { return !std::islower((unsigned char)c); }))
-            return d;
+        if (d.name == up && std::all_of(d.name.begin(), d.name.end(), [](char c) { return !std::islower((unsigned char)c); })) return d;
     throw KnobError(fmt::format("unknown knob '{}'", name));
 }
 
@@ -157,18 +157,30 @@ struct PresetDesc {
 const std::map<std::string, PresetDesc>& presetTable() {
     static const std::map<std::string, PresetDesc> t = {
         {"baseline", {"Linux 6.1 as released (Debian 6.1.192)", [](Knobs&) {}}},
-        {"idle-delay-v1", {"idle_cpu() true for 1 ms after leaving idle (rq->idle_end_time), any load (spec 8a)",
-                           [](Knobs& k) { k.idle_delay_ns = 1000000; k.idle_delay_max_running = -1; k.idle_delay_clock = IdleDelayClock::IdleEndTime; }}},
-        {"idle-delay-v2", {"as v1, only while nr_running <= 4 (spec 8b)",
-                           [](Knobs& k) { k.idle_delay_ns = 1000000; k.idle_delay_max_running = 4; k.idle_delay_clock = IdleDelayClock::IdleEndTime; }}},
-        {"idle-delay-v3", {"nr_running <= 4 and rq->clock_idle within 1 ms (spec 8c)",
-                           [](Knobs& k) { k.idle_delay_ns = 1000000; k.idle_delay_max_running = 4; k.idle_delay_clock = IdleDelayClock::ClockIdle; }}},
-        {"claim-wakeup", {"claim the CPU the idle scan returns until it next goes idle (spec 8d)",
-                          [](Knobs& k) { k.claim = ClaimMode::Sis; }}},
-        {"claim-wakeup-str", {"claim every CPU select_task_rq returns (spec 8e)",
-                              [](Knobs& k) { k.claim = ClaimMode::SelectTaskRq; }}},
-        {"sis-debounce", {"keep a task placed this jiffy on prev; stay in prev's LLC when cold (spec 8f)",
-                          [](Knobs& k) { k.SIS_DEBOUNCE = true; }}},
+        {"idle-delay-v1",
+         {"idle_cpu() true for 1 ms after leaving idle (rq->idle_end_time), any load (spec 8a)",
+          [](Knobs& k) {
+              k.idle_delay_ns = 1000000;
+              k.idle_delay_max_running = -1;
+              k.idle_delay_clock = IdleDelayClock::IdleEndTime;
+          }}},
+        {"idle-delay-v2",
+         {"as v1, only while nr_running <= 4 (spec 8b)",
+          [](Knobs& k) {
+              k.idle_delay_ns = 1000000;
+              k.idle_delay_max_running = 4;
+              k.idle_delay_clock = IdleDelayClock::IdleEndTime;
+          }}},
+        {"idle-delay-v3",
+         {"nr_running <= 4 and rq->clock_idle within 1 ms (spec 8c)",
+          [](Knobs& k) {
+              k.idle_delay_ns = 1000000;
+              k.idle_delay_max_running = 4;
+              k.idle_delay_clock = IdleDelayClock::ClockIdle;
+          }}},
+        {"claim-wakeup", {"claim the CPU the idle scan returns until it next goes idle (spec 8d)", [](Knobs& k) { k.claim = ClaimMode::Sis; }}},
+        {"claim-wakeup-str", {"claim every CPU select_task_rq returns (spec 8e)", [](Knobs& k) { k.claim = ClaimMode::SelectTaskRq; }}},
+        {"sis-debounce", {"keep a task placed this jiffy on prev; stay in prev's LLC when cold (spec 8f)", [](Knobs& k) { k.SIS_DEBOUNCE = true; }}},
     };
     return t;
 }

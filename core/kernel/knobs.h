@@ -47,21 +47,21 @@ struct Knobs {
     bool WA_BIAS = true;
     bool UTIL_EST = true;
     bool UTIL_EST_FASTUP = true;  ///< util_est's ewma jumps up to a larger enqueued value (6.1)
-    bool NI_RANDOM = true;  ///< 6.1.y newidle dice
+    bool NI_RANDOM = true;        ///< 6.1.y newidle dice
     bool ALT_PERIOD = true;
     bool BASE_SLICE = true;
     /// Energy-aware scheduling (find_energy_efficient_cpu). Not modelled: must stay off.
     bool EAS = false;
 
     // tunables
-    int hz = 250;                          ///< CONFIG_HZ; jiffy = 1e9/hz ns
+    int hz = 250;                             ///< CONFIG_HZ; jiffy = 1e9/hz ns
     std::int64_t migration_cost_ns = 500000;  ///< sysctl_sched_migration_cost
     /// Cost charged per CPU examined by select_idle_cpu, for SIS_PROP's avg_scan_cost (ns).
     std::int64_t sis_scan_cost_ns = 60;
 
     // patch variants
-    std::int64_t idle_delay_ns = 0;        ///< 0 = off; v1..v3 use 1 ms
-    int idle_delay_max_running = -1;       ///< -1 = no limit (v1); v2/v3: 4
+    std::int64_t idle_delay_ns = 0;   ///< 0 = off; v1..v3 use 1 ms
+    int idle_delay_max_running = -1;  ///< -1 = no limit (v1); v2/v3: 4
     IdleDelayClock idle_delay_clock = IdleDelayClock::IdleEndTime;
     ClaimMode claim = ClaimMode::Off;
     bool SIS_DEBOUNCE = false;

@@ -49,8 +49,7 @@ void sub_avg_and_sum(std::uint64_t& avg, S& sum, std::uint64_t davg, std::uint64
 /// __update_load_avg_se() (and, with on_rq = runnable = running = 0, __update_load_avg_blocked_se()):
 /// the sums accrue !!se->on_rq, se_runnable() and cfs_rq->curr == se; the averages always use
 /// se_weight(), scale_load_down(weight) = 1024 for nice 0, also for a sleeping entity.
-inline bool pelt_update(std::uint64_t now, SchedAvg& sa, unsigned long on_rq, unsigned long runnable, int running,
-                        unsigned long weight = 1024) {
+inline bool pelt_update(std::uint64_t now, SchedAvg& sa, unsigned long on_rq, unsigned long runnable, int running, unsigned long weight = 1024) {
     if (update_load_sum(now, sa, on_rq ? 1 : 0, runnable, running)) {
         update_load_avg(sa, weight);
         return true;
@@ -70,8 +69,6 @@ inline bool pelt_update_cfs(std::uint64_t now, SchedAvg& sa, unsigned long weigh
 /// util_est_update() on dequeue of a sleeping task (UTIL_EST, no UTIL_EST_FASTUP).
 void util_est_update_task(SchedAvg& task, bool fastup = true);
 /// _task_util_est(p): max(ewma, enqueued) | UTIL_AVG_UNCHANGED dropped.
-inline std::uint64_t task_util_est(const SchedAvg& t) {
-    return t.util_est_ewma > t.util_est_enqueued ? t.util_est_ewma : t.util_est_enqueued;
-}
+inline std::uint64_t task_util_est(const SchedAvg& t) { return t.util_est_ewma > t.util_est_enqueued ? t.util_est_ewma : t.util_est_enqueued; }
 
 }  // namespace sched

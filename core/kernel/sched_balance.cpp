@@ -59,9 +59,7 @@ bool newidle_balance_begins(MachineState& st, int cpu, bool rd_overload, std::in
 
 bool tick_idle_balance(const MachineState& st, const Knobs& k, int cpu) { return idle_cpu(st, k, cpu); }
 
-bool sg_lb_counts_idle(const MachineState& st, const Knobs& k, int cpu) {
-    return st.rq[cpu].nr_running == 0 && idle_cpu(st, k, cpu);
-}
+bool sg_lb_counts_idle(const MachineState& st, const Knobs& k, int cpu) { return st.rq[cpu].nr_running == 0 && idle_cpu(st, k, cpu); }
 
 void set_next_task_idle(MachineState& st, const Knobs& k, int cpu) {
     update_idle_core(st, k, cpu);
@@ -80,9 +78,7 @@ bool task_hot(const MachineState& st, const Knobs& k, const TaskHotInput& in) {
     return in.src_clock_task - in.exec_start < k.migration_cost_ns;
 }
 
-bool can_migrate_hot(bool hot, int nr_balance_failed, int cache_nice_tries) {
-    return !hot || nr_balance_failed > cache_nice_tries;
-}
+bool can_migrate_hot(bool hot, int nr_balance_failed, int cache_nice_tries) { return !hot || nr_balance_failed > cache_nice_tries; }
 
 bool balance_updates_nr_idle_scan(const SchedDomains& sds, const Knobs& k, int cpu, const SchedDomain& sd, IdleType idle) {
     return k.SIS_UTIL && idle != IdleType::CPU_NEWLY_IDLE && sd.span_weight == sds.sd_llc_size(cpu);
@@ -148,8 +144,7 @@ void update_sg_lb_stats(const MachineState& st, const Knobs& k, const LbEnv& env
     sgs.group_weight = group_weight;
     sgs.group_type = group_classify(env.sd->imbalance_pct, sgs);
     // "Computing avg_load makes sense only when group is overloaded"
-    if (sgs.group_type == GroupType::group_overloaded && sgs.group_capacity > 0)
-        sgs.avg_load = sgs.group_load * 1024 / sgs.group_capacity;
+    if (sgs.group_type == GroupType::group_overloaded && sgs.group_capacity > 0) sgs.avg_load = sgs.group_load * 1024 / sgs.group_capacity;
 }
 
 bool update_sd_pick_busiest(const LbEnv& env, const SdLbStats& sds, const SgLbStats& sgs) {
@@ -247,8 +242,8 @@ void calculate_imbalance(LbEnv& env, SdLbStats& sds) {
         }
     }
     env.migration_type = MigrationType::migrate_load;
-    env.imbalance = std::min((busiest.avg_load - sds.avg_load) * busiest.group_capacity,
-                             (sds.avg_load - local.avg_load) * local.group_capacity) / 1024;
+    env.imbalance =
+        std::min((busiest.avg_load - sds.avg_load) * busiest.group_capacity, (sds.avg_load - local.avg_load) * local.group_capacity) / 1024;
 }
 
 int find_busiest_group(MachineState& st, const Knobs& k, LbEnv& env, SdLbStats& sds) {

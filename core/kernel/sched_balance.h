@@ -50,9 +50,9 @@ void set_next_task_idle(MachineState& st, const Knobs& k, int cpu);
 
 /// Input of task_hot().
 struct TaskHotInput {
-    bool fair = true;            ///< p is a fair task
+    bool fair = true;  ///< p is a fair task
     bool sched_idle_policy = false;
-    bool is_buddy = false;       ///< p is its cfs_rq's next or last buddy
+    bool is_buddy = false;  ///< p is its cfs_rq's next or last buddy
     std::int64_t src_clock_task = 0;
     std::int64_t exec_start = 0;
     unsigned dst_nr_running = 0;
@@ -101,17 +101,17 @@ inline constexpr long NUMA_IMBALANCE_MIN = 2;
 /// struct lb_env
 struct LbEnv {
     const SchedDomain* sd = nullptr;
-    const SchedDomain* child = nullptr;   ///< sd->child (nullptr at the lowest level)
-    bool has_parent = false;              ///< sd->parent != NULL (false: the root domain's level)
+    const SchedDomain* child = nullptr;  ///< sd->child (nullptr at the lowest level)
+    bool has_parent = false;             ///< sd->parent != NULL (false: the root domain's level)
     int dst_cpu = -1;
     int src_cpu = -1;
-    CpuMask cpus;                         ///< load_balance_mask: the span's active CPUs not yet ruled out
+    CpuMask cpus;  ///< load_balance_mask: the span's active CPUs not yet ruled out
     IdleType idle = IdleType::CPU_NOT_IDLE;
     std::int64_t imbalance = 0;
     MigrationType migration_type = MigrationType::migrate_load;
     unsigned flags = 0;
     unsigned loop = 0, loop_break = sched_nr_migrate_break, loop_max = 0;
-    int nr_balance_failed = 0;            ///< sd->nr_balance_failed of dst_cpu's domain
+    int nr_balance_failed = 0;  ///< sd->nr_balance_failed of dst_cpu's domain
 };
 
 /// struct sg_lb_stats
@@ -126,10 +126,10 @@ struct SgLbStats {
 
 /// struct sd_lb_stats
 struct SdLbStats {
-    int busiest = -1;              ///< index of the busiest group in sd->groups, -1 none
-    int local = 0;                 ///< index of the local group (dst_cpu's)
+    int busiest = -1;  ///< index of the busiest group in sd->groups, -1 none
+    int local = 0;     ///< index of the local group (dst_cpu's)
     std::int64_t total_load = 0, total_capacity = 0, avg_load = 0;
-    std::int64_t sum_util = 0;     ///< update_idle_cpu_scan()'s input
+    std::int64_t sum_util = 0;  ///< update_idle_cpu_scan()'s input
     SgLbStats busiest_stat, local_stat;
     bool prefer_sibling = false;
     int sg_status = 0;

@@ -13,17 +13,27 @@ namespace sched {
 
 std::string sdFlagsToString(std::uint32_t flags) {
     static const std::pair<std::uint32_t, const char*> names[] = {
-        {SD_BALANCE_NEWIDLE, "SD_BALANCE_NEWIDLE"}, {SD_BALANCE_EXEC, "SD_BALANCE_EXEC"},
-        {SD_BALANCE_FORK, "SD_BALANCE_FORK"}, {SD_BALANCE_WAKE, "SD_BALANCE_WAKE"},
-        {SD_WAKE_AFFINE, "SD_WAKE_AFFINE"}, {SD_ASYM_CPUCAPACITY, "SD_ASYM_CPUCAPACITY"},
-        {SD_ASYM_CPUCAPACITY_FULL, "SD_ASYM_CPUCAPACITY_FULL"}, {SD_SHARE_CPUCAPACITY, "SD_SHARE_CPUCAPACITY"},
-        {SD_SHARE_PKG_RESOURCES, "SD_SHARE_PKG_RESOURCES"}, {SD_SERIALIZE, "SD_SERIALIZE"},
-        {SD_ASYM_PACKING, "SD_ASYM_PACKING"}, {SD_PREFER_SIBLING, "SD_PREFER_SIBLING"},
-        {SD_OVERLAP, "SD_OVERLAP"}, {SD_NUMA, "SD_NUMA"},
+        {SD_BALANCE_NEWIDLE, "SD_BALANCE_NEWIDLE"},
+        {SD_BALANCE_EXEC, "SD_BALANCE_EXEC"},
+        {SD_BALANCE_FORK, "SD_BALANCE_FORK"},
+        {SD_BALANCE_WAKE, "SD_BALANCE_WAKE"},
+        {SD_WAKE_AFFINE, "SD_WAKE_AFFINE"},
+        {SD_ASYM_CPUCAPACITY, "SD_ASYM_CPUCAPACITY"},
+        {SD_ASYM_CPUCAPACITY_FULL, "SD_ASYM_CPUCAPACITY_FULL"},
+        {SD_SHARE_CPUCAPACITY, "SD_SHARE_CPUCAPACITY"},
+        {SD_SHARE_PKG_RESOURCES, "SD_SHARE_PKG_RESOURCES"},
+        {SD_SERIALIZE, "SD_SERIALIZE"},
+        {SD_ASYM_PACKING, "SD_ASYM_PACKING"},
+        {SD_PREFER_SIBLING, "SD_PREFER_SIBLING"},
+        {SD_OVERLAP, "SD_OVERLAP"},
+        {SD_NUMA, "SD_NUMA"},
     };
     std::string s;
     for (auto& [f, n] : names)
-        if (flags & f) { s += n; s += ' '; }
+        if (flags & f) {
+            s += n;
+            s += ' ';
+        }
     if (!s.empty()) s.pop_back();
     return s;
 }
@@ -35,9 +45,9 @@ enum class MaskKind { Smt, Cluster, Llc, Die, Node, NumaLevel };
 struct Level {
     std::string name;
     MaskKind mask;
-    std::uint32_t flags;  // tl->sd_flags()
-    int numaLevel = -1;   // for NODE (0) and NUMA (>=1)
-    bool overlap = false; // SDTL_OVERLAP
+    std::uint32_t flags;   // tl->sd_flags()
+    int numaLevel = -1;    // for NODE (0) and NUMA (>=1)
+    bool overlap = false;  // SDTL_OVERLAP
 };
 
 // A domain under construction (pre-degeneration), one per (cpu, level).
@@ -275,9 +285,15 @@ SchedDomains::SchedDomains(const Topology& topo) {
         m_sdLlcId[cpu] = h >= 0 ? ds[h].span.first() : cpu;
         m_sdLlcSize[cpu] = h >= 0 ? ds[h].span_weight : 1;
         for (int i = 0; i < int(ds.size()); ++i)
-            if (ds[i].flags & SD_NUMA) { m_sdNuma[cpu] = i; break; }
+            if (ds[i].flags & SD_NUMA) {
+                m_sdNuma[cpu] = i;
+                break;
+            }
         for (int i = 0; i < int(ds.size()); ++i)
-            if (ds[i].flags & SD_ASYM_CPUCAPACITY_FULL) { m_sdAsymCap[cpu] = i; break; }
+            if (ds[i].flags & SD_ASYM_CPUCAPACITY_FULL) {
+                m_sdAsymCap[cpu] = i;
+                break;
+            }
         for (auto& d : ds)
             if (d.flags & SD_ASYM_CPUCAPACITY) m_asymCap = true;
         m_smt[cpu] = topo.smtMask(cpu);

@@ -43,20 +43,20 @@ inline constexpr int kNodeReclaimDistance = 30;
 /// One sched domain of one CPU (after degeneration). Static properties only;
 /// the mutable per-domain state lives in MachineState.
 struct SchedDomain {
-    std::string name;           ///< SMT, CLS, CACHE, MC, DIE, NODE, NUMA
-    int level = 0;              ///< index in the per-CPU list, 0 = lowest
+    std::string name;  ///< SMT, CLS, CACHE, MC, DIE, NODE, NUMA
+    int level = 0;     ///< index in the per-CPU list, 0 = lowest
     CpuMask span;
     int span_weight = 0;
     std::uint32_t flags = 0;
     int imbalance_pct = 117;
     int cache_nice_tries = 0;
-    int min_interval = 0;       ///< ms
-    int max_interval = 0;       ///< ms
+    int min_interval = 0;  ///< ms
+    int max_interval = 0;  ///< ms
     int busy_factor = 16;
-    int balance_interval = 0;   ///< ms (initial value)
+    int balance_interval = 0;  ///< ms (initial value)
     int imb_numa_nr = 0;
-    int numa_distance = 0;      ///< for NUMA levels: the SLIT distance of the level
-    int shared_id = -1;         ///< sd->shared: first CPU of the span, for SHARE_PKG_RESOURCES domains
+    int numa_distance = 0;        ///< for NUMA levels: the SLIT distance of the level
+    int shared_id = -1;           ///< sd->shared: first CPU of the span, for SHARE_PKG_RESOURCES domains
     std::vector<CpuMask> groups;  ///< sd->groups in list order (the CPU's own group first)
 };
 
@@ -77,9 +77,7 @@ public:
     /// sd_llc_shared: id (first CPU of the LLC domain span) or -1 when there is no LLC domain.
     int sd_llc_shared(int cpu) const { return m_sdLlc[cpu] < 0 ? -1 : m_sdLlcId[cpu]; }
     const SchedDomain* sd_numa(int cpu) const { return m_sdNuma[cpu] < 0 ? nullptr : &m_perCpu[cpu][m_sdNuma[cpu]]; }
-    const SchedDomain* sd_asym_cpucapacity(int cpu) const {
-        return m_sdAsymCap[cpu] < 0 ? nullptr : &m_perCpu[cpu][m_sdAsymCap[cpu]];
-    }
+    const SchedDomain* sd_asym_cpucapacity(int cpu) const { return m_sdAsymCap[cpu] < 0 ? nullptr : &m_perCpu[cpu][m_sdAsymCap[cpu]]; }
     bool cpus_share_cache(int a, int b) const { return m_sdLlcId[a] == m_sdLlcId[b]; }
     /// cpu_smt_mask(cpu)
     const CpuMask& smtMask(int cpu) const { return m_smt[cpu]; }

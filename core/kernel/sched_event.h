@@ -51,7 +51,7 @@ inline const char* toString(EvKind k) {
 inline constexpr std::uint32_t PWR_EVENT_EXIT = 4294967295u;
 
 struct SchedEvent {
-    std::int64_t time = 0;   ///< ns
+    std::int64_t time = 0;  ///< ns
     EvKind kind = EvKind::sched_switch;
     char prev_state = 'R';   ///< sched_switch: R (preempted), S (slept), X (exited)
     std::uint8_t cause = 0;  ///< sched_migrate_task: MigrationCause
@@ -77,9 +77,9 @@ struct WakeInputs {
     std::int64_t this_load = 0, prev_load = 0;  ///< cpu_load() of this_cpu and prev
     std::int64_t p_load = 0, cur_load = 0;      ///< task_h_load(p), task_h_load(current)
     bool sync = false;
-    bool in_task = true;  ///< in_task() of the waker (false: from a timer / IRQ)
-    std::int32_t scan_this = -1, scan_prev = -1;    ///< nr_idle_scan of the LLCs of this_cpu / prev (-1: none)
-    std::int8_t cores_this = -1, cores_prev = -1;   ///< has_idle_cores of those LLCs (-1: none)
+    bool in_task = true;                           ///< in_task() of the waker (false: from a timer / IRQ)
+    std::int32_t scan_this = -1, scan_prev = -1;   ///< nr_idle_scan of the LLCs of this_cpu / prev (-1: none)
+    std::int8_t cores_this = -1, cores_prev = -1;  ///< has_idle_cores of those LLCs (-1: none)
     std::int64_t jiffies = 0;
 };
 

@@ -37,21 +37,21 @@ struct Rq {
     unsigned h_nr_running = 0;       ///< cfs.h_nr_running
     unsigned idle_h_nr_running = 0;  ///< cfs.idle_h_nr_running (SCHED_IDLE tasks)
     bool ttwu_pending = false;
-    bool active = true;              ///< cpu_active() (and online)
-    std::int64_t load_avg = 0;       ///< cfs.avg.load_avg = cpu_load()
-    std::int64_t util_avg = 0;       ///< cfs.avg.util_avg
-    std::int64_t runnable_avg = 0;   ///< cfs.avg.runnable_avg
-    std::int64_t util_est = 0;       ///< cfs.avg.util_est.enqueued
-    std::int64_t cpu_capacity = 1024;   ///< capacity_of()
-    std::int64_t avg_idle = 1000000;    ///< ns
+    bool active = true;                           ///< cpu_active() (and online)
+    std::int64_t load_avg = 0;                    ///< cfs.avg.load_avg = cpu_load()
+    std::int64_t util_avg = 0;                    ///< cfs.avg.util_avg
+    std::int64_t runnable_avg = 0;                ///< cfs.avg.runnable_avg
+    std::int64_t util_est = 0;                    ///< cfs.avg.util_est.enqueued
+    std::int64_t cpu_capacity = 1024;             ///< capacity_of()
+    std::int64_t avg_idle = 1000000;              ///< ns
     std::int64_t max_idle_balance_cost = 500000;  ///< ns
-    std::int64_t idle_stamp = 0;     ///< ns (rq_clock when it last went idle; 0 = cleared)
-    std::int64_t wake_stamp = 0;     ///< jiffies
-    std::int64_t wake_avg_idle = 1000000;  ///< ns
-    std::int64_t clock_idle = 0;     ///< ns (spec §5.3)
-    std::int64_t idle_end_time = 0;  ///< ns, idle-delay v1/v2 (spec §8a)
-    bool claimed = false;            ///< claim_wakeup flag (spec §8d/8e)
-    std::int64_t exit_latency_ns = -1;  ///< exit latency of the current cpuidle state; -1 = idle_get_state() NULL
+    std::int64_t idle_stamp = 0;                  ///< ns (rq_clock when it last went idle; 0 = cleared)
+    std::int64_t wake_stamp = 0;                  ///< jiffies
+    std::int64_t wake_avg_idle = 1000000;         ///< ns
+    std::int64_t clock_idle = 0;                  ///< ns (spec §5.3)
+    std::int64_t idle_end_time = 0;               ///< ns, idle-delay v1/v2 (spec §8a)
+    bool claimed = false;                         ///< claim_wakeup flag (spec §8d/8e)
+    std::int64_t exit_latency_ns = -1;            ///< exit latency of the current cpuidle state; -1 = idle_get_state() NULL
     // For check_preempt_wakeup (old CFS).
     std::int64_t min_vruntime = 0;   ///< cfs_rq.min_vruntime (ns)
     std::int64_t curr_vruntime = 0;  ///< curr's vruntime (ns)
@@ -76,11 +76,11 @@ private:
 struct Task {
     int pid = 1000;
     int nr_cpus_allowed = 0;
-    int cpu = 0;              ///< task_cpu(p)
+    int cpu = 0;  ///< task_cpu(p)
     int wake_cpu = 0;
     int recent_used_cpu = 0;
     unsigned wakee_flips = 0;
-    int last_wakee = -1;      ///< pid of the last task this one woke, -1 none
+    int last_wakee = -1;  ///< pid of the last task this one woke, -1 none
     int numa_preferred_nid = -1;
     /// p->cpus_ptr: points at an interned mask (CpuMask::intern), as the kernel's points at
     /// p->cpus_mask; set it with setAffinity().
@@ -90,15 +90,15 @@ struct Task {
     /// it (a sleeping task's is as of its dequeue until sync_entity_load_avg()); a snapshot
     /// gives it as read. last_update_time 0 = a new task not yet attached to a cfs_rq.
     SchedAvg avg{.last_update_time = 1};
-    std::int64_t task_h_load = -1;        ///< -1: equals se.avg.load_avg (no cgroup hierarchy)
-    std::int64_t exec_start = 0;          ///< ns
-    std::int64_t vruntime = 0;            ///< ns, relative to its cfs_rq's min_vruntime when not queued
-    std::int64_t wakee_placed = -1;       ///< SIS_DEBOUNCE: jiffies of the last placement, -1 never
+    std::int64_t task_h_load = -1;   ///< -1: equals se.avg.load_avg (no cgroup hierarchy)
+    std::int64_t exec_start = 0;     ///< ns
+    std::int64_t vruntime = 0;       ///< ns, relative to its cfs_rq's min_vruntime when not queued
+    std::int64_t wakee_placed = -1;  ///< SIS_DEBOUNCE: jiffies of the last placement, -1 never
     bool migration_disabled = false;
     bool on_rq = false;
     bool on_cpu = false;
-    bool kthread = false;                 ///< PF_KTHREAD
-    bool exiting = false;                 ///< PF_EXITING
+    bool kthread = false;  ///< PF_KTHREAD
+    bool exiting = false;  ///< PF_EXITING
     Policy policy = Policy::Normal;
 
     std::int64_t h_load() const { return task_h_load >= 0 ? task_h_load : std::int64_t(avg.load_avg); }
@@ -115,7 +115,10 @@ struct Task {
         avg.util_est_ewma = 0;
     }
     bool is_per_cpu_kthread() const { return kthread && nr_cpus_allowed == 1; }
-    void setAffinity(const CpuMask& m) { cpus_ptr = CpuMask::intern(m); nr_cpus_allowed = m.weight(); }
+    void setAffinity(const CpuMask& m) {
+        cpus_ptr = CpuMask::intern(m);
+        nr_cpus_allowed = m.weight();
+    }
 };
 
 /// struct sched_domain_shared (per LLC).
@@ -145,12 +148,12 @@ struct MachineState {
     std::shared_ptr<const Topology> topo;
     std::shared_ptr<const SchedDomains> sd;
     std::vector<Rq> rq;
-    std::vector<SdShared> shared;          ///< indexed by sd_llc_id (first CPU of the LLC)
+    std::vector<SdShared> shared;             ///< indexed by sd_llc_id (first CPU of the LLC)
     std::vector<std::int64_t> avg_scan_cost;  ///< sd_llc(cpu)->avg_scan_cost, per CPU (SIS_PROP)
-    std::int64_t now_ns = 1000000000;      ///< rq_clock / sched_clock of every CPU
+    std::int64_t now_ns = 1000000000;         ///< rq_clock / sched_clock of every CPU
     std::int64_t jiffies = 0;
-    bool rd_overload = false;              ///< rd->overload (sticky: set by add_nr_running, written by the root level's update_sd_lb_stats)
-    RqUpdateHook* hook = nullptr;          ///< set by the engine
+    bool rd_overload = false;      ///< rd->overload (sticky: set by add_nr_running, written by the root level's update_sd_lb_stats)
+    RqUpdateHook* hook = nullptr;  ///< set by the engine
 
     int nrCpus() const { return int(rq.size()); }
     /// The hints of an idle machine that has been up (the engine's t = 0, a trace's start):

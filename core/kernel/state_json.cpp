@@ -17,17 +17,36 @@ namespace {
 
 using nlohmann::json;
 
-const std::set<std::string> kCpuKeys = {"cpu", "curr", "nr_running", "h_nr_running", "idle_h_nr_running", "ttwu_pending",
-                                        "load_avg", "util_avg", "runnable_avg", "util_est", "capacity", "avg_idle_ns",
-                                        "idle_stamp_ns", "clock_idle_ns", "idle_exit_ns", "claimed", "active",
-                                        "exit_latency_ns", "min_vruntime_ns", "curr_vruntime_ns", "max_idle_balance_cost_ns",
-                                        "wake_avg_idle_ns", "wake_stamp", "need_resched"};
+const std::set<std::string> kCpuKeys = {"cpu",
+                                        "curr",
+                                        "nr_running",
+                                        "h_nr_running",
+                                        "idle_h_nr_running",
+                                        "ttwu_pending",
+                                        "load_avg",
+                                        "util_avg",
+                                        "runnable_avg",
+                                        "util_est",
+                                        "capacity",
+                                        "avg_idle_ns",
+                                        "idle_stamp_ns",
+                                        "clock_idle_ns",
+                                        "idle_exit_ns",
+                                        "claimed",
+                                        "active",
+                                        "exit_latency_ns",
+                                        "min_vruntime_ns",
+                                        "curr_vruntime_ns",
+                                        "max_idle_balance_cost_ns",
+                                        "wake_avg_idle_ns",
+                                        "wake_stamp",
+                                        "need_resched"};
 
 // A CPU entry before defaults are resolved: which fields were given.
 struct CpuSpec {
     std::optional<CurrKind> curr;
-    std::optional<std::int64_t> nr_running, h_nr_running, idle_h_nr_running, load_avg, util_avg, runnable_avg, util_est, capacity,
-        avg_idle, idle_stamp, clock_idle, idle_exit, exit_latency, min_vr, curr_vr, max_ibc, wake_avg_idle, wake_stamp;
+    std::optional<std::int64_t> nr_running, h_nr_running, idle_h_nr_running, load_avg, util_avg, runnable_avg, util_est, capacity, avg_idle,
+        idle_stamp, clock_idle, idle_exit, exit_latency, min_vr, curr_vr, max_ibc, wake_avg_idle, wake_stamp;
     std::optional<bool> ttwu_pending, claimed, active, need_resched;
 
     void read(const Obj& o) {
@@ -65,11 +84,13 @@ struct CpuSpec {
         if (auto v = o.boolean("need_resched")) need_resched = v;
     }
     void overlay(const CpuSpec& o) {
+        // clang-format off
 #define OV(f) if (o.f) f = o.f;
         OV(curr) OV(nr_running) OV(h_nr_running) OV(idle_h_nr_running) OV(load_avg) OV(util_avg) OV(runnable_avg) OV(util_est)
         OV(capacity) OV(avg_idle) OV(idle_stamp) OV(clock_idle) OV(idle_exit) OV(exit_latency) OV(min_vr) OV(curr_vr) OV(max_ibc)
         OV(wake_avg_idle) OV(wake_stamp) OV(ttwu_pending) OV(claimed) OV(active) OV(need_resched)
 #undef OV
+        // clang-format on
     }
 };
 
@@ -132,8 +153,9 @@ ExplainInput parseExplainState(const json& doc, const std::string& file, const s
 
     // Waker first: a task-context waker makes its CPU busy unless the file says otherwise.
     if (!top.has("waker")) throw InputError(file, "waker", "missing (at least {\"cpu\": N})");
-    Obj wo(top.at("waker"), file, "waker", {"cpu", "context", "per_cpu_kthread", "wakee_flips", "wakee_flip_decay_ts", "last_wakee",
-                                            "load_avg", "task_h_load", "exiting", "is_wakee", "pid"});
+    Obj wo(top.at("waker"), file, "waker",
+           {"cpu", "context", "per_cpu_kthread", "wakee_flips", "wakee_flip_decay_ts", "last_wakee", "load_avg", "task_h_load", "exiting", "is_wakee",
+            "pid"});
     Waker& w = in.waker;
     w.cpu = wo.cpu("cpu", nr);
     std::string ctx = wo.str("context").value_or("task");
@@ -157,10 +179,31 @@ ExplainInput parseExplainState(const json& doc, const std::string& file, const s
 
     // Task.
     if (!top.has("task")) throw InputError(file, "task", "missing (at least {\"prev_cpu\": N})");
-    Obj to(top.at("task"), file, "task", {"pid", "comm", "prev_cpu", "cpus_allowed", "recent_used_cpu", "wakee_flips",
-                                          "wakee_flip_decay_ts", "last_wakee", "load_avg", "util_avg", "runnable_avg", "util_est",
-                                          "task_h_load", "on_rq", "on_cpu", "per_cpu_kthread", "kthread", "policy", "placed_jiffies",
-                                          "exec_start_ns", "last_update_time", "vruntime_ns", "numa_preferred_nid", "migration_disabled"});
+    Obj to(top.at("task"), file, "task",
+           {"pid",
+            "comm",
+            "prev_cpu",
+            "cpus_allowed",
+            "recent_used_cpu",
+            "wakee_flips",
+            "wakee_flip_decay_ts",
+            "last_wakee",
+            "load_avg",
+            "util_avg",
+            "runnable_avg",
+            "util_est",
+            "task_h_load",
+            "on_rq",
+            "on_cpu",
+            "per_cpu_kthread",
+            "kthread",
+            "policy",
+            "placed_jiffies",
+            "exec_start_ns",
+            "last_update_time",
+            "vruntime_ns",
+            "numa_preferred_nid",
+            "migration_disabled"});
     Task& p = in.task;
     p.pid = int(to.i64("pid", 1).value_or(1000));
     (void)to.str("comm");  // accepted for the reader (the path does not read comm); must be a string
@@ -181,8 +224,7 @@ ExplainInput parseExplainState(const json& doc, const std::string& file, const s
     p.last_wakee = int(to.i64("last_wakee", -1).value_or(-1));
     {
         const std::int64_t util = to.i64("util_avg", 0, 1024).value_or(0);
-        p.setAverages(to.i64("load_avg", 0).value_or(512), util, to.i64("runnable_avg", 0).value_or(util),
-                      to.i64("util_est", 0, 1024).value_or(0));
+        p.setAverages(to.i64("load_avg", 0).value_or(512), util, to.i64("runnable_avg", 0).value_or(util), to.i64("util_est", 0, 1024).value_or(0));
     }
     p.task_h_load = to.i64("task_h_load", 0).value_or(-1);
     p.on_rq = to.boolean("on_rq").value_or(false);
@@ -261,11 +303,9 @@ ExplainInput parseExplainState(const json& doc, const std::string& file, const s
             throw InputError(file, k + ".nr_running", fmt::format("0 with curr {}: a running task counts in nr_running", currKindName(rq.curr)));
         rq.nr_running = unsigned(nrr);
         rq.h_nr_running = unsigned(s.h_nr_running.value_or(nrr));
-        if (rq.h_nr_running > rq.nr_running)
-            throw InputError(file, k + ".h_nr_running", "cannot exceed nr_running");
+        if (rq.h_nr_running > rq.nr_running) throw InputError(file, k + ".h_nr_running", "cannot exceed nr_running");
         rq.idle_h_nr_running = unsigned(s.idle_h_nr_running.value_or(rq.curr == CurrKind::SchedIdle ? rq.h_nr_running : 0));
-        if (rq.idle_h_nr_running > rq.h_nr_running)
-            throw InputError(file, k + ".idle_h_nr_running", "cannot exceed h_nr_running");
+        if (rq.idle_h_nr_running > rq.h_nr_running) throw InputError(file, k + ".idle_h_nr_running", "cannot exceed h_nr_running");
         if (rq.curr == CurrKind::SchedIdle && rq.idle_h_nr_running == 0)
             throw InputError(file, k + ".idle_h_nr_running", "curr is sched_idle, so at least 1");
         rq.ttwu_pending = s.ttwu_pending.value_or(false);

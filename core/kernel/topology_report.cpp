@@ -10,7 +10,7 @@ std::string topologyReport(const Topology& t, const SchedDomains& sd, int onlyCp
     std::string out;
     out += fmt::format("{}\n", t.summary());
     out += fmt::format("arch {}, sched_smt_active {}, asym capacity {}\n", archName(t.arch()), sd.smtActive() ? "yes" : "no",
-               sd.asymCpucapActive() ? "yes" : "no");
+                       sd.asymCpucapActive() ? "yes" : "no");
     if (t.nrNodes() > 1) {
         out += fmt::format("node distances:\n");
         for (int a = 0; a < t.nrNodes(); ++a) {
@@ -22,14 +22,14 @@ std::string topologyReport(const Topology& t, const SchedDomains& sd, int onlyCp
     out += fmt::format("\n");
     for (const auto& c : t.cpus()) {
         if (onlyCpu >= 0 && c.cpu != onlyCpu) continue;
-        out += fmt::format("CPU{} attaching sched-domain(s):  (core {}, LLC {}, package {}, node {}{})\n", c.cpu, c.core, c.llc, c.package,
-                   c.node, c.capacity != 1024 ? fmt::format(", capacity {}", c.capacity) : "");
+        out += fmt::format("CPU{} attaching sched-domain(s):  (core {}, LLC {}, package {}, node {}{})\n", c.cpu, c.core, c.llc, c.package, c.node,
+                           c.capacity != 1024 ? fmt::format(", capacity {}", c.capacity) : "");
         int indent = 1;
         for (const auto& d : sd.domains(c.cpu)) {
             std::string pad(size_t(indent), ' ');
-            out += fmt::format("{}domain-{}: span={} level={} weight={} imbalance_pct={} cache_nice_tries={} interval={}..{}ms{}\n", pad,
-                       d.level, d.span.toList(), d.name, d.span_weight, d.imbalance_pct, d.cache_nice_tries, d.min_interval,
-                       d.max_interval, (d.flags & SD_NUMA) ? fmt::format(" imb_numa_nr={}", d.imb_numa_nr) : "");
+            out += fmt::format("{}domain-{}: span={} level={} weight={} imbalance_pct={} cache_nice_tries={} interval={}..{}ms{}\n", pad, d.level,
+                               d.span.toList(), d.name, d.span_weight, d.imbalance_pct, d.cache_nice_tries, d.min_interval, d.max_interval,
+                               (d.flags & SD_NUMA) ? fmt::format(" imb_numa_nr={}", d.imb_numa_nr) : "");
             out += fmt::format("{} flags={}\n", pad, sdFlagsToString(d.flags));
             std::string groups;
             for (const auto& g : d.groups) groups += fmt::format(" {{{}}}", g.toList());

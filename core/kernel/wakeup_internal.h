@@ -8,9 +8,9 @@
 namespace sched {
 
 // Trace text is built only when a trace was asked for (formatting costs more than the decision).
-#define SCHED_STEP(ctx, ...)                       \
-    do {                                           \
-        if ((ctx).trace) (ctx).step(__VA_ARGS__);  \
+#define SCHED_STEP(ctx, ...)                      \
+    do {                                          \
+        if ((ctx).trace) (ctx).step(__VA_ARGS__); \
     } while (0)
 
 inline constexpr int NR = kMaxCpus;  // "no CPU" (nr_cpumask_bits)

@@ -18,10 +18,10 @@ std::string wakeFlagsToString(std::uint32_t wf);
 
 /// Where the wakeup runs: the waker's CPU and what `current` is there.
 struct Waker {
-    int cpu = 0;          ///< this_cpu (smp_processor_id())
-    bool in_task = true;  ///< in_task(): false for IRQ/softirq context
+    int cpu = 0;            ///< this_cpu (smp_processor_id())
+    bool in_task = true;    ///< in_task(): false for IRQ/softirq context
     bool is_wakee = false;  ///< p == current (a self-wakeup)
-    Task current;         ///< the task running on `cpu` (the idle task for an IRQ on an idle CPU)
+    Task current;           ///< the task running on `cpu` (the idle task for an IRQ on an idle CPU)
     /// When set (the engine), the real task running on `cpu`; `current` is then unused.
     Task* current_ptr = nullptr;
     Task& cur() { return current_ptr ? *current_ptr : current; }
@@ -114,8 +114,7 @@ struct CfsTunables {
     static CfsTunables forCpus(int ncpus);
 };
 /// place_entity(cfs_rq, se, initial=0) for a waking entity: the new vruntime.
-std::int64_t placeEntityWakeup(const CfsTunables& t, const Knobs& k, std::int64_t min_vruntime, std::int64_t vruntime,
-                                 bool long_sleeper);
+std::int64_t placeEntityWakeup(const CfsTunables& t, const Knobs& k, std::int64_t min_vruntime, std::int64_t vruntime, bool long_sleeper);
 /// wakeup_preempt_entity(curr, se): -1, 0 or 1 (1 = preempt). Nice-0 weights.
 int wakeup_preempt_entity(const CfsTunables& t, std::int64_t curr_vruntime, std::int64_t se_vruntime);
 

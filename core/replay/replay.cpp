@@ -33,19 +33,21 @@ const char* toString(DisagreeClass c) {
 
 namespace {
 
-constexpr std::int64_t kColdNs = 128'000'000;       ///< PELT-cold for 4 half-lives after a CPU's first event
+constexpr std::int64_t kColdNs = 128'000'000;         ///< PELT-cold for 4 half-lives after a CPU's first event
 constexpr std::int64_t kFlipsColdNs = 1'000'000'000;  ///< wakee_flips unknown for 1 s after a task appears
-constexpr std::int64_t kEpsilonNs = 20'000;          ///< mid-switch window (§4)
+constexpr std::int64_t kEpsilonNs = 20'000;           ///< mid-switch window (§4)
 constexpr std::uint32_t kNone = ~0u;
 
 /// Per-CPU kthreads (§4): kworker/N:M[H], ksoftirqd/N, migration/N, cpuhp/N, idle_inject/N,
 /// watchdog/N, rcuc/N, ktimers/N. Not kworker/uN:M (unbound).
 bool perCpuKthread(const std::string& comm) {
-    static const std::regex re(R"(^(kworker/[0-9]+:[0-9]+H?|ksoftirqd/[0-9]+|migration/[0-9]+|cpuhp/[0-9]+|idle_inject/[0-9]+|watchdog/[0-9]+|rcuc/[0-9]+|ktimers/[0-9]+)$)");
+    static const std::regex re(
+        R"(^(kworker/[0-9]+:[0-9]+H?|ksoftirqd/[0-9]+|migration/[0-9]+|cpuhp/[0-9]+|idle_inject/[0-9]+|watchdog/[0-9]+|rcuc/[0-9]+|ktimers/[0-9]+)$)");
     return std::regex_match(comm, re);
 }
 bool looksKthread(const std::string& comm) {
-    static const std::regex re(R"(^(kworker/|ksoftirqd/|migration/|cpuhp/|rcu_|kthreadd|kcompactd|khugepaged|kswapd|watchdog|idle_inject|jbd2/|kblockd|writeback))");
+    static const std::regex re(
+        R"(^(kworker/|ksoftirqd/|migration/|cpuhp/|rcu_|kthreadd|kcompactd|khugepaged|kswapd|watchdog|idle_inject|jbd2/|kblockd|writeback))");
     return std::regex_search(comm, re);
 }
 
@@ -69,22 +71,22 @@ struct Pelt {
 
 struct RTask {
     bool runnable = false, running = false, exited = false;
-    int cpu = -1;          ///< task_cpu as replayed (-1 unknown)
+    int cpu = -1;  ///< task_cpu as replayed (-1 unknown)
     Pelt pelt;
     std::int64_t first_seen = -1;
     std::int64_t exec_start = 0;  ///< se.exec_start: when it last ran (update_curr), 0 after a migration (ENQUEUE_MIGRATED)
-    bool forked = false;   ///< forked inside the trace: its wakee_flips are known (copied from the parent)
-    SchedAvg ue;           ///< util_est (enqueued, ewma), updated when it dequeues to sleep
-    Task sim;              ///< what schedlab's path reads and mutates (flips, recent_used_cpu)
+    bool forked = false;          ///< forked inside the trace: its wakee_flips are known (copied from the parent)
+    SchedAvg ue;                  ///< util_est (enqueued, ewma), updated when it dequeues to sleep
+    Task sim;                     ///< what schedlab's path reads and mutates (flips, recent_used_cpu)
     bool have_sim = false;
     bool recent_known = false;  ///< sim.recent_used_cpu was set at fork (CPU 0 is a CPU too)
 };
 
 struct RCpu {
     std::int32_t curr = 0;
-    int nr = 0;           ///< runnable tasks on the CPU, curr included, every class
-    int cfs = 0;          ///< the CFS ones
-    int pending = 0;      ///< wakeups in flight to this CPU (ttwu_pending)
+    int nr = 0;       ///< runnable tasks on the CPU, curr included, every class
+    int cfs = 0;      ///< the CFS ones
+    int pending = 0;  ///< wakeups in flight to this CPU (ttwu_pending)
     std::int64_t idle_stamp = 0, clock_idle = 0, idle_end = 0, first = -1;
     bool claimed = false;  ///< claim variants: set by the path's own calls, cleared when the CPU goes idle
 };
@@ -188,8 +190,18 @@ struct FirstPass {
 class Replay {
 public:
     Replay(const Trace& t, std::shared_ptr<const Topology> topo, const Knobs& knobs, const AgreeOptions& o, AgreeReport& rep)
-        : t(t), ev(t.events), rec(t.records), topo(topo), knobs(knobs), o(o), rep(rep), ncpu(topo->nrCpus()), first(t, rep), st(topo),
-          cpu(std::size_t(ncpu)), llcScanAt(std::size_t(ncpu), -1) {
+        : t(t),
+          ev(t.events),
+          rec(t.records),
+          topo(topo),
+          knobs(knobs),
+          o(o),
+          rep(rep),
+          ncpu(topo->nrCpus()),
+          first(t, rep),
+          st(topo),
+          cpu(std::size_t(ncpu)),
+          llcScanAt(std::size_t(ncpu), -1) {
         try {
             syncRe = std::regex(o.sync_comm);
         } catch (const std::regex_error&) {
@@ -358,9 +370,7 @@ private:
                 }
         }
         if (end == kNone) return false;
-        auto candidate = [&](int x) {
-            return x >= 0 && x < ncpu && x != c && (st.sd->cpus_share_cache(x, c) || st.sd->cpus_share_cache(x, prev));
-        };
+        auto candidate = [&](int x) { return x >= 0 && x < ncpu && x != c && (st.sd->cpus_share_cache(x, c) || st.sd->cpus_share_cache(x, prev)); };
         for (std::uint32_t j = i + 1; j < end; ++j) {
             const SchedEvent& e = ev[j];
             switch (e.kind) {
@@ -411,7 +421,7 @@ private:
             enqueue(e.pid2, c, now);
             RTask& n = tasks[e.pid2];
             n.running = true;
-            n.exec_start = now;  // set_next_entity()
+            n.exec_start = now;                                   // set_next_entity()
             if (rc.curr == 0) rc.idle_end = rc.clock_idle = now;  // leaving idle (v1/v2's idle_end_time; __schedule's rq clock)
         } else {
             rc.clock_idle = now;
@@ -435,7 +445,7 @@ private:
         RCpu& tc = cpu[std::size_t(target)];
         if (tc.pending > 0 && e.kind == EvKind::sched_wakeup && target != -1 && c == target) --tc.pending;
         if (e.kind == EvKind::sched_wakeup) tc.idle_stamp = 0;  // ttwu activation clears idle_stamp (not wakeup_new)
-        if (tc.curr == 0) tc.clock_idle = now;                    // any activation updates an idle rq's clock
+        if (tc.curr == 0) tc.clock_idle = now;                  // any activation updates an idle rq's clock
         if (e.kind == EvKind::sched_wakeup_new) {
             // post_init_entity_util_avg(): load = weight; util = a share of the CPU's (§6).
             RTask& r = task(e.pid, now);
@@ -450,7 +460,8 @@ private:
             r.pelt.load = 1024;
             r.pelt.util = cu > 0 ? std::min(cu * 1024.0 / (cl + 1), cap) : cap;
             r.pelt.last = now;
-            if (!r.have_sim) r.sim.recent_used_cpu = c, r.recent_known = true;  // wake_up_new_task(): task_cpu(p) before select = the CPU of the wakeup_new line
+            if (!r.have_sim)
+                r.sim.recent_used_cpu = c, r.recent_known = true;  // wake_up_new_task(): task_cpu(p) before select = the CPU of the wakeup_new line
         }
         enqueue(e.pid, target, now);
     }
@@ -708,7 +719,8 @@ private:
         if (f.migrate != kNone && ev[f.migrate].orig_cpu != prev) ++rep.prev_mismatch;
         if (r.cpu >= 0 && r.cpu != prev) ++rep.prev_mismatch;
         if (ev[f.wakeup].target_cpu != choice) ++rep.choice_mismatch;
-        const bool workload = !o.workload_only || ((t.workload_start < 0 || now >= t.workload_start) && (t.workload_end < 0 || now <= t.workload_end));
+        const bool workload =
+            !o.workload_only || ((t.workload_start < 0 || now >= t.workload_start) && (t.workload_end < 0 || now <= t.workload_end));
         const int wakeupCpu = ev[f.wakeup].cpu;
         if (!workload || inGap(now) || tailUnknown) {
             if (workload) ++rep.unknown_state;
@@ -762,7 +774,8 @@ private:
         AgreeRow row;
         if (o.keep_decisions) {
             if (o.trace_disagreements && sim != choice) {
-                row.decision = std::make_shared<const Decision>(redecide(before, [](MachineState&, Task&, Task&, Knobs&, std::uint32_t&) {}, true));
+                row.decision = std::make_shared<const Decision>(redecide(
+                    before, [](MachineState&, Task&, Task&, Knobs&, std::uint32_t&) {}, true));
             } else {
                 row.decision = std::make_shared<const Decision>(d);
             }
@@ -873,8 +886,10 @@ std::string AgreeReport::text() const {
     o += fmt::format("cross-checks (0 on a consistent replay): prev mismatches {}, choice mismatches {}\n", prev_mismatch, choice_mismatch);
     for (std::size_t c = 0; c < examples.size(); ++c) {
         if (examples[c].empty()) continue;
-        o += fmt::format("\nfirst {} of \"{}\" (line: pid waker, this prev -> kernel / schedlab, reasons; per CPU I idle, i idle but runnable/pending, B busy, nr_running)\n",
-                         examples[c].size(), toString(DisagreeClass(c)));
+        o += fmt::format(
+            "\nfirst {} of \"{}\" (line: pid waker, this prev -> kernel / schedlab, reasons; per CPU I idle, i idle but runnable/pending, B busy, "
+            "nr_running)\n",
+            examples[c].size(), toString(DisagreeClass(c)));
         for (const AgreeRow& r : examples[c])
             o += fmt::format("  {}:{}: pid {} by {}, CPU {} prev {} -> kernel {} / schedlab {}{}, {}\n      [{}]\n", file, r.line, r.pid, r.waker,
                              r.this_cpu, r.prev, r.kernel, r.sim, r.sync ? " (sync)" : "", r.reasons, r.cpus);
@@ -913,16 +928,30 @@ nlohmann::json AgreeReport::json() const {
     for (std::size_t c = 0; c < by_class.size(); ++c) {
         nlohmann::json ex = nlohmann::json::array();
         for (const AgreeRow& r : examples[c])
-            ex.push_back({{"line", r.line}, {"pid", r.pid}, {"waker", r.waker}, {"this_cpu", r.this_cpu}, {"prev", r.prev},
-                          {"kernel", r.kernel}, {"schedlab", r.sim}, {"sync", r.sync}, {"reasons", r.reasons}, {"cpus", r.cpus}});
+            ex.push_back({{"line", r.line},
+                          {"pid", r.pid},
+                          {"waker", r.waker},
+                          {"this_cpu", r.this_cpu},
+                          {"prev", r.prev},
+                          {"kernel", r.kernel},
+                          {"schedlab", r.sim},
+                          {"sync", r.sync},
+                          {"reasons", r.reasons},
+                          {"cpus", r.cpus}});
         cls[toString(DisagreeClass(c))] = {{"count", by_class[c]}, {"first", ex}};
     }
     j["disagreements"] = cls;
     if (inputs.decisions)
-        j["exported_inputs"] = {{"decisions", inputs.decisions}, {"used", inputs.used},
-                                {"mismatches", {{"wf_sync", inputs.sync}, {"in_task", inputs.in_task}, {"nr_idle_scan", inputs.scan},
-                                                {"has_idle_cores", inputs.cores}, {"jiffies", inputs.jiffies}}},
-                                {"cpu_load_mean_abs_error", inputs.load_err}, {"task_h_load_mean_abs_error", inputs.task_err},
+        j["exported_inputs"] = {{"decisions", inputs.decisions},
+                                {"used", inputs.used},
+                                {"mismatches",
+                                 {{"wf_sync", inputs.sync},
+                                  {"in_task", inputs.in_task},
+                                  {"nr_idle_scan", inputs.scan},
+                                  {"has_idle_cores", inputs.cores},
+                                  {"jiffies", inputs.jiffies}}},
+                                {"cpu_load_mean_abs_error", inputs.load_err},
+                                {"task_h_load_mean_abs_error", inputs.task_err},
                                 {"load_off_decisions", inputs.load_off}};
     nlohmann::json kinds = nlohmann::json::object();
     for (const auto& [k, v] : choice_kinds) kinds[k] = {{"idle", v[0]}, {"busy", v[1]}};
@@ -949,9 +978,8 @@ AgreeReasonIndex::AgreeReasonIndex(const AgreeReport& r) {
 }
 
 std::vector<std::pair<std::string, std::uint64_t>> AgreeReasonIndex::upTo(std::int64_t t) const {
-    const std::size_t n = std::size_t(std::upper_bound(m_rows.begin(), m_rows.end(), t,
-                                                       [](std::int64_t v, const auto& row) { return v < row.first; }) -
-                                      m_rows.begin());
+    const std::size_t n = std::size_t(
+        std::upper_bound(m_rows.begin(), m_rows.end(), t, [](std::int64_t v, const auto& row) { return v < row.first; }) - m_rows.begin());
     std::vector<std::uint64_t> c(m_names.size(), 0);
     std::size_t k = 0;
     if (n > 0 && !m_cum.empty()) {

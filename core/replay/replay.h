@@ -58,47 +58,47 @@ struct AgreeRow {
     std::int32_t pid = 0, waker = 0;
     int this_cpu = -1, prev = -1, kernel = -1, sim = -1;
     bool sync = false, cold = false, late = false;
-    bool racy = false;  ///< a candidate CPU changed between the waking and the choice (§6)
-    std::string reasons;  ///< schedlab's stage reasons ("AFFINE_SYNC -> SIS_IDLE_CPU")
-    Stage2 stage2 = Stage2::NONE;  ///< schedlab's final reason (the counters' "by final reason")
-    int cls = -1;         ///< DisagreeClass when sim != kernel
-    std::string cpus;     ///< per CPU: I idle, i curr idle but runnable/pending, B busy; then nr_running
+    bool racy = false;                         ///< a candidate CPU changed between the waking and the choice (§6)
+    std::string reasons;                       ///< schedlab's stage reasons ("AFFINE_SYNC -> SIS_IDLE_CPU")
+    Stage2 stage2 = Stage2::NONE;              ///< schedlab's final reason (the counters' "by final reason")
+    int cls = -1;                              ///< DisagreeClass when sim != kernel
+    std::string cpus;                          ///< per CPU: I idle, i curr idle but runnable/pending, B busy; then nr_running
     std::shared_ptr<const Decision> decision;  ///< schedlab's Decision (AgreeOptions::keep_decisions)
 };
 
 struct AgreeReport {
     std::string file;
     std::string topology, knobs, sync, nr_idle_scan_at;
-    std::uint64_t wakings = 0;                       ///< sched_waking records of CFS tasks
+    std::uint64_t wakings = 0;                           ///< sched_waking records of CFS tasks
     std::map<std::string, std::uint64_t> not_decisions;  ///< by §4 class
     /// §4 pinning from behaviour: pid -> the line of the migration/N stopper's move after which
     /// it never migrated again over >= 20 wakings (its wakings from there are not decisions).
     std::map<std::int32_t, std::uint32_t> pinned_pids;
-    std::uint64_t decisions = 0, moved = 0;          ///< moved: kernel choice != prev
+    std::uint64_t decisions = 0, moved = 0;  ///< moved: kernel choice != prev
     std::uint64_t agree = 0, agree_moved = 0;
-    std::uint64_t stay_prev = 0;                     ///< decisions where "stay on prev" is right
-    std::uint64_t warm = 0, agree_warm = 0;          ///< without PELT/flips-cold decisions
-    std::uint64_t racy = 0, agree_racy = 0;          ///< racy decisions (§6), and how many of them agree
+    std::uint64_t stay_prev = 0;             ///< decisions where "stay on prev" is right
+    std::uint64_t warm = 0, agree_warm = 0;  ///< without PELT/flips-cold decisions
+    std::uint64_t racy = 0, agree_racy = 0;  ///< racy decisions (§6), and how many of them agree
     std::uint64_t late = 0;
     std::uint64_t prev_mismatch = 0, choice_mismatch = 0;  ///< the two §5 cross-checks
-    std::uint64_t unknown_state = 0;                 ///< decisions during a gap (left out)
-    std::uint64_t no_choice = 0;                     ///< waking without a wakeup later in the trace
+    std::uint64_t unknown_state = 0;                       ///< decisions during a gap (left out)
+    std::uint64_t no_choice = 0;                           ///< waking without a wakeup later in the trace
     std::array<std::uint64_t, std::size_t(DisagreeClass::count_)> by_class{};
     /// Decisions whose inputs the trace carried (schedlab's exports), and how far the
     /// reconstruction (§6) was from them.
     struct InputCheck {
-        std::uint64_t decisions = 0;  ///< with a schedlab_wake line
-        bool used = false;            ///< AgreeOptions::wake_inputs == "use"
+        std::uint64_t decisions = 0;                                            ///< with a schedlab_wake line
+        bool used = false;                                                      ///< AgreeOptions::wake_inputs == "use"
         std::uint64_t sync = 0, in_task = 0, scan = 0, cores = 0, jiffies = 0;  ///< mismatches
-        std::uint64_t load_off = 0;   ///< decisions where this/prev cpu_load or a task_h_load was off by > 1/16
+        std::uint64_t load_off = 0;         ///< decisions where this/prev cpu_load or a task_h_load was off by > 1/16
         double load_err = 0, task_err = 0;  ///< mean |reconstructed - exported| of cpu_load (this, prev) and task_h_load (p)
     } inputs;
     std::array<std::vector<AgreeRow>, std::size_t(DisagreeClass::count_)> examples;
     /// kernel vs schedlab choice as prev / waker / other, x idle / busy (3x2 each).
     std::map<std::string, std::array<std::uint64_t, 2>> choice_kinds;
-    std::vector<AgreeRow> rows;                      ///< every decision (for --decisions)
-    double seconds = 0;                              ///< wall time of the replay
-    bool cancelled = false;                          ///< AgreeOptions::progress stopped it
+    std::vector<AgreeRow> rows;  ///< every decision (for --decisions)
+    double seconds = 0;          ///< wall time of the replay
+    bool cancelled = false;      ///< AgreeOptions::progress stopped it
 
     std::string text() const;
     nlohmann::json json() const;
@@ -119,9 +119,9 @@ public:
 
 private:
     static constexpr std::size_t kEvery = 1024;
-    std::vector<std::string> m_names;                       ///< by id, sorted
+    std::vector<std::string> m_names;                            ///< by id, sorted
     std::vector<std::pair<std::int64_t, std::uint16_t>> m_rows;  ///< (time, reason id), by time
-    std::vector<std::vector<std::uint32_t>> m_cum;          ///< counts by id before row k * kEvery
+    std::vector<std::vector<std::uint32_t>> m_cum;               ///< counts by id before row k * kEvery
 };
 
 }  // namespace sched

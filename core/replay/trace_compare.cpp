@@ -60,9 +60,7 @@ std::string traceCompareTable(const Trace& base, const Trace& patch, std::shared
     std::vector<CompareRow> rows;
     auto section = [&](const std::string& l) { rows.push_back({l, {}, 0, 0, true}); };
     auto add = [&](const std::string& l, int dec, int dir, auto&& f) { rows.push_back({l, {double(f(0)), double(f(1))}, dec, dir, false}); };
-    auto diff = [&](auto member) {
-        return [&, member](int k) { return double(tot[k].end.*member - tot[k].start.*member); };
-    };
+    auto diff = [&](auto member) { return [&, member](int k) { return double(tot[k].end.*member - tot[k].start.*member); }; };
     section("trace");
     add("span (s)", 3, 0, [&](int k) { return tot[k].seconds; });
     add("events", 0, 0, diff(&Snapshot::events));
@@ -71,9 +69,12 @@ std::string traceCompareTable(const Trace& base, const Trace& patch, std::shared
     add("  ttwu_local", 0, 0, diff(&Snapshot::ttwu_local));
     add("  wakelist (IPI)", 0, 0, diff(&Snapshot::ttwu_wakelist));
     add("context switches", 0, 0, diff(&Snapshot::ctx_switches));
-    add("wakeups per second", 0, 0, [&](int k) { return tot[k].seconds > 0 ? double(tot[k].end.ttwu_count - tot[k].start.ttwu_count) / tot[k].seconds : 0.0; });
+    add("wakeups per second", 0, 0,
+        [&](int k) { return tot[k].seconds > 0 ? double(tot[k].end.ttwu_count - tot[k].start.ttwu_count) / tot[k].seconds : 0.0; });
     section("migrations");
-    auto migs = [&](int k, int c) { return double(tot[k].end.migrations_by_cause[std::size_t(c)] - tot[k].start.migrations_by_cause[std::size_t(c)]); };
+    auto migs = [&](int k, int c) {
+        return double(tot[k].end.migrations_by_cause[std::size_t(c)] - tot[k].start.migrations_by_cause[std::size_t(c)]);
+    };
     add("migrations", 0, -1, [&](int k) {
         double s = 0;
         for (int c = 0; c < kMigrationCauses; ++c) s += migs(k, c);
@@ -101,9 +102,8 @@ std::string traceCompareTable(const Trace& base, const Trace& patch, std::shared
         for (std::size_t c = 0; c < b.cpus.size(); ++c) s += double(b.cpus[c].*member) * t1 - double(a.cpus[c].*member) * t0;
         return t1 > t0 ? s / (t1 - t0) : 0.0;
     };
-    add("mean nr_running", 2, 0, [&](int k) {
-        return tot[k].end.cpus.empty() ? 0.0 : windowAvg(k, &CpuView::rq_avg) / double(tot[k].end.cpus.size());
-    });
+    add("mean nr_running", 2, 0,
+        [&](int k) { return tot[k].end.cpus.empty() ? 0.0 : windowAvg(k, &CpuView::rq_avg) / double(tot[k].end.cpus.size()); });
     add("busy (htop %)", 0, 0, [&](int k) { return windowAvg(k, &CpuView::busy_frac) * 100.0; });
     if (o.agreement) {
         section(baseKnobs.presetName == patchKnobs.presetName

@@ -22,7 +22,7 @@ struct TraceWalker {
         std::int16_t waking_cpu = -1;
         bool runnable = false;
         bool waking_placement = false;
-        bool forked = false;       ///< between sched_wakeup_new and its first run
+        bool forked = false;  ///< between sched_wakeup_new and its first run
     };
     int n = 0;
     std::int64_t t0 = 0;
@@ -38,8 +38,14 @@ struct TraceWalker {
     std::int64_t latency_from = INT64_MIN;
 
     TraceWalker(int ncpus, std::int64_t first)
-        : n(ncpus), t0(first), nr(std::size_t(ncpus), 0), curr(std::size_t(ncpus), 0), idleSince(std::size_t(ncpus), first),
-          lastChange(std::size_t(ncpus), first), busy(std::size_t(ncpus), 0), area(std::size_t(ncpus), 0.0),
+        : n(ncpus),
+          t0(first),
+          nr(std::size_t(ncpus), 0),
+          curr(std::size_t(ncpus), 0),
+          idleSince(std::size_t(ncpus), first),
+          lastChange(std::size_t(ncpus), first),
+          busy(std::size_t(ncpus), 0),
+          area(std::size_t(ncpus), 0.0),
           cstate(std::size_t(ncpus), -1) {}
 
     void account(int c, std::int64_t now) {
@@ -94,8 +100,8 @@ struct TraceWalker {
                 ts.forked = true;
                 ts.waking = e.time;
             } else if (ts.waking_cpu >= 0) {
-                if (c != ts.waking_cpu) ++ttwu_wakelist;        // recorded away from the waker: from the IPI
-                else if (e.target_cpu == c) ++ttwu_local;       // woken onto the waker's own CPU
+                if (c != ts.waking_cpu) ++ttwu_wakelist;   // recorded away from the waker: from the IPI
+                else if (e.target_cpu == c) ++ttwu_local;  // woken onto the waker's own CPU
             }
             ts.waking_cpu = -1;
             break;
@@ -135,9 +141,7 @@ struct TraceWalker {
             else ts.cpu = std::int16_t(e.target_cpu);
             break;
         }
-        case EvKind::cpu_idle:
-            cstate[std::size_t(c)] = e.state == PWR_EVENT_EXIT ? -1 : int(std::min<std::uint32_t>(e.state, 127));
-            break;
+        case EvKind::cpu_idle: cstate[std::size_t(c)] = e.state == PWR_EVENT_EXIT ? -1 : int(std::min<std::uint32_t>(e.state, 127)); break;
         case EvKind::sched_process_exit: {
             TaskState& ts = tasks[e.pid];
             if (ts.runnable) setNr(ts.cpu, -1, e.time);
@@ -196,14 +200,14 @@ Snapshot emptySnapshot(const Trace& t, std::shared_ptr<const Topology> topo, std
 
 }  // namespace
 
-Snapshot traceSnapshot(const Trace& t, std::shared_ptr<const Topology> topo, std::int64_t at, const std::string& label,
-                       const TraceViewOptions& o) {
+Snapshot traceSnapshot(const Trace& t, std::shared_ptr<const Topology> topo, std::int64_t at, const std::string& label, const TraceViewOptions& o) {
     Snapshot s = emptySnapshot(t, topo, at, label);
     const std::int64_t t0 = s.measure_start;
     TraceWalker w(topo->nrCpus(), t0);
     w.latency_from = o.latency_from;
     const std::int64_t period = s.sample_period_ns =
-        o.sample_period_ns > 0 ? o.sample_period_ns : std::max<std::int64_t>(1, (at - t0) / std::int64_t(std::max<std::size_t>(1, o.sample_rows)) + 1);
+        o.sample_period_ns > 0 ? o.sample_period_ns
+                               : std::max<std::int64_t>(1, (at - t0) / std::int64_t(std::max<std::size_t>(1, o.sample_rows)) + 1);
     std::int64_t nextSample = t0;
     for (std::size_t i = 0; i < t.events.size(); ++i) {
         const SchedEvent& e = t.events[i];

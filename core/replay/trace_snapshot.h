@@ -56,8 +56,8 @@ public:
 
 private:
     struct Checkpoint {
-        std::size_t event;              ///< the state before this event
-        std::int64_t max_time_before;   ///< the latest time of the events before it
+        std::size_t event;             ///< the state before this event
+        std::int64_t max_time_before;  ///< the latest time of the events before it
         std::shared_ptr<const TraceWalker> state;
     };
     const Trace& m_t;

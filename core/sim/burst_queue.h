@@ -31,10 +31,10 @@ namespace sched {
 class BurstQueue {
 public:
     static constexpr std::int64_t kNever = std::numeric_limits<std::int64_t>::max();
-    static constexpr int kShift = 2;                 ///< bucket width: 4 ns
-    static constexpr int kBuckets = 64 * 64;         ///< ring span: 4096 x 4 ns = 16.4 us
+    static constexpr int kShift = 2;          ///< bucket width: 4 ns
+    static constexpr int kBuckets = 64 * 64;  ///< ring span: 4096 x 4 ns = 16.4 us
     struct Top {
-        std::int64_t t = kNever;         ///< kNever: the queue is empty
+        std::int64_t t = kNever;  ///< kNever: the queue is empty
         std::uint64_t lo = ~std::uint64_t(0);
         int cpu = -1;
     };
@@ -59,8 +59,7 @@ public:
 
     /// Sets (or moves) the entry of `cpu` to (t, lo); `now` is the current time, t >= now.
     void set(int cpu, std::int64_t t, std::uint64_t lo, std::int64_t now) {
-        if (t < now || t == kNever)
-            throw std::logic_error("burst queue: an entry at " + std::to_string(t) + " ns set at " + std::to_string(now));
+        if (t < now || t == kNever) throw std::logic_error("burst queue: an entry at " + std::to_string(t) + " ns set at " + std::to_string(now));
         Node& n = m_node[std::size_t(cpu)];
         if (n.where != kNone) unlink(cpu, n);
         else m_n++;
@@ -179,11 +178,11 @@ private:
         return n.where == kFar ? n.lo : ~std::uint64_t(0);
     }
 
-    std::vector<Node> m_node;           ///< per CPU (padding leaves too)
-    std::vector<std::int32_t> m_head;   ///< per bucket: its list's first CPU (-1 empty)
-    std::uint64_t m_bits[64] = {};      ///< non-empty buckets
-    std::uint64_t m_sum = 0;            ///< non-zero words of m_bits
-    std::vector<WtNode> m_wt;           ///< far entries: root m_wt[1]
+    std::vector<Node> m_node;          ///< per CPU (padding leaves too)
+    std::vector<std::int32_t> m_head;  ///< per bucket: its list's first CPU (-1 empty)
+    std::uint64_t m_bits[64] = {};     ///< non-empty buckets
+    std::uint64_t m_sum = 0;           ///< non-zero words of m_bits
+    std::vector<WtNode> m_wt;          ///< far entries: root m_wt[1]
     std::size_t m_leaves = 1;
     std::size_t m_n = 0, m_farN = 0;
 };

@@ -60,7 +60,9 @@ constexpr Field kFields[] = {
     {"refill_cross_socket_line", &CostModel::refill_cross_socket_line, "per line, other socket (140 ns)"},
     {"hot_set_bytes", &CostModel::hot_set_bytes, "default per-task hot set: hackbench 16-64 KB (estimate)"},
     {"smt_busy_speed", &CostModel::smt_busy_speed, "speed per 1024 while an SMT sibling is busy: 0.6 x86, 0.5 SMT4, 0.35 SMT8 (estimate)"},
-    {"tg_update_base", &CostModel::tg_update_base, "one access to the tg->load_avg line (update_tg_load_avg() writes it, update_cfs_group() reads it on every enqueue, dequeue and tick), uncontended (estimate)"},
+    {"tg_update_base", &CostModel::tg_update_base,
+     "one access to the tg->load_avg line (update_tg_load_avg() writes it, update_cfs_group() reads it on every enqueue, dequeue and tick), "
+     "uncontended (estimate)"},
     {"tg_update_per_cpu", &CostModel::tg_update_per_cpu, "per update of tg->load_avg within the window before the access, read or write (estimate)"},
     {"tg_update_window", &CostModel::tg_update_window, "contention window (1 us)"},
     {"tg_update_cap", &CostModel::tg_update_cap, "cap per access (5 us)"},
@@ -71,7 +73,8 @@ constexpr Field kFields[] = {
     {"exit_cost", &CostModel::exit_cost, "task exit (estimate)"},
     {"timer_slack", &CostModel::timer_slack, "usleep overshoot: usleep(100) returns after ~150 us"},
     {"lb_newidle_base", &CostModel::lb_newidle_base,
-     "one newidle load_balance() of a domain: the line through sd->max_newidle_lb_cost 2236/3444/4590 ns of SMT/MC/NUMA (spans 2/24/48) on 2x E5-2680 v3, 6.8.1 (Vitalii Bursov, LKML 2024-03-28)"},
+     "one newidle load_balance() of a domain: the line through sd->max_newidle_lb_cost 2236/3444/4590 ns of SMT/MC/NUMA (spans 2/24/48) on 2x "
+     "E5-2680 v3, 6.8.1 (Vitalii Bursov, LKML 2024-03-28)"},
     {"lb_newidle_per_cpu", &CostModel::lb_newidle_per_cpu, "per CPU of the domain's span (same line: 51 ns per CPU)"},
 };
 

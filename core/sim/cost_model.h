@@ -34,24 +34,24 @@ struct CState {
 
 /// The cost terms. Each has a scale (1.0 default, 0 = off).
 enum class CostTerm : std::uint8_t {
-    ctx_switch,        ///< context switch (thread or process)
-    syscall,           ///< pipe/socket read and write
-    wakeup,            ///< local / remote-direct / remote-queued wakeup, on the waker
-    ipi,               ///< IPI delivery until the target runs its handler
-    idle_exit,         ///< C-state exit latency
-    cache_refill,      ///< refilling the hot set after a migration, by distance
-    smt,               ///< busy-SMT-sibling slowdown
-    tg_load_avg,       ///< tg->load_avg cache-line contention
-    rq_lock,           ///< runqueue-lock contention on remote enqueues
-    sis_scan,          ///< per-CPU cost of the idle scans
-    load_balance,      ///< newidle load_balance(): the CPU going idle pays it before running what it pulled
+    ctx_switch,    ///< context switch (thread or process)
+    syscall,       ///< pipe/socket read and write
+    wakeup,        ///< local / remote-direct / remote-queued wakeup, on the waker
+    ipi,           ///< IPI delivery until the target runs its handler
+    idle_exit,     ///< C-state exit latency
+    cache_refill,  ///< refilling the hot set after a migration, by distance
+    smt,           ///< busy-SMT-sibling slowdown
+    tg_load_avg,   ///< tg->load_avg cache-line contention
+    rq_lock,       ///< runqueue-lock contention on remote enqueues
+    sis_scan,      ///< per-CPU cost of the idle scans
+    load_balance,  ///< newidle load_balance(): the CPU going idle pays it before running what it pulled
     count_
 };
 inline constexpr int kCostTerms = int(CostTerm::count_);
 const char* toString(CostTerm t);
 
 struct CostModel {
-    std::string machine = "generic";   ///< which default table this came from
+    std::string machine = "generic";  ///< which default table this came from
 
     // Context switch (ns of CPU on the CPU switching).
     std::int64_t ctx_switch_thread = 1200;   ///< same mm
@@ -61,42 +61,42 @@ struct CostModel {
     std::int64_t pipe_read = 350;
     std::int64_t socket_send = 600;
     std::int64_t socket_recv = 500;
-    std::int64_t futex_wake = 300;     ///< futex syscall entry/exit around a wakeup
+    std::int64_t futex_wake = 300;  ///< futex syscall entry/exit around a wakeup
     // Wakeups, on the waker's CPU (ns of CPU).
-    std::int64_t wakeup_local = 400;           ///< select_task_rq + enqueue + check_preempt on this CPU
-    std::int64_t wakeup_remote_direct = 700;   ///< lock the remote rq, enqueue (+ lock wait)
-    std::int64_t wakeup_remote_queued = 600;   ///< wakelist + IPI send
-    std::int64_t sis_scan_per_cpu = 20;        ///< per CPU examined by the wakeup path
+    std::int64_t wakeup_local = 400;          ///< select_task_rq + enqueue + check_preempt on this CPU
+    std::int64_t wakeup_remote_direct = 700;  ///< lock the remote rq, enqueue (+ lock wait)
+    std::int64_t wakeup_remote_queued = 600;  ///< wakelist + IPI send
+    std::int64_t sis_scan_per_cpu = 20;       ///< per CPU examined by the wakeup path
     // IPI delivery until the target CPU runs the handler (ns of latency).
     std::int64_t ipi_same_socket = 1500;
     std::int64_t ipi_cross_socket = 3000;
     // Cache refill after a migration: per 64-byte line of the task's hot set (ns of CPU).
-    std::int64_t refill_smt_line = 0;          ///< SMT sibling: shares L1/L2
-    std::int64_t refill_llc_line = 12;         ///< same LLC: L2 miss, L3 hit
-    std::int64_t refill_cross_llc_line = 90;   ///< other LLC, same socket
+    std::int64_t refill_smt_line = 0;         ///< SMT sibling: shares L1/L2
+    std::int64_t refill_llc_line = 12;        ///< same LLC: L2 miss, L3 hit
+    std::int64_t refill_cross_llc_line = 90;  ///< other LLC, same socket
     std::int64_t refill_cross_socket_line = 140;
-    std::int64_t hot_set_bytes = 16384;        ///< default hot set (a workload may set its own)
+    std::int64_t hot_set_bytes = 16384;  ///< default hot set (a workload may set its own)
     // SMT: speed of a thread while another thread of its core is busy, per 1024.
-    std::int64_t smt_busy_speed = 614;         ///< 0.6
+    std::int64_t smt_busy_speed = 614;  ///< 0.6
     // tg->load_avg contention (ns of CPU per access to the line: update_tg_load_avg()'s
     // writes and update_cfs_group()'s reads).
     std::int64_t tg_update_base = 50;
-    std::int64_t tg_update_per_cpu = 150;      ///< per update of the line within the window
+    std::int64_t tg_update_per_cpu = 150;  ///< per update of the line within the window
     std::int64_t tg_update_window = 1000;
     std::int64_t tg_update_cap = 5000;
-    std::int64_t tg_ratelimit_ns = 0;          ///< Aaron Lu's ratelimit (1 ms); 0 = off (6.1)
+    std::int64_t tg_ratelimit_ns = 0;  ///< Aaron Lu's ratelimit (1 ms); 0 = off (6.1)
     // Runqueue lock.
-    std::int64_t rq_lock_hold = 300;           ///< hold time of a remote enqueue
+    std::int64_t rq_lock_hold = 300;  ///< hold time of a remote enqueue
     // Idle driver.
-    std::vector<CState> cstates;               ///< shallowest first; [0] is POLL
+    std::vector<CState> cstates;  ///< shallowest first; [0] is POLL
     // Fork / thread creation (ns of CPU on the parent) and exit.
     std::int64_t fork_thread = 15000;
     std::int64_t fork_process = 60000;
     std::int64_t exit_cost = 10000;
-    std::int64_t timer_slack = 50000;          ///< usleep overshoot
+    std::int64_t timer_slack = 50000;  ///< usleep overshoot
     // Newidle balancing: one load_balance() of a domain, measured (sd->max_newidle_lb_cost).
     std::int64_t lb_newidle_base = 2160;
-    std::int64_t lb_newidle_per_cpu = 51;      ///< per CPU of the domain's span
+    std::int64_t lb_newidle_per_cpu = 51;  ///< per CPU of the domain's span
 
     std::array<double, kCostTerms> scale{1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1};
 

@@ -33,7 +33,10 @@ std::uint64_t fnv(std::uint64_t h, std::uint64_t v) {
 // Construction
 
 Engine::Engine(EngineConfig cfg)
-    : m_cfg(std::move(cfg)), m_nrCpus(m_cfg.topo->nrCpus()), m_st(m_cfg.topo), m_tun(CfsTunables::forCpus(m_nrCpus)),
+    : m_cfg(std::move(cfg)),
+      m_nrCpus(m_cfg.topo->nrCpus()),
+      m_st(m_cfg.topo),
+      m_tun(CfsTunables::forCpus(m_nrCpus)),
       m_rng(m_cfg.seed),
       m_metrics(m_nrCpus, m_cfg.topo->nrLlcs(), m_cfg.sample_period_ns, m_cfg.timeline_rows, m_cfg.decision_ring) {
     m_st.hook = this;
@@ -117,7 +120,7 @@ Engine::Engine(EngineConfig cfg)
     m_st.jiffies = m_jiffies0;
     for (auto& c : m_cpus) c.last_decay_max_lb_cost.assign(c.max_newidle_lb_cost.size(), m_jiffies0);
     for (int c = 0; c < m_nrCpus; ++c) m_st.rq[c].max_idle_balance_cost = sysctlMigrationCost();  // sched_init()
-    if (const char* t = std::getenv("SCHEDLAB_TRACE_PID")) m_tracePid = std::atoi(t);  // debugging: print one task's decisions
+    if (const char* t = std::getenv("SCHEDLAB_TRACE_PID")) m_tracePid = std::atoi(t);             // debugging: print one task's decisions
 }
 
 Engine::~Engine() = default;
@@ -134,8 +137,7 @@ void Engine::pushAt(std::int64_t t, std::int64_t ctime, EvType type, std::int32_
 }
 
 void Engine::setBurstAt(int cpu, std::int64_t t, std::int64_t ctime) {
-    if (std::uint64_t(ctime) >> (64 - kCpuBits))
-        throw std::logic_error(fmt::format("burst created at {} ns: past the order key's range", ctime));
+    if (std::uint64_t(ctime) >> (64 - kCpuBits)) throw std::logic_error(fmt::format("burst created at {} ns: past the order key's range", ctime));
     m_bq.set(cpu, t, std::uint64_t(ctime) << kCpuBits | std::uint64_t(cpu), m_now);
 }
 
@@ -239,9 +241,7 @@ std::int64_t Engine::idleSince(int cpu) const {
     return c.curr < 0 ? c.idle_since : -1;
 }
 std::int64_t Engine::lastBalance(int cpu, int level) const { return m_cpus[std::size_t(cpu)].last_balance[std::size_t(level)]; }
-std::int64_t Engine::maxNewidleLbCost(int cpu, int level) const {
-    return m_cpus[std::size_t(cpu)].max_newidle_lb_cost[std::size_t(level)];
-}
+std::int64_t Engine::maxNewidleLbCost(int cpu, int level) const { return m_cpus[std::size_t(cpu)].max_newidle_lb_cost[std::size_t(level)]; }
 int Engine::balanceInterval(int cpu, int level) const { return m_cpus[std::size_t(cpu)].balance_interval[std::size_t(level)]; }
 int Engine::nrBalanceFailed(int cpu, int level) const { return m_cpus[std::size_t(cpu)].nr_balance_failed[std::size_t(level)]; }
 std::int64_t Engine::nextBalance(int cpu) const { return m_cpus[std::size_t(cpu)].next_balance; }
@@ -279,8 +279,7 @@ bool Engine::advance(std::int64_t ns, std::uint64_t max_events) {
         const std::uint64_t blo = top.lo;
         const std::int64_t bctime = std::int64_t(blo >> kCpuBits);
         const bool burstFirst =
-            bt != kNever && (m_heap.empty() || evBefore(bt, bctime, evTag(EvBurstEnd, bc, 0), m_heap.top().t,
-                                                        m_heap.top().ctime, m_heap.top().tag));
+            bt != kNever && (m_heap.empty() || evBefore(bt, bctime, evTag(EvBurstEnd, bc, 0), m_heap.top().t, m_heap.top().ctime, m_heap.top().tag));
         if (burstFirst) {
             // Its CPU's and task's records are the event's first loads: fetch both at once.
             __builtin_prefetch(&m_cpus[std::size_t(bc)]);
@@ -334,8 +333,7 @@ bool Engine::advance(std::int64_t ns, std::uint64_t max_events) {
         // Close the integrals at the end time.
         for (int c = 0; c < m_nrCpus; ++c) recordStateChange(c);
         for (std::size_t l = 0; l < m_metrics.llc_idle.size(); ++l) {
-            if (m_metrics.llc_idle[l] > 0 && m_metrics.llc_over[l] > 0)
-                m_metrics.idle_while_overloaded_ns[l] += m_now - m_metrics.llc_last[l];
+            if (m_metrics.llc_idle[l] > 0 && m_metrics.llc_over[l] > 0) m_metrics.idle_while_overloaded_ns[l] += m_now - m_metrics.llc_last[l];
             m_metrics.llc_last[l] = m_now;
         }
         for (int c = 0; c < m_nrCpus; ++c) {
@@ -556,8 +554,7 @@ void Engine::postInitEntityUtilAvg(int cpu, SimTask& p) {
     p.t.avg.runnable_sum = p.t.avg.runnable_avg * (LOAD_AVG_MAX - 1024);
 }
 
-int Engine::spawn(std::uint16_t workload, const std::string& comm, int mm, int parent, std::uint8_t role, std::int32_t idx,
-                  std::int64_t hot_set) {
+int Engine::spawn(std::uint16_t workload, const std::string& comm, int mm, int parent, std::uint8_t role, std::int32_t idx, std::int64_t hot_set) {
     const int id = int(m_tasks.size());
     SimTask& p = m_tasks.emplace_back();
     p.t.pid = 1000 + id;
@@ -629,14 +626,14 @@ std::string Engine::checkInvariants() const {
         const Rq& rq = m_st.rq[c];
         const unsigned n = unsigned(cpu.queue.size()) + (cpu.curr >= 0 ? 1u : 0u);
         if (rq.nr_running != n) return fmt::format("CPU {}: nr_running {} but {} tasks on the queue", c, rq.nr_running, n);
-        if (rq.ttwu_pending != !cpu.wakelist.empty()) return fmt::format("CPU {}: ttwu_pending {} with {} on the wakelist", c, rq.ttwu_pending, cpu.wakelist.size());
+        if (rq.ttwu_pending != !cpu.wakelist.empty())
+            return fmt::format("CPU {}: ttwu_pending {} with {} on the wakelist", c, rq.ttwu_pending, cpu.wakelist.size());
         if ((rq.curr == CurrKind::Idle) != (cpu.curr < 0)) return fmt::format("CPU {}: rq->curr disagrees with the engine", c);
         if (cpu.curr < 0 && !cpu.queue.empty() && !cpu.resched_pending)
             return fmt::format("CPU {}: idle with {} queued tasks and no reschedule on the way (lost resched)", c, cpu.queue.size());
         if (!cpu.wakelist.empty() && !cpu.ipi_pending) return fmt::format("CPU {}: wakelist without a pending IPI", c);
         for (std::size_t i = 1; i < cpu.queue.size(); ++i)
-            if (m_tasks[cpu.queue[i - 1]].t.vruntime > m_tasks[cpu.queue[i]].t.vruntime)
-                return fmt::format("CPU {}: queue not in vruntime order", c);
+            if (m_tasks[cpu.queue[i - 1]].t.vruntime > m_tasks[cpu.queue[i]].t.vruntime) return fmt::format("CPU {}: queue not in vruntime order", c);
         auto mark = [&](int id, const char* what) -> std::string {
             count[id]++;
             where[id] = c;
@@ -659,7 +656,8 @@ std::string Engine::checkInvariants() const {
         std::size_t onList = 0;
         for (int id = cpu.cfs_head, newer = -1; id >= 0; newer = id, id = m_tasks[id].cfs_older) {
             if (m_tasks[id].cfs_newer != newer) return fmt::format("CPU {}: cfs_tasks broken at pid {}", c, m_tasks[id].t.pid);
-            if (!m_tasks[id].t.on_rq || m_tasks[id].t.cpu != c) return fmt::format("CPU {}: pid {} on cfs_tasks but not queued here", c, m_tasks[id].t.pid);
+            if (!m_tasks[id].t.on_rq || m_tasks[id].t.cpu != c)
+                return fmt::format("CPU {}: pid {} on cfs_tasks but not queued here", c, m_tasks[id].t.pid);
             if (++onList > cpu.queue.size() + 1) return fmt::format("CPU {}: cfs_tasks longer than its runqueue", c);
         }
         if (onList != cpu.queue.size() + (cpu.curr >= 0 ? 1 : 0))
@@ -678,8 +676,7 @@ std::string Engine::checkInvariants() const {
 
 void Engine::check(const char* where) {
     m_invariantChecks++;
-    if (auto e = checkInvariants(); !e.empty())
-        throw std::logic_error(fmt::format("invariant violated after {} at {} ns: {}", where, m_now, e));
+    if (auto e = checkInvariants(); !e.empty()) throw std::logic_error(fmt::format("invariant violated after {} at {} ns: {}", where, m_now, e));
 }
 
 std::string Engine::dump() const {
@@ -687,14 +684,16 @@ std::string Engine::dump() const {
     std::string o = fmt::format("t={} events={}\n", m_now, events());
     for (std::size_t i = 0; i < m_tasks.size(); ++i) {
         const SimTask& p = m_tasks[i];
-        o += fmt::format("  pid {} {} {} cpu {} pending {} wake_pending {} work_left {} a={} b={} c={} vr={} sum_exec={}\n", p.t.pid, taskComm(p.t.pid),
-                         st[int(p.state)], p.t.cpu, int(p.pending), p.wake_pending, p.work_left, p.a, p.b, p.c, p.t.vruntime, p.sum_exec);
+        o += fmt::format("  pid {} {} {} cpu {} pending {} wake_pending {} work_left {} a={} b={} c={} vr={} sum_exec={}\n", p.t.pid,
+                         taskComm(p.t.pid), st[int(p.state)], p.t.cpu, int(p.pending), p.wake_pending, p.work_left, p.a, p.b, p.c, p.t.vruntime,
+                         p.sum_exec);
     }
     for (int c = 0; c < m_nrCpus; ++c) {
         const Cpu& x = m_cpus[c];
-        o += fmt::format("  CPU {} curr {} queue {} wakelist {} nr_running {} need_resched {} resched_pending {} idle {} load {} util {} util_est {}\n", c,
-                         x.curr >= 0 ? m_tasks[x.curr].t.pid : 0, x.queue.size(), x.wakelist.size(), m_st.rq[c].nr_running,
-                         x.need_resched, x.resched_pending, x.in_idle, m_st.rq[c].load_avg, m_st.rq[c].util_avg, m_st.rq[c].util_est);
+        o += fmt::format(
+            "  CPU {} curr {} queue {} wakelist {} nr_running {} need_resched {} resched_pending {} idle {} load {} util {} util_est {}\n", c,
+            x.curr >= 0 ? m_tasks[x.curr].t.pid : 0, x.queue.size(), x.wakelist.size(), m_st.rq[c].nr_running, x.need_resched, x.resched_pending,
+            x.in_idle, m_st.rq[c].load_avg, m_st.rq[c].util_avg, m_st.rq[c].util_est);
     }
     return o;
 }
@@ -722,8 +721,7 @@ std::uint64_t Engine::digest() const {
         h = fnv(h, std::uint64_t(p.state));
     }
     const Metrics& m = m_metrics;
-    for (auto v : {m.ttwu_count, m.ttwu_local, m.ttwu_wakelist, m.ctx_switches, m.migrationsTotal(), m.lb_moved_tasks, m.ipis})
-        h = fnv(h, v);
+    for (auto v : {m.ttwu_count, m.ttwu_local, m.ttwu_wakelist, m.ctx_switches, m.migrationsTotal(), m.lb_moved_tasks, m.ipis}) h = fnv(h, v);
     for (auto v : m.stage2) h = fnv(h, v);
     h = fnv(h, m.wakeup_latency.count());
     h = fnv(h, std::uint64_t(m.wakeup_latency.max()));

@@ -49,26 +49,26 @@ enum class TaskState : std::uint8_t { Runnable, Running, Blocked, Exited };
 
 /// A simulated task: the wakeup path's Task plus what the engine needs.
 struct SimTask {
-    Task t;                  ///< what select_task_rq sees (pid, cpu, cpus_ptr, wakee_flips, se.avg)
+    Task t;  ///< what select_task_rq sees (pid, cpu, cpus_ptr, wakee_flips, se.avg)
     std::int64_t pending_ns = 0;
-    std::int64_t work_left = 0;     ///< ns of work at full speed before the next step()
-    std::int64_t sum_exec = 0;      ///< se.sum_exec_runtime
-    std::int64_t prev_sum_exec = 0; ///< se.prev_sum_exec_runtime
-    std::int64_t wake_time = -1;    ///< when it was woken (sched_waking), -1 none
+    std::int64_t work_left = 0;                   ///< ns of work at full speed before the next step()
+    std::int64_t sum_exec = 0;                    ///< se.sum_exec_runtime
+    std::int64_t prev_sum_exec = 0;               ///< se.prev_sum_exec_runtime
+    std::int64_t wake_time = -1;                  ///< when it was woken (sched_waking), -1 none
     std::int32_t cfs_newer = -1, cfs_older = -1;  ///< neighbours in its rq's cfs_tasks (detach_tasks walks from the oldest)
-    std::int64_t a = 0, b = 0, c = 0;  ///< workload-specific counters
+    std::int64_t a = 0, b = 0, c = 0;             ///< workload-specific counters
     std::int32_t last_ran_cpu = -1;
-    std::int32_t wake_from = -1;    ///< task_cpu before a wakelist wakeup (ENQUEUE_MIGRATED at the IPI when it moved)
-    std::int32_t mm = 0;            ///< address space (threads of one process share it)
+    std::int32_t wake_from = -1;  ///< task_cpu before a wakelist wakeup (ENQUEUE_MIGRATED at the IPI when it moved)
+    std::int32_t mm = 0;          ///< address space (threads of one process share it)
     std::uint32_t timer_gen = 0;
-    std::int32_t idx = 0;           ///< workload-specific
-    std::int32_t hot_set = 0;       ///< bytes refilled after a migration (scenario limit 1 GiB)
-    std::uint16_t workload = 0;     ///< index of its workload
-    std::uint16_t plan_limit = 4;   ///< coalescing: most steps its next plan may have (adapts to how plans end)
+    std::int32_t idx = 0;          ///< workload-specific
+    std::int32_t hot_set = 0;      ///< bytes refilled after a migration (scenario limit 1 GiB)
+    std::uint16_t workload = 0;    ///< index of its workload
+    std::uint16_t plan_limit = 4;  ///< coalescing: most steps its next plan may have (adapts to how plans end)
     TaskState state = TaskState::Runnable;
     Action::Kind pending = Action::Run;  ///< Block/Sleep/Exit to apply when work_left is done
-    std::uint8_t role = 0;          ///< workload-specific
-    bool wake_pending = false;      ///< woken while a Block was pending (ttwu_runnable)
+    std::uint8_t role = 0;               ///< workload-specific
+    bool wake_pending = false;           ///< woken while a Block was pending (ttwu_runnable)
 };
 /// The per-task record the event loop walks (issue 13: at most 256 bytes, four cache lines).
 static_assert(sizeof(SimTask) <= 256, "SimTask grew past four cache lines");
@@ -124,16 +124,16 @@ struct EngineConfig {
     Knobs knobs;
     CostModel cost;
     std::uint64_t seed = 1;
-    std::int64_t stop_ns = 0;           ///< hard stop (simulated); 0 = none
+    std::int64_t stop_ns = 0;  ///< hard stop (simulated); 0 = none
     /// How long the machine has been up at t = 0: jiffies start at uptime / jiffy, and the
     /// sched domains were built (sd_init: last_balance = jiffies) and every CPU last balanced
     /// at boot. 0 = a machine booting at t = 0 (nothing across LLCs balances before the
     /// domains' intervals have passed).
     std::int64_t uptime_ns = 600000000000LL;
-    std::int64_t max_events = 0;        ///< hard stop on events; 0 = none
+    std::int64_t max_events = 0;  ///< hard stop on events; 0 = none
     bool check_invariants = false;
-    std::size_t decision_ring = 4096;   ///< decisions kept for the GUI
-    std::size_t event_ring = 0;         ///< kernel-style events kept (0 = none; the GUI keeps some)
+    std::size_t decision_ring = 4096;          ///< decisions kept for the GUI
+    std::size_t event_ring = 0;                ///< kernel-style events kept (0 = none; the GUI keeps some)
     std::int64_t sample_period_ns = 20000000;  ///< rq-length timeline (50 Hz)
     std::size_t timeline_rows = 4096;
     /// Exact coalescing of workload steps that change no scheduler state (runs with
@@ -188,8 +188,7 @@ public:
     const Topology& topo() const { return *m_cfg.topo; }
     int nrCpus() const { return m_nrCpus; }
     /// Creates a task; `parent` (-1 none) forks it from its CPU through wake_up_new_task.
-    int spawn(std::uint16_t workload, const std::string& comm, int mm, int parent, std::uint8_t role, std::int32_t idx,
-              std::int64_t hot_set);
+    int spawn(std::uint16_t workload, const std::string& comm, int mm, int parent, std::uint8_t role, std::int32_t idx, std::int64_t hot_set);
     SimTask& task(int id) { return m_tasks[id]; }
     const SimTask& task(int id) const { return m_tasks[id]; }
     int taskCount() const { return int(m_tasks.size()); }
@@ -258,9 +257,7 @@ public:
         std::uint64_t tag = 0;
     };
     const EventKey& nowKey() const { return m_cur; }
-    static bool keyBefore(const PlanKey& k, const EventKey& e) {
-        return evBefore(k.t, k.ctime, evTag(EvBurstEnd, k.cpu, 0), e.t, e.ctime, e.tag);
-    }
+    static bool keyBefore(const PlanKey& k, const EventKey& e) { return evBefore(k.t, k.ctime, evTag(EvBurstEnd, k.cpu, 0), e.t, e.ctime, e.tag); }
     bool keyBeforeNow(const PlanKey& k) const { return keyBefore(k, m_cur); }
     static bool keyBefore(const PlanKey& a, const PlanKey& b) {
         return a.t != b.t ? a.t < b.t : a.ctime != b.ctime ? a.ctime < b.ctime : a.cpu < b.cpu;
@@ -352,10 +349,10 @@ private:
     enum EvType : std::uint8_t { EvBurstEnd, EvResched, EvIpi, EvTick, EvTimer, EvSample, EvNohzKick };
     static constexpr int kMaxPlan = 8;  ///< most steps a plan has (endPlan adapts each task's limit up to it)
     struct Plan {
-        int task = -1;                  ///< -1: none
+        int task = -1;  ///< -1: none
         int speed = 1024;
-        int n = 1;                      ///< T[0] segment start, T[j] boundary j (j < n), T[n] the real burst end
-        int limit = 0;                  ///< most planned steps (the task's plan_limit)
+        int n = 1;                                ///< T[0] segment start, T[j] boundary j (j < n), T[n] the real burst end
+        int limit = 0;                            ///< most planned steps (the task's plan_limit)
         std::int64_t lastWork = -1, lastDur = 0;  ///< planRun's last division (a plan's steps mostly cost the same)
         std::array<std::int64_t, kMaxPlan + 2> T{};
         std::array<std::int64_t, kMaxPlan + 1> W{};  ///< W[j]: work of the segment that starts at T[j]
@@ -448,8 +445,8 @@ private:
     MigrationCause causeOf(int this_cpu, IdleType idle) const;
 
     void recordStateChange(int cpu);
-    void emitEvent(EvKind kind, int cpu, int pid, int pid2 = 0, int target = -1, int orig = -1, char prev_state = 'R',
-              std::uint8_t cause = 0, std::uint32_t state = 0);
+    void emitEvent(EvKind kind, int cpu, int pid, int pid2 = 0, int target = -1, int orig = -1, char prev_state = 'R', std::uint8_t cause = 0,
+                   std::uint32_t state = 0);
     void check(const char* where);
     void traced(int pid, const Decision& d);
 
@@ -472,13 +469,13 @@ private:
     BurstQueue m_bq;
     std::vector<std::uint32_t> m_sibOff;  ///< SMT siblings of cpu c: m_sibFlat[m_sibOff[c] .. m_sibOff[c+1])
     std::vector<int> m_sibFlat;
-    std::vector<std::int32_t> m_currOf;   ///< per CPU: curr, densely (smtSpeed reads curr >= 0; the event loop prefetches the task)
-    std::vector<int> m_coreOf;            ///< per CPU: its core (the lowest CPU of its SMT siblings)
-    std::vector<int> m_coreBusy;          ///< per core: how many of its CPUs run a task
-    int m_smtSlowSpeed = 1024;            ///< speed while a sibling runs (the cost model's smt term)
-    std::int64_t m_jiffyNs = 1;           ///< CONFIG_HZ's jiffy (fixed for a run)
-    std::int64_t m_jiffies0 = 0;          ///< jiffies at t = 0 (the machine's uptime)
-    std::int64_t m_nextJiffyAt = 0;       ///< setNow: the jiffy count changes at this time
+    std::vector<std::int32_t> m_currOf;  ///< per CPU: curr, densely (smtSpeed reads curr >= 0; the event loop prefetches the task)
+    std::vector<int> m_coreOf;           ///< per CPU: its core (the lowest CPU of its SMT siblings)
+    std::vector<int> m_coreBusy;         ///< per core: how many of its CPUs run a task
+    int m_smtSlowSpeed = 1024;           ///< speed while a sibling runs (the cost model's smt term)
+    std::int64_t m_jiffyNs = 1;          ///< CONFIG_HZ's jiffy (fixed for a run)
+    std::int64_t m_jiffies0 = 0;         ///< jiffies at t = 0 (the machine's uptime)
+    std::int64_t m_nextJiffyAt = 0;      ///< setNow: the jiffy count changes at this time
     std::uint64_t m_seq = 0;
     std::int64_t m_now = 0;
     std::uint64_t m_events = 0;
@@ -498,20 +495,20 @@ private:
     bool m_nohzNeedsUpdate = false;      ///< nohz.needs_update
     int m_nohzNrCpus = 0;                ///< nohz.nr_cpus
     bool m_inNohz = false;
-    int m_balancingOn = -1;              ///< the CPU running a nohz idle balance for others
-    int m_tgPayer = -1;                  ///< while balancing detaches a task: the CPU doing it pays the tg line, not the source
+    int m_balancingOn = -1;  ///< the CPU running a nohz idle balance for others
+    int m_tgPayer = -1;      ///< while balancing detaches a task: the CPU doing it pays the tg line, not the source
     int m_tracePid = -1;
     bool m_traceNext = false;
     DecisionRecord m_lastTraced;
-    Decision m_decision;  ///< doWake's decision, reused
+    Decision m_decision;         ///< doWake's decision, reused
     std::vector<int> m_ipiList;  ///< onIpi: the wakelist being run
     bool m_coalesce = false;
     bool m_coalesceAllowed = false;  ///< m_coalesce as configured
-    std::vector<Plan> m_plans;     ///< per CPU: the running task's plan
-    int m_planning = -1;           ///< CPU whose plan Workload::plan() is building
+    std::vector<Plan> m_plans;       ///< per CPU: the running task's plan
+    int m_planning = -1;             ///< CPU whose plan Workload::plan() is building
     EventKey m_cur;
     std::uint64_t m_plannedSteps = 0, m_plansCut = 0, m_plansMade = 0;
-    static constexpr std::size_t kTgRecent = 64;  ///< a power of two: the ring's index is a mask
+    static constexpr std::size_t kTgRecent = 64;       ///< a power of two: the ring's index is a mask
     std::array<std::int64_t, kTgRecent> m_tgRecent{};  ///< ring of recent tg->load_avg update times
     std::size_t m_tgPos = 0;
     std::size_t m_tgInWindow = 0;  ///< the newest of them inside tg_update_window

@@ -22,8 +22,7 @@ void Engine::queueInsert(int cpu, int id) {
     Cpu& c = m_cpus[cpu];
     const std::int64_t v = m_tasks[id].t.vruntime;
     // After equal keys: __enqueue_entity goes right on ties (entity_before is strict).
-    auto it = std::upper_bound(c.queue.begin(), c.queue.end(), v,
-                               [&](std::int64_t key, int other) { return key < m_tasks[other].t.vruntime; });
+    auto it = std::upper_bound(c.queue.begin(), c.queue.end(), v, [&](std::int64_t key, int other) { return key < m_tasks[other].t.vruntime; });
     c.queue.insert(it, id);
 }
 
@@ -169,9 +168,7 @@ void Engine::update_cfs_group(int cpu) {
 
 // sync_entity_load_avg(): __update_load_avg_blocked_se() to cfs_rq_last_update_time() of
 // p's cfs_rq, in place, as the kernel does.
-void Engine::sync_entity_load_avg(Task& p) {
-    pelt_update(m_cpus[p.cpu].avg.last_update_time, p.avg, 0, 0, 0);
-}
+void Engine::sync_entity_load_avg(Task& p) { pelt_update(m_cpus[p.cpu].avg.last_update_time, p.avg, 0, 0, 0); }
 
 // update_load_avg(cfs_rq, se, flags): the entity (if attached), removed load, the cfs_rq,
 // then the attach of a migrated or new entity (DO_ATTACH with last_update_time 0) or the
@@ -181,7 +178,7 @@ void Engine::updateLoadAvg(int cpu, SimTask* se, unsigned flags) {
     Cpu& c = m_cpus[cpu];
     const std::uint64_t now = std::uint64_t(m_now);
     if (se && se->t.avg.last_update_time) {  // __update_load_avg_se(): not for an entity not attached yet
-        const bool onrq = se->t.on_rq;  // se->on_rq: still 0 in enqueue_entity's update, still 1 in dequeue_entity's
+        const bool onrq = se->t.on_rq;       // se->on_rq: still 0 in enqueue_entity's update, still 1 in dequeue_entity's
         pelt_update(now, se->t.avg, onrq ? 1 : 0, onrq ? 1 : 0, c.curr >= 0 && &m_tasks[c.curr] == se ? 1 : 0);
     }
     bool decayed = false;
@@ -220,7 +217,7 @@ void Engine::enqueueTask(int cpu, int id, bool wakeup, bool migrated) {
     Rq& rq = m_st.rq[cpu];
     update_curr(cpu);
     updateLoadAvg(cpu, &p, UPDATE_TG | DO_ATTACH);  // attaches p when it migrated or is new (last_update_time 0)
-    update_cfs_group(cpu);  // the group entity on the parent cfs_rq
+    update_cfs_group(cpu);                          // the group entity on the parent cfs_rq
     // update_rq_clock() before an activation or attach: on an idle rq, update_rq_clock_pelt()
     // stamps rq->clock_idle (idle-delay v3's clock) -- when rq->curr is the idle task, not
     // while schedule() runs newidle balancing for a task that just slept (curr is still it).
@@ -270,7 +267,7 @@ void Engine::dequeueTask(int cpu, int id, bool sleep) {
     } else {
         queueErase(cpu, id);
     }
-    cfsListDel(cpu, id);  // account_entity_dequeue(): list_del_init(&se->group_node)
+    cfsListDel(cpu, id);                                    // account_entity_dequeue(): list_del_init(&se->group_node)
     if (!sleep) p.t.vruntime -= m_st.rq[cpu].min_vruntime;  // detach: make relative
     p.t.on_rq = false;
     updateMinVruntime(cpu);
@@ -355,7 +352,7 @@ void Engine::migrateTask(int id, int from, int to, MigrationCause cause, int on_
 void Engine::setBuddies(int cpu, int id, bool preempted, bool fork) {
     Cpu& c = m_cpus[cpu];
     if (c.curr < 0 || c.curr == id) return;
-    const std::int64_t nr = std::int64_t(c.queue.size()) + 1;  // cfs_rq->nr_running: curr and the queued, p included
+    const std::int64_t nr = std::int64_t(c.queue.size()) + 1;              // cfs_rq->nr_running: curr and the queued, p included
     const bool scale = nr >= m_tun.latency_ns / m_tun.min_granularity_ns;  // sched_nr_latency
     bool marked = false;
     if (m_cfg.knobs.NEXT_BUDDY && scale && !fork) {
@@ -496,7 +493,7 @@ void Engine::enterIdle(int cpu) {
     if (idleStopsTick(cpu) || c.tick_next < 0) {
         c.tick_next = -1;  // tick_nohz_idle_stop_tick()
         nohzBalanceEnterIdle(cpu);
-    }  // else tick_nohz_idle_retain_tick(): the queued tick stays
+    }                            // else tick_nohz_idle_retain_tick(): the queued tick stays
     m_metrics.bpf_len[cpu] = 0;  // the seed script's cpu_idle probe
     if (!wasIdle) reschedSpeed(cpu);
 }
@@ -526,8 +523,7 @@ std::int64_t Engine::kickDelay(int cpu, int from_cpu) {
     if (idle && cm.cstates[c.cstate].polling) {
         if (cpu != from_cpu) m_metrics.wake_idle_without_ipi++;
     } else if (cpu != from_cpu) {
-        delay += cm.c(CostTerm::ipi, m_cfg.topo->cpu(cpu).package == m_cfg.topo->cpu(from_cpu).package ? cm.ipi_same_socket
-                                                                                                  : cm.ipi_cross_socket);
+        delay += cm.c(CostTerm::ipi, m_cfg.topo->cpu(cpu).package == m_cfg.topo->cpu(from_cpu).package ? cm.ipi_same_socket : cm.ipi_cross_socket);
         m_metrics.ipis++;
     }
     if (idle) {

@@ -17,9 +17,9 @@ namespace sched {
 inline constexpr std::int64_t kNever = std::numeric_limits<std::int64_t>::max();
 
 struct Engine::Cpu {
-    int curr = -1;                 ///< running task, -1 = the idle task
-    std::vector<int> queue;        ///< queued (not running) tasks, ascending vruntime (the rb-tree)
-    std::vector<int> wakelist;     ///< rq->wake_list (llist), in arrival order
+    int curr = -1;              ///< running task, -1 = the idle task
+    std::vector<int> queue;     ///< queued (not running) tasks, ascending vruntime (the rb-tree)
+    std::vector<int> wakelist;  ///< rq->wake_list (llist), in arrival order
     std::int64_t seg_start = 0;
     int speed = 1024;
     bool need_resched = false;
@@ -33,32 +33,32 @@ struct Engine::Cpu {
     std::int64_t lock_free_at = 0;    ///< rq lock contention model
     std::int64_t pending_charge = 0;  ///< CPU cost to pay by whatever runs next here (IRQ work)
     int last_mm = -1;
-    SchedAvg avg;                     ///< cfs_rq->avg (root)
+    SchedAvg avg;  ///< cfs_rq->avg (root)
     std::int64_t removed_load = 0, removed_util = 0, removed_runnable = 0;
-    std::int64_t tg_contrib = 0;      ///< cfs_rq->tg_load_avg_contrib
+    std::int64_t tg_contrib = 0;  ///< cfs_rq->tg_load_avg_contrib
     std::int64_t last_tg_update = std::numeric_limits<std::int64_t>::min() / 2;
-    std::int64_t util_est = 0;        ///< cfs_rq->avg.util_est.enqueued
-    std::int64_t tick_next = -1;      ///< next tick time, -1 = tick stopped (nohz idle)
-    std::int64_t tick_queued = -1;    ///< time of the EvTick in the queue, -1 none (one per CPU at most)
-    std::int64_t next_balance = 0;    ///< rq->next_balance (jiffies)
-    std::vector<std::int64_t> last_balance;   ///< per domain (jiffies)
-    std::vector<int> balance_interval;        ///< per domain (ms)
-    std::vector<int> nr_balance_failed;       ///< per domain
-    std::vector<NewidleStats> ni;             ///< per domain (NI_RANDOM)
-    std::vector<std::int64_t> max_newidle_lb_cost;  ///< per domain (ns): the largest newidle load_balance() cost, decayed
+    std::int64_t util_est = 0;                         ///< cfs_rq->avg.util_est.enqueued
+    std::int64_t tick_next = -1;                       ///< next tick time, -1 = tick stopped (nohz idle)
+    std::int64_t tick_queued = -1;                     ///< time of the EvTick in the queue, -1 none (one per CPU at most)
+    std::int64_t next_balance = 0;                     ///< rq->next_balance (jiffies)
+    std::vector<std::int64_t> last_balance;            ///< per domain (jiffies)
+    std::vector<int> balance_interval;                 ///< per domain (ms)
+    std::vector<int> nr_balance_failed;                ///< per domain
+    std::vector<NewidleStats> ni;                      ///< per domain (NI_RANDOM)
+    std::vector<std::int64_t> max_newidle_lb_cost;     ///< per domain (ns): the largest newidle load_balance() cost, decayed
     std::vector<std::int64_t> last_decay_max_lb_cost;  ///< per domain (jiffies)
-    int llc = 0;                      ///< dense LLC index
-    int switch_from = -1;             ///< task that just slept/exited here (sched_switch prev)
+    int llc = 0;                                       ///< dense LLC index
+    int switch_from = -1;                              ///< task that just slept/exited here (sched_switch prev)
     char switch_state = 'S';
-    int cfs_head = -1, cfs_tail = -1;  ///< rq->cfs_tasks: the most recently enqueued or picked first (task ids)
-    bool active_balance = false;      ///< rq->active_balance (the stopper's work is queued)
-    bool nohz_tick_stopped = true;    ///< rq->nohz_tick_stopped: in nohz.idle_cpus_mask (sd_llc->nohz_idle)
-    bool has_blocked_load = false;    ///< rq->has_blocked_load
+    int cfs_head = -1, cfs_tail = -1;                ///< rq->cfs_tasks: the most recently enqueued or picked first (task ids)
+    bool active_balance = false;                     ///< rq->active_balance (the stopper's work is queued)
+    bool nohz_tick_stopped = true;                   ///< rq->nohz_tick_stopped: in nohz.idle_cpus_mask (sd_llc->nohz_idle)
+    bool has_blocked_load = false;                   ///< rq->has_blocked_load
     std::int64_t last_blocked_load_update_tick = 0;  ///< rq->last_blocked_load_update_tick (jiffies)
-    unsigned nohz_flags = 0;          ///< nohz_flags(cpu): NOHZ_*_KICK pending on this CPU
-    std::int64_t idle_tick_from = 0;  ///< start of the idle interval the governor last measured
-    int next_buddy = -1;              ///< cfs_rq->next (a task id), -1 none
-    int last_buddy = -1;              ///< cfs_rq->last
+    unsigned nohz_flags = 0;                         ///< nohz_flags(cpu): NOHZ_*_KICK pending on this CPU
+    std::int64_t idle_tick_from = 0;                 ///< start of the idle interval the governor last measured
+    int next_buddy = -1;                             ///< cfs_rq->next (a task id), -1 none
+    int last_buddy = -1;                             ///< cfs_rq->last
 };
 
 // Small and called on every switch from each of the engine's files: defined here, inline.
@@ -73,7 +73,7 @@ inline void Engine::setCurr(int cpu, int id) {
 }
 
 inline void Engine::emitEvent(EvKind kind, int cpu, int pid, int pid2, int target, int orig, char prev_state, std::uint8_t cause,
-                  std::uint32_t state) {
+                              std::uint32_t state) {
     if (!m_metrics.wantEvents()) return;
     SchedEvent e;
     e.time = m_now;

@@ -6,12 +6,19 @@
 
 namespace sched {
 
-
-
 Metrics::Metrics(int ncpus, int nllcs, std::int64_t sample_period, std::size_t rows, std::size_t ringCap)
-    : busy_ns(ncpus), rqlen_area(ncpus), last_change(ncpus), cur_len(ncpus), cur_busy(ncpus), bpf_len(ncpus),
-      idle_while_overloaded_ns(nllcs), llc_idle(nllcs), llc_over(nllcs), llc_last(nllcs),
-      timeline(ncpus > 0 ? ncpus : 1, sample_period, rows), bpf_timeline(ncpus > 0 ? ncpus : 1, sample_period, rows),
+    : busy_ns(ncpus),
+      rqlen_area(ncpus),
+      last_change(ncpus),
+      cur_len(ncpus),
+      cur_busy(ncpus),
+      bpf_len(ncpus),
+      idle_while_overloaded_ns(nllcs),
+      llc_idle(nllcs),
+      llc_over(nllcs),
+      llc_last(nllcs),
+      timeline(ncpus > 0 ? ncpus : 1, sample_period, rows),
+      bpf_timeline(ncpus > 0 ? ncpus : 1, sample_period, rows),
       ring_cap(ringCap) {}
 
 void Metrics::recordDecision(std::int64_t t, std::int32_t pid, const Decision& d) {
@@ -45,7 +52,6 @@ void Metrics::recordEvent(const SchedEvent& e) {
         if (event_size < event_ring_cap) event_size++;
     }
 }
-
 
 void Metrics::resetCounters(std::int64_t t) {
     // State that describes "now" (current lengths, LLC counts) and the timelines is kept.

@@ -20,7 +20,6 @@
 
 namespace sched {
 
-
 /// One placement decision as kept for the GUI and written by `run --decisions`.
 struct DecisionRecord {
     std::int64_t time = 0;
@@ -30,8 +29,8 @@ struct DecisionRecord {
 
 /// A headline number of a workload ("Time", "p99 wakeup latency", "RPS").
 struct HeadlineValue {
-    std::string key;     ///< stable id: "time_s", "wakeup_p99_us", ...
-    std::string label;   ///< as printed in tables
+    std::string key;    ///< stable id: "time_s", "wakeup_p99_us", ...
+    std::string label;  ///< as printed in tables
     double value = 0;
     bool lower_is_better = true;
     int decimals = 3;
@@ -41,7 +40,7 @@ struct HeadlineValue {
 struct WorkloadReport {
     std::string name;
     std::string command;
-    std::vector<std::string> output;           ///< lines as the real tool prints them
+    std::vector<std::string> output;  ///< lines as the real tool prints them
     std::vector<HeadlineValue> headline;
     /// What schedlab saw inside the workload that the real tool does not print (compare shows
     /// them under the headline values, the JSON as "counters"; not a result in themselves).
@@ -50,8 +49,7 @@ struct WorkloadReport {
 };
 
 struct Metrics {
-    explicit Metrics(int ncpus = 0, int nllcs = 0, std::int64_t sample_period = 20000000, std::size_t rows = 4096,
-                     std::size_t ring = 4096);
+    explicit Metrics(int ncpus = 0, int nllcs = 0, std::int64_t sample_period = 20000000, std::size_t rows = 4096, std::size_t ring = 4096);
 
     std::int64_t measure_start = 0;  ///< when the measured phase began (e.g. hackbench GO)
     std::int64_t end_time = 0;
@@ -62,8 +60,8 @@ struct Metrics {
     std::uint64_t ttwu_local = 0;     ///< woken on the waker's CPU
     std::uint64_t ttwu_wakelist = 0;  ///< queued through the wakelist (IPI)
     std::uint64_t ttwu_remote_direct = 0;
-    std::uint64_t wakeup_new = 0;     ///< fork placements
-    std::uint64_t wake_preempt = 0;   ///< wakeups that preempted curr
+    std::uint64_t wakeup_new = 0;    ///< fork placements
+    std::uint64_t wake_preempt = 0;  ///< wakeups that preempted curr
     std::uint64_t idle_delay_hits = 0;
     std::uint64_t claims = 0;
     std::uint64_t ctx_switches = 0;
@@ -74,7 +72,7 @@ struct Metrics {
     std::uint64_t newidle_calls = 0;
     std::uint64_t nohz_kicks = 0;
     std::uint64_t newilb_runs = 0;  ///< nohz_run_idle_balance() updated the idle CPUs' blocked load on the way into idle
-    std::uint64_t idle_ticks = 0;  ///< ticks on idle CPUs whose tick the governor kept
+    std::uint64_t idle_ticks = 0;   ///< ticks on idle CPUs whose tick the governor kept
     std::uint64_t buddy_picks = 0;  ///< pick_next_entity() chose a next/last buddy over the leftmost
     std::uint64_t tick_preempt = 0;
     std::array<std::uint64_t, 16> stage0{};
@@ -93,11 +91,11 @@ struct Metrics {
 
     // per CPU
     std::vector<std::int64_t> busy_ns;
-    std::vector<std::int64_t> rqlen_area;   ///< integral of nr_running dt (ns * tasks)
+    std::vector<std::int64_t> rqlen_area;  ///< integral of nr_running dt (ns * tasks)
     std::vector<std::int64_t> last_change;
     std::vector<std::uint16_t> cur_len;
     std::vector<std::uint8_t> cur_busy;
-    std::vector<std::uint16_t> bpf_len;     ///< the seed bpftrace script's view (tick / cpu_idle)
+    std::vector<std::uint16_t> bpf_len;  ///< the seed bpftrace script's view (tick / cpu_idle)
     // per LLC (index = dense LLC number)
     std::vector<std::int64_t> idle_while_overloaded_ns;
     std::vector<std::int32_t> llc_idle, llc_over;

@@ -39,9 +39,8 @@ std::string costLine(const Scenario& s, const CostModel& c) {
 
 // "epyc-9654-2s (384 CPUs: 2 packages, 24 LLCs, SMT2, 2 nodes)": fits a mail line.
 std::string shortMachine(const Topology& t) {
-    return fmt::format("{} ({} CPUs: {} package{}, {} LLC{}, SMT{}, {} node{})", t.name(), t.nrCpus(), t.nrPackages(),
-                       t.nrPackages() == 1 ? "" : "s", t.nrLlcs(), t.nrLlcs() == 1 ? "" : "s", t.threadsPerCoreMax(), t.nrNodes(),
-                       t.nrNodes() == 1 ? "" : "s");
+    return fmt::format("{} ({} CPUs: {} package{}, {} LLC{}, SMT{}, {} node{})", t.name(), t.nrCpus(), t.nrPackages(), t.nrPackages() == 1 ? "" : "s",
+                       t.nrLlcs(), t.nrLlcs() == 1 ? "" : "s", t.threadsPerCoreMax(), t.nrNodes(), t.nrNodes() == 1 ? "" : "s");
 }
 
 double pctOf(const LatencyHistogram& h, double p) { return double(h.percentile(p)) / 1000.0; }
@@ -137,10 +136,12 @@ std::string runReportText(const Scenario& s, const RunResult& r) {
                      m.ttwu_wakelist, m.ttwu_remote_direct);
     o += fmt::format("  context switches {:>12} ({} involuntary)   wakeup preemptions {}   tick preemptions {}\n", m.ctx_switches,
                      m.involuntary_switches, m.wake_preempt, m.tick_preempt);
-    o += fmt::format("  idle-delay hits {}   claims {}   IPIs {} (+{} polling CPUs woken without)   nohz kicks {} (+{} newidle stats updates)   idle ticks {}   buddy picks {}\n",
-                     m.idle_delay_hits, m.claims, m.ipis, m.wake_idle_without_ipi, m.nohz_kicks, m.newilb_runs, m.idle_ticks, m.buddy_picks);
-    o += fmt::format("  load_balance: {} calls, {} balanced, {} failed, {} tasks moved; newidle entries {}\n", m.lb_calls, m.lb_balanced,
-                     m.lb_failed, m.lb_moved_tasks, m.newidle_calls);
+    o += fmt::format(
+        "  idle-delay hits {}   claims {}   IPIs {} (+{} polling CPUs woken without)   nohz kicks {} (+{} newidle stats updates)   idle ticks {}   "
+        "buddy picks {}\n",
+        m.idle_delay_hits, m.claims, m.ipis, m.wake_idle_without_ipi, m.nohz_kicks, m.newilb_runs, m.idle_ticks, m.buddy_picks);
+    o += fmt::format("  load_balance: {} calls, {} balanced, {} failed, {} tasks moved; newidle entries {}\n", m.lb_calls, m.lb_balanced, m.lb_failed,
+                     m.lb_moved_tasks, m.newidle_calls);
     o += "\nwakeups by reason (select_task_rq_fair -> select_idle_sibling)\n";
     forEachReason(m, [&](const char*, std::size_t i, const char* name, std::uint64_t n) {
         if (i > 0) o += fmt::format("  {:<28} {:>12}\n", name, n);
@@ -183,20 +184,22 @@ std::string runReportText(const Scenario& s, const RunResult& r) {
             if (const double mps = steadyMessagesPerSwitch(r); mps > 0) o += fmt::format(", {:.1f} messages per context switch", mps);
             o += "\n";
             if (st.nr_idle_scan >= 0 && st.sis_skip >= 0)
-                o += fmt::format("  SIS_UTIL {}: nr_idle_scan {:.2f} per LLC, 0 in {:.1f} % of the LLCs (means of the rq-length samples); "
-                                 "{:.1f} % of placements skip the idle scan\n",
-                                 st.reached ? "from there" : "last windows", st.nr_idle_scan, st.scan_zero * 100, st.sis_skip * 100);
+                o += fmt::format(
+                    "  SIS_UTIL {}: nr_idle_scan {:.2f} per LLC, 0 in {:.1f} % of the LLCs (means of the rq-length samples); "
+                    "{:.1f} % of placements skip the idle scan\n",
+                    st.reached ? "from there" : "last windows", st.nr_idle_scan, st.scan_zero * 100, st.sis_skip * 100);
         }
     }
-    o += fmt::format("CPU time in cost terms (ms): ctx_switch {:.3f}  wakeup {:.3f}  cache_refill {:.3f}  tg_load_avg {:.3f}  rq_lock {:.3f}  "
-                     "sis_scan {:.3f}  load_balance {:.3f}; idle-exit latency {:.3f}\n",
-                     double(m.cost_ctx_switch) / 1e6, double(m.cost_wakeup) / 1e6, double(m.cost_refill) / 1e6, double(m.cost_tg) / 1e6,
-                     double(m.cost_lock_wait) / 1e6, double(m.cost_scan) / 1e6, double(m.cost_lb) / 1e6, double(m.idle_exit_latency) / 1e6);
+    o += fmt::format(
+        "CPU time in cost terms (ms): ctx_switch {:.3f}  wakeup {:.3f}  cache_refill {:.3f}  tg_load_avg {:.3f}  rq_lock {:.3f}  "
+        "sis_scan {:.3f}  load_balance {:.3f}; idle-exit latency {:.3f}\n",
+        double(m.cost_ctx_switch) / 1e6, double(m.cost_wakeup) / 1e6, double(m.cost_refill) / 1e6, double(m.cost_tg) / 1e6,
+        double(m.cost_lock_wait) / 1e6, double(m.cost_scan) / 1e6, double(m.cost_lb) / 1e6, double(m.idle_exit_latency) / 1e6);
     // Aaron Lu's "tg->load_avg%" (update_cfs_group() + update_load_avg() in perf): the share of
     // the tasks' CPU time spent on the tg->load_avg line.
     const double busyNs = double(sum(m.busy_ns));
-    o += fmt::format("tg->load_avg: {} updates (update_tg_load_avg), {} reads (update_cfs_group), {:.1f} % of the busy CPU time\n",
-                     m.tg_updates, m.tg_reads, busyNs > 0 ? 100.0 * double(m.cost_tg) / busyNs : 0.0);
+    o += fmt::format("tg->load_avg: {} updates (update_tg_load_avg), {} reads (update_cfs_group), {:.1f} % of the busy CPU time\n", m.tg_updates,
+                     m.tg_reads, busyNs > 0 ? 100.0 * double(m.cost_tg) / busyNs : 0.0);
     return o;
 }
 
@@ -217,7 +220,8 @@ json runReportJson(const Scenario& s, const RunResult& r) {
     json sc;
     for (int i = 0; i < kCostTerms; ++i) sc[toString(CostTerm(i))] = r.cost.scale[i];
     json cs = json::array();
-    for (const auto& st : r.cost.cstates) cs.push_back({{"name", st.name}, {"exit_ns", st.exit_ns}, {"residency_ns", st.residency_ns}, {"polling", st.polling}});
+    for (const auto& st : r.cost.cstates)
+        cs.push_back({{"name", st.name}, {"exit_ns", st.exit_ns}, {"residency_ns", st.residency_ns}, {"polling", st.polling}});
     j["cost"] = {{"machine", r.cost.machine}, {"values", c}, {"scale", sc}, {"cstates", cs}};
     j["seed"] = r.seed;
     j["digest"] = fmt::format("{:016x}", r.digest);
@@ -234,13 +238,28 @@ json runReportJson(const Scenario& s, const RunResult& r) {
         wl.push_back({{"name", rep.name}, {"command", rep.command}, {"output", rep.output}, {"headline", h}, {"counters", cnt}});
     }
     j["workloads"] = wl;
-    j["schedstat"] = {{"ttwu_count", m.ttwu_count}, {"ttwu_local", m.ttwu_local}, {"ttwu_wakelist", m.ttwu_wakelist},
-                      {"ttwu_remote_direct", m.ttwu_remote_direct}, {"wakeup_new", m.wakeup_new}, {"wake_preempt", m.wake_preempt},
-                      {"ctx_switches", m.ctx_switches}, {"involuntary_switches", m.involuntary_switches}, {"ipis", m.ipis}, {"wake_idle_without_ipi", m.wake_idle_without_ipi}, {"newilb_runs", m.newilb_runs},
-                      {"idle_delay_hits", m.idle_delay_hits}, {"claims", m.claims}, {"tick_preempt", m.tick_preempt},
-                      {"lb_calls", m.lb_calls}, {"lb_balanced", m.lb_balanced}, {"lb_failed", m.lb_failed},
-                      {"lb_moved_tasks", m.lb_moved_tasks}, {"newidle_calls", m.newidle_calls}, {"nohz_kicks", m.nohz_kicks},
-                      {"idle_ticks", m.idle_ticks}, {"buddy_picks", m.buddy_picks}};
+    j["schedstat"] = {{"ttwu_count", m.ttwu_count},
+                      {"ttwu_local", m.ttwu_local},
+                      {"ttwu_wakelist", m.ttwu_wakelist},
+                      {"ttwu_remote_direct", m.ttwu_remote_direct},
+                      {"wakeup_new", m.wakeup_new},
+                      {"wake_preempt", m.wake_preempt},
+                      {"ctx_switches", m.ctx_switches},
+                      {"involuntary_switches", m.involuntary_switches},
+                      {"ipis", m.ipis},
+                      {"wake_idle_without_ipi", m.wake_idle_without_ipi},
+                      {"newilb_runs", m.newilb_runs},
+                      {"idle_delay_hits", m.idle_delay_hits},
+                      {"claims", m.claims},
+                      {"tick_preempt", m.tick_preempt},
+                      {"lb_calls", m.lb_calls},
+                      {"lb_balanced", m.lb_balanced},
+                      {"lb_failed", m.lb_failed},
+                      {"lb_moved_tasks", m.lb_moved_tasks},
+                      {"newidle_calls", m.newidle_calls},
+                      {"nohz_kicks", m.nohz_kicks},
+                      {"idle_ticks", m.idle_ticks},
+                      {"buddy_picks", m.buddy_picks}};
     json reasons;
     forEachReason(m, [&](const char* stage, std::size_t, const char* name, std::uint64_t n) { reasons[stage][name] = n; });
     j["reasons"] = reasons;
@@ -252,8 +271,8 @@ json runReportJson(const Scenario& s, const RunResult& r) {
         mig[toString(MigrationCause(ca))] = row;
     }
     j["migrations"] = mig;
-    json lat = {{"count", m.wakeup_latency.count()}, {"min", m.wakeup_latency.min()}, {"max", m.wakeup_latency.max()},
-                {"mean", m.wakeup_latency.mean()}};
+    json lat = {
+        {"count", m.wakeup_latency.count()}, {"min", m.wakeup_latency.min()}, {"max", m.wakeup_latency.max()}, {"mean", m.wakeup_latency.mean()}};
     for (double p : kPcts) lat[fmt::format("p{}", p)] = m.wakeup_latency.percentile(p);
     j["wakeup_latency_ns"] = lat;
     const double span = double(std::max<std::int64_t>(1, measured(r)));
@@ -266,31 +285,31 @@ json runReportJson(const Scenario& s, const RunResult& r) {
     {
         const SteadyResult st = m.steady.result();
         const SteadyStateOptions& so = m.steady.options();
-        j["steady_state"] = {{"reached", st.reached},
-                             {"from_s", st.reached ? json(double(st.from_ns) / 1e9) : json(nullptr)},
-                             {"windows", st.windows},
-                             {"window_ms", (st.window_len_ns > 0 ? st.window_len_ns : so.window_ns) / 1000000},
-                             {"wind_down_s", st.wind_down_ns >= 0 ? json(double(st.wind_down_ns) / 1e9) : json(nullptr)},
-                             {"stable_windows_needed", so.windows},
-                             {"drifting", st.drifting},
-                             {"drift", st.drifting ? json{{"settled_s", double(st.drift_from_ns) / 1e9},
-                                                          {"busy_cpus", st.drift_busy},
-                                                          {"rq_len", st.drift_rq},
-                                                          {"migrations_per_s", st.drift_migr}}
-                                                    : json(nullptr)},
-                             {"plateaus_left", st.plateaus_left},
-                             {"plateau_s", st.plateaus_left > 0 ? json::array({double(st.plateau_from_ns) / 1e9, double(st.plateau_left_ns) / 1e9})
-                                                               : json(nullptr)},
-                             {"busy_cpus", st.busy_cpus},
-                             {"rq_len", st.rq_len},
-                             {"migrations_per_s", st.migrations_per_s},
-                             {"switches_per_s", st.switches_per_s},
-                             {"job_time_at_steady_rate_s", st.steadyJobTime() > 0 ? json(st.steadyJobTime()) : json(nullptr)},
-                             {"nr_idle_scan", st.nr_idle_scan >= 0 ? json(st.nr_idle_scan) : json(nullptr)},
-                             {"nr_idle_scan_zero_fraction", st.scan_zero >= 0 ? json(st.scan_zero) : json(nullptr)},
-                             {"sis_util_skip_fraction", st.sis_skip >= 0 ? json(st.sis_skip) : json(nullptr)},
-                             {"deviation", {{"busy_cpus", st.spread_busy}, {"rq_len", st.spread_rq}, {"migrations", st.spread_migr}}},
-                             {"summary", describeSteady(st, so)}};
+        j["steady_state"] = {
+            {"reached", st.reached},
+            {"from_s", st.reached ? json(double(st.from_ns) / 1e9) : json(nullptr)},
+            {"windows", st.windows},
+            {"window_ms", (st.window_len_ns > 0 ? st.window_len_ns : so.window_ns) / 1000000},
+            {"wind_down_s", st.wind_down_ns >= 0 ? json(double(st.wind_down_ns) / 1e9) : json(nullptr)},
+            {"stable_windows_needed", so.windows},
+            {"drifting", st.drifting},
+            {"drift", st.drifting ? json{{"settled_s", double(st.drift_from_ns) / 1e9},
+                                         {"busy_cpus", st.drift_busy},
+                                         {"rq_len", st.drift_rq},
+                                         {"migrations_per_s", st.drift_migr}}
+                                  : json(nullptr)},
+            {"plateaus_left", st.plateaus_left},
+            {"plateau_s", st.plateaus_left > 0 ? json::array({double(st.plateau_from_ns) / 1e9, double(st.plateau_left_ns) / 1e9}) : json(nullptr)},
+            {"busy_cpus", st.busy_cpus},
+            {"rq_len", st.rq_len},
+            {"migrations_per_s", st.migrations_per_s},
+            {"switches_per_s", st.switches_per_s},
+            {"job_time_at_steady_rate_s", st.steadyJobTime() > 0 ? json(st.steadyJobTime()) : json(nullptr)},
+            {"nr_idle_scan", st.nr_idle_scan >= 0 ? json(st.nr_idle_scan) : json(nullptr)},
+            {"nr_idle_scan_zero_fraction", st.scan_zero >= 0 ? json(st.scan_zero) : json(nullptr)},
+            {"sis_util_skip_fraction", st.sis_skip >= 0 ? json(st.sis_skip) : json(nullptr)},
+            {"deviation", {{"busy_cpus", st.spread_busy}, {"rq_len", st.spread_rq}, {"migrations", st.spread_migr}}},
+            {"summary", describeSteady(st, so)}};
     }
     auto buckets = [](const LatencyHistogram& h) {
         json b = json::array();
@@ -312,8 +331,9 @@ json runReportJson(const Scenario& s, const RunResult& r) {
     };
     j["rqlen_timeline"] = timeline(m.timeline);
     j["rqlen_timeline_bpftrace"] = timeline(m.bpf_timeline);
-    j["cost_ns"] = {{"ctx_switch", m.cost_ctx_switch}, {"wakeup", m.cost_wakeup}, {"cache_refill", m.cost_refill}, {"tg_load_avg", m.cost_tg},
-                    {"rq_lock", m.cost_lock_wait}, {"sis_scan", m.cost_scan}, {"load_balance", m.cost_lb}, {"idle_exit_latency", m.idle_exit_latency}};
+    j["cost_ns"] = {
+        {"ctx_switch", m.cost_ctx_switch}, {"wakeup", m.cost_wakeup}, {"cache_refill", m.cost_refill}, {"tg_load_avg", m.cost_tg},
+        {"rq_lock", m.cost_lock_wait},     {"sis_scan", m.cost_scan}, {"load_balance", m.cost_lb},     {"idle_exit_latency", m.idle_exit_latency}};
     j["tg_load_avg"] = {{"updates", m.tg_updates}, {"reads", m.tg_reads}};
     return j;
 }
@@ -437,13 +457,10 @@ std::vector<CompareRow> compareRows(const std::vector<const RunResult*>& runs) {
             return s;
         });
     section("wakeup latency (usec)");
-    for (double p : kPcts)
-        add(fmt::format("  p{}", p), 1, -1, [&, p](const RunResult& x) { return pctOf(M(x).wakeup_latency, p); });
+    for (double p : kPcts) add(fmt::format("  p{}", p), 1, -1, [&, p](const RunResult& x) { return pctOf(M(x).wakeup_latency, p); });
     add("  max", 1, -1, [&](const RunResult& x) { return double(M(x).wakeup_latency.max()) / 1000.0; });
     section("CPUs");
-    add("busy (htop %)", 0, 0, [&](const RunResult& x) {
-        return M(x).busyFraction(M(x).measure_start, M(x).end_time) * 100.0 * x.engine->nrCpus();
-    });
+    add("busy (htop %)", 0, 0, [&](const RunResult& x) { return M(x).busyFraction(M(x).measure_start, M(x).end_time) * 100.0 * x.engine->nrCpus(); });
     add("idle while overloaded (ms)", 2, -1, [&](const RunResult& x) { return double(sum(M(x).idle_while_overloaded_ns)) / 1e6; });
     // From the steady state on (or the last windows, when a run ended before it: the header
     // says which, and where each run settled). A run with no complete window has no figures

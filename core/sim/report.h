@@ -39,7 +39,7 @@ struct CompareRow {
     std::string label;
     std::vector<double> values;
     int decimals = 0;
-    int direction = 0;  ///< -1 lower is better, +1 higher is better, 0 neutral
+    int direction = 0;     ///< -1 lower is better, +1 higher is better, 0 neutral
     bool section = false;  ///< a heading line
 };
 /// The rows compare and sweep print, for any number of runs of one scenario.
@@ -49,8 +49,7 @@ std::string compareRowsText(const std::vector<CompareRow>& rows, const std::stri
 /// `compare`: base vs patch, fixed width, ready to paste into an email.
 std::string compareTable(const Scenario& s, const RunResult& a, const RunResult& b);
 /// `sweep`: one row per value of `what`, the headline columns.
-std::string sweepTable(const Scenario& s, const std::string& what, const std::vector<std::string>& values,
-                       const std::vector<const RunResult*>& runs);
+std::string sweepTable(const Scenario& s, const std::string& what, const std::vector<std::string>& values, const std::vector<const RunResult*>& runs);
 /// What a sweep table is made of: its `#` header, the knobs line, the rows of every run. A
 /// sweep run point by point elsewhere (`sweep --emit-jobs`) keeps these in each point's JSON,
 /// and `sweep --merge` builds the same table from them.

@@ -32,7 +32,8 @@ Claim mathieu(const std::string& id, const ClaimSide& patch, double published) {
     c.id = id;
     c.source = "Mathieu Desnoyers 2023-07-25/26, 2 x EPYC 9654 (384 CPUs), hackbench -g 32 -f 20 --threads --pipe -s 100";
     c.scenario = "mathieu-hackbench-epyc-9654.json";
-    c.loops = 0;  // as shipped (-l 30000, 1/16 of the original -l 480000): the baseline still drifts at its wind-down (settled only from about 4.3 s at -l 120000, seed 1; README)
+    c.loops =
+        0;  // as shipped (-l 30000, 1/16 of the original -l 480000): the baseline still drifts at its wind-down (settled only from about 4.3 s at -l 120000, seed 1; README)
     c.quick_loops = 2000;
     c.base = side("baseline");
     c.patch = patch;
@@ -83,8 +84,8 @@ Claim swapnilTbench(int clients, const char* variant, double base, double publis
     return timedRow(fmt::format("swapnil-tbench-c{}-{}", clients, variant),
                     fmt::format("Swapnil Sapkal 2023-08, 2 x EPYC 9754 Bergamo (512 CPUs), tbench {} clients, MB/s", clients),
                     "swapnil-tbench-bergamo.json", {fmt::format("pairs={}", clients), "runtime_s=0.5"},
-                    {fmt::format("pairs={}", clients), "runtime_s=0.1"}, side(fmt::format("idle-delay-{}", variant)), "Throughput (MB/s)",
-                    base, published);
+                    {fmt::format("pairs={}", clients), "runtime_s=0.1"}, side(fmt::format("idle-delay-{}", variant)), "Throughput (MB/s)", base,
+                    published);
 }
 
 // Shrikanth Hegde (IBM, 2023-07/08), POWER (likely Power10), classic schbench beside
@@ -94,17 +95,16 @@ Claim shrikanth(int mthreads, const char* variant, double base, double published
     return timedRow(fmt::format("shrikanth-schbench-m{}-{}", mthreads, variant),
                     fmt::format("Shrikanth Hegde 2023, IBM POWER, schbench -m {} beside 50 % stress-ng, p99 latency (us)", mthreads),
                     "shrikanth-schbench-50pct-power10.json", {fmt::format("message_threads={}", mthreads)},
-                    {fmt::format("message_threads={}", mthreads), "runtime_s=3"}, side(fmt::format("idle-delay-{}", variant)),
-                    "latency p99 (us)", base, published);
+                    {fmt::format("message_threads={}", mthreads), "runtime_s=3"}, side(fmt::format("idle-delay-{}", variant)), "latency p99 (us)",
+                    base, published);
 }
 
 // Swapnil Sapkal's "new schbench" (the 2023 RPS schbench) on the same Bergamo; 2 s as shipped.
 Claim swapnilSchbench(int workers, const char* variant, const char* metric, const char* what, double base, double published) {
     return timedRow(fmt::format("swapnil-schbench-w{}-{}-{}", workers, variant, what),
                     fmt::format("Swapnil Sapkal 2023-08, Bergamo (512 CPUs), new schbench -t {} (one message thread), {}", workers, metric),
-                    "swapnil-schbench-bergamo.json", {fmt::format("workers={}", workers)},
-                    {fmt::format("workers={}", workers), "runtime_s=0.3"}, side(fmt::format("idle-delay-{}", variant)), metric, base,
-                    published);
+                    "swapnil-schbench-bergamo.json", {fmt::format("workers={}", workers)}, {fmt::format("workers={}", workers), "runtime_s=0.3"},
+                    side(fmt::format("idle-delay-{}", variant)), metric, base, published);
 }
 
 // Mike Galbraith's SIS_DEBOUNCE (2017-11, seed 004), i7-4790 desktop: tbench MB/s by
@@ -112,16 +112,15 @@ Claim swapnilSchbench(int workers, const char* variant, const char* metric, cons
 Claim mikeTbench(int clients, double base, double published) {
     return timedRow(fmt::format("mike-sis-debounce-tbench-c{}", clients),
                     fmt::format("Mike Galbraith 2017-11, i7-4790 (8 CPUs), tbench {} clients, MB/s, master vs SIS_DEBOUNCE (4.14)", clients),
-                    "mike-sis-debounce-tbench-i7-4790.json", {fmt::format("pairs={}", clients)},
-                    {fmt::format("pairs={}", clients), "runtime_s=0.1"}, side("sis-debounce"), "Throughput (MB/s)", base, published);
+                    "mike-sis-debounce-tbench-i7-4790.json", {fmt::format("pairs={}", clients)}, {fmt::format("pairs={}", clients), "runtime_s=0.1"},
+                    side("sis-debounce"), "Throughput (MB/s)", base, published);
 }
 
 // Atish Patra's claim_wakeup (2017-11, seed 004), 20 cores / 40 CPUs x86: schbench -m 2 -t N
 // for 180 s (as shipped), base vs +pcpu (the claim), mean of runs.
 Claim atish(int workers, const char* metric, const char* what, double base, double published) {
     return timedRow(fmt::format("atish-claim-wakeup-w{}-{}", workers, what),
-                    fmt::format("Atish Patra 2017-11, x86 20 cores / 40 CPUs, schbench -m 2 -t {} -r 180, {}, base vs claim (4.14)", workers,
-                                metric),
+                    fmt::format("Atish Patra 2017-11, x86 20 cores / 40 CPUs, schbench -m 2 -t {} -r 180, {}, base vs claim (4.14)", workers, metric),
                     "atish-claim-wakeup-schbench-20c40t.json", {fmt::format("workers={}", workers)},
                     {fmt::format("workers={}", workers), "runtime_s=10"}, side("claim-wakeup"), metric, base, published);
 }
@@ -296,8 +295,8 @@ ClaimOutcome evaluateClaim(const Claim& c, const RunResult& base, const RunResul
     o.claim = &c;
     o.base = claimMetric(c, base);
     o.patch = claimMetric(c, patch);
-    auto fill = [&c](const RunResult& r, bool& steady, double& from, double& job, double& busy, double& migr_s, std::uint64_t& migr,
-                   double& tg, double& refill) {
+    auto fill = [&c](const RunResult& r, bool& steady, double& from, double& job, double& busy, double& migr_s, std::uint64_t& migr, double& tg,
+                     double& refill) {
         const Metrics& m = r.engine->metrics();
         const SteadyResult s = m.steady.result();
         steady = s.reached;
@@ -311,8 +310,8 @@ ClaimOutcome evaluateClaim(const Claim& c, const RunResult& base, const RunResul
     };
     fill(base, o.base_steady, o.base_steady_from, o.base_job_at_steady, o.base_busy, o.base_migr_s, o.base_migrations, o.base_tg_ms,
          o.base_refill_ms);
-    fill(patch, o.patch_steady, o.patch_steady_from, o.patch_job_at_steady, o.patch_busy, o.patch_migr_s, o.patch_migrations,
-         o.patch_tg_ms, o.patch_refill_ms);
+    fill(patch, o.patch_steady, o.patch_steady_from, o.patch_job_at_steady, o.patch_busy, o.patch_migr_s, o.patch_migrations, o.patch_tg_ms,
+         o.patch_refill_ms);
     const Metrics& pm = patch.engine->metrics();
     o.patch_idle_delay_hits = pm.idle_delay_hits;
     o.patch_claims = pm.claims;
@@ -362,8 +361,9 @@ std::string reproduceTable(const std::vector<ClaimOutcome>& out, bool quick, dou
         match += ok;
         flips += c.flipsWithSeed();
         std::string dir = ok ? "matches" : "DOES NOT match";
-        if (c.seeds.size() > 1) dir = c.flipsWithSeed() ? fmt::format("FLIPS with the seed ({} of {})", c.seedsMatching(), c.seeds.size())
-                                                       : fmt::format("{} ({} seeds)", dir, c.seeds.size());
+        if (c.seeds.size() > 1)
+            dir = c.flipsWithSeed() ? fmt::format("FLIPS with the seed ({} of {})", c.seedsMatching(), c.seeds.size())
+                                    : fmt::format("{} ({} seeds)", dir, c.seeds.size());
         o += fmt::format("{:<30} {:<27} {:<27} {}\n", k.id, pub, sim, dir);
     }
     o += fmt::format("\n{} of {} claims go the published way{}{}.\n", match, out.size(), seeds.size() > 1 ? " with every seed" : "",
@@ -384,8 +384,8 @@ std::string reproduceTable(const std::vector<ClaimOutcome>& out, bool quick, dou
         std::string own = fmt::format("idle-delay hits {}", si(double(c.patch_idle_delay_hits)));
         if (c.patch_claims > 0) own += fmt::format(", claims {}", si(double(c.patch_claims)));
         if (c.patch_debounce > 0) own += fmt::format(", debounce placements {}", si(double(c.patch_debounce)));
-        o += fmt::format("  {}; tg_load_avg {:.0f} -> {:.0f} ms; cache refill {:.0f} -> {:.0f} ms; steady: {} / {}", own,
-                         c.base_tg_ms, c.patch_tg_ms, c.base_refill_ms, c.patch_refill_ms, steadyWord(c.base_steady, c.base_steady_from),
+        o += fmt::format("  {}; tg_load_avg {:.0f} -> {:.0f} ms; cache refill {:.0f} -> {:.0f} ms; steady: {} / {}", own, c.base_tg_ms, c.patch_tg_ms,
+                         c.base_refill_ms, c.patch_refill_ms, steadyWord(c.base_steady, c.base_steady_from),
                          steadyWord(c.patch_steady, c.patch_steady_from));
         if (c.base_job_at_steady > 0 && c.patch_job_at_steady > 0)
             o += fmt::format("; at the steady rate {:.3f} -> {:.3f} s ({})", c.base_job_at_steady, c.patch_job_at_steady,
@@ -409,39 +409,44 @@ nlohmann::json reproduceJson(const std::vector<ClaimOutcome>& out, bool quick, d
     json claims = json::array();
     for (const auto& c : out) {
         const Claim& k = *c.claim;
-        claims.push_back({{"id", k.id},
-                          {"source", k.source},
-                          {"scenario", k.scenario},
-                          {"loops", quick && k.quick_loops ? k.quick_loops : k.loops},
-                          {"workload", quick && !k.quick_set.empty() ? k.quick_set : k.set},
-                          {"lower_is_better", k.lower_is_better},
-                          {"base", k.base.label()},
-                          {"patch", k.patch.label()},
-                          {"metric", k.metric},
-                          {"published", {{"base", k.published_base}, {"patch", k.published_patch}, {"change_pct", c.publishedChange()}}},
-                          {"schedlab", {{"base", c.base}, {"patch", c.patch}, {"change_pct", c.change()}}},
-                          {"direction_matches", c.matchesEverySeed()},
-                          {"flips_with_seed", c.flipsWithSeed()},
-                          {"seeds", [&] {
-                               json a = json::array();
-                               for (const auto& sd : c.seeds)
-                                   a.push_back({{"seed", sd.seed}, {"base", sd.base}, {"patch", sd.patch}, {"change_pct", sd.change()},
-                                                {"direction_matches", sameDirection(c.publishedChange(), sd.change())}});
-                               return a;
-                           }()},
-                          {"steady", {{"base", c.base_steady}, {"patch", c.patch_steady}, {"base_from_s", c.base_steady_from},
-                                      {"patch_from_s", c.patch_steady_from}}},
-                          {"busy_cpus", {c.base_busy, c.patch_busy}},
-                          {"migrations_per_s", {c.base_migr_s, c.patch_migr_s}},
-                          {"messages_per_switch", c.base_msgs_per_switch > 0 && c.patch_msgs_per_switch > 0
-                                                      ? nlohmann::json{c.base_msgs_per_switch, c.patch_msgs_per_switch}
-                                                      : nlohmann::json(nullptr)},
-                          {"migrations", {c.base_migrations, c.patch_migrations}},
-                          {"idle_delay_hits", c.patch_idle_delay_hits},
-                          {"claims", c.patch_claims},
-                          {"debounce_placements", c.patch_debounce},
-                          {"tg_load_avg_ms", {c.base_tg_ms, c.patch_tg_ms}},
-                          {"cache_refill_ms", {c.base_refill_ms, c.patch_refill_ms}}});
+        claims.push_back(
+            {{"id", k.id},
+             {"source", k.source},
+             {"scenario", k.scenario},
+             {"loops", quick && k.quick_loops ? k.quick_loops : k.loops},
+             {"workload", quick && !k.quick_set.empty() ? k.quick_set : k.set},
+             {"lower_is_better", k.lower_is_better},
+             {"base", k.base.label()},
+             {"patch", k.patch.label()},
+             {"metric", k.metric},
+             {"published", {{"base", k.published_base}, {"patch", k.published_patch}, {"change_pct", c.publishedChange()}}},
+             {"schedlab", {{"base", c.base}, {"patch", c.patch}, {"change_pct", c.change()}}},
+             {"direction_matches", c.matchesEverySeed()},
+             {"flips_with_seed", c.flipsWithSeed()},
+             {"seeds",
+              [&] {
+                  json a = json::array();
+                  for (const auto& sd : c.seeds)
+                      a.push_back({{"seed", sd.seed},
+                                   {"base", sd.base},
+                                   {"patch", sd.patch},
+                                   {"change_pct", sd.change()},
+                                   {"direction_matches", sameDirection(c.publishedChange(), sd.change())}});
+                  return a;
+              }()},
+             {"steady",
+              {{"base", c.base_steady}, {"patch", c.patch_steady}, {"base_from_s", c.base_steady_from}, {"patch_from_s", c.patch_steady_from}}},
+             {"busy_cpus", {c.base_busy, c.patch_busy}},
+             {"migrations_per_s", {c.base_migr_s, c.patch_migr_s}},
+             {"messages_per_switch", c.base_msgs_per_switch > 0 && c.patch_msgs_per_switch > 0
+                                         ? nlohmann::json{c.base_msgs_per_switch, c.patch_msgs_per_switch}
+                                         : nlohmann::json(nullptr)},
+             {"migrations", {c.base_migrations, c.patch_migrations}},
+             {"idle_delay_hits", c.patch_idle_delay_hits},
+             {"claims", c.patch_claims},
+             {"debounce_placements", c.patch_debounce},
+             {"tg_load_avg_ms", {c.base_tg_ms, c.patch_tg_ms}},
+             {"cache_refill_ms", {c.base_refill_ms, c.patch_refill_ms}}});
     }
     json notRun = json::array();
     for (const auto& n : claimsNotRun()) notRun.push_back({{"id", n.id}, {"source", n.source}, {"why", n.why}});

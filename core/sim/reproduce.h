@@ -72,13 +72,13 @@ PreparedRun prepareClaimRun(const ClaimRun& r, const std::string& scenariosDir);
 struct SeedOutcome {
     std::uint64_t seed = 0;
     double base = 0, patch = 0;  ///< the metric
-    double change() const;        ///< %
+    double change() const;       ///< %
 };
 
 /// What one claim came to.
 struct ClaimOutcome {
     const Claim* claim = nullptr;
-    double base = 0, patch = 0;           ///< the metric (whole run, as the tool prints it)
+    double base = 0, patch = 0;  ///< the metric (whole run, as the tool prints it)
     bool base_steady = false, patch_steady = false;
     double base_steady_from = -1, patch_steady_from = -1;
     double base_job_at_steady = -1, patch_job_at_steady = -1;  ///< hackbench: the job time at the steady rate
@@ -86,13 +86,13 @@ struct ClaimOutcome {
     double base_migr_s = 0, patch_migr_s = 0;                  ///< migrations per second (same)
     std::uint64_t base_migrations = 0, patch_migrations = 0;   ///< whole run
     std::uint64_t patch_idle_delay_hits = 0;
-    std::uint64_t patch_claims = 0;    ///< CPUs claimed (claim_wakeup)
-    std::uint64_t patch_debounce = 0;  ///< SIS_DEBOUNCE placements (DEBOUNCE_PLACED + DEBOUNCE_COLD_LLC)
-    double base_tg_ms = 0, patch_tg_ms = 0;                    ///< CPU time in tg->load_avg updates
-    double base_refill_ms = 0, patch_refill_ms = 0;            ///< CPU time refilling caches after migrations
+    std::uint64_t patch_claims = 0;                                ///< CPUs claimed (claim_wakeup)
+    std::uint64_t patch_debounce = 0;                              ///< SIS_DEBOUNCE placements (DEBOUNCE_PLACED + DEBOUNCE_COLD_LLC)
+    double base_tg_ms = 0, patch_tg_ms = 0;                        ///< CPU time in tg->load_avg updates
+    double base_refill_ms = 0, patch_refill_ms = 0;                ///< CPU time refilling caches after migrations
     double base_msgs_per_switch = -1, patch_msgs_per_switch = -1;  ///< hackbench: messages per context switch at the steady rate
-    double publishedChange() const;  ///< %
-    double change() const;           ///< %
+    double publishedChange() const;                                ///< %
+    double change() const;                                         ///< %
     /// The same sign of change as published (a change under 1 % on either side counts as none).
     bool directionMatches() const;
     /// Every seed run, when the claim ran with several (--seed 1,2,3); the first is the one above.

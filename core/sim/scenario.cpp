@@ -39,8 +39,8 @@ WorkloadParams workloadFromJson(const json& v, const std::string& file, const st
         return p;
     }
     if (type == "schbench" || type == "schbench-classic") {
-        Obj o(v, file, key, {"type", "message_threads", "workers", "runtime_s", "warmup_s", "sleep_us", "cputime_us", "ops", "op_ns",
-                             "footprint_kb", "cpu_lock"});
+        Obj o(v, file, key,
+              {"type", "message_threads", "workers", "runtime_s", "warmup_s", "sleep_us", "cputime_us", "ops", "op_ns", "footprint_kb", "cpu_lock"});
         SchbenchParams p;
         p.v2023 = type == "schbench";
         if (p.v2023) {
@@ -118,8 +118,7 @@ Scenario parseScenario(const json& doc, const std::string& file, const std::stri
         const json& v = top.at("variants");
         if (v.is_object()) {
             if (v.empty()) throw InputError(file, "variants", "must name at least one variant");
-            for (auto it = v.begin(); it != v.end(); ++it)
-                s.variants.push_back({it.key(), knobsFromJson(it.value(), file, "variants." + it.key())});
+            for (auto it = v.begin(); it != v.end(); ++it) s.variants.push_back({it.key(), knobsFromJson(it.value(), file, "variants." + it.key())});
         } else if (v.is_array()) {
             for (std::size_t i = 0; i < v.size(); ++i) {
                 const std::string key = fmt::format("variants[{}]", i);
@@ -165,8 +164,8 @@ Scenario parseScenario(const json& doc, const std::string& file, const std::stri
                         const std::string name = o.str("name").value_or(fmt::format("C{}", i));
                         // Without the key, only poll_idle()'s state (POLL) polls; an MWAIT state must say so.
                         const bool polling = o.boolean("polling").value_or(name == "POLL");
-                        s.cost.cstates.push_back({name, o.i64("exit_ns", 0, 100000000).value_or(0), o.i64("residency_ns", 0, 1000000000).value_or(0),
-                                                  polling});
+                        s.cost.cstates.push_back(
+                            {name, o.i64("exit_ns", 0, 100000000).value_or(0), o.i64("residency_ns", 0, 1000000000).value_or(0), polling});
                     }
                 } else if (it->is_number_integer()) {
                     s.cost.set(it.key(), std::to_string(it->get<std::int64_t>()));
@@ -185,8 +184,7 @@ Scenario parseScenario(const json& doc, const std::string& file, const std::stri
     }
     bool foreground = false;
     for (const auto& w : s.workloads) foreground |= !std::holds_alternative<StressParams>(w);
-    if (!foreground && s.stop_s <= 0 && s.max_events <= 0)
-        throw InputError(file, "stop", "missing: with only background load, give stop.sim_time_s");
+    if (!foreground && s.stop_s <= 0 && s.max_events <= 0) throw InputError(file, "stop", "missing: with only background load, give stop.sim_time_s");
     return s;
 }
 

@@ -29,19 +29,19 @@ struct Variant {
 };
 
 struct Scenario {
-    std::string file;         ///< where it came from (messages)
+    std::string file;  ///< where it came from (messages)
     std::string name;
     std::string description;
     std::shared_ptr<const Topology> topo;
     std::vector<WorkloadParams> workloads;
     std::vector<Variant> variants;  ///< at least one
-    CostModel cost;           ///< machine defaults plus the file's overrides
+    CostModel cost;                 ///< machine defaults plus the file's overrides
     std::uint64_t seed = 1;
-    double stop_s = 0;        ///< simulated seconds; 0 = when the workloads finish
+    double stop_s = 0;  ///< simulated seconds; 0 = when the workloads finish
     std::int64_t max_events = 0;
-    double uptime_s = 600;    ///< how long the machine has been up at t = 0 (jiffies, sd->last_balance)
+    double uptime_s = 600;  ///< how long the machine has been up at t = 0 (jiffies, sd->last_balance)
     int hz = 250;
-    nlohmann::json doc;       ///< the document as read
+    nlohmann::json doc;  ///< the document as read
 };
 
 /// Parses a scenario document; every problem is an InputError("FILE: KEY: problem").
@@ -59,11 +59,11 @@ struct RunOptions {
     bool coalesce = true;  ///< exact coalescing of plain workload steps (same results either way; --no-coalesce turns it off)
     std::size_t decision_ring = 4096;
     std::function<void(const DecisionRecord&)> decision_sink;
-    std::size_t event_ring = 0;                              ///< kernel-style events kept in the ring
-    std::function<void(const SchedEvent&)> event_sink;      ///< every kernel-style event
+    std::size_t event_ring = 0;                               ///< kernel-style events kept in the ring
+    std::function<void(const SchedEvent&)> event_sink;        ///< every kernel-style event
     std::function<void(const WakeInputs&)> wake_inputs_sink;  ///< each wakeup decision's untraced inputs
-    std::function<void(const Engine&)> progress;  ///< called every 10 ms of simulated time
-    std::function<void(const Engine&)> on_start;  ///< called once the engine exists, before the first event
+    std::function<void(const Engine&)> progress;              ///< called every 10 ms of simulated time
+    std::function<void(const Engine&)> on_start;              ///< called once the engine exists, before the first event
 };
 
 struct RunResult {

@@ -22,9 +22,9 @@ namespace sched {
 
 /// What the heatmap shows of one CPU.
 enum class CpuKind : std::uint8_t {
-    idle,            ///< running the idle task, idle_cpu() true
-    busy,            ///< running a task, idle_cpu() false
-    idle_by_delay,   ///< running a task, but idle_cpu() says idle (idle-delay knob) or claimed idle
+    idle,           ///< running the idle task, idle_cpu() true
+    busy,           ///< running a task, idle_cpu() false
+    idle_by_delay,  ///< running a task, but idle_cpu() says idle (idle-delay knob) or claimed idle
 };
 
 /// One CPU at the snapshot's instant.
@@ -32,12 +32,12 @@ struct CpuView {
     std::int32_t curr_pid = 0;     ///< pid of rq->curr; 0 = swapper (idle)
     std::uint16_t nr_running = 0;  ///< rq->nr_running (curr included)
     CpuKind kind = CpuKind::idle;
-    bool claimed = false;          ///< claim-wakeup flag set
-    std::int8_t cstate = -1;       ///< cpuidle state index while idle, -1 when busy
+    bool claimed = false;             ///< claim-wakeup flag set
+    std::int8_t cstate = -1;          ///< cpuidle state index while idle, -1 when busy
     std::int64_t idle_since_ns = -1;  ///< when it entered idle, -1 when busy
-    std::int32_t util = 0;         ///< cfs.avg.util_avg (0..1024)
-    float rq_avg = 0;              ///< time-weighted average nr_running over the measured phase
-    float busy_frac = 0;           ///< busy fraction over the measured phase (htop %)
+    std::int32_t util = 0;            ///< cfs.avg.util_avg (0..1024)
+    float rq_avg = 0;                 ///< time-weighted average nr_running over the measured phase
+    float busy_frac = 0;              ///< busy fraction over the measured phase (htop %)
 };
 
 /// A migration as the heatmap draws it.
@@ -51,17 +51,17 @@ struct MigrationView {
 
 /// Immutable view of one simulation at one instant; a plain value.
 struct Snapshot {
-    std::string label;            ///< "A" or "B"
-    std::string knobs;            ///< Knobs::describe()
+    std::string label;  ///< "A" or "B"
+    std::string knobs;  ///< Knobs::describe()
     std::shared_ptr<const Topology> topo;
-    std::int64_t now = 0;         ///< simulated ns
+    std::int64_t now = 0;  ///< simulated ns
     std::int64_t measure_start = 0;
     std::uint64_t events = 0;
     bool done = false;
     std::uint64_t digest = 0;
 
-    std::vector<CpuView> cpus;                 ///< indexed by CPU
-    std::vector<MigrationView> migrations;     ///< within the arrow span before `now`, oldest first
+    std::vector<CpuView> cpus;              ///< indexed by CPU
+    std::vector<MigrationView> migrations;  ///< within the arrow span before `now`, oldest first
 
     /// Runqueue lengths sampled every `sample_period_ns` of simulated time: `sample_t[i]`
     /// and `sample_len[i * nr_cpus + cpu]`, oldest first, at most `SimOptions::sample_rows` rows.
@@ -74,16 +74,16 @@ struct Snapshot {
     /// Wakeups by final reason (stage 2 code name, count), non-zero ones, in code order.
     std::vector<std::pair<std::string, std::uint64_t>> reasons;
     std::array<std::uint64_t, kMigrationCauses> migrations_by_cause{};
-    std::vector<DecisionRecord> decisions;     ///< the most recent ones, oldest first
-    std::vector<WorkloadReport> reports;       ///< workloads' headline results so far
+    std::vector<DecisionRecord> decisions;  ///< the most recent ones, oldest first
+    std::vector<WorkloadReport> reports;    ///< workloads' headline results so far
 };
 
 struct SimOptions {
     std::int64_t sample_period_ns = 1000000;  ///< live rq-length sampling (GUI side only)
     std::size_t sample_rows = 2000;
-    std::int64_t arrow_span_ns = 5000000;     ///< migrations kept for arrows
-    std::size_t max_migrations = 20000;       ///< cap of the kept migrations (oldest dropped)
-    std::size_t decisions = 256;              ///< decisions copied into a snapshot
+    std::int64_t arrow_span_ns = 5000000;  ///< migrations kept for arrows
+    std::size_t max_migrations = 20000;    ///< cap of the kept migrations (oldest dropped)
+    std::size_t decisions = 256;           ///< decisions copied into a snapshot
 };
 
 /// One side of an A/B run.

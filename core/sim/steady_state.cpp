@@ -186,8 +186,8 @@ std::string describeSteady(const SteadyResult& r, const SteadyStateOptions& o) {
         return fmt::format("steady from {:.3f} s (after a plateau {:.2f}-{:.2f} s that it left)", double(r.from_ns) / 1e9,
                            double(r.plateau_from_ns) / 1e9, double(r.plateau_left_ns) / 1e9);
     if (r.reached)
-        return fmt::format("steady from {:.3f} s ({} stable {} ms windows: +-{:.0f} %, migr. +-{:.0f} %)", double(r.from_ns) / 1e9, o.windows,
-                           winMs, o.tolerance * 100, o.migration_tolerance * 100);
+        return fmt::format("steady from {:.3f} s ({} stable {} ms windows: +-{:.0f} %, migr. +-{:.0f} %)", double(r.from_ns) / 1e9, o.windows, winMs,
+                           o.tolerance * 100, o.migration_tolerance * 100);
     if (r.drifting)
         return fmt::format("NOT steady: settled at {:.2f} s but drifts: busy CPUs {:+.0f} %, rq {:+.0f} %, migr. {:+.0f} % first to last third",
                            double(r.drift_from_ns) / 1e9, r.drift_busy * 100, r.drift_rq * 100, r.drift_migr * 100);
@@ -196,8 +196,7 @@ std::string describeSteady(const SteadyResult& r, const SteadyStateOptions& o) {
                            double(r.plateau_left_ns) / 1e9);
     if (r.windows < o.windows && r.wind_down_ns >= 0)
         return fmt::format("NOT steady: wind-down after {} windows of {} ms ({} stable needed)", r.windows, winMs, o.windows);
-    if (r.windows < o.windows)
-        return fmt::format("NOT steady: ended after {} windows of {} ms; {} stable ones needed", r.windows, winMs, o.windows);
+    if (r.windows < o.windows) return fmt::format("NOT steady: ended after {} windows of {} ms; {} stable ones needed", r.windows, winMs, o.windows);
     const bool inBand = r.spread_busy <= o.tolerance && r.spread_rq <= o.tolerance &&
                         (r.migrations_per_s < o.migration_floor || r.spread_migr <= o.migration_tolerance);
     if (inBand)  // within the band, but still moving: the trend check failed

@@ -34,11 +34,11 @@ struct SteadyStateOptions {
 /// Cumulative counters at one instant.
 struct SteadyCounters {
     std::int64_t t = 0;
-    double busy_cpu_ns = 0;      ///< sum over CPUs of busy time
-    double rq_len_area = 0;      ///< mean over CPUs of nr_running x time
+    double busy_cpu_ns = 0;  ///< sum over CPUs of busy time
+    double rq_len_area = 0;  ///< mean over CPUs of nr_running x time
     std::uint64_t migrations = 0;
     std::uint64_t ctx_switches = 0;
-    double progress = -1;        ///< fraction of the work done (0..1), -1 unknown
+    double progress = -1;  ///< fraction of the work done (0..1), -1 unknown
     /// SIS_UTIL (not a stability criterion, reported from the steady state on): the mean over
     /// LLCs of nr_idle_scan at this instant (-1: SIS_UTIL off or no LLC domain), and the
     /// cumulative placements (select_task_rq_fair calls) and those that found it 0 (SIS_UTIL_ABORT).
@@ -54,15 +54,15 @@ struct SteadyWindow {
     /// Mean of the window's nr_idle_scan samples (-1: none); placements that skipped the scan
     /// for SIS_UTIL, as a fraction of the window's placements (-1: no placement).
     double nr_idle_scan = -1, sis_skip = -1;
-    double scan_zero = -1;  ///< mean of the samples' fraction of LLCs with nr_idle_scan 0
+    double scan_zero = -1;                     ///< mean of the samples' fraction of LLCs with nr_idle_scan 0
     std::uint64_t placements = 0, aborts = 0;  ///< the window's placements and SIS_UTIL aborts
 };
 
 struct SteadyResult {
     bool reached = false;
-    std::int64_t from_ns = -1;   ///< start of the steady period
-    std::int64_t end_ns = 0;     ///< last sample
-    int windows = 0;             ///< complete windows seen
+    std::int64_t from_ns = -1;  ///< start of the steady period
+    std::int64_t end_ns = 0;    ///< last sample
+    int windows = 0;            ///< complete windows seen
     /// Their length: window_ns rounded up to whole sample periods (60 ms with 50 ms windows and
     /// the engine's 20 ms samples); 0 before the first.
     std::int64_t window_len_ns = 0;
@@ -117,9 +117,9 @@ private:
     SteadyCounters m_start;  ///< the open window's start
     SteadyCounters m_last;
     std::vector<SteadyWindow> m_windows;
-    int m_steadyFrom = -1;   ///< index of the first steady window, -1 none yet
-    std::size_t m_searchFrom = 0;  ///< the first window a steady run may start at (after a plateau left)
-    int m_outside = 0;             ///< consecutive windows outside the settled band
+    int m_steadyFrom = -1;                                ///< index of the first steady window, -1 none yet
+    std::size_t m_searchFrom = 0;                         ///< the first window a steady run may start at (after a plateau left)
+    int m_outside = 0;                                    ///< consecutive windows outside the settled band
     double m_bandBusy = 0, m_bandRq = 0, m_bandMigr = 0;  ///< the settling run's means: the band's centre
     int m_plateausLeft = 0;
     std::int64_t m_plateauFrom = -1, m_plateauLeft = -1;

@@ -7,8 +7,7 @@
 
 namespace sched {
 
-RqTimeline::RqTimeline(int ncpus, std::int64_t period_ns, std::size_t max_rows)
-    : m_ncpus(ncpus), m_period(period_ns), m_maxRows(max_rows) {
+RqTimeline::RqTimeline(int ncpus, std::int64_t period_ns, std::size_t max_rows) : m_ncpus(ncpus), m_period(period_ns), m_maxRows(max_rows) {
     if (ncpus < 1 || period_ns <= 0 || max_rows < 2 || max_rows % 2)
         throw std::invalid_argument("RqTimeline: need ncpus >= 1, period > 0 and an even max_rows >= 2");
     m_data.resize(max_rows * std::size_t(ncpus));
@@ -35,8 +34,7 @@ void RqTimeline::compact() {
     const auto n = std::size_t(m_ncpus);
     for (std::size_t r = 0; r < m_rows / 2; ++r) {
         m_times[r] = m_times[2 * r];
-        for (std::size_t c = 0; c < n; ++c)
-            m_data[r * n + c] = std::max(m_data[2 * r * n + c], m_data[(2 * r + 1) * n + c]);
+        for (std::size_t c = 0; c < n; ++c) m_data[r * n + c] = std::max(m_data[2 * r * n + c], m_data[(2 * r + 1) * n + c]);
     }
     m_rows /= 2;
     m_stride *= 2;

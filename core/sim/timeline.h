@@ -28,9 +28,7 @@ public:
     [[nodiscard]] std::int64_t period() const { return m_period * std::int64_t(m_stride); }  ///< ns per stored row
     [[nodiscard]] std::int64_t time(std::size_t r) const { return m_times[r]; }
     [[nodiscard]] std::uint16_t at(std::size_t r, int cpu) const { return m_data[r * std::size_t(m_ncpus) + std::size_t(cpu)]; }
-    [[nodiscard]] std::span<const std::uint16_t> row(std::size_t r) const {
-        return {m_data.data() + r * std::size_t(m_ncpus), std::size_t(m_ncpus)};
-    }
+    [[nodiscard]] std::span<const std::uint16_t> row(std::size_t r) const { return {m_data.data() + r * std::size_t(m_ncpus), std::size_t(m_ncpus)}; }
 
 private:
     void compact();
@@ -39,8 +37,8 @@ private:
     std::int64_t m_period;
     std::size_t m_maxRows;
     std::size_t m_rows = 0;
-    std::uint64_t m_stride = 1;   // pushes per stored row
-    std::uint64_t m_pending = 0;  // pushes folded into the last row so far (== m_stride: complete)
+    std::uint64_t m_stride = 1;         // pushes per stored row
+    std::uint64_t m_pending = 0;        // pushes folded into the last row so far (== m_stride: complete)
     std::vector<std::uint16_t> m_data;  // max_rows * ncpus, allocated up front
     std::vector<std::int64_t> m_times;  // max_rows
 };

@@ -15,22 +15,22 @@
 namespace sched {
 
 struct HackbenchParams {
-    int groups = 10;      ///< -g
-    int fds = 20;         ///< -f
-    int loops = 100;      ///< -l
-    int datasize = 100;   ///< -s
-    bool threads = false; ///< -T (else processes)
-    bool pipe = false;    ///< -p (else AF_UNIX stream sockets)
-    bool perf = false;    ///< print as `perf bench sched messaging`
+    int groups = 10;           ///< -g
+    int fds = 20;              ///< -f
+    int loops = 100;           ///< -l
+    int datasize = 100;        ///< -s
+    bool threads = false;      ///< -T (else processes)
+    bool pipe = false;         ///< -p (else AF_UNIX stream sockets)
+    bool perf = false;         ///< print as `perf bench sched messaging`
     std::int64_t hot_set = 0;  ///< bytes; 0 = cost model default
 };
 
 struct SchbenchParams {
-    bool v2023 = false;       ///< the 2023 request/RPS schbench (else classic)
-    int message_threads = 2;  ///< -m
-    int workers = 16;         ///< -t, per message thread (2023: 0 = number of CPUs)
-    double runtime_s = 30;    ///< -r (simulated seconds, after warmup)
-    double warmup_s = 0;      ///< -w (stats reset after it)
+    bool v2023 = false;               ///< the 2023 request/RPS schbench (else classic)
+    int message_threads = 2;          ///< -m
+    int workers = 16;                 ///< -t, per message thread (2023: 0 = number of CPUs)
+    double runtime_s = 30;            ///< -r (simulated seconds, after warmup)
+    double warmup_s = 0;              ///< -w (stats reset after it)
     std::int64_t sleep_us = 30000;    ///< classic: message thread usleep; 2023: per-request usleep (-s)
     std::int64_t cputime_us = 30000;  ///< classic: worker think time (-c)
     int ops = 5;                      ///< 2023: -n
@@ -40,16 +40,16 @@ struct SchbenchParams {
 };
 
 struct StressParams {
-    int workers = 0;          ///< --cpu N (0 = number of CPUs)
-    int load = 50;            ///< --cpu-load P (1..100)
+    int workers = 0;            ///< --cpu N (0 = number of CPUs)
+    int load = 50;              ///< --cpu-load P (1..100)
     std::int64_t slice_ms = 0;  ///< --cpu-load-slice; 0 = random busy period up to 500 ms
 };
 
 /// tbench/netperf-RR-like buddy pairs (spec §1.3): each client sends a request to its
 /// own server over loopback (a sync wakeup) and blocks for the reply; pairs never interact.
 struct PingPongParams {
-    int pairs = 1;                 ///< tbench clients / netperf instances
-    double runtime_s = 5;          ///< measured, after warmup
+    int pairs = 1;         ///< tbench clients / netperf instances
+    double runtime_s = 5;  ///< measured, after warmup
     double warmup_s = 0.1;
     std::int64_t client_ns = 4000;  ///< client CPU per transaction (syscalls, protocol), estimate
     std::int64_t server_ns = 4000;  ///< server CPU per transaction, estimate

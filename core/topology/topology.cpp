@@ -41,18 +41,22 @@ Topology::Topology(std::string name, Arch arch, std::vector<CpuInfo> cpus, std::
                 throw TopologyError(fmt::format("{} {} spans two {}s ({} and {})", child, childOf(c), parent, it->second, parentOf(c)));
         }
     };
-    checkNest("core", [](const CpuInfo& c) { return c.core; }, "cluster", [](const CpuInfo& c) { return c.cluster; });
-    checkNest("cluster", [](const CpuInfo& c) { return c.cluster; }, "LLC", [](const CpuInfo& c) { return c.llc; });
-    checkNest("LLC", [](const CpuInfo& c) { return c.llc; }, "die", [](const CpuInfo& c) { return c.die; });
-    checkNest("die", [](const CpuInfo& c) { return c.die; }, "package", [](const CpuInfo& c) { return c.package; });
-    checkNest("core", [](const CpuInfo& c) { return c.core; }, "node", [](const CpuInfo& c) { return c.node; });
+    checkNest(
+        "core", [](const CpuInfo& c) { return c.core; }, "cluster", [](const CpuInfo& c) { return c.cluster; });
+    checkNest(
+        "cluster", [](const CpuInfo& c) { return c.cluster; }, "LLC", [](const CpuInfo& c) { return c.llc; });
+    checkNest(
+        "LLC", [](const CpuInfo& c) { return c.llc; }, "die", [](const CpuInfo& c) { return c.die; });
+    checkNest(
+        "die", [](const CpuInfo& c) { return c.die; }, "package", [](const CpuInfo& c) { return c.package; });
+    checkNest(
+        "core", [](const CpuInfo& c) { return c.core; }, "node", [](const CpuInfo& c) { return c.node; });
 
     std::set<int> nodes;
     for (const auto& c : m_cpus) {
         if (c.core < 0 || c.cluster < 0 || c.llc < 0 || c.die < 0 || c.package < 0 || c.node < 0)
             throw TopologyError(fmt::format("CPU {} has a negative object id", c.cpu));
-        if (c.capacity < 1 || c.capacity > 1024)
-            throw TopologyError(fmt::format("CPU {} capacity {} outside 1..1024", c.cpu, c.capacity));
+        if (c.capacity < 1 || c.capacity > 1024) throw TopologyError(fmt::format("CPU {} capacity {} outside 1..1024", c.cpu, c.capacity));
         nodes.insert(c.node);
     }
     const int nrNodes = *nodes.rbegin() + 1;
@@ -67,8 +71,7 @@ Topology::Topology(std::string name, Arch arch, std::vector<CpuInfo> cpus, std::
         if (int(m_distance[i].size()) != nrNodes)
             throw TopologyError(fmt::format("distance matrix row {} has {} entries for {} nodes", i, m_distance[i].size(), nrNodes));
         for (int j = 0; j < nrNodes; ++j) {
-            if (m_distance[i][j] != m_distance[j][i])
-                throw TopologyError(fmt::format("distance matrix is not symmetric at [{}][{}]", i, j));
+            if (m_distance[i][j] != m_distance[j][i]) throw TopologyError(fmt::format("distance matrix is not symmetric at [{}][{}]", i, j));
             if (i == j ? m_distance[i][j] != 10 : m_distance[i][j] <= 10)
                 throw TopologyError(fmt::format("distance [{}][{}] = {}: local distance must be 10 and remote ones > 10", i, j, m_distance[i][j]));
         }
@@ -136,7 +139,8 @@ void Topology::buildGraphAndMasks() {
         nodesOfPkg[c.package].insert(c.node);
     }
     m_numaInPackage = false;
-    for (auto& [p, ns] : nodesOfPkg) if (ns.size() > 1) m_numaInPackage = true;
+    for (auto& [p, ns] : nodesOfPkg)
+        if (ns.size() > 1) m_numaInPackage = true;
 }
 
 CpuMask Topology::cpusBelow(TopoGraph::vertex_descriptor v) const {
@@ -152,8 +156,8 @@ CpuMask Topology::cpusBelow(TopoGraph::vertex_descriptor v) const {
 }
 
 std::string Topology::summary() const {
-    return fmt::format("{}: {} CPUs, {} packages, {} LLCs, {} cores, up to {} threads/core, {} NUMA node{}", m_name, nrCpus(),
-                       m_nrPackages, m_nrLlcs, m_nrCores, m_maxThreads, nrNodes(), nrNodes() == 1 ? "" : "s");
+    return fmt::format("{}: {} CPUs, {} packages, {} LLCs, {} cores, up to {} threads/core, {} NUMA node{}", m_name, nrCpus(), m_nrPackages, m_nrLlcs,
+                       m_nrCores, m_maxThreads, nrNodes(), nrNodes() == 1 ? "" : "s");
 }
 
 Topology Topology::fromParams(const TopologyParams& p) {
@@ -164,10 +168,8 @@ Topology Topology::fromParams(const TopologyParams& p) {
     need(p.llcs_per_socket >= 1, "llcs_per_socket", "must be >= 1");
     need(p.cores_per_llc >= 1, "cores_per_llc", "must be >= 1");
     need(p.threads_per_core >= 1 && p.threads_per_core <= 8, "threads_per_core", "must be 1..8");
-    need(p.cores_per_cluster >= 1 && p.cores_per_llc % p.cores_per_cluster == 0, "cores_per_cluster",
-         "must be >= 1 and divide cores_per_llc");
-    need(p.nodes_per_socket >= 1 && p.llcs_per_socket % p.nodes_per_socket == 0, "nodes_per_socket",
-         "must be >= 1 and divide llcs_per_socket");
+    need(p.cores_per_cluster >= 1 && p.cores_per_llc % p.cores_per_cluster == 0, "cores_per_cluster", "must be >= 1 and divide cores_per_llc");
+    need(p.nodes_per_socket >= 1 && p.llcs_per_socket % p.nodes_per_socket == 0, "nodes_per_socket", "must be >= 1 and divide llcs_per_socket");
     const long total = long(p.sockets) * p.llcs_per_socket * p.cores_per_llc * p.threads_per_core;
     need(total <= kMaxCpus, "sockets", fmt::format("the machine would have {} CPUs; at most {}", total, kMaxCpus));
 
@@ -186,8 +188,7 @@ Topology Topology::fromParams(const TopologyParams& p) {
             c.die = c.package;
             c.node = c.llc / llcsPerNode;
             if (!p.capacities.empty()) {
-                need(int(p.capacities.size()) == int(total), "capacities",
-                     fmt::format("has {} entries for {} CPUs", p.capacities.size(), total));
+                need(int(p.capacities.size()) == int(total), "capacities", fmt::format("has {} entries for {} CPUs", p.capacities.size(), total));
             }
             cpus.push_back(c);
         }

@@ -29,13 +29,13 @@ enum class Numbering {
 /// global and dense (core 0..ncores-1, llc 0..nllc-1, ...).
 struct CpuInfo {
     int cpu = 0;
-    int thread = 0;   ///< index of this thread within its core
-    int core = 0;     ///< SMT core (on POWER10 SMT8: the SMT4 "small core")
-    int cluster = 0;  ///< L2 / cluster group (== core when no cluster level exists)
-    int llc = 0;      ///< last-level-cache group (sd_llc span)
-    int die = 0;      ///< die / core group (POWER MC level); == package elsewhere
-    int package = 0;  ///< socket
-    int node = 0;     ///< NUMA node
+    int thread = 0;       ///< index of this thread within its core
+    int core = 0;         ///< SMT core (on POWER10 SMT8: the SMT4 "small core")
+    int cluster = 0;      ///< L2 / cluster group (== core when no cluster level exists)
+    int llc = 0;          ///< last-level-cache group (sd_llc span)
+    int die = 0;          ///< die / core group (POWER MC level); == package elsewhere
+    int package = 0;      ///< socket
+    int node = 0;         ///< NUMA node
     int capacity = 1024;  ///< arch_scale_cpu_capacity (capacity_orig)
 };
 
@@ -62,7 +62,7 @@ struct TopologyParams {
     int cores_per_cluster = 1;  ///< cores sharing an L2 (cluster level); 1 = none
     int nodes_per_socket = 1;   ///< NUMA nodes per socket (NPS/SNC); must divide llcs_per_socket
     Numbering numbering = Numbering::X86;
-    int remote_distance = 32;   ///< SLIT distance between sockets (local = 10)
+    int remote_distance = 32;        ///< SLIT distance between sockets (local = 10)
     int intra_socket_distance = 12;  ///< distance between nodes of one socket
     /// Optional full node-distance matrix (overrides the two distances above).
     std::vector<std::vector<int>> distances;

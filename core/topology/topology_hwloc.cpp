@@ -109,8 +109,7 @@ void checkFile(const std::string& path) {
     namespace fs = std::filesystem;
     std::error_code ec;
     const auto st = fs::status(path, ec);
-    if (ec || !fs::exists(st))
-        throw TopologyError(fmt::format("{}: cannot open ({})", path, errnoText(ec ? ec.value() : ENOENT)));
+    if (ec || !fs::exists(st)) throw TopologyError(fmt::format("{}: cannot open ({})", path, errnoText(ec ? ec.value() : ENOENT)));
     if (!fs::is_regular_file(st)) throw TopologyError(fmt::format("{}: not a regular file", path));
     std::ifstream in(path, std::ios::binary);
     if (!in) throw TopologyError(fmt::format("{}: cannot open for reading", path));
@@ -118,8 +117,7 @@ void checkFile(const std::string& path) {
     in.read(buf, sizeof buf);
     std::string_view head(buf, std::size_t(in.gcount()));
     if (startsWith(head, "\xEF\xBB\xBF")) head.remove_prefix(3);  // UTF-8 BOM
-    while (!head.empty() && (head.front() == ' ' || head.front() == '\t' || head.front() == '\r' || head.front() == '\n'))
-        head.remove_prefix(1);
+    while (!head.empty() && (head.front() == ' ' || head.front() == '\t' || head.front() == '\r' || head.front() == '\n')) head.remove_prefix(1);
     if (head.empty()) throw TopologyError(fmt::format("{}: not an hwloc XML topology (empty file)", path));
     if (head.front() != '<') throw TopologyError(fmt::format("{}: not an hwloc XML topology (not XML)", path));
 }
@@ -135,13 +133,9 @@ Arch archOf(hwloc_topology_t t) {
 
 bool included(hwloc_const_cpuset_t sub, hwloc_const_cpuset_t super) { return hwloc_bitmap_isincluded(sub, super) != 0; }
 /// `sub` is strictly inside `super`.
-bool strictlyInside(hwloc_const_cpuset_t sub, hwloc_const_cpuset_t super) {
-    return included(sub, super) && !hwloc_bitmap_isequal(sub, super);
-}
+bool strictlyInside(hwloc_const_cpuset_t sub, hwloc_const_cpuset_t super) { return included(sub, super) && !hwloc_bitmap_isequal(sub, super); }
 
-hwloc_obj_t ancestor(hwloc_topology_t t, hwloc_obj_type_t type, hwloc_obj_t pu) {
-    return hwloc_get_ancestor_obj_by_type(t, type, pu);
-}
+hwloc_obj_t ancestor(hwloc_topology_t t, hwloc_obj_type_t type, hwloc_obj_t pu) { return hwloc_get_ancestor_obj_by_type(t, type, pu); }
 
 /// The "Cluster" Group (Linux cluster_cpus, hwloc >= 2.8) above `pu`, if any.
 hwloc_obj_t clusterGroup(hwloc_obj_t pu) {
@@ -181,13 +175,11 @@ private:
 
 /// Node x node matrix for `nodes` (dense order) from hwloc's latency matrix,
 /// empty when hwloc has none that covers them all.
-std::vector<std::vector<int>> distancesOf(hwloc_topology_t t, const std::vector<hwloc_obj_t>& nodes,
-                                          const std::string& where) {
+std::vector<std::vector<int>> distancesOf(hwloc_topology_t t, const std::vector<hwloc_obj_t>& nodes, const std::string& where) {
     HwlocDistances all(t, HWLOC_DISTANCES_KIND_MEANS_LATENCY);
     const hwloc_distances_s* best = nullptr;
     for (const auto* d : all.all())  // prefer the OS's (SLIT) matrix to user-provided ones
-        if (!best || ((d->kind & HWLOC_DISTANCES_KIND_FROM_OS) && !(best->kind & HWLOC_DISTANCES_KIND_FROM_OS)))
-            best = d;
+        if (!best || ((d->kind & HWLOC_DISTANCES_KIND_FROM_OS) && !(best->kind & HWLOC_DISTANCES_KIND_FROM_OS))) best = d;
     if (!best || !best->objs || !best->values) return {};
 
     std::vector<unsigned> index;
@@ -202,8 +194,8 @@ std::vector<std::vector<int>> distancesOf(hwloc_topology_t t, const std::vector<
         for (std::size_t b = 0; b < nodes.size(); ++b) {
             const hwloc_uint64_t v = best->values[std::size_t(index[a]) * best->nbobjs + index[b]];
             if (v > hwloc_uint64_t(INT_MAX))
-                throw TopologyError(fmt::format("{}: NUMA distance {} between nodes {} and {} is out of range", where, v,
-                                                nodes[a]->os_index, nodes[b]->os_index));
+                throw TopologyError(
+                    fmt::format("{}: NUMA distance {} between nodes {} and {} is out of range", where, v, nodes[a]->os_index, nodes[b]->os_index));
             m[a][b] = int(v);
         }
     return m;
@@ -217,7 +209,10 @@ std::vector<int> capacitiesOf(hwloc_topology_t t, Arch arch, int nrCpus) {
     const int nr = hwloc_cpukinds_get_nr(t, 0);
     if (nr < 2) return {};
     HwlocBitmap set;
-    struct Kind { int efficiency; std::vector<unsigned> cpus; };
+    struct Kind {
+        int efficiency;
+        std::vector<unsigned> cpus;
+    };
     std::vector<Kind> kinds;
     int maxEff = -1;
     for (int k = 0; k < nr; ++k) {
@@ -252,47 +247,42 @@ Extracted extract(hwloc_topology_t t, const std::string& xmlPath, const std::str
         errno = 0;
         if (hwloc_topology_set_xml(t, xmlPath.c_str()) != 0) {
             const int e = errno;
-            if (e == ENOENT || e == EACCES || e == EISDIR)
-                throw TopologyError(fmt::format("{}: cannot open ({})", where, errnoText(e)));
-            throw TopologyError(fmt::format("{}: not an hwloc XML topology ({})", where,
-                                            e == EINVAL || e == 0 ? std::string("malformed or truncated XML")
-                                                                  : "hwloc cannot parse it: " + errnoText(e)));
+            if (e == ENOENT || e == EACCES || e == EISDIR) throw TopologyError(fmt::format("{}: cannot open ({})", where, errnoText(e)));
+            throw TopologyError(
+                fmt::format("{}: not an hwloc XML topology ({})", where,
+                            e == EINVAL || e == 0 ? std::string("malformed or truncated XML") : "hwloc cannot parse it: " + errnoText(e)));
         }
     }
     errno = 0;
     if (hwloc_topology_load(t) != 0) {
         const int e = errno;
-        if (xmlPath.empty())
-            throw TopologyError(fmt::format("{}: cannot discover this machine's topology ({})", where, errnoText(e)));
-        throw TopologyError(fmt::format("{}: not an hwloc XML topology ({})", where,
-                                        e == EINVAL || e == 0 ? std::string("hwloc rejected its content")
-                                                              : "hwloc rejected its content: " + errnoText(e)));
+        if (xmlPath.empty()) throw TopologyError(fmt::format("{}: cannot discover this machine's topology ({})", where, errnoText(e)));
+        throw TopologyError(
+            fmt::format("{}: not an hwloc XML topology ({})", where,
+                        e == EINVAL || e == 0 ? std::string("hwloc rejected its content") : "hwloc rejected its content: " + errnoText(e)));
     }
 
     // PUs by ascending CPU number.
     std::vector<hwloc_obj_t> pus;
-    for (hwloc_obj_t pu = hwloc_get_next_obj_by_type(t, HWLOC_OBJ_PU, nullptr); pu;
-         pu = hwloc_get_next_obj_by_type(t, HWLOC_OBJ_PU, pu))
+    for (hwloc_obj_t pu = hwloc_get_next_obj_by_type(t, HWLOC_OBJ_PU, nullptr); pu; pu = hwloc_get_next_obj_by_type(t, HWLOC_OBJ_PU, pu))
         pus.push_back(pu);
     if (pus.empty()) throw TopologyError(fmt::format("{}: the topology has no PU (CPU)", where));
-    if (pus.size() > std::size_t(kMaxCpus))
-        throw TopologyError(fmt::format("{}: {} CPUs; schedlab models at most {}", where, pus.size(), kMaxCpus));
+    if (pus.size() > std::size_t(kMaxCpus)) throw TopologyError(fmt::format("{}: {} CPUs; schedlab models at most {}", where, pus.size(), kMaxCpus));
     for (hwloc_obj_t pu : pus)
-        if (pu->os_index == HWLOC_UNKNOWN_INDEX || !pu->cpuset)
-            throw TopologyError(fmt::format("{}: a PU has no OS index (CPU number)", where));
+        if (pu->os_index == HWLOC_UNKNOWN_INDEX || !pu->cpuset) throw TopologyError(fmt::format("{}: a PU has no OS index (CPU number)", where));
     std::sort(pus.begin(), pus.end(), [](hwloc_obj_t a, hwloc_obj_t b) { return a->os_index < b->os_index; });
     for (std::size_t i = 0; i < pus.size(); ++i) {
         if (i > 0 && pus[i]->os_index == pus[i - 1]->os_index)
             throw TopologyError(fmt::format("{}: two PUs have OS index {}", where, pus[i]->os_index));
         if (pus[i]->os_index != i)
-            throw TopologyError(fmt::format("{}: CPU numbers are not contiguous: CPU {} is missing (offline CPUs?); "
-                                            "CPUs present: {}",
-                                            where, i, cpuList(pus)));
+            throw TopologyError(
+                fmt::format("{}: CPU numbers are not contiguous: CPU {} is missing (offline CPUs?); "
+                            "CPUs present: {}",
+                            where, i, cpuList(pus)));
     }
 
     std::vector<hwloc_obj_t> allNodes;
-    for (hwloc_obj_t n = hwloc_get_next_obj_by_type(t, HWLOC_OBJ_NUMANODE, nullptr); n;
-         n = hwloc_get_next_obj_by_type(t, HWLOC_OBJ_NUMANODE, n))
+    for (hwloc_obj_t n = hwloc_get_next_obj_by_type(t, HWLOC_OBJ_NUMANODE, nullptr); n; n = hwloc_get_next_obj_by_type(t, HWLOC_OBJ_NUMANODE, n))
         allNodes.push_back(n);
 
     // Every object hwloc gives a PU has a cpuset; check anyway before using them.
@@ -350,8 +340,7 @@ Extracted extract(hwloc_topology_t t, const std::string& xmlPath, const std::str
     if (!cap.empty())
         for (auto& c : out.cpus) c.capacity = cap[std::size_t(c.cpu)];
 
-    if (std::none_of(nodeObjs.begin(), nodeObjs.end(), [](hwloc_obj_t n) { return n == nullptr; }))
-        out.distances = distancesOf(t, nodeObjs, where);
+    if (std::none_of(nodeObjs.begin(), nodeObjs.end(), [](hwloc_obj_t n) { return n == nullptr; })) out.distances = distancesOf(t, nodeObjs, where);
     if (out.distances.empty()) {
         const std::size_t n = nodeObjs.size();
         out.distances.assign(n, std::vector<int>(n, 20));
@@ -370,8 +359,7 @@ Extracted extract(hwloc_topology_t t, const std::string& xmlPath, const std::str
 std::string serialize(const Extracted& e) {
     std::string s = fmt::format("OK\n{}\n{}\n", int(e.arch), e.cpus.size());
     for (const auto& c : e.cpus)
-        s += fmt::format("{} {} {} {} {} {} {} {} {}\n", c.cpu, c.thread, c.core, c.cluster, c.llc, c.die, c.package,
-                         c.node, c.capacity);
+        s += fmt::format("{} {} {} {} {} {} {} {} {}\n", c.cpu, c.thread, c.core, c.cluster, c.llc, c.die, c.package, c.node, c.capacity);
     s += fmt::format("{}\n", e.distances.size());
     for (const auto& row : e.distances) s += fmt::format("{}\n", fmt::join(row, " "));
     return s;
@@ -396,8 +384,7 @@ Extracted deserialize(const std::string& text, const std::string& where) {
     e.arch = Arch(arch);
     e.cpus.resize(n);
     for (auto& c : e.cpus)
-        if (!(in >> c.cpu >> c.thread >> c.core >> c.cluster >> c.llc >> c.die >> c.package >> c.node >> c.capacity))
-            throw fail();
+        if (!(in >> c.cpu >> c.thread >> c.core >> c.cluster >> c.llc >> c.die >> c.package >> c.node >> c.capacity)) throw fail();
     if (!(in >> nodes) || nodes > std::size_t(kMaxCpus)) throw fail();
     e.distances.assign(nodes, std::vector<int>(nodes));
     for (auto& row : e.distances)
@@ -471,8 +458,7 @@ Extracted extractIsolated(hwloc_topology_t t, const std::string& xmlPath, const 
         const std::string how = WIFSIGNALED(status) ? fmt::format("signal {}", WTERMSIG(status))
                                 : WIFEXITED(status) ? fmt::format("exit status {}", WEXITSTATUS(status))
                                                     : std::string("abnormal end");
-        if (xmlPath.empty())
-            throw TopologyError(fmt::format("{}: hwloc crashed while discovering this machine ({})", where, how));
+        if (xmlPath.empty()) throw TopologyError(fmt::format("{}: hwloc crashed while discovering this machine ({})", where, how));
         throw TopologyError(fmt::format("{}: not an hwloc XML topology (hwloc crashed on it: {})", where, how));
     }
     return deserialize(reply, where);

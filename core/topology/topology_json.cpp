@@ -30,7 +30,12 @@ nlohmann::json parseJsonOrThrow(const std::string& text, const std::string& file
         // Turn the byte offset into line:column.
         size_t line = 1, col = 1;
         for (size_t i = 0; i < e.byte && i < text.size(); ++i) {
-            if (text[i] == '\n') { ++line; col = 1; } else { ++col; }
+            if (text[i] == '\n') {
+                ++line;
+                col = 1;
+            } else {
+                ++col;
+            }
         }
         std::string what = e.what();
         auto p = what.find(": syntax error");
@@ -57,8 +62,8 @@ Topology fromFile(const std::string& path, const std::string& file, const std::s
         throw InputError(file, key, fmt::format("cannot open topology file '{}'", path));
     }
     nlohmann::json j = parseJsonOrThrow(text, path);
-    if (j.is_object() && j.contains("topology")) return topologyFromJson(j["topology"], path, "topology",
-                                                                          std::filesystem::path(path).parent_path().string());
+    if (j.is_object() && j.contains("topology"))
+        return topologyFromJson(j["topology"], path, "topology", std::filesystem::path(path).parent_path().string());
     return topologyFromJson(j, path, "", std::filesystem::path(path).parent_path().string());
 }
 
@@ -70,8 +75,7 @@ std::string presetList() {
 
 // "host" (the running machine, through hwloc), a preset name, or an existing file
 // (relative to baseDir); nullopt when it is none of these. Errors name file and key.
-std::optional<Topology> topologyByName(const std::string& s, const std::string& baseDir, const std::string& file,
-                                       const std::string& key) {
+std::optional<Topology> topologyByName(const std::string& s, const std::string& baseDir, const std::string& file, const std::string& key) {
     if (s == "host") {
         try {
             return topologyFromHwloc("", "host");
@@ -107,9 +111,20 @@ Topology topologyFromJson(const nlohmann::json& v, const std::string& file, cons
         }
     }
     TopologyParams p;
-    static const std::set<std::string> known = {"name", "arch", "sockets", "llcs_per_socket", "cores_per_llc", "threads_per_core",
-                                                "cores_per_cluster", "nodes_per_socket", "numbering", "remote_distance",
-                                                "intra_socket_distance", "distances", "capacities", "node_reclaim_distance"};
+    static const std::set<std::string> known = {"name",
+                                                "arch",
+                                                "sockets",
+                                                "llcs_per_socket",
+                                                "cores_per_llc",
+                                                "threads_per_core",
+                                                "cores_per_cluster",
+                                                "nodes_per_socket",
+                                                "numbering",
+                                                "remote_distance",
+                                                "intra_socket_distance",
+                                                "distances",
+                                                "capacities",
+                                                "node_reclaim_distance"};
     for (auto it = v.begin(); it != v.end(); ++it)
         if (!known.count(it.key())) throw InputError(file, sub(it.key()), "unknown key in a parametric topology");
     auto getInt = [&](const char* k, int& out) {
@@ -162,8 +177,7 @@ Topology topologyFromJson(const nlohmann::json& v, const std::string& file, cons
     } catch (const TopologyError& e) {
         std::string msg = e.what();
         auto colon = msg.find(": ");
-        if (colon != std::string::npos && known.count(msg.substr(0, colon)))
-            throw InputError(file, sub(msg.substr(0, colon)), msg.substr(colon + 2));
+        if (colon != std::string::npos && known.count(msg.substr(0, colon))) throw InputError(file, sub(msg.substr(0, colon)), msg.substr(colon + 2));
         throw InputError(file, key, msg);
     }
 }

@@ -103,10 +103,8 @@ const std::map<std::string, Preset>& presets() {
             [] { return Topology::fromParams(amd("epyc-9654-2s", 2, 12, 8)); });
         add("bergamo-9754-2s", "AMD EPYC 9754 (Bergamo) x2: 2 x 16 CCX x 8 cores x 2 = 512 CPUs, NPS1",
             [] { return Topology::fromParams(amd("bergamo-9754-2s", 2, 16, 8)); });
-        add("genoa-1s", "AMD Genoa 1 socket: 12 CCX x 8 cores x 2 = 192 CPUs",
-            [] { return Topology::fromParams(amd("genoa-1s", 1, 12, 8)); });
-        add("milan-2s", "AMD EPYC Milan x2: 2 x 8 CCX x 8 cores x 2 = 256 CPUs",
-            [] { return Topology::fromParams(amd("milan-2s", 2, 8, 8)); });
+        add("genoa-1s", "AMD Genoa 1 socket: 12 CCX x 8 cores x 2 = 192 CPUs", [] { return Topology::fromParams(amd("genoa-1s", 1, 12, 8)); });
+        add("milan-2s", "AMD EPYC Milan x2: 2 x 8 CCX x 8 cores x 2 = 256 CPUs", [] { return Topology::fromParams(amd("milan-2s", 2, 8, 8)); });
         add("spr-2s", "Intel Sapphire Rapids x2: 2 x 56 cores x 2 = 224 CPUs, one LLC per socket",
             [] { return Topology::fromParams(x86("spr-2s", 2, 1, 56, 2, 21)); });
         add("i7-4790", "Intel i7-4790 (Haswell): 4 cores x 2 = 8 CPUs, one LLC (spec oracle T1)",
@@ -126,8 +124,7 @@ const std::map<std::string, Preset>& presets() {
             for (auto& c : cpus) c.node = 0;
             return Topology("qemu-2s2c2t", Arch::X86, cpus, {{10}});
         });
-        add("qemu-1s4c", "4 CPUs, no SMT, one LLC (spec oracle T3)",
-            [] { return Topology::fromParams(x86("qemu-1s4c", 1, 1, 4, 1)); });
+        add("qemu-1s4c", "4 CPUs, no SMT, one LLC (spec oracle T3)", [] { return Topology::fromParams(x86("qemu-1s4c", 1, 1, 4, 1)); });
         add("qemu-2s4c-numa", "2 sockets x 4 cores, no SMT, 2 nodes at distance 21 (spec oracle T2)",
             [] { return Topology::fromParams(x86("qemu-2s4c-numa", 2, 1, 4, 1, 21)); });
         return t;

@@ -70,8 +70,7 @@ RqLenCsv parseRqLenCsv(std::string_view text, const std::string& name, bool coun
             for (std::size_t i = 1; i < c.size(); ++i) {
                 int cpu = -1;
                 if (!c[i].starts_with("CPU") || !toInt(c[i].substr(3), cpu) || cpu < 0 || cpu >= 4096)
-                    throw InputError(name, fmt::format("line {}, column {}", lineNo, i + 1),
-                                     fmt::format("expected \"CPU<n>\", got \"{}\"", c[i]));
+                    throw InputError(name, fmt::format("line {}, column {}", lineNo, i + 1), fmt::format("expected \"CPU<n>\", got \"{}\"", c[i]));
                 r.cpus.push_back(cpu);
             }
             if (r.cpus.empty()) throw InputError(name, fmt::format("line {}", lineNo), "no CPU columns");

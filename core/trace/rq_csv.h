@@ -15,15 +15,15 @@ namespace sched {
 
 struct RqLenCsv {
     std::string file;
-    std::vector<int> cpus;            ///< the CPU number of each column, from "CPU%3d" headers
-    std::vector<std::int64_t> time;   ///< elapsed ns of each row
-    std::vector<std::int16_t> values; ///< rows x cpus, row-major; -1 = no sample (missing trailing value)
+    std::vector<int> cpus;             ///< the CPU number of each column, from "CPU%3d" headers
+    std::vector<std::int64_t> time;    ///< elapsed ns of each row
+    std::vector<std::int16_t> values;  ///< rows x cpus, row-major; -1 = no sample (missing trailing value)
     /// true: values are rq->nr_running (the seed's script, the simulator's definition); false: the
     /// stock runqlen tool's queued-but-not-running count.
     bool counts_running_task = true;
     std::vector<TraceProblem> problems;  ///< the first Trace::kMaxProblems bad rows
     std::uint64_t problem_count = 0;
-    std::uint32_t truncated_line = 0;    ///< the last row was cut short (its line), 0 = no
+    std::uint32_t truncated_line = 0;  ///< the last row was cut short (its line), 0 = no
 
     std::size_t rows() const { return time.size(); }
     int value(std::size_t row, std::size_t col) const { return values[row * cpus.size() + col]; }

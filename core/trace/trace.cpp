@@ -163,8 +163,7 @@ void FtraceTextParser::line(std::string_view text) {
             if (slash != std::string_view::npos) {
                 toInt(rest.substr(0, slash), m_t.entries_in_buffer);
                 std::size_t end = rest.find(' ', slash);
-                toInt(rest.substr(slash + 1, end == std::string_view::npos ? std::string_view::npos : end - slash - 1),
-                      m_t.entries_written);
+                toInt(rest.substr(slash + 1, end == std::string_view::npos ? std::string_view::npos : end - slash - 1), m_t.entries_written);
             }
         }
         const std::size_t p = t.find("#P:");
@@ -321,8 +320,7 @@ bool FtraceTextParser::parseRecord(std::string_view s, std::string& why) {
         const std::string_view st = l.substr(sp + 1);
         std::string_view pc, nc;
         int pprio = 0, nprio = 0;
-        if (st.empty() || !commPidPrio(l.substr(0, sp), pc, e.pid, pprio) || !commPidPrio(payload.substr(arrow + 5), nc, e.pid2, nprio))
-            return false;
+        if (st.empty() || !commPidPrio(l.substr(0, sp), pc, e.pid, pprio) || !commPidPrio(payload.substr(arrow + 5), nc, e.pid2, nprio)) return false;
         // The plugin names TASK_REPORT bits with an older table ("SDTtZXxW"): bit 4 is 6.1's X,
         // bit 5 Z, bit 6 P, bit 7 I. Mapped back to the kernel's letters.
         static const std::string_view plugin = "SDTtZXxW", kernel = "SDTtXZPI";
@@ -348,8 +346,7 @@ bool FtraceTextParser::parseRecord(std::string_view s, std::string& why) {
         if (!payload.starts_with("comm=") || pidAt == std::string_view::npos || prioAt == std::string_view::npos)
             return bad("expected comm= pid= prio= target_cpu=");
         int prio = 0, target = -1;
-        if (!intOf(payload, " pid=", e.pid, pidAt) || !intOf(payload, " prio=", prio, prioAt) ||
-            !intOf(payload, " target_cpu=", target, prioAt))
+        if (!intOf(payload, " pid=", e.pid, pidAt) || !intOf(payload, " prio=", prio, prioAt) || !intOf(payload, " target_cpu=", target, prioAt))
             return bad("expected comm= pid= prio= target_cpu=");
         e.kind = kind;
         e.target_cpu = std::int16_t(target);
@@ -372,10 +369,9 @@ bool FtraceTextParser::parseRecord(std::string_view s, std::string& why) {
         const std::size_t ppid = l.rfind(" prev_pid="), npid = r.rfind(" next_pid=");
         const std::size_t pst = l.rfind(" prev_state=");
         int pprio = 0, nprio = 0;
-        if (!l.starts_with("prev_comm=") || !r.starts_with("next_comm=") || ppid == std::string_view::npos ||
-            npid == std::string_view::npos || pst == std::string_view::npos || !intOf(l, " prev_pid=", e.pid, ppid) ||
-            !intOf(l, " prev_prio=", pprio, ppid) || !intOf(r, " next_pid=", e.pid2, npid) ||
-            !intOf(r, " next_prio=", nprio, npid))
+        if (!l.starts_with("prev_comm=") || !r.starts_with("next_comm=") || ppid == std::string_view::npos || npid == std::string_view::npos ||
+            pst == std::string_view::npos || !intOf(l, " prev_pid=", e.pid, ppid) || !intOf(l, " prev_prio=", pprio, ppid) ||
+            !intOf(r, " next_pid=", e.pid2, npid) || !intOf(r, " next_prio=", nprio, npid))
             return bad("expected prev_comm= prev_pid= prev_prio= prev_state= ==> next_comm= next_pid= next_prio=");
         e.kind = EvKind::sched_switch;
         e.prev_state = stateLetter(l.substr(pst + 12));
@@ -392,8 +388,8 @@ bool FtraceTextParser::parseRecord(std::string_view s, std::string& why) {
         const std::size_t pidAt = payload.rfind(" pid=", prioAt);
         int prio = 0, orig = -1, dest = -1;
         if (!payload.starts_with("comm=") || pidAt == std::string_view::npos || prioAt == std::string_view::npos ||
-            !intOf(payload, " pid=", e.pid, pidAt) || !intOf(payload, " prio=", prio, prioAt) ||
-            !intOf(payload, " orig_cpu=", orig, prioAt) || !intOf(payload, " dest_cpu=", dest, prioAt))
+            !intOf(payload, " pid=", e.pid, pidAt) || !intOf(payload, " prio=", prio, prioAt) || !intOf(payload, " orig_cpu=", orig, prioAt) ||
+            !intOf(payload, " dest_cpu=", dest, prioAt))
             return bad("expected comm= pid= prio= orig_cpu= dest_cpu=");
         e.kind = EvKind::sched_migrate_task;
         e.orig_cpu = std::int16_t(orig);
@@ -419,9 +415,8 @@ bool FtraceTextParser::parseRecord(std::string_view s, std::string& why) {
         const std::size_t cc = payload.rfind(" child_comm=");
         const std::size_t pidAt = payload.rfind(" pid=", cc);
         const std::size_t cp = payload.rfind(" child_pid=");
-        if (!payload.starts_with("comm=") || cc == std::string_view::npos || pidAt == std::string_view::npos ||
-            cp == std::string_view::npos || cp < cc || !intOf(payload, " pid=", e.pid, pidAt) ||
-            !intOf(payload, " child_pid=", e.pid2, cp))
+        if (!payload.starts_with("comm=") || cc == std::string_view::npos || pidAt == std::string_view::npos || cp == std::string_view::npos ||
+            cp < cc || !intOf(payload, " pid=", e.pid, pidAt) || !intOf(payload, " child_pid=", e.pid2, cp))
             return bad("expected comm= pid= child_comm= child_pid=");
         e.kind = EvKind::sched_process_fork;
         m_t.comm[e.pid] = std::string(payload.substr(5, pidAt - 5));
@@ -525,8 +520,9 @@ void checkIsTrace(const Trace& t, const FtraceTextParser& p) {
     std::string first;
     if (!t.problems.empty()) first = fmt::format(" (line {}: {})", t.problems.front().line, t.problems.front().what);
     if (t.lines == 0) throw InputError(t.file, "", "empty file, not an ftrace text trace");
-    throw InputError(t.file, "", fmt::format("not an ftrace text trace: none of its first {} lines is an event record{}",
-                                             std::min<std::uint64_t>(p.dataLines(), kNotATraceLines), first));
+    throw InputError(t.file, "",
+                     fmt::format("not an ftrace text trace: none of its first {} lines is an event record{}",
+                                 std::min<std::uint64_t>(p.dataLines(), kNotATraceLines), first));
 }
 
 std::string clockBeside(const std::string& path) {
@@ -659,8 +655,7 @@ std::string Trace::summary() const {
                            : fmt::format(", stamps {} .. {} (not ns: clock {})", lo, hi, clock.empty() ? "unknown" : clock);
     }
     o += fmt::format("; clock {}; layout: {} flag columns, {}tgid column{}\n", clock.empty() ? "not given (local assumed)" : clock,
-                     flag_columns < 0 ? 0 : flag_columns, tgid_column ? "" : "no ",
-                     sched_plugin_layout ? ", trace-cmd's sched plugin" : "");
+                     flag_columns < 0 ? 0 : flag_columns, tgid_column ? "" : "no ", sched_plugin_layout ? ", trace-cmd's sched plugin" : "");
     o += "  events:";
     for (const auto& [n, c] : event_counts) o += fmt::format(" {} {}", n, c);
     o += "\n";
@@ -672,8 +667,9 @@ std::string Trace::summary() const {
     if (entries_written > entries_in_buffer)
         o += fmt::format("  warning: the buffer overran ({} of {} entries kept)\n", entries_in_buffer, entries_written);
     for (const auto& g : gaps)
-        o += fmt::format("  gap on CPU {} ({}, line {}): {} .. {}\n", g.cpu, g.buffer_started ? "buffer started" : fmt::format("{} events lost", g.lost),
-                         g.line, g.from < 0 ? std::string("trace start") : fmt::format("{:.6f} s", double(g.from) / 1e9),
+        o += fmt::format("  gap on CPU {} ({}, line {}): {} .. {}\n", g.cpu,
+                         g.buffer_started ? "buffer started" : fmt::format("{} events lost", g.lost), g.line,
+                         g.from < 0 ? std::string("trace start") : fmt::format("{:.6f} s", double(g.from) / 1e9),
                          g.to < 0 ? std::string("trace end") : fmt::format("{:.6f} s", double(g.to) / 1e9));
     if (workload_start >= 0 || workload_end >= 0)
         o += fmt::format("  workload: {} .. {}\n", workload_start < 0 ? std::string("?") : fmt::format("{:.6f} s", double(workload_start) / 1e9),
@@ -698,8 +694,7 @@ FtraceTextWriter::FtraceTextWriter(std::ostream& out, int nrCpus, CommOf commOf,
     : m_out(out), m_nrCpus(nrCpus), m_commOf(std::move(commOf)), m_usecs(usecs), m_curr(std::size_t(std::max(nrCpus, 1)), 0) {
     m_out << "# tracer: nop\n"
           << "#\n"
-          << fmt::format("# schedlab simulated run   #P:{}\n", nrCpus)
-          << "#\n"
+          << fmt::format("# schedlab simulated run   #P:{}\n", nrCpus) << "#\n"
           << "#                                _-----=> irqs-off/BH-disabled\n"
           << "#                               / _----=> need-resched\n"
           << "#                              | / _---=> hardirq/softirq\n"
@@ -751,8 +746,8 @@ void FtraceTextWriter::write(const SchedEvent& e) {
         break;
     }
     case EvKind::sched_migrate_task:
-        body = fmt::format("sched_migrate_task: comm={} pid={} prio={} orig_cpu={} dest_cpu={}", comm(e.pid, cpu), e.pid, prio,
-                           e.orig_cpu, e.target_cpu);
+        body = fmt::format("sched_migrate_task: comm={} pid={} prio={} orig_cpu={} dest_cpu={}", comm(e.pid, cpu), e.pid, prio, e.orig_cpu,
+                           e.target_cpu);
         if (e.cause < kMigrationCauses) body += fmt::format(" cause={}", toString(MigrationCause(e.cause)));
         break;
     case EvKind::cpu_idle:
@@ -779,10 +774,11 @@ void FtraceTextWriter::write(const SchedEvent& e) {
 }
 
 std::string formatWakeInputs(const WakeInputs& in) {
-    return fmt::format("schedlab_wake pid={} prev={} this_load={} prev_load={} p_load={} cur_load={} sync={} in_task={} scan_this={} "
-                       "scan_prev={} cores_this={} cores_prev={} jiffies={}",
-                       in.pid, in.prev, in.this_load, in.prev_load, in.p_load, in.cur_load, int(in.sync), int(in.in_task), in.scan_this,
-                       in.scan_prev, int(in.cores_this), int(in.cores_prev), in.jiffies);
+    return fmt::format(
+        "schedlab_wake pid={} prev={} this_load={} prev_load={} p_load={} cur_load={} sync={} in_task={} scan_this={} "
+        "scan_prev={} cores_this={} cores_prev={} jiffies={}",
+        in.pid, in.prev, in.this_load, in.prev_load, in.p_load, in.cur_load, int(in.sync), int(in.in_task), in.scan_this, in.scan_prev,
+        int(in.cores_this), int(in.cores_prev), in.jiffies);
 }
 
 void WakeInputsByEvent::finish() {
@@ -882,8 +878,9 @@ bool parseWakeInputs(std::string_view msg, WakeInputs& in, std::string& why) {
         }
     }
     if (seen != (1u << 13) - 1) {
-        why = "schedlab_wake: a field is missing (pid prev this_load prev_load p_load cur_load sync in_task scan_this scan_prev "
-              "cores_this cores_prev jiffies)";
+        why =
+            "schedlab_wake: a field is missing (pid prev this_load prev_load p_load cur_load sync in_task scan_this scan_prev "
+            "cores_this cores_prev jiffies)";
         return false;
     }
     in.prev = std::int16_t(prev);

@@ -72,24 +72,24 @@ private:
 /// A trace read into the simulator's event vocabulary, with what the reader had to skip.
 struct Trace {
     std::string file;
-    std::vector<SchedEvent> events;    ///< in file order (times may go back across CPUs)
-    std::vector<TraceRecord> records;  ///< parallel to events
-    std::unordered_map<std::int32_t, std::string> comm;  ///< last name seen per pid (0: "swapper")
-    std::unordered_map<std::int32_t, int> prio;          ///< last prio seen per pid
-    int nr_cpus = 0;                   ///< `#P:N` from the header, else the highest CPU seen + 1
-    std::string clock;                 ///< trace clock if known ("global", "local", "counter", ...)
-    bool ns_timestamps = true;         ///< `secs.frac` stamps; false: bare integers (counter/uptime/tsc)
-    bool tgid_column = false;          ///< the `(tgid)` column was present
-    int flag_columns = -1;             ///< 5, 4 or 0 (no flags); -1: no record seen
-    bool sched_plugin_layout = false;  ///< trace-cmd report's sched plugin wrote wakeups/switches
+    std::vector<SchedEvent> events;                            ///< in file order (times may go back across CPUs)
+    std::vector<TraceRecord> records;                          ///< parallel to events
+    std::unordered_map<std::int32_t, std::string> comm;        ///< last name seen per pid (0: "swapper")
+    std::unordered_map<std::int32_t, int> prio;                ///< last prio seen per pid
+    int nr_cpus = 0;                                           ///< `#P:N` from the header, else the highest CPU seen + 1
+    std::string clock;                                         ///< trace clock if known ("global", "local", "counter", ...)
+    bool ns_timestamps = true;                                 ///< `secs.frac` stamps; false: bare integers (counter/uptime/tsc)
+    bool tgid_column = false;                                  ///< the `(tgid)` column was present
+    int flag_columns = -1;                                     ///< 5, 4 or 0 (no flags); -1: no record seen
+    bool sched_plugin_layout = false;                          ///< trace-cmd report's sched plugin wrote wakeups/switches
     std::uint64_t entries_in_buffer = 0, entries_written = 0;  ///< header; in < written: overrun
     std::vector<TraceGap> gaps;
     std::map<std::string, std::uint64_t> event_counts;    ///< every event name seen, imported or not
     std::map<std::string, std::uint64_t> skipped_events;  ///< names not imported (unknown to schedlab)
-    std::vector<TraceProblem> problems;  ///< the first kMaxProblems unparsable lines
-    std::uint64_t problem_count = 0;     ///< all of them
-    std::uint32_t truncated_line = 0;    ///< the last line was cut short (its number), 0 = no
-    std::uint64_t time_backwards = 0;    ///< records older than the one before (other CPU's clock)
+    std::vector<TraceProblem> problems;                   ///< the first kMaxProblems unparsable lines
+    std::uint64_t problem_count = 0;                      ///< all of them
+    std::uint32_t truncated_line = 0;                     ///< the last line was cut short (its number), 0 = no
+    std::uint64_t time_backwards = 0;                     ///< records older than the one before (other CPU's clock)
     std::int64_t workload_start = -1, workload_end = -1;  ///< tracing_mark_write WORKLOAD_START/END
     /// schedlab's own exports: each decision's untraced inputs (`tracing_mark_write:
     /// schedlab_wake ...`, sched_event.h), by the index in `events` of the sched_waking before it.
@@ -143,9 +143,9 @@ private:
     std::uint32_t m_line = 0;
     std::uint64_t m_records = 0, m_dataLines = 0;
     std::int64_t m_lastTime = INT64_MIN;
-    std::string m_pendingLastProblem;  ///< a bad line that may be the truncated last one
-    std::vector<std::int64_t> m_cpuLast;         ///< last event time per CPU
-    std::vector<std::size_t> m_openGaps;         ///< gaps waiting for their CPU's next event
+    std::string m_pendingLastProblem;     ///< a bad line that may be the truncated last one
+    std::vector<std::int64_t> m_cpuLast;  ///< last event time per CPU
+    std::vector<std::size_t> m_openGaps;  ///< gaps waiting for their CPU's next event
     int m_maxCpu = -1;
 };
 
@@ -190,7 +190,7 @@ private:
     int m_nrCpus;
     CommOf m_commOf;
     bool m_usecs;
-    std::vector<std::int32_t> m_curr;  ///< current pid per CPU (TASK-PID column)
+    std::vector<std::int32_t> m_curr;                   ///< current pid per CPU (TASK-PID column)
     std::unordered_map<std::int32_t, int> m_wakingCpu;  ///< CPU of each pid's pending sched_waking
     std::uint64_t m_written = 0;
     WakeInputs m_inputs;

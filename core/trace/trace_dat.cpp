@@ -14,7 +14,6 @@
 #include <event-parse.h>
 #include <nlohmann/json.hpp>
 
-
 // libtracecmd's API as trace-cmd.h declares it (libtracecmd 1.x). trace-cmd.h itself is not
 // included: it pulls in tracefs.h, whose inline helpers pass an int as an enum, which C
 // allows and C++ (GCC and clang) rejects.
@@ -71,7 +70,7 @@ constexpr int kTraceFlagNmi = 0x40;  // kernel's TRACE_FLAG_NMI (not in libtrace
 /// the record's place in time order, for the ordinals). The CPU is its stream's.
 constexpr std::uint8_t kMarker = 0xff;
 struct Streamed {
-    SchedEvent e;   ///< e.kind == EvKind(kMarker): a record not imported
+    SchedEvent e;  ///< e.kind == EvKind(kMarker): a record not imported
     std::int32_t current = 0;
     char context = '?';
 };
@@ -127,7 +126,7 @@ struct Ctx {
     std::int32_t lastWakingPid = -1;
     std::uint64_t lastWakingAt = 0;
     ShmAppender<StreamedInputs>* inputs = nullptr;  ///< where schedlab_wake prints go
-    std::int64_t cpuLast = -1;  ///< the previous record's time on the CPU being read
+    std::int64_t cpuLast = -1;                      ///< the previous record's time on the CPU being read
     /// Looked up once per (event, field name): tep_find_field() compares names.
     struct FieldKey {
         tep_event* ev;
@@ -171,7 +170,7 @@ struct Ctx {
         std::int16_t name_cpu = 0, prio_cpu = 0;
     };
     PidTable<Seen> seenByPid;
-    std::int64_t ts = 0;   ///< the record being read
+    std::int64_t ts = 0;  ///< the record being read
     std::int16_t cpu = 0;
     Seen& seen(std::int32_t pid) { return seenByPid[pid]; }
     const Seen* seenIf(std::int32_t pid) const { return seenByPid.find(pid); }
@@ -230,11 +229,26 @@ bool readField(const Ctx& c, const tep_format_field* f, const tep_record* rec, u
     if (!c.swap && rec->size >= 0 && unsigned(f->offset) + unsigned(f->size) <= unsigned(rec->size)) {
         const char* p = static_cast<const char*>(rec->data) + f->offset;
         switch (f->size) {
-            case 1: u = *reinterpret_cast<const std::uint8_t*>(p); return true;
-            case 2: { std::uint16_t v; std::memcpy(&v, p, 2); u = v; return true; }
-            case 4: { std::uint32_t v; std::memcpy(&v, p, 4); u = v; return true; }
-            case 8: { std::uint64_t v; std::memcpy(&v, p, 8); u = v; return true; }
-            default: break;
+        case 1: u = *reinterpret_cast<const std::uint8_t*>(p); return true;
+        case 2: {
+            std::uint16_t v;
+            std::memcpy(&v, p, 2);
+            u = v;
+            return true;
+        }
+        case 4: {
+            std::uint32_t v;
+            std::memcpy(&v, p, 4);
+            u = v;
+            return true;
+        }
+        case 8: {
+            std::uint64_t v;
+            std::memcpy(&v, p, 8);
+            u = v;
+            return true;
+        }
+        default: break;
         }
     }
     return tep_read_number_field(const_cast<tep_format_field*>(f), rec->data, &u) == 0;
@@ -311,7 +325,8 @@ bool onRecord(Ctx& c, tep_record* rec, int cpu, Streamed& s) {
     c.cpuLast = time;
     if (!ev) {
         ++t.problem_count;
-        if (t.problems.size() < Trace::kMaxProblems) t.problems.push_back({std::uint32_t(c.ordinal), fmt::format("record of unknown event type {}", type)});
+        if (t.problems.size() < Trace::kMaxProblems)
+            t.problems.push_back({std::uint32_t(c.ordinal), fmt::format("record of unknown event type {}", type)});
         return false;
     }
     const char* name = ev->name ? ev->name : "?";
@@ -484,8 +499,7 @@ std::vector<int> assignCpus(tracecmd_input* h, int nrCpus, int parts, std::vecto
 /// The child's side: read its CPUs, publish, exit.
 /// `limit` > 0: the file is a cut one padded with zeros (readTraceDat): records at or past byte
 /// `limit` of the file are the padding's, not the recording's.
-[[noreturn]] void readInChild(const std::string& path, int fd, ShmHeader* hdr, int recFd, int inFd, int part, int parts,
-                              unsigned long long limit) {
+[[noreturn]] void readInChild(const std::string& path, int fd, ShmHeader* hdr, int recFd, int inFd, int part, int parts, unsigned long long limit) {
     tracecmd_input* h = tracecmd_open(path.c_str(), TRACECMD_FL_LOAD_NO_PLUGINS | TRACECMD_FL_LOAD_NO_SYSTEM_PLUGINS);
     if (!h) {
         frame(fd, 'X', "libtracecmd cannot read it (truncated, corrupt, or an unsupported file version)");
@@ -563,7 +577,9 @@ std::vector<int> assignCpus(tracecmd_input* h, int nrCpus, int parts, std::vecto
             lastTs = std::int64_t(rec->ts);
             if (recs.buf.size() == kBatch) {
                 inputs.flush();
-                if (bySize) hdr->done.store(doneBefore + std::min<unsigned long long>(rec->offset - first, sizes[std::size_t(cpu)]), std::memory_order_relaxed);
+                if (bySize)
+                    hdr->done.store(doneBefore + std::min<unsigned long long>(rec->offset - first, sizes[std::size_t(cpu)]),
+                                    std::memory_order_relaxed);
             }
             tracecmd_free_record(rec);
             if (!recs.ok || !inputs.ok) {
@@ -579,16 +595,18 @@ std::vector<int> assignCpus(tracecmd_input* h, int nrCpus, int parts, std::vecto
             // The cut: this CPU's records end at the end of the file (or its buffer is past it).
             ++t.problem_count;
             if (t.problems.size() < Trace::kMaxProblems)
-                t.problems.push_back({std::uint32_t(any ? recs.size() : 0), any ? fmt::format("CPU {}: the file ends inside its buffer after this record (cut at byte {})", cpu, limit)
-                                                                     : fmt::format("CPU {}: its buffer is past the end of the file (cut at byte {})", cpu, limit)});
+                t.problems.push_back({std::uint32_t(any ? recs.size() : 0),
+                                      any ? fmt::format("CPU {}: the file ends inside its buffer after this record (cut at byte {})", cpu, limit)
+                                          : fmt::format("CPU {}: its buffer is past the end of the file (cut at byte {})", cpu, limit)});
             t.gaps.push_back({cpu, any ? lastTs : -1, -1, std::uint32_t(any ? recs.size() : 0), 0, false});  // 0: at the end
         } else if (failed.empty() && any && size > (last - first) + 2 * page) {
             ++t.problem_count;
             if (t.problems.size() < Trace::kMaxProblems)
-                t.problems.push_back({std::uint32_t(recs.size()),
-                                      fmt::format("CPU {}: libtracecmd stopped reading its buffer after this record, {} of its {} bytes in (a corrupt or "
-                                                  "cut page); the rest of the CPU's records are missing",
-                                                  cpu, last - first, size)});
+                t.problems.push_back(
+                    {std::uint32_t(recs.size()),
+                     fmt::format("CPU {}: libtracecmd stopped reading its buffer after this record, {} of its {} bytes in (a corrupt or "
+                                 "cut page); the rest of the CPU's records are missing",
+                                 cpu, last - first, size)});
             t.gaps.push_back({cpu, lastTs, -1, std::uint32_t(recs.size()), 0, false});
         }
         doneBefore += bySize ? sizes[std::size_t(cpu)] : 1;
@@ -706,8 +724,7 @@ namespace {
 // child forked from a process with other threads can inherit a lock one of them held at
 // fork(), e.g. a sanitizer allocator's that has no fork handler; it then waits forever.) The
 // pair is killed and the file read again, once.
-Trace readTraceDatAs(const std::string& path, const std::string& name, const TraceReadOptions& o, unsigned long long limit,
-                     int attempt = 0) {
+Trace readTraceDatAs(const std::string& path, const std::string& name, const TraceReadOptions& o, unsigned long long limit, int attempt = 0) {
     // Two children, each reading about half of the CPUs' data (the parsing is most of the time,
     // and it runs on both cores); their per-CPU lists are merged here as
     // tracecmd_iterate_events() merges CPUs: the earliest record next, ties to the lower CPU, so
@@ -826,9 +843,9 @@ Trace readTraceDatAs(const std::string& path, const std::string& name, const Tra
     auto shown = [&] {
         std::uint64_t v = 0;
         for (const Child& c : ch)
-            for (const std::uint64_t x : {c.hdr->done.load(std::memory_order_relaxed), c.hdr->records.load(std::memory_order_relaxed),
-                                          std::uint64_t(c.starts.size()), std::uint64_t(c.need), std::uint64_t(c.payload.size()),
-                                          std::uint64_t(c.eof)})
+            for (const std::uint64_t x :
+                 {c.hdr->done.load(std::memory_order_relaxed), c.hdr->records.load(std::memory_order_relaxed), std::uint64_t(c.starts.size()),
+                  std::uint64_t(c.need), std::uint64_t(c.payload.size()), std::uint64_t(c.eof)})
                 v = v * 1000003u + x;
         return v;
     };
@@ -858,8 +875,7 @@ Trace readTraceDatAs(const std::string& path, const std::string& name, const Tra
         } else if (now - lastChange > std::chrono::milliseconds(o.reader_stall_ms)) {
             release(true);
             closeShm();
-            if (attempt > 0)
-                throw InputError(path, "", fmt::format("cannot read: the reader made no progress for {} ms, twice", o.reader_stall_ms));
+            if (attempt > 0) throw InputError(path, "", fmt::format("cannot read: the reader made no progress for {} ms, twice", o.reader_stall_ms));
             return readTraceDatAs(path, name, o, limit, attempt + 1);
         }
         if (o.progress) {
@@ -1090,7 +1106,8 @@ Trace readTraceDatAs(const std::string& path, const std::string& name, const Tra
     if (t.clock == "counter" || t.clock == "uptime" || t.clock == "x86-tsc") t.ns_timestamps = false;
     std::stable_sort(t.problems.begin(), t.problems.end(), [](const TraceProblem& a, const TraceProblem& b) { return a.line < b.line; });
     if (t.problems.size() > Trace::kMaxProblems) t.problems.resize(Trace::kMaxProblems);
-    std::sort(t.gaps.begin(), t.gaps.end(), [](const TraceGap& a, const TraceGap& b) { return a.line < b.line || (a.line == b.line && a.cpu < b.cpu); });
+    std::sort(t.gaps.begin(), t.gaps.end(),
+              [](const TraceGap& a, const TraceGap& b) { return a.line < b.line || (a.line == b.line && a.cpu < b.cpu); });
     if (!crashed.empty()) {
         if (t.events.empty()) throw InputError(path, "", fmt::format("libtracecmd {} reading it: truncated or corrupt file", crashed));
         if (t.nr_cpus <= 0) {
@@ -1139,7 +1156,9 @@ Trace readTraceDat(const std::string& path, const TraceReadOptions& o) {
             ~Remove() { ::unlink(p.c_str()); }
         } remove{tmpl};
         std::filesystem::copy_file(path, tmpl, std::filesystem::copy_options::overwrite_existing, ec);
-        if (!ec) std::filesystem::permissions(tmpl, std::filesystem::perms::owner_read | std::filesystem::perms::owner_write, ec);  // copied as the source's
+        if (!ec)
+            std::filesystem::permissions(tmpl, std::filesystem::perms::owner_read | std::filesystem::perms::owner_write,
+                                         ec);                                                // copied as the source's
         if (!ec) std::filesystem::resize_file(tmpl, size + (std::uintmax_t(64) << 30), ec);  // sparse: no blocks for the zeros
         if (ec) throw first;
         Trace t;
@@ -1151,10 +1170,11 @@ Trace readTraceDat(const std::string& path, const TraceReadOptions& o) {
         if (t.events.empty()) throw first;
         t.truncated_line = std::max<std::uint32_t>(t.truncated_line, std::uint32_t(t.lines + 1));
         ++t.problem_count;
-        const TraceProblem cutAt{std::uint32_t(t.lines + 1),
-                                 fmt::format("the file is cut at byte {} (libtracecmd reads it only padded with zeros): truncated; the {} records before "
-                                             "the cut are kept",
-                                             size, t.lines)};
+        const TraceProblem cutAt{
+            std::uint32_t(t.lines + 1),
+            fmt::format("the file is cut at byte {} (libtracecmd reads it only padded with zeros): truncated; the {} records before "
+                        "the cut are kept",
+                        size, t.lines)};
         if (t.problems.size() < Trace::kMaxProblems) t.problems.push_back(cutAt);  // the last line: last in line order
         else t.problems.back() = cutAt;
         return t;

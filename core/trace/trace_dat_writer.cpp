@@ -60,7 +60,7 @@ namespace {
 
 static_assert(std::endian::native == std::endian::little, "the pages are written in the host's byte order, as x86's kernel does");
 
-constexpr unsigned short kOptionTraceClock = 4;  // TRACECMD_OPTION_TRACECLOCK
+constexpr unsigned short kOptionTraceClock = 4;           // TRACECMD_OPTION_TRACECLOCK
 constexpr std::uint64_t kMarkIp = 0xffffffff81000000ull;  // tracing_mark_write in our kallsyms
 
 // The formats, byte for byte as Linux 6.1.192 (Debian 12, x86_64) gives them in tracefs (taken
@@ -97,7 +97,13 @@ constexpr char kFmt_sched_switch[] =
     "\tfield:pid_t next_pid;\toffset:56;\tsize:4;\tsigned:1;\n"
     "\tfield:int next_prio;\toffset:60;\tsize:4;\tsigned:1;\n"
     "\n"
-    "print fmt: \"prev_comm=%s prev_pid=%d prev_prio=%d prev_state=%s%s ==> next_comm=%s next_pid=%d next_prio=%d\", REC->prev_comm, REC->prev_pid, REC->prev_prio, (REC->prev_state & ((((0x00000000 | 0x00000001 | 0x00000002 | 0x00000004 | 0x00000008 | 0x00000010 | 0x00000020 | 0x00000040) + 1) << 1) - 1)) ? __print_flags(REC->prev_state & ((((0x00000000 | 0x00000001 | 0x00000002 | 0x00000004 | 0x00000008 | 0x00000010 | 0x00000020 | 0x00000040) + 1) << 1) - 1), \"|\", { 0x00000001, \"S\" }, { 0x00000002, \"D\" }, { 0x00000004, \"T\" }, { 0x00000008, \"t\" }, { 0x00000010, \"X\" }, { 0x00000020, \"Z\" }, { 0x00000040, \"P\" }, { 0x00000080, \"I\" }) : \"R\", REC->prev_state & (((0x00000000 | 0x00000001 | 0x00000002 | 0x00000004 | 0x00000008 | 0x00000010 | 0x00000020 | 0x00000040) + 1) << 1) ? \"+\" : \"\", REC->next_comm, REC->next_pid, REC->next_prio\n";
+    "print fmt: \"prev_comm=%s prev_pid=%d prev_prio=%d prev_state=%s%s ==> next_comm=%s next_pid=%d next_prio=%d\", REC->prev_comm, REC->prev_pid, "
+    "REC->prev_prio, (REC->prev_state & ((((0x00000000 | 0x00000001 | 0x00000002 | 0x00000004 | 0x00000008 | 0x00000010 | 0x00000020 | 0x00000040) + "
+    "1) << 1) - 1)) ? __print_flags(REC->prev_state & ((((0x00000000 | 0x00000001 | 0x00000002 | 0x00000004 | 0x00000008 | 0x00000010 | 0x00000020 | "
+    "0x00000040) + 1) << 1) - 1), \"|\", { 0x00000001, \"S\" }, { 0x00000002, \"D\" }, { 0x00000004, \"T\" }, { 0x00000008, \"t\" }, { 0x00000010, "
+    "\"X\" }, { 0x00000020, \"Z\" }, { 0x00000040, \"P\" }, { 0x00000080, \"I\" }) : \"R\", REC->prev_state & (((0x00000000 | 0x00000001 | "
+    "0x00000002 | 0x00000004 | 0x00000008 | 0x00000010 | 0x00000020 | 0x00000040) + 1) << 1) ? \"+\" : \"\", REC->next_comm, REC->next_pid, "
+    "REC->next_prio\n";
 constexpr char kFmt_sched_waking[] =
     "name: sched_waking\n"
     "ID: 322\n"
@@ -370,13 +376,10 @@ constexpr std::size_t kFlushBytes = 64 * RingBufferPageWriter::kPageSize;  // pe
 }
 
 TraceDatWriter::TraceDatWriter(std::string path, int nrCpus, CommOf commOf, TraceDatOptions o)
-    : m_path(std::move(path)), m_nrCpus(std::max(nrCpus, 1)), m_commOf(std::move(commOf)), m_opt(std::move(o)),
-      m_curr(std::size_t(m_nrCpus), 0) {
+    : m_path(std::move(path)), m_nrCpus(std::max(nrCpus, 1)), m_commOf(std::move(commOf)), m_opt(std::move(o)), m_curr(std::size_t(m_nrCpus), 0) {
     namespace fs = std::filesystem;
-    if (m_opt.version != 6 && m_opt.version != 7)
-        throw InputError(m_path, "", fmt::format("trace.dat version {}: 6 or 7 only", m_opt.version));
-    if (!m_opt.compression.empty() && m_opt.version < 7)
-        throw InputError(m_path, "", "trace.dat compression needs file version 7");
+    if (m_opt.version != 6 && m_opt.version != 7) throw InputError(m_path, "", fmt::format("trace.dat version {}: 6 or 7 only", m_opt.version));
+    if (!m_opt.compression.empty() && m_opt.version < 7) throw InputError(m_path, "", "trace.dat compression needs file version 7");
     m_work = m_path + fmt::format(".tmp.{}.d", ::getpid());
     m_tmp = m_path + fmt::format(".tmp.{}", ::getpid());
     std::error_code ec;
@@ -420,8 +423,8 @@ void TraceDatWriter::flushCpu(int cpu, bool all) {
     c.bytes += pages.size();
 }
 
-void TraceDatWriter::emitRecord(int cpu, std::uint64_t ts, std::uint16_t type, std::uint8_t flags, std::uint8_t preempt, std::int32_t pid,
-                          char* b, std::size_t len) {
+void TraceDatWriter::emitRecord(int cpu, std::uint64_t ts, std::uint16_t type, std::uint8_t flags, std::uint8_t preempt, std::int32_t pid, char* b,
+                                std::size_t len) {
     // The common fields (offsets 0-7 of every format): common_type, common_flags,
     // common_preempt_count, common_pid.
     std::memcpy(b, &type, 2);

@@ -65,8 +65,8 @@ private:
 };
 
 struct TraceDatOptions {
-    int version = 6;          ///< trace.dat file version: 6 (uncompressed) or 7
-    std::string compression;  ///< version 7 only: "" (none) or a libtracecmd algorithm ("zstd", "zlib")
+    int version = 6;              ///< trace.dat file version: 6 (uncompressed) or 7
+    std::string compression;      ///< version 7 only: "" (none) or a libtracecmd algorithm ("zstd", "zlib")
     std::string clock = "local";  ///< the trace clock the file names (the simulator's ns)
     /// Earlier events are written at this time (ns). KernelShark 2.2 takes a timestamp of 0 for
     /// "unset" when it merges the CPUs (libkshark-tepdata.c, pick_next_cpu) and then puts the
@@ -101,14 +101,14 @@ public:
     /// Writes the file (temporary name, then rename). Throws InputError.
     void commit();
     std::uint64_t written() const { return m_written; }  ///< sched events (not print events)
-    std::uint64_t bytesOfPages() const;                 ///< event data written so far (pages)
+    std::uint64_t bytesOfPages() const;                  ///< event data written so far (pages)
 
 private:
     struct Cpu;
     void flushCpu(int cpu, bool all);
     /// Fills the common fields of `rec` (len bytes, the event's fields from offset 8) and adds it to the CPU's pages.
     void emitRecord(int cpu, std::uint64_t ts, std::uint16_t type, std::uint8_t flags, std::uint8_t preempt, std::int32_t pid, char* rec,
-              std::size_t len);
+                    std::size_t len);
     void removeWork() noexcept;
     std::string commOf(std::int32_t pid, int cpu);
 

@@ -56,7 +56,10 @@ std::string CpuMask::toList() const {
         while (end + 1 < kMaxCpus && test(end + 1)) ++end;
         if (!out.empty()) out += ',';
         out += std::to_string(c);
-        if (end > c) { out += '-'; out += std::to_string(end); }
+        if (end > c) {
+            out += '-';
+            out += std::to_string(end);
+        }
         c = next(end + 1);
     }
     return out;
@@ -91,12 +94,10 @@ std::optional<CpuMask> CpuMask::parseList(std::string_view text, int limit, std:
             if (!num(item, a)) return fail("bad cpulist item '" + std::string(trim(item)) + "'");
             b = a;
         } else {
-            if (!num(item.substr(0, dash), a) || !num(item.substr(dash + 1), b))
-                return fail("bad cpulist range '" + std::string(trim(item)) + "'");
+            if (!num(item.substr(0, dash), a) || !num(item.substr(dash + 1), b)) return fail("bad cpulist range '" + std::string(trim(item)) + "'");
             if (b < a) return fail("descending cpulist range '" + std::string(trim(item)) + "'");
         }
-        if (b >= limit)
-            return fail("CPU " + std::to_string(b) + " is outside the machine (0-" + std::to_string(limit - 1) + ")");
+        if (b >= limit) return fail("CPU " + std::to_string(b) + " is outside the machine (0-" + std::to_string(limit - 1) + ")");
         for (int c = a; c <= b; ++c) m.set(c);
     }
     return m;

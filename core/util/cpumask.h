@@ -26,7 +26,11 @@ public:
 
     CpuMask() = default;
     static CpuMask range(int first, int last);  ///< [first, last] inclusive
-    static CpuMask single(int cpu) { CpuMask m; m.set(cpu); return m; }
+    static CpuMask single(int cpu) {
+        CpuMask m;
+        m.set(cpu);
+        return m;
+    }
 
     void set(int cpu) {
         const unsigned wi = unsigned(cpu) >> 6;
@@ -34,16 +38,15 @@ public:
         if (wi >= m_n) m_n = std::uint8_t(wi + 1);
     }
     void clear(int cpu) { m_w[unsigned(cpu) >> 6] &= ~(1ull << (cpu & 63)); }
-    [[nodiscard]] bool test(int cpu) const {
-        return cpu >= 0 && cpu < kMaxCpus && (m_w[unsigned(cpu) >> 6] >> (cpu & 63)) & 1u;
-    }
+    [[nodiscard]] bool test(int cpu) const { return cpu >= 0 && cpu < kMaxCpus && (m_w[unsigned(cpu) >> 6] >> (cpu & 63)) & 1u; }
     [[nodiscard]] int weight() const {
         int n = 0;
         for (int i = 0; i < m_n; ++i) n += std::popcount(m_w[i]);
         return n;
     }
     [[nodiscard]] bool empty() const {
-        for (int i = 0; i < m_n; ++i) if (m_w[i]) return false;
+        for (int i = 0; i < m_n; ++i)
+            if (m_w[i]) return false;
         return true;
     }
     /// First set bit at or after `from`, or kMaxCpus.
@@ -54,11 +57,13 @@ public:
 
     [[nodiscard]] bool intersects(const CpuMask& o) const {
         const int n = m_n < o.m_n ? m_n : o.m_n;
-        for (int i = 0; i < n; ++i) if (m_w[i] & o.m_w[i]) return true;
+        for (int i = 0; i < n; ++i)
+            if (m_w[i] & o.m_w[i]) return true;
         return false;
     }
     [[nodiscard]] bool subsetOf(const CpuMask& o) const {
-        for (int i = 0; i < m_n; ++i) if (m_w[i] & ~o.m_w[i]) return false;
+        for (int i = 0; i < m_n; ++i)
+            if (m_w[i] & ~o.m_w[i]) return false;
         return true;
     }
     CpuMask& operator|=(const CpuMask& o) {
@@ -81,7 +86,8 @@ public:
     /// The same CPUs (however far each mask's words reach).
     friend bool operator==(const CpuMask& a, const CpuMask& b) {
         const int n = a.m_n > b.m_n ? a.m_n : b.m_n;
-        for (int i = 0; i < n; ++i) if (a.m_w[i] != b.m_w[i]) return false;
+        for (int i = 0; i < n; ++i)
+            if (a.m_w[i] != b.m_w[i]) return false;
         return true;
     }
     /// Words that may hold set bits (for tests): every word from here on is zero.
@@ -100,7 +106,8 @@ public:
     /// a pointer, as in the kernel, not 128 bytes of bitmap.
     static const CpuMask* intern(const CpuMask& m);
 
-    template <class F> void forEach(F&& f) const {
+    template <class F>
+    void forEach(F&& f) const {
         for (int wi = 0; wi < m_n; ++wi) {
             std::uint64_t w = m_w[wi];
             while (w) {
@@ -140,7 +147,10 @@ void for_each_cpu_wrap(const CpuMask& mask, int start, int size, F&& f) {
         int n = bit + 1;
         if (n > start) {
             int b = nextIn(n, size);
-            if (b < size) { bit = b; continue; }
+            if (b < size) {
+                bit = b;
+                continue;
+            }
             n = 0;
         }
         int lim = start < size ? start : size;

@@ -52,9 +52,7 @@ void LatencyHistogram::merge(const LatencyHistogram& o) {
 
 void LatencyHistogram::clear() { *this = LatencyHistogram{}; }
 
-double LatencyHistogram::mean() const {
-    return m_count ? double(static_cast<long double>(m_sum) / static_cast<long double>(m_count)) : 0.0;
-}
+double LatencyHistogram::mean() const { return m_count ? double(static_cast<long double>(m_sum) / static_cast<long double>(m_count)) : 0.0; }
 
 std::int64_t LatencyHistogram::percentile(double p) const {
     if (!m_count) return 0;

@@ -11,10 +11,13 @@ namespace sched {
 
 class LatencyHistogram {
 public:
-    static constexpr int kSubBits = 7;                          ///< 128 sub-buckets per power of two
+    static constexpr int kSubBits = 7;                                  ///< 128 sub-buckets per power of two
     static constexpr std::size_t kBucketCount = (64 - kSubBits) * 128;  ///< index of INT64_MAX is the last
 
-    struct Bucket { std::int64_t lo, hi; std::uint64_t count; };  ///< [lo, hi); the top bucket's hi saturates at INT64_MAX
+    struct Bucket {
+        std::int64_t lo, hi;
+        std::uint64_t count;
+    };  ///< [lo, hi); the top bucket's hi saturates at INT64_MAX
 
     void record(std::int64_t v, std::uint64_t n = 1);  ///< negative values count as 0
     void merge(const LatencyHistogram& o);
@@ -28,7 +31,7 @@ public:
     /// the midpoint of its bucket clamped into [min, max]; ranks 1 and count give min and max exactly,
     /// so p0 == min and p100 == max. 0 when empty.
     [[nodiscard]] std::int64_t percentile(double p) const;
-    [[nodiscard]] std::vector<Bucket> buckets() const;  ///< the non-empty buckets, ascending
+    [[nodiscard]] std::vector<Bucket> buckets() const;                           ///< the non-empty buckets, ascending
     [[nodiscard]] std::size_t storedBuckets() const { return m_counts.size(); }  ///< storage size (<= kBucketCount)
 
     static std::int64_t bucketLow(std::size_t index);

@@ -21,8 +21,7 @@ using nlohmann::json;
 // Reads the keys of one JSON object, rejecting unknown ones.
 class Obj {
 public:
-    Obj(const json& j, std::string file, std::string path, std::set<std::string> allowed)
-        : m_j(j), m_file(std::move(file)), m_path(std::move(path)) {
+    Obj(const json& j, std::string file, std::string path, std::set<std::string> allowed) : m_j(j), m_file(std::move(file)), m_path(std::move(path)) {
         if (!j.is_object()) throw InputError(m_file, m_path.empty() ? "(top level)" : m_path, "must be a JSON object");
         for (auto it = j.begin(); it != j.end(); ++it)
             if (!allowed.count(it.key())) throw InputError(m_file, key(it.key()), "unknown key");

@@ -18,8 +18,7 @@ public:
 
     T& operator[](std::int32_t pid) {
         if (pid >= 0 && pid < kDense) {
-            if (std::size_t(pid) >= m_dense.size())
-                m_dense.resize(std::max(std::size_t(pid) + 1, std::min(std::size_t(kDense), m_dense.size() * 2)));
+            if (std::size_t(pid) >= m_dense.size()) m_dense.resize(std::max(std::size_t(pid) + 1, std::min(std::size_t(kDense), m_dense.size() * 2)));
             return m_dense[std::size_t(pid)];
         }
         return m_sparse[pid];

@@ -80,8 +80,12 @@ void BM_WakeupCostVsCpus(benchmark::State& state) {
     const std::string topo = topos[state.range(0)];
     const Topology t = Topology::preset(topo);
     nlohmann::json doc = {{"topology", topo},
-                          {"workloads", nlohmann::json::array({{{"type", "schbench"}, {"message_threads", t.nrCpus() / 8}, {"workers", 4},
-                                                                {"runtime_s", 64.0 / t.nrCpus()}, {"op_ns", 10000}, {"sleep_us", 50}}})}};
+                          {"workloads", nlohmann::json::array({{{"type", "schbench"},
+                                                                {"message_threads", t.nrCpus() / 8},
+                                                                {"workers", 4},
+                                                                {"runtime_s", 64.0 / t.nrCpus()},
+                                                                {"op_ns", 10000},
+                                                                {"sleep_us", 50}}})}};
     const Scenario s = parseScenario(doc, "bench.json", ".");
     std::uint64_t wakeups = 0;
     for (auto _ : state) {

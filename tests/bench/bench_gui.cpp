@@ -35,13 +35,11 @@
 namespace {
 
 sched::Scenario hackbench(const char* topo, int groups, int loops) {
-    return sched::parseScenario(nlohmann::json{{"topology", topo},
-                                               {"workloads", nlohmann::json::array({{{"type", "hackbench"},
-                                                                                     {"groups", groups},
-                                                                                     {"fds", 20},
-                                                                                     {"loops", loops}}})},
-                                               {"variants", {{"A", "baseline"}, {"B", "idle-delay-v2"}}}},
-                                "bench.json", ".");
+    return sched::parseScenario(
+        nlohmann::json{{"topology", topo},
+                       {"workloads", nlohmann::json::array({{{"type", "hackbench"}, {"groups", groups}, {"fds", 20}, {"loops", loops}}})},
+                       {"variants", {{"A", "baseline"}, {"B", "idle-delay-v2"}}}},
+        "bench.json", ".");
 }
 
 void waitFor(const std::function<bool()>& pred) {
@@ -66,8 +64,7 @@ std::vector<SnapPair> snapshots512() {
     for (int k = 0; k < kFrames; ++k) {
         a.advance(500'000);
         b.advance(500'000);
-        frames.emplace_back(std::make_shared<const sched::Snapshot>(a.snapshot()),
-                            std::make_shared<const sched::Snapshot>(b.snapshot()));
+        frames.emplace_back(std::make_shared<const sched::Snapshot>(a.snapshot()), std::make_shared<const sched::Snapshot>(b.snapshot()));
     }
     return frames;
 }
@@ -242,10 +239,11 @@ const std::string& bigTraceDat() {
         const char* env = std::getenv("SCHEDLAB_BENCH_DAT_LOOPS");
         const int loops = env ? std::atoi(env) : 33000;
         const sched::Scenario s = sched::parseScenario(
-            nlohmann::json{{"topology", "qemu-2s2c2t"},
-                           {"workloads", nlohmann::json::array({{{"type", "hackbench"}, {"groups", 4}, {"fds", 4}, {"threads", true},
-                                                                {"pipe", true}, {"loops", loops}}})},
-                           {"variants", {{"A", "baseline"}}}},
+            nlohmann::json{
+                {"topology", "qemu-2s2c2t"},
+                {"workloads",
+                 nlohmann::json::array({{{"type", "hackbench"}, {"groups", 4}, {"fds", 4}, {"threads", true}, {"pipe", true}, {"loops", loops}}})},
+                {"variants", {{"A", "baseline"}}}},
             "bench-dat.json", ".");
         std::unique_ptr<sched::TraceDatWriter> w;
         sched::RunOptions o;

@@ -12,9 +12,10 @@
 namespace sched::bench {
 
 inline Scenario hackbench(const std::string& topo, int groups, int loops) {
-    const nlohmann::json doc = {{"topology", topo},
-                                {"workloads", nlohmann::json::array({{{"type", "hackbench"}, {"groups", groups}, {"fds", 20}, {"loops", loops},
-                                                                      {"threads", true}, {"pipe", true}}})}};
+    const nlohmann::json doc = {
+        {"topology", topo},
+        {"workloads",
+         nlohmann::json::array({{{"type", "hackbench"}, {"groups", groups}, {"fds", 20}, {"loops", loops}, {"threads", true}, {"pipe", true}}})}};
     return parseScenario(doc, "bench.json", ".");
 }
 

@@ -132,7 +132,8 @@ std::uint64_t writeDat(const Exported& x, const std::string& path, int version) 
     sched::TraceDatOptions o;
     o.version = version;
     if (version == 7) o.compression = "zstd";
-    sched::TraceDatWriter w(path, x.cpus, [&](std::int32_t pid) { return x.engine->taskComm(pid); }, o);
+    sched::TraceDatWriter w(
+        path, x.cpus, [&](std::int32_t pid) { return x.engine->taskComm(pid); }, o);
     for (const auto& ev : x.events) w.write(ev);
     const std::uint64_t bytes = w.bytesOfPages();
     w.commit();

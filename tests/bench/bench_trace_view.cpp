@@ -27,10 +27,11 @@ const Big& big() {
     static const Big b = [] {
         Big x;
         const sched::Scenario s = sched::parseScenario(
-            nlohmann::json{{"topology", "qemu-2s2c2t"},
-                           {"workloads", nlohmann::json::array({{{"type", "hackbench"}, {"groups", 4}, {"fds", 4}, {"threads", true},
-                                                                {"pipe", true}, {"loops", 40000}}})},
-                           {"variants", {{"A", "baseline"}}}},
+            nlohmann::json{
+                {"topology", "qemu-2s2c2t"},
+                {"workloads",
+                 nlohmann::json::array({{{"type", "hackbench"}, {"groups", 4}, {"fds", 4}, {"threads", true}, {"pipe", true}, {"loops", 40000}}})},
+                {"variants", {{"A", "baseline"}}}},
             "big.json", ".");
         std::ostringstream out;
         std::unique_ptr<sched::FtraceTextWriter> w;

@@ -95,7 +95,10 @@ void BM_try_to_wake_up_trace(benchmark::State& state) {
         // undo the enqueue so the machine stays half busy
         Rq& rq = s.st->rq[d.cpu];
         if (d.wakelist) rq.ttwu_pending = false;
-        else { rq.nr_running--; rq.h_nr_running--; }
+        else {
+            rq.nr_running--;
+            rq.h_nr_running--;
+        }
         benchmark::DoNotOptimize(d.cpu);
     }
     state.SetItemsProcessed(state.iterations());
@@ -103,9 +106,9 @@ void BM_try_to_wake_up_trace(benchmark::State& state) {
 
 }  // namespace
 
-#define MACHINE(name, preset)                                                                   \
-    BENCHMARK_CAPTURE(BM_select_task_rq, name##_idle, std::string(preset), Idle);               \
-    BENCHMARK_CAPTURE(BM_select_task_rq, name##_half_busy, std::string(preset), Half);          \
+#define MACHINE(name, preset)                                                          \
+    BENCHMARK_CAPTURE(BM_select_task_rq, name##_idle, std::string(preset), Idle);      \
+    BENCHMARK_CAPTURE(BM_select_task_rq, name##_half_busy, std::string(preset), Half); \
     BENCHMARK_CAPTURE(BM_select_task_rq, name##_busy, std::string(preset), Busy);
 MACHINE(i7_4790, "i7-4790")
 MACHINE(epyc_9654_2s, "epyc-9654-2s")

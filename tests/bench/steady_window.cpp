@@ -51,12 +51,12 @@ int main(int argc, char** argv) {
     CALLGRIND_STOP_INSTRUMENTATION;
     const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     const std::uint64_t sw = e->metrics().ctx_switches - s0, ev = e->events() - e0;
-    std::printf("window %.1f-%.1f ms: %llu switches, %llu events (%.2f per switch), %.3f s wall, %.0f k switches/s, digest %016llx\n",
-                warm_ms, warm_ms + window_ms, (unsigned long long)sw, (unsigned long long)ev, double(ev) / double(sw ? sw : 1), wall,
-                double(sw) / wall / 1e3, (unsigned long long)e->digest());
+    std::printf("window %.1f-%.1f ms: %llu switches, %llu events (%.2f per switch), %.3f s wall, %.0f k switches/s, digest %016llx\n", warm_ms,
+                warm_ms + window_ms, (unsigned long long)sw, (unsigned long long)ev, double(ev) / double(sw ? sw : 1), wall, double(sw) / wall / 1e3,
+                (unsigned long long)e->digest());
     if (coalesce)
         std::printf("coalescing: %llu plans, %llu of them cut, %llu planned steps happened (%.1f%% of the events)\n",
-                    (unsigned long long)(e->plansMade() - m0), (unsigned long long)(e->plansCut() - c0),
-                    (unsigned long long)(e->plannedSteps() - p0), 100.0 * double(e->plannedSteps() - p0) / double(ev ? ev : 1));
+                    (unsigned long long)(e->plansMade() - m0), (unsigned long long)(e->plansCut() - c0), (unsigned long long)(e->plannedSteps() - p0),
+                    100.0 * double(e->plannedSteps() - p0) / double(ev ? ev : 1));
     return 0;
 }

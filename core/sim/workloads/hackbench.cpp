@@ -22,13 +22,13 @@ namespace {
 // AF_UNIX stream socket (sk_sndbuf shared by the group's senders).
 struct Channel {
     int reader = -1;
-    std::int64_t count = 0;          ///< unread messages
-    int pages = 0;                   ///< pipe slots in use
-    int tail_written = 0;            ///< messages written into the tail page
-    int head = 0;                    ///< ring index of the head page
+    std::int64_t count = 0;                 ///< unread messages
+    int pages = 0;                          ///< pipe slots in use
+    int tail_written = 0;                   ///< messages written into the tail page
+    int head = 0;                           ///< ring index of the head page
     std::array<std::int16_t, 16> unread{};  ///< unread messages per page (ring of the 16 slots)
     bool reader_waiting = false;
-    std::deque<int> writers;         ///< exclusive writer waiters (FIFO)
+    std::deque<int> writers;  ///< exclusive writer waiters (FIFO)
     std::int64_t sent = 0, received = 0;
     // Coalescing: the planned writes and reads on this pipe not applied yet, pend[pendHead..]
     // sorted by key (the next to apply first); a plan that is cut takes its steps after the
@@ -54,8 +54,7 @@ public:
     std::string name() const override { return m_p.perf ? "perf-bench-messaging" : "hackbench"; }
     std::string commandLine() const override {
         if (m_p.perf)
-            return fmt::format("perf bench sched messaging -g {} -l {}{}{}", m_p.groups, m_p.loops, m_p.threads ? " -t" : "",
-                               m_p.pipe ? " -p" : "");
+            return fmt::format("perf bench sched messaging -g {} -l {}{}{}", m_p.groups, m_p.loops, m_p.threads ? " -t" : "", m_p.pipe ? " -p" : "");
         return fmt::format("hackbench -g {} -f {} {}{} -l {} -s {}", m_p.groups, m_p.fds, m_p.threads ? "--threads" : "--process",
                            m_p.pipe ? " --pipe" : "", m_p.loops, m_p.datasize);
     }
@@ -131,7 +130,8 @@ public:
         std::int64_t inflight = 0, chSent = 0, chRecv = 0;
         for (std::size_t i = 0; i < m_chan.size(); ++i) {
             const Channel& c = m_chan[i];
-            if (c.count != c.sent - c.received) return fmt::format("hackbench channel {}: {} queued but {} sent - {} read", i, c.count, c.sent, c.received);
+            if (c.count != c.sent - c.received)
+                return fmt::format("hackbench channel {}: {} queued but {} sent - {} read", i, c.count, c.sent, c.received);
             if (c.count < 0) return fmt::format("hackbench channel {}: negative count", i);
             if (m_p.pipe) {
                 std::int64_t u = 0;
@@ -143,8 +143,8 @@ public:
             chSent += c.sent;
             chRecv += c.received;
             if (c.reader >= 0 && e.task(c.reader).state == TaskState::Blocked && e.task(c.reader).b == kRun && c.count > 0)
-                return fmt::format("hackbench channel {}: reader pid {} asleep with {} messages queued (lost wakeup)", i,
-                                   e.task(c.reader).t.pid, c.count);
+                return fmt::format("hackbench channel {}: reader pid {} asleep with {} messages queued (lost wakeup)", i, e.task(c.reader).t.pid,
+                                   c.count);
         }
         if (sent != chSent || recv != chRecv || sent - recv != inflight)
             return fmt::format("hackbench: messages not conserved (sent {}, read {}, in flight {})", sent, recv, inflight);
@@ -162,11 +162,13 @@ public:
                     bool waker = false;
                     for (int o : m_workers) {
                         const SimTask& w = e.task(o);
-                        if (w.role == kSender && w.b == kRun && w.state != TaskState::Blocked && w.c != 0 && chanOf(w, w.a) == chanOf(t, t.a)) waker = true;
+                        if (w.role == kSender && w.b == kRun && w.state != TaskState::Blocked && w.c != 0 && chanOf(w, w.a) == chanOf(t, t.a))
+                            waker = true;
                     }
                     if (!waker)
-                        return fmt::format("hackbench: sender pid {} asleep on pipe {} which has room ({} pages, {} queued) and nobody will wake it (lost wakeup)",
-                                           t.t.pid, chanOf(t, t.a), c.pages, c.count);
+                        return fmt::format(
+                            "hackbench: sender pid {} asleep on pipe {} which has room ({} pages, {} queued) and nobody will wake it (lost wakeup)",
+                            t.t.pid, chanOf(t, t.a), c.pages, c.count);
                 }
             }
         }
@@ -281,12 +283,12 @@ private:
         for (const auto& c : m_chan) received += c.received;
         const double perWake = m_rSleeps > 0 ? double(received) / double(m_rSleeps) : 0.0;
         const char* what = m_p.pipe ? "pipe" : "socket";
-        r.output.push_back(fmt::format("(schedlab: receivers waited {} times on an empty {}: {:.1f} messages read per wakeup,", m_rSleeps,
-                                       what, perWake));
+        r.output.push_back(
+            fmt::format("(schedlab: receivers waited {} times on an empty {}: {:.1f} messages read per wakeup,", m_rSleeps, what, perWake));
         r.output.push_back(fmt::format(" {:.1f} us from the waking write to the first read at p50, {:.1f} us at p99;",
                                        double(m_readLat.percentile(50)) / 1e3, double(m_readLat.percentile(99)) / 1e3));
-        r.output.push_back(fmt::format(" senders waited {} times on a full {}, {} of them woken to find it still full)", m_wSleeps, what,
-                                       m_wSleepsFull));
+        r.output.push_back(
+            fmt::format(" senders waited {} times on a full {}, {} of them woken to find it still full)", m_wSleeps, what, m_wSleepsFull));
         r.counters.push_back({"receiver_waits", "receivers waited (empty)", double(m_rSleeps), true, 0});
         r.counters.push_back({"messages_per_receiver_wakeup", "messages per reader wakeup", perWake, false, 1});
         r.counters.push_back({"wake_to_read_p50_us", "wake->first read p50 (us)", double(m_readLat.percentile(50)) / 1e3, true, 1});
@@ -449,8 +451,8 @@ private:
                 const bool recv = k < m_p.fds;
                 const int i = recv ? k : k - m_p.fds;
                 const int mm = m_p.threads ? t.mm : t.mm + 1 + int(t.a);
-                const int id = e.spawn(m_index, recv ? "hackbench-recv" : "hackbench-send", mm, e.current(),
-                                       recv ? kReceiver : kSender, g * m_p.fds + i, m_p.hot_set);
+                const int id = e.spawn(m_index, recv ? "hackbench-recv" : "hackbench-send", mm, e.current(), recv ? kReceiver : kSender,
+                                       g * m_p.fds + i, m_p.hot_set);
                 m_workers.push_back(id);
                 if (std::size_t(id) >= m_wokenAt.size()) m_wokenAt.resize(std::size_t(id) + 1, -1);
                 if (recv) m_chan[std::size_t(g * m_p.fds + i)].reader = id;
@@ -551,7 +553,7 @@ private:
         t.a++;
         t.c = 0;
         if (c.resW > 0 && !writeFits(c, c.resW)) cutPlansOn(e, c);  // no room left for the planned writes
-        if (wasEmpty && c.reader_waiting) {  // pipe_write: was_empty -> wake the reader (sync)
+        if (wasEmpty && c.reader_waiting) {                         // pipe_write: was_empty -> wake the reader (sync)
             c.reader_waiting = false;
             m_wokenAt[std::size_t(c.reader)] = e.now();
             e.wake(c.reader, true);
@@ -598,8 +600,8 @@ private:
 
     HackbenchParams m_p;
     bool m_coalescing = false;
-    bool m_lean = false;  ///< many pipes: plans apply what is behind them, drained pipes free their buffers
-    std::int64_t m_wcost = 0, m_rcost = 0;  ///< writeCost()/readCost(): the cost model is fixed for a run
+    bool m_lean = false;                      ///< many pipes: plans apply what is behind them, drained pipes free their buffers
+    std::int64_t m_wcost = 0, m_rcost = 0;    ///< writeCost()/readCost(): the cost model is fixed for a run
     std::int64_t m_wblock = 0, m_rblock = 0;  ///< a write or read that finds the pipe full or empty, until it sleeps
     std::uint16_t m_index;
     int m_perPage = 40;
@@ -620,11 +622,11 @@ private:
     // What the pipes did (report(): messages per reader wakeup is what messages per context
     // switch comes from). Counted in real steps only: a planned step never sleeps or is the
     // first after a wakeup, so the counts are the same with and without coalescing.
-    std::int64_t m_rSleeps = 0;       ///< reads that found the pipe empty (the reader waits)
-    std::int64_t m_wSleeps = 0;       ///< writes that found it full (the writer waits)
-    std::int64_t m_wSleepsFull = 0;   ///< of those, a woken writer's retry that found it still full
+    std::int64_t m_rSleeps = 0;           ///< reads that found the pipe empty (the reader waits)
+    std::int64_t m_wSleeps = 0;           ///< writes that found it full (the writer waits)
+    std::int64_t m_wSleepsFull = 0;       ///< of those, a woken writer's retry that found it still full
     std::vector<std::int64_t> m_wokenAt;  ///< by task id: when a write woke the waiting reader, -1 after its first read
-    LatencyHistogram m_readLat;       ///< a waiting reader: from the write that wakes it to its first read
+    LatencyHistogram m_readLat;           ///< a waiting reader: from the write that wakes it to its first read
 };
 
 // ---------------------------------------------------------------------------

@@ -40,7 +40,8 @@ public:
             // Fork each pair: the server (tbench_srv's child), then the client, each its own process.
             if (t.a < m_p.pairs) {
                 const int i = int(t.a);
-                m_server[std::size_t(i)] = e.spawn(m_index, m_p.netperf ? "netserver" : "tbench_srv", t.mm + 1 + 2 * i, e.current(), kServer, i, 16384);
+                m_server[std::size_t(i)] =
+                    e.spawn(m_index, m_p.netperf ? "netserver" : "tbench_srv", t.mm + 1 + 2 * i, e.current(), kServer, i, 16384);
                 m_client[std::size_t(i)] = e.spawn(m_index, m_p.netperf ? "netperf" : "tbench", t.mm + 2 + 2 * i, e.current(), kClient, i, 16384);
                 t.a++;
                 return Action::run(1000);

@@ -18,10 +18,9 @@ public:
     std::string name() const override { return m_p.v2023 ? "schbench" : "schbench-classic"; }
     std::string commandLine() const override {
         if (m_p.v2023)
-            return fmt::format("schbench -m {} -t {} -r {} -w {} -F {} -n {} -s {}{}", m_p.message_threads, m_p.workers, m_p.runtime_s,
-                               m_p.warmup_s, m_p.footprint_kb, m_p.ops, m_p.sleep_us, m_p.cpu_lock ? "" : " -L");
-        return fmt::format("schbench -m {} -t {} -r {} -s {} -c {}", m_p.message_threads, m_p.workers, m_p.runtime_s, m_p.sleep_us,
-                           m_p.cputime_us);
+            return fmt::format("schbench -m {} -t {} -r {} -w {} -F {} -n {} -s {}{}", m_p.message_threads, m_p.workers, m_p.runtime_s, m_p.warmup_s,
+                               m_p.footprint_kb, m_p.ops, m_p.sleep_us, m_p.cpu_lock ? "" : " -L");
+        return fmt::format("schbench -m {} -t {} -r {} -s {} -c {}", m_p.message_threads, m_p.workers, m_p.runtime_s, m_p.sleep_us, m_p.cputime_us);
     }
 
     void start(Engine& e) override {
@@ -69,8 +68,8 @@ public:
             r.histograms.push_back({"wakeup latency", m_wake});
         } else {
             // schbench's percentile block: title, one line per percentile (the starred one marked), min/max.
-            auto block = [&](const char* title, const LatencyHistogram& h, std::initializer_list<double> ps, double star,
-                             std::int64_t unit, bool minmax) {
+            auto block = [&](const char* title, const LatencyHistogram& h, std::initializer_list<double> ps, double star, std::int64_t unit,
+                             bool minmax) {
                 r.output.push_back(fmt::format("{} runtime {:.0f} (s) ({} total samples)", title, secs, h.count()));
                 for (double p : ps) r.output.push_back(fmt::format("\t{}{:.1f}th: {}", p == star ? "* " : "  ", p, h.percentile(p) / unit));
                 if (minmax) r.output.push_back(fmt::format("\t  min={}, max={}", h.min() / unit, h.max() / unit));
@@ -82,7 +81,8 @@ public:
             block("RPS percentiles (requests)", rps, {20.0, 50.0, 90.0}, 50.0, 1, false);
             const double avg = secs > 0 ? double(m_completed) / secs : 0;
             r.output.push_back(fmt::format("average rps: {:.2f}", avg));
-            if (m_p.cpu_lock) r.output.push_back(fmt::format("(schedlab: {:.3f} ms of CPU spent spinning on the per-CPU locks)", double(m_spinNs) / 1e6));
+            if (m_p.cpu_lock)
+                r.output.push_back(fmt::format("(schedlab: {:.3f} ms of CPU spent spinning on the per-CPU locks)", double(m_spinNs) / 1e6));
             addPct(r, "wakeup", "wakeup lat", m_wake, {50, 90, 99, 99.9});
             addPct(r, "request", "request lat", m_req, {50, 90, 99, 99.9});
             r.headline.push_back({"rps_p50", "RPS p50", double(rps.percentile(50)), false, 0});
@@ -187,7 +187,7 @@ private:
             }
             return Action::block();
         case kPosted: return Action::block();  // spurious: still on the list
-        case kThink:  // classic: woken, record the latency, spin cputime
+        case kThink:                           // classic: woken, record the latency, spin cputime
             if (measuring(e) && t.c >= m_startAt + m_warmEnd) m_wake.record(e.now() - t.c);
             t.b = kPost;
             return Action::run(m_p.cputime_us * 1000);
