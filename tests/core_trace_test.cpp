@@ -7,6 +7,7 @@
 #include "trace/rq_csv.h"
 #include "sim/scenario.h"
 #include "trace/trace.h"
+#include "util/install_paths.h"
 
 #include <gtest/gtest.h>
 
@@ -600,6 +601,41 @@ TEST(TraceDat, AStuckReaderIsKilledAndTheFileReadAgain) {
     EXPECT_GE(ms, 300);  // it waited for the watchdog
     ASSERT_EQ(again.events.size(), plain.events.size());
     for (std::size_t i = 0; i < plain.events.size(); ++i) ASSERT_TRUE(sameEvent(plain.events[i], again.events[i])) << i;
+}
+
+// The readers are `schedlab-trace-reader` processes started with posix_spawn (no fork() of this
+// process): found in the build tree, and a reader that cannot be started is one line naming it.
+// Without one (SCHEDLAB_TRACE_READER set and empty) the reader forks, with the same result.
+TEST(TraceDat, TheReaderProgramIsSpawnedAndTheForkFallbackGivesTheSameTrace) {
+    ASSERT_EQ(std::getenv("SCHEDLAB_TRACE_READER"), nullptr);
+    const std::string reader = sched::traceReaderPath();
+    ASSERT_FALSE(reader.empty());
+    EXPECT_NE(reader.find("schedlab-trace-reader"), std::string::npos) << reader;
+    const Trace spawned = sched::readTraceDat(kDat + "trace.v7-zstd.dat");
+    struct Env {
+        explicit Env(const char* v) { ::setenv("SCHEDLAB_TRACE_READER", v, 1); }
+        ~Env() { ::unsetenv("SCHEDLAB_TRACE_READER"); }
+    };
+    {
+        Env e("/nonexistent/schedlab-trace-reader");
+        EXPECT_EQ(sched::traceReaderPath(), "/nonexistent/schedlab-trace-reader");
+        try {
+            sched::readTraceDat(kDat + "trace.v7-zstd.dat");
+            ADD_FAILURE() << "read without its reader";
+        } catch (const sched::InputError& err) {
+            const std::string what = err.what();
+            EXPECT_NE(what.find("cannot start its reader /nonexistent/schedlab-trace-reader: No such file or directory"), std::string::npos) << what;
+            EXPECT_EQ(what.find('\n'), std::string::npos) << what;
+        }
+    }
+    Env e("");
+    EXPECT_EQ(sched::traceReaderPath(), "");
+    const Trace forked = sched::readTraceDat(kDat + "trace.v7-zstd.dat");
+    EXPECT_EQ(forked.lines, spawned.lines);
+    EXPECT_EQ(forked.event_counts, spawned.event_counts);
+    EXPECT_EQ(forked.comm, spawned.comm);
+    ASSERT_EQ(forked.events.size(), spawned.events.size());
+    for (std::size_t i = 0; i < spawned.events.size(); ++i) ASSERT_TRUE(sameEvent(spawned.events[i], forked.events[i])) << i;
 }
 
 TEST(TraceDat, TheSameRecordingAsTraceCmdReportTextGivesTheSameEvents) {

@@ -59,6 +59,14 @@ expect_run(installed_run_by_name 0 "^schedlab run: installed-copy " ARGS run mik
 expect_run(installed_run_by_name_json 0 "^schedlab run: installed-copy " ARGS run mike-wa-weight-tbench-i7-4790.json)
 expect_run(installed_unknown_name 2 "^schedlab-cli: nosuch: no such file, nor a shipped scenario of that name" ARGS run nosuch)
 expect_run(installed_reproduce_list 0 "mathieu-v1" ARGS reproduce --list)
+# The trace.dat reader's program, in LIBEXECDIR/schedlab: not for running by hand; the installed
+# CLI reads a trace.dat through it.
+expect_file(libexec/schedlab/schedlab-trace-reader)
+set(CLI_SAVED ${CLI})
+set(CLI ${P}/libexec/schedlab/schedlab-trace-reader)
+expect_run(installed_reader_by_hand 2 "it is not run by hand" ARGS)
+set(CLI ${CLI_SAVED})
+expect_run(installed_trace_dat 0 "10119 events on 8 CPUs" ARGS trace ${SRC}/tests/data/traces/qemu-6.1-2s2c2t-hackbench-small-dat/trace.v7-zstd.dat)
 if(GUI)
   set(CLI ${P}/bin/schedlab)
   expect_run(installed_gui_by_name 0 "" ARGS --scenario mike-wa-weight-tbench-i7-4790 --run-for 1ms --screenshot ${P}/shot.png)

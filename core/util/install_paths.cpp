@@ -2,11 +2,20 @@
 // install_paths.cpp: the shipped scenarios' folder, installed or in the source tree.
 #include "util/install_paths.h"
 
+#include <cstdlib>
 #include <filesystem>
 #include <system_error>
 
+#include <unistd.h>
+
 #ifndef SCHEDLAB_BIN_TO_DATA
 #define SCHEDLAB_BIN_TO_DATA "../share"
+#endif
+#ifndef SCHEDLAB_BIN_TO_LIBEXEC
+#define SCHEDLAB_BIN_TO_LIBEXEC "../libexec"
+#endif
+#ifndef SCHEDLAB_BUILD_TRACE_READER
+#define SCHEDLAB_BUILD_TRACE_READER ""
 #endif
 #ifndef SCHEDLAB_SOURCE_SCENARIOS_DIR
 #define SCHEDLAB_SOURCE_SCENARIOS_DIR ""
@@ -38,6 +47,17 @@ std::string resolveScenarioPath(const std::string& arg) {
         if (fs::is_regular_file(p, ec)) return p.string();
     }
     return arg;
+}
+
+std::string traceReaderPath() {
+    if (const char* env = std::getenv("SCHEDLAB_TRACE_READER")) return env;
+    std::error_code ec;
+    const fs::path exe = fs::read_symlink("/proc/self/exe", ec);
+    const fs::path installed =
+        ec ? fs::path() : (exe.parent_path() / SCHEDLAB_BIN_TO_LIBEXEC / "schedlab" / "schedlab-trace-reader").lexically_normal();
+    for (const fs::path& p : {installed, fs::path(SCHEDLAB_BUILD_TRACE_READER)})
+        if (!p.empty() && ::access(p.c_str(), X_OK) == 0) return p.string();
+    return {};
 }
 
 }  // namespace sched

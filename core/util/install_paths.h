@@ -18,4 +18,9 @@ std::string shippedScenariosDir();
 /// Anything else is returned unchanged (loadScenario() then says what is wrong with it).
 std::string resolveScenarioPath(const std::string& arg);
 
+/// The program the trace.dat reader starts (`schedlab-trace-reader`): SCHEDLAB_TRACE_READER when
+/// set (set and empty: none, the reader forks instead), else LIBEXECDIR/schedlab/ beside an
+/// installed executable, else this build tree's libexec/; "" when none of them is there.
+std::string traceReaderPath();
+
 }  // namespace sched
