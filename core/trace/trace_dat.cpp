@@ -143,35 +143,40 @@ pid_t spawnReader(const std::string& reader, const std::string& path, int part, 
     return pid;
 }
 
-/// readTraceDat() of `path` as the file `name`; `limit` > 0: `path` is `name` cut at byte
-/// `limit` and padded with zeros.
-// The watchdog (TraceReadOptions::reader_stall_ms): a reader child that shows no progress for
-// that long is stuck, not slow: its parsing moves the shared counters many times a second. (A
-// child forked from a process with other threads can inherit a lock one of them held at
-// fork(), e.g. a sanitizer allocator's that has no fork handler; it then waits forever.) The
-// pair is killed and the file read again, once.
-Trace readTraceDatAs(const std::string& path, const std::string& name, const TraceReadOptions& o, unsigned long long limit, int attempt = 0) {
-    // Two children, each reading about half of the CPUs' data (the parsing is most of the time,
-    // and it runs on both cores); their per-CPU lists are merged here as
-    // tracecmd_iterate_events() merges CPUs: the earliest record next, ties to the lower CPU, so
-    // the result is one reader's, record ordinals included.
-    constexpr int kParts = 2;
-    struct Child {
-        pid_t pid = -1;
-        int fd = -1, recFd = -1, inFd = -1, hdrFd = -1;
-        ShmHeader* hdr = nullptr;
-        char hdr5[5] = {};  ///< the frame header being read
-        std::size_t hdrAt = 0, need = 0;
-        bool inHeader = true;
-        char type = 0;
-        std::string payload;  ///< the frame being read
-        std::vector<CpuStart> starts;
-        std::string meta, error;
-        bool eof = false;
-        int status = 0;
-    };
+constexpr int kParts = 2;
+
+/// One reader process: its pid, its pipe and the frame being read from it, its memfds and
+/// progress page, and what it has sent.
+struct Child {
+    pid_t pid = -1;
+    int fd = -1, recFd = -1, inFd = -1, hdrFd = -1;
+    ShmHeader* hdr = nullptr;
+    char hdr5[5] = {};  ///< the frame header being read
+    std::size_t hdrAt = 0, need = 0;
+    bool inHeader = true;
+    char type = 0;
+    std::string payload;  ///< the frame being read
+    std::vector<CpuStart> starts;
+    std::string meta, error;
+    bool eof = false;
+    int status = 0;
+};
+
+/// The reader processes of one attempt: started, their pipes read until they end, waited for;
+/// killed when the object goes first (an exception, Cancel), their memfds closed with it.
+class Readers {
+public:
     std::array<Child, kParts> ch;
-    auto release = [&](bool kill) {
+
+    Readers() = default;
+    Readers(const Readers&) = delete;
+    Readers& operator=(const Readers&) = delete;
+    ~Readers() {
+        release(true);
+        closeShm();
+    }
+    /// Stops the readers (`kill`: without waiting for them to end) and closes their pipes.
+    void release(bool kill) {
         for (Child& c : ch) {
             if (kill && c.pid > 0) ::kill(c.pid, SIGKILL);
             if (c.fd >= 0) ::close(c.fd);
@@ -181,8 +186,9 @@ Trace readTraceDatAs(const std::string& path, const std::string& name, const Tra
                 }
             c.pid = -1;
         }
-    };
-    auto closeShm = [&] {
+    }
+
+    void closeShm() {
         for (Child& c : ch) {
             if (c.recFd >= 0) ::close(c.recFd);
             if (c.inFd >= 0) ::close(c.inFd);
@@ -191,53 +197,95 @@ Trace readTraceDatAs(const std::string& path, const std::string& name, const Tra
             c.recFd = c.inFd = c.hdrFd = -1;
             c.hdr = nullptr;
         }
-    };
-    struct Cleanup {
-        std::function<void()> f;
-        ~Cleanup() { f(); }
-    } cleanup{[&] {
-        release(true);
-        closeShm();
-    }};
-    std::fflush(nullptr);  // nothing buffered may be written twice
-    const std::string reader = traceReaderPath();
-    for (int k = 0; k < kParts; ++k) {
-        Child& c = ch[std::size_t(k)];
-        int fds[2] = {-1, -1};
-        c.recFd = ::memfd_create("schedlab-trace-records", MFD_CLOEXEC);
-        c.inFd = ::memfd_create("schedlab-trace-inputs", MFD_CLOEXEC);
-        c.hdrFd = ::memfd_create("schedlab-trace-progress", MFD_CLOEXEC);
-        if (c.recFd < 0 || c.inFd < 0 || c.hdrFd < 0 || ::ftruncate(c.hdrFd, sizeof(ShmHeader)) != 0)
-            throw InputError(path, "", fmt::format("cannot read: {}", std::strerror(errno)));
-        void* h = ::mmap(nullptr, sizeof(ShmHeader), PROT_READ | PROT_WRITE, MAP_SHARED, c.hdrFd, 0);
-        if (h == MAP_FAILED || ::pipe2(fds, O_CLOEXEC) != 0) throw InputError(path, "", fmt::format("cannot read: {}", std::strerror(errno)));
-        c.hdr = new (h) ShmHeader();
-        const bool stall = o.test_stall_first_reader && attempt == 0 && k == 0;
-        pid_t pid = -1;
-        if (!reader.empty()) {
-            pid = spawnReader(reader, path, k, kParts, limit, stall, fds[1], c.hdrFd, c.recFd, c.inFd);
-        } else {
-            // No schedlab-trace-reader beside this program: a forked child reads (in a process
-            // with other threads it may inherit a lock; the watchdog below is for that).
-            pid = ::fork();
-            if (pid == 0) {
+    }
+
+    /// Two readers, each of about half of the CPUs' data (the parsing is most of the time, and it
+    /// runs on both cores): `schedlab-trace-reader` processes, or forked ones without it.
+    void start(const std::string& path, const TraceReadOptions& o, unsigned long long limit, int attempt) {
+        std::fflush(nullptr);  // nothing buffered may be written twice (by a forked reader)
+        const std::string reader = traceReaderPath();
+        for (int k = 0; k < kParts; ++k) {
+            Child& c = ch[std::size_t(k)];
+            int fds[2] = {-1, -1};
+            c.recFd = ::memfd_create("schedlab-trace-records", MFD_CLOEXEC);
+            c.inFd = ::memfd_create("schedlab-trace-inputs", MFD_CLOEXEC);
+            c.hdrFd = ::memfd_create("schedlab-trace-progress", MFD_CLOEXEC);
+            if (c.recFd < 0 || c.inFd < 0 || c.hdrFd < 0 || ::ftruncate(c.hdrFd, sizeof(ShmHeader)) != 0)
+                throw InputError(path, "", fmt::format("cannot read: {}", std::strerror(errno)));
+            void* h = ::mmap(nullptr, sizeof(ShmHeader), PROT_READ | PROT_WRITE, MAP_SHARED, c.hdrFd, 0);
+            if (h == MAP_FAILED || ::pipe2(fds, O_CLOEXEC) != 0) throw InputError(path, "", fmt::format("cannot read: {}", std::strerror(errno)));
+            c.hdr = new (h) ShmHeader();
+            const bool stall = o.test_stall_first_reader && attempt == 0 && k == 0;
+            pid_t pid = -1;
+            if (!reader.empty()) {
+                pid = spawnReader(reader, path, k, kParts, limit, stall, fds[1], c.hdrFd, c.recFd, c.inFd);
+            } else {
+                // No schedlab-trace-reader beside this program: a forked child reads (in a process
+                // with other threads it may inherit a lock; the watchdog below is for that).
+                pid = ::fork();
+                if (pid == 0) {
+                    ::close(fds[0]);
+                    for (int q = 0; q < k; ++q) ::close(ch[std::size_t(q)].fd);
+                    readInChild(path, fds[1], c.hdr, c.recFd, c.inFd, k, kParts, limit, stall);
+                }
+            }
+            const int err = errno;
+            ::close(fds[1]);
+            if (pid < 0) {
                 ::close(fds[0]);
-                for (int q = 0; q < k; ++q) ::close(ch[std::size_t(q)].fd);
-                readInChild(path, fds[1], c.hdr, c.recFd, c.inFd, k, kParts, limit, stall);
+                throw InputError(path, "",
+                                 fmt::format("cannot read: cannot start its reader {}: {}", reader.empty() ? "(fork)" : reader, std::strerror(err)));
+            }
+            c.pid = pid;
+            c.fd = fds[0];
+        }
+    }
+
+    /// Reads the pipes until every reader has closed its own, reporting the progress (false
+    /// from o.progress: TraceReadCancelled). False when the readers showed no progress for
+    /// o.reader_stall_ms (the watchdog).
+    bool pump(const TraceReadOptions& o) {
+        std::uint64_t lastShown = shown();
+        auto lastChange = std::chrono::steady_clock::now();
+        for (;;) {
+            std::array<pollfd, kParts> pf{};
+            int open = 0;
+            for (int k = 0; k < kParts; ++k) {
+                pf[std::size_t(k)] = {ch[std::size_t(k)].eof ? -1 : ch[std::size_t(k)].fd, POLLIN, 0};
+                open += !ch[std::size_t(k)].eof;
+            }
+            if (!open) break;
+            const int ready = ::poll(pf.data(), kParts, o.progress ? 50 : std::min(500, std::max(1, o.reader_stall_ms / 4)));
+            if (ready < 0) {
+                if (errno == EINTR) continue;
+                break;
+            }
+            for (int k = 0; k < kParts; ++k) {
+                Child& c = ch[std::size_t(k)];
+                if (!c.eof && (pf[std::size_t(k)].revents & (POLLIN | POLLHUP | POLLERR))) step(c);
+            }
+            const auto now = std::chrono::steady_clock::now();
+            if (const std::uint64_t v = shown(); v != lastShown) {
+                lastShown = v;
+                lastChange = now;
+            } else if (now - lastChange > std::chrono::milliseconds(o.reader_stall_ms)) {
+                return false;
+            }
+            if (o.progress) {
+                double done = 0, total = 0;
+                for (const Child& c : ch) {
+                    const double n = double(c.hdr->total.load(std::memory_order_relaxed));
+                    if (n > 0) done += std::min(1.0, double(c.hdr->done.load(std::memory_order_relaxed)) / n), total += 1;
+                }
+                if (!o.progress(total > 0 ? 0.97 * done / kParts : 0.0)) throw TraceReadCancelled();  // the merge is the rest
             }
         }
-        const int err = errno;
-        ::close(fds[1]);
-        if (pid < 0) {
-            ::close(fds[0]);
-            throw InputError(path, "",
-                             fmt::format("cannot read: cannot start its reader {}: {}", reader.empty() ? "(fork)" : reader, std::strerror(err)));
-        }
-        c.pid = pid;
-        c.fd = fds[0];
+        return true;
     }
-    // The pipes: read each frame as it comes (its 5-byte header, then its payload).
-    auto step = [](Child& c) {
+
+private:
+    /// Reads what the pipe has of the current frame; a whole frame is taken in.
+    static void step(Child& c) {
         if (c.need == 0) {  // a new frame: its header
             c.hdrAt = 0;
             c.need = 5;
@@ -275,9 +323,11 @@ Trace readTraceDatAs(const std::string& path, const std::string& name, const Tra
             c.error = std::move(c.payload);
         }
         c.payload.clear();
-    };
-    // The watchdog: what the children have shown so far, and when it last changed.
-    auto shown = [&] {
+    }
+
+    /// The watchdog: what the children have shown so far (it changes many times a second while
+    /// they parse).
+    std::uint64_t shown() const {
         std::uint64_t v = 0;
         for (const Child& c : ch)
             for (const std::uint64_t x :
@@ -285,70 +335,41 @@ Trace readTraceDatAs(const std::string& path, const std::string& name, const Tra
                   std::uint64_t(c.need), std::uint64_t(c.payload.size()), std::uint64_t(c.eof)})
                 v = v * 1000003u + x;
         return v;
-    };
-    std::uint64_t lastShown = shown();
-    auto lastChange = std::chrono::steady_clock::now();
-    for (;;) {
-        std::array<pollfd, kParts> pf{};
-        int open = 0;
-        for (int k = 0; k < kParts; ++k) {
-            pf[std::size_t(k)] = {ch[std::size_t(k)].eof ? -1 : ch[std::size_t(k)].fd, POLLIN, 0};
-            open += !ch[std::size_t(k)].eof;
-        }
-        if (!open) break;
-        const int ready = ::poll(pf.data(), kParts, o.progress ? 50 : std::min(500, std::max(1, o.reader_stall_ms / 4)));
-        if (ready < 0) {
-            if (errno == EINTR) continue;
-            break;
-        }
-        for (int k = 0; k < kParts; ++k) {
-            Child& c = ch[std::size_t(k)];
-            if (!c.eof && (pf[std::size_t(k)].revents & (POLLIN | POLLHUP | POLLERR))) step(c);
-        }
-        const auto now = std::chrono::steady_clock::now();
-        if (const std::uint64_t v = shown(); v != lastShown) {
-            lastShown = v;
-            lastChange = now;
-        } else if (now - lastChange > std::chrono::milliseconds(o.reader_stall_ms)) {
-            release(true);
-            closeShm();
-            if (attempt > 0) throw InputError(path, "", fmt::format("cannot read: the reader made no progress for {} ms, twice", o.reader_stall_ms));
-            return readTraceDatAs(path, name, o, limit, attempt + 1);
-        }
-        if (o.progress) {
-            double done = 0, total = 0;
-            for (const Child& c : ch) {
-                const double n = double(c.hdr->total.load(std::memory_order_relaxed));
-                if (n > 0) done += std::min(1.0, double(c.hdr->done.load(std::memory_order_relaxed)) / n), total += 1;
-            }
-            if (!o.progress(total > 0 ? 0.97 * done / kParts : 0.0)) throw TraceReadCancelled();  // the merge is the rest
-        }
     }
-    release(false);
-    for (const Child& c : ch)
-        if (!c.error.empty()) throw InputError(path, "", c.error);
+};
 
+/// What the merge of the readers' records leaves for their metadata.
+struct Merged {
+    std::array<std::uint64_t, kParts> nRec{}, nIn{};  ///< each reader's records and inputs, as far as they are whole
+    std::array<nlohmann::json, kParts> meta;
+    std::array<std::vector<std::uint32_t>, kParts> ordOf;  ///< only for a reader that reported problems or gaps
+    std::array<std::uint32_t, kParts> lastOrd{};           ///< each child's last record, as a global ordinal
+    /// A child that ended without its counts (crashed): its events counted by kind in the merge
+    /// (the merge gives the memfds' pages back as it goes).
+    std::array<std::vector<std::uint64_t>, kParts> kinds;
+    std::uint32_t ord = 0;  ///< records merged
+};
+
+/// The merge of the per-CPU lists into t's events, records and wake inputs, as
+/// tracecmd_iterate_events() merges CPUs (the earliest record next, ties to the lower CPU): global
+/// ordinals for every record, events in order with their wake inputs (each stream's inputs are a
+/// run of its child's list, in record order), and, only for a child that reported problems or
+/// gaps, its records' ordinals.
+Merged mergeRecords(const std::array<Child, kParts>& ch, Trace& t) {
+    Merged mg;
+    auto& nRec = mg.nRec;
+    auto& nIn = mg.nIn;
+    auto& meta = mg.meta;
+    auto& ordOf = mg.ordOf;
+    auto& lastOrd = mg.lastOrd;
+    auto& kinds = mg.kinds;
+    std::uint32_t& ord = mg.ord;
     // Each child's lists, as far as they are whole.
-    std::array<std::uint64_t, kParts> nRec{}, nIn{};
     for (int k = 0; k < kParts; ++k) {
         const Child& c = ch[std::size_t(k)];
         nRec[std::size_t(k)] = wholeIn<Streamed>(c.recFd, c.hdr->records.load(std::memory_order_acquire));
         nIn[std::size_t(k)] = wholeIn<StreamedInputs>(c.inFd, c.hdr->inputs.load(std::memory_order_acquire));
     }
-
-    Trace t;
-    t.file = name;
-    t.flag_columns = 5;  // the binary records carry the flags (context kept per record)
-    t.ns_timestamps = true;
-    // The merge of the per-CPU lists: global ordinals for every record, events in order with
-    // their wake inputs (each stream's inputs are a run of its child's list, in record order),
-    // and, only for a child that reported problems or gaps, its records' ordinals.
-    std::array<nlohmann::json, kParts> meta;
-    std::array<std::vector<std::uint32_t>, kParts> ordOf;
-    std::array<std::uint32_t, kParts> lastOrd{};  ///< each child's last record, as a global ordinal
-    /// A child that ended without its counts (crashed): its events counted by kind in the merge
-    /// (the merge gives the memfds' pages back as it goes).
-    std::array<std::vector<std::uint64_t>, kParts> kinds;
     for (int k = 0; k < kParts; ++k)
         if (ch[std::size_t(k)].meta.empty()) kinds[std::size_t(k)].assign(256, 0);
     for (int k = 0; k < kParts; ++k) {
@@ -432,7 +453,6 @@ Trace readTraceDatAs(const std::string& path, const std::string& name, const Tra
         }
     };
     for (std::size_t i = heap.size(); i-- > 0;) siftDown(i);
-    std::uint32_t ord = 0;
     std::int64_t lastTime = std::numeric_limits<std::int64_t>::min();
     while (!heap.empty()) {
         // The stream on top runs on while its records come before the second one's (no heap
@@ -474,6 +494,20 @@ Trace readTraceDatAs(const std::string& path, const std::string& name, const Tra
         }
         if (!heap.empty()) siftDown(0);
     }
+    return mg;
+}
+
+/// The readers' metadata (names, priorities, counts, problems and gaps at their global ordinals,
+/// the workload markers) into t, and a problem for a reader that ended before it sent them.
+/// `crashed`: how the first such one ended ("" none); `unreadable`: every reader found data
+/// it could not read a record of.
+void mergeMeta(const std::array<Child, kParts>& ch, const Merged& mg, Trace& t, std::string& crashed, bool& unreadable) {
+    const auto& nRec = mg.nRec;
+    const auto& meta = mg.meta;
+    const auto& ordOf = mg.ordOf;
+    const auto& lastOrd = mg.lastOrd;
+    const auto& kinds = mg.kinds;
+    const std::uint32_t ord = mg.ord;
     auto globalOrd = [&](int k, std::uint32_t line) {
         const auto& om = ordOf[std::size_t(k)];
         return line >= 1 && line <= om.size() && om[line - 1] ? om[line - 1] : line;
@@ -483,8 +517,7 @@ Trace readTraceDatAs(const std::string& path, const std::string& name, const Tra
         std::int16_t cpu;
     };
     std::unordered_map<std::int32_t, Latest> commAt, prioAt;
-    std::string crashed;
-    bool unreadable = true;  ///< every child found data it could not read a record of
+    unreadable = true;
     for (int k = 0; k < kParts; ++k) {
         const Child& c = ch[std::size_t(k)];
         if (c.meta.empty()) {
@@ -537,6 +570,36 @@ Trace readTraceDatAs(const std::string& path, const std::string& name, const Tra
         if (we >= 0) t.workload_end = std::max(t.workload_end, we);
         unreadable = unreadable && m.value("unreadable", false);
     }
+}
+
+/// readTraceDat() of `path` as the file `name`; `limit` > 0: `path` is `name` cut at byte
+/// `limit` and padded with zeros.
+// The watchdog (TraceReadOptions::reader_stall_ms): a reader child that shows no progress for
+// that long is stuck, not slow: its parsing moves the shared counters many times a second. (A
+// child forked from a process with other threads can inherit a lock one of them held at
+// fork(), e.g. a sanitizer allocator's that has no fork handler; it then waits forever.) The
+// pair is killed and the file read again, once.
+Trace readTraceDatAs(const std::string& path, const std::string& name, const TraceReadOptions& o, unsigned long long limit, int attempt = 0) {
+    Readers readers;
+    readers.start(path, o, limit, attempt);
+    if (!readers.pump(o)) {
+        readers.release(true);  // the stuck pair goes before the file is read again
+        readers.closeShm();
+        if (attempt > 0) throw InputError(path, "", fmt::format("cannot read: the reader made no progress for {} ms, twice", o.reader_stall_ms));
+        return readTraceDatAs(path, name, o, limit, attempt + 1);
+    }
+    readers.release(false);
+    for (const Child& c : readers.ch)
+        if (!c.error.empty()) throw InputError(path, "", c.error);
+    Trace t;
+    t.file = name;
+    t.flag_columns = 5;  // the binary records carry the flags (context kept per record)
+    t.ns_timestamps = true;
+    const Merged mg = mergeRecords(readers.ch, t);
+    std::string crashed;
+    bool unreadable = true;
+    mergeMeta(readers.ch, mg, t, crashed, unreadable);
+    const std::uint32_t ord = mg.ord;
     if (unreadable) throw InputError(path, "", "libtracecmd could not read one record of its CPU buffers (truncated or corrupt data section)");
     t.lines = ord;
     // counter, uptime (jiffies) and x86-tsc stamps are not ns (trace-replay.md §1).
