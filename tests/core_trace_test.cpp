@@ -145,7 +145,9 @@ TEST(FtraceText, ReadingReportsProgressAndCanBeCancelled) {
         EXPECT_TRUE(std::is_sorted(seen.begin(), seen.end())) << file;
         EXPECT_GT(seen.front(), 0.0);
         EXPECT_NEAR(seen.back(), 1.0, 1e-9) << file;
-        if (file == tmp.string()) EXPECT_GE(seen.size(), 2u);
+        if (file == tmp.string()) {
+            EXPECT_GE(seen.size(), 2u);
+        }
         int calls = 0;
         o.progress = [&](double) { return ++calls < 1; };
         EXPECT_THROW(sched::readFtraceText(file, o), sched::TraceReadCancelled) << file;
@@ -709,7 +711,9 @@ TEST(TraceDat, ACorruptPageEndsItsCpuWithAProblemAndAGapTheRestIsKept) {
         return n;
     };
     for (int cpu = 0; cpu < 8; ++cpu)
-        if (cpu != 1) EXPECT_EQ(count(t, cpu), count(whole, cpu)) << cpu;
+        if (cpu != 1) {
+            EXPECT_EQ(count(t, cpu), count(whole, cpu)) << cpu;
+        }
     EXPECT_LT(count(t, 1), count(whole, 1));
     bool problem = false;
     for (const auto& p : t.problems) problem = problem || p.what.starts_with("CPU 1: libtracecmd stopped reading its buffer after this record");

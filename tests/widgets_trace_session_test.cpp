@@ -82,7 +82,9 @@ TEST(TraceSession, ReplaysTheSampleAsAgreeDoesAndMakesItsIndex) {
     EXPECT_TRUE(s.agreementSummary().contains(QStringLiteral("%1 decisions").arg(cli.decisions))) << s.agreementSummary().toStdString();
     EXPECT_TRUE(s.agreementSummary().endsWith(QStringLiteral("%1 disagreements").arg(side.disagreements.size())));
     // The index: the same machine at a mid-trace cursor as a replay from the start, reasons included.
-    if (!side.index) ASSERT_TRUE(indexed.wait(120000));
+    if (!side.index) {
+        ASSERT_TRUE(indexed.wait(120000));
+    }
     EXPECT_EQ(indexed.count(), 1);
     ASSERT_TRUE(side.index);
     const std::int64_t mid = t0 + (t1 - t0) / 2;

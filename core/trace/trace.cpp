@@ -194,13 +194,25 @@ void FtraceTextParser::line(std::string_view text) {
     m_pendingLastProblem = why;
 }
 
-bool FtraceTextParser::parseRecord(std::string_view s, std::string& why) {
-    // 1. "<comm>-<pid> [(<tgid>)] [<cpu>]": the first "[digits]" preceded by comm-pid.
+/// A record's line up to its payload: "<comm>-<pid> [(<tgid>)] [<cpu>] [<flags>] <timestamp>: <event>: <payload>".
+struct FtraceTextParser::Head {
     std::string_view comm;
     std::int32_t pid = -1;
     int cpu = -1;
-    std::size_t afterCpu = std::string_view::npos;
     bool tgid = false;
+    char context = '?';
+    int flagCols = 0;
+    std::int64_t time = 0;
+    bool isNs = true;
+    std::string_view name, payload;
+};
+
+bool FtraceTextParser::parseHead(std::string_view s, Head& h, std::string& why) {
+    // 1. "<comm>-<pid> [(<tgid>)] [<cpu>]": the first "[digits]" preceded by comm-pid.
+    std::string_view& comm = h.comm;
+    std::int32_t& pid = h.pid;
+    int& cpu = h.cpu;
+    std::size_t afterCpu = std::string_view::npos;
     for (std::size_t open = s.find('['); open != std::string_view::npos; open = s.find('[', open + 1)) {
         std::size_t close = open + 1;
         while (close < s.size() && isDigit(s[close])) ++close;
@@ -218,7 +230,7 @@ bool FtraceTextParser::parseRecord(std::string_view s, std::string& why) {
         if (d == pre.size() || d == 0 || pre[d - 1] != '-') continue;
         if (!toInt(pre.substr(d), pid) || !toInt(s.substr(open + 1, close - open - 1), cpu)) continue;
         comm = trim(pre.substr(0, d - 1));
-        tgid = hasTgid;
+        h.tgid = hasTgid;
         afterCpu = close + 1;
         break;
     }
@@ -234,15 +246,13 @@ bool FtraceTextParser::parseRecord(std::string_view s, std::string& why) {
     std::string_view rest = trimLeft(s.substr(afterCpu));
     std::size_t sp = rest.find(' ');
     std::string_view tok = rest.substr(0, sp);
-    char context = '?';
-    int flagCols = 0;
     if (!tok.ends_with(":")) {
         if (tok.size() < 4 || tok.size() > 5) {
             why = fmt::format("flags field \"{}\" is neither 4 nor 5 characters", tok);
             return false;
         }
-        flagCols = int(tok.size());
-        context = tok[2];
+        h.flagCols = int(tok.size());
+        h.context = tok[2];
         if (sp == std::string_view::npos) {
             why = "line ends after the flags";
             return false;
@@ -255,9 +265,7 @@ bool FtraceTextParser::parseRecord(std::string_view s, std::string& why) {
         why = fmt::format("no timestamp (\"{}\")", tok);
         return false;
     }
-    std::int64_t time = 0;
-    bool isNs = true;
-    if (!parseTimestamp(tok.substr(0, tok.size() - 1), time, isNs)) {
+    if (!parseTimestamp(tok.substr(0, tok.size() - 1), h.time, h.isNs)) {
         why = fmt::format("bad timestamp \"{}\"", tok.substr(0, tok.size() - 1));
         return false;
     }
@@ -268,207 +276,243 @@ bool FtraceTextParser::parseRecord(std::string_view s, std::string& why) {
         why = "no \"<event>:\" after the timestamp";
         return false;
     }
-    const std::string_view name = rest.substr(0, colon);
-    if (name.find(' ') != std::string_view::npos) {
-        why = fmt::format("no event name after the timestamp (\"{}\")", name);
+    h.name = rest.substr(0, colon);
+    if (h.name.find(' ') != std::string_view::npos) {
+        why = fmt::format("no event name after the timestamp (\"{}\")", h.name);
         return false;
     }
-    std::string_view payload = trim(rest.substr(colon + 1));
+    h.payload = trim(rest.substr(colon + 1));
+    return true;
+}
 
+namespace {
+
+/// trace-cmd report prints sched_wakeup(_new) and sched_switch through libtraceevent's sched
+/// plugin: "comm:pid [prio] CPU:007" and "prev:pid [prio] S ==> next:pid [prio]". One "comm:pid [prio]".
+bool commPidPrio(std::string_view s, std::string_view& c, std::int32_t& p, int& prio) {
+    s = trim(s);
+    const std::size_t br = s.rfind(" [");
+    if (br == std::string_view::npos || s.back() != ']' || !toInt(s.substr(br + 2, s.size() - br - 3), prio)) return false;
+    const std::size_t colon = s.rfind(':', br);
+    if (colon == std::string_view::npos || !toInt(s.substr(colon + 1, br - colon - 1), p)) return false;
+    c = s.substr(0, colon);
+    return true;
+}
+
+}  // namespace
+
+bool FtraceTextParser::fail(std::string& why, const std::string& what) {
+    why = what;
+    return false;
+}
+
+bool FtraceTextParser::parseRecord(std::string_view s, std::string& why) {
+    Head h;
+    if (!parseHead(s, h, why)) return false;
     SchedEvent e;
-    e.time = time;
-    e.cpu = std::int16_t(cpu);
+    e.time = h.time;
+    e.cpu = std::int16_t(h.cpu);
     bool imported = true;
-    auto bad = [&](const char* what) {
-        why = fmt::format("{}: {}", name, what);
+    if (!parseEvent(h, e, imported, why)) {
+        why = fmt::format("{}: {}", h.name, why);
         return false;
-    };
-    // trace-cmd report prints sched_wakeup(_new) and sched_switch through libtraceevent's sched
-    // plugin: "comm:pid [prio] CPU:007" and "prev:pid [prio] S ==> next:pid [prio]".
-    auto commPidPrio = [](std::string_view s, std::string_view& c, std::int32_t& p, int& prio) {
-        s = trim(s);
-        const std::size_t br = s.rfind(" [");
-        if (br == std::string_view::npos || s.back() != ']' || !toInt(s.substr(br + 2, s.size() - br - 3), prio)) return false;
-        const std::size_t colon = s.rfind(':', br);
-        if (colon == std::string_view::npos || !toInt(s.substr(colon + 1, br - colon - 1), p)) return false;
-        c = s.substr(0, colon);
-        return true;
-    };
-    auto pluginWake = [&](EvKind kind) {
-        const std::size_t cpuAt = payload.rfind(" CPU:");
-        if (cpuAt == std::string_view::npos) return false;
-        std::string_view head = payload.substr(0, cpuAt);
-        const std::size_t close = head.rfind(']');
-        if (close == std::string_view::npos) return false;
-        head = head.substr(0, close + 1);  // drops an old kernel's " success=1"
-        std::string_view c;
-        int prio = 0, target = -1;
-        if (!commPidPrio(head, c, e.pid, prio) || !toInt(payload.substr(cpuAt + 5), target)) return false;
-        e.kind = kind;
-        e.target_cpu = std::int16_t(target);
-        m_t.comm[e.pid] = std::string(c);
-        m_t.prio[e.pid] = prio;
-        m_t.sched_plugin_layout = true;
-        return true;
-    };
-    auto pluginSwitch = [&]() {
-        const std::size_t arrow = payload.find(" ==> ");
-        if (arrow == std::string_view::npos) return false;
-        std::string_view l = payload.substr(0, arrow);
-        const std::size_t sp = l.rfind(' ');
-        if (sp == std::string_view::npos) return false;
-        const std::string_view st = l.substr(sp + 1);
-        std::string_view pc, nc;
-        int pprio = 0, nprio = 0;
-        if (st.empty() || !commPidPrio(l.substr(0, sp), pc, e.pid, pprio) || !commPidPrio(payload.substr(arrow + 5), nc, e.pid2, nprio)) return false;
-        // The plugin names TASK_REPORT bits with an older table ("SDTtZXxW"): bit 4 is 6.1's X,
-        // bit 5 Z, bit 6 P, bit 7 I. Mapped back to the kernel's letters.
-        static const std::string_view plugin = "SDTtZXxW", kernel = "SDTtXZPI";
-        const std::size_t bit = plugin.find(st.front());
-        e.kind = EvKind::sched_switch;
-        e.prev_state = st.front() == 'R' ? 'R' : bit == std::string_view::npos ? st.front() : kernel[bit];
-        if (e.pid != 0) {
-            m_t.comm[e.pid] = std::string(pc);
-            m_t.prio[e.pid] = pprio;
-        }
-        if (e.pid2 != 0) {
-            m_t.comm[e.pid2] = std::string(nc);
-            m_t.prio[e.pid2] = nprio;
-        }
-        m_t.sched_plugin_layout = true;
-        return true;
-    };
-    auto wakeLike = [&](EvKind kind) {
-        if (!payload.starts_with("comm=") && pluginWake(kind)) return true;
-        // comm=%s pid=%d prio=%d target_cpu=%03d; comm may contain spaces: anchor on the last " pid=".
-        const std::size_t prioAt = payload.rfind(" prio=");
-        const std::size_t pidAt = payload.rfind(" pid=", prioAt);
-        if (!payload.starts_with("comm=") || pidAt == std::string_view::npos || prioAt == std::string_view::npos)
-            return bad("expected comm= pid= prio= target_cpu=");
-        int prio = 0, target = -1;
-        if (!intOf(payload, " pid=", e.pid, pidAt) || !intOf(payload, " prio=", prio, prioAt) || !intOf(payload, " target_cpu=", target, prioAt))
-            return bad("expected comm= pid= prio= target_cpu=");
-        e.kind = kind;
-        e.target_cpu = std::int16_t(target);
-        m_t.comm[e.pid] = std::string(payload.substr(5, pidAt - 5));
-        m_t.prio[e.pid] = prio;
-        return true;
-    };
-    if (name == "sched_waking") {
-        if (!wakeLike(EvKind::sched_waking)) return false;
-    } else if (name == "sched_wakeup") {
-        if (!wakeLike(EvKind::sched_wakeup)) return false;
-    } else if (name == "sched_wakeup_new") {
-        if (!wakeLike(EvKind::sched_wakeup_new)) return false;
-    } else if (name == "sched_switch" && !payload.starts_with("prev_comm=") && pluginSwitch()) {
-        // done
-    } else if (name == "sched_switch") {
-        const std::size_t arrow = payload.find(" ==> ");
-        if (arrow == std::string_view::npos) return bad("no \" ==> \"");
-        const std::string_view l = payload.substr(0, arrow), r = payload.substr(arrow + 5);
-        const std::size_t ppid = l.rfind(" prev_pid="), npid = r.rfind(" next_pid=");
-        const std::size_t pst = l.rfind(" prev_state=");
-        int pprio = 0, nprio = 0;
-        if (!l.starts_with("prev_comm=") || !r.starts_with("next_comm=") || ppid == std::string_view::npos || npid == std::string_view::npos ||
-            pst == std::string_view::npos || !intOf(l, " prev_pid=", e.pid, ppid) || !intOf(l, " prev_prio=", pprio, ppid) ||
-            !intOf(r, " next_pid=", e.pid2, npid) || !intOf(r, " next_prio=", nprio, npid))
-            return bad("expected prev_comm= prev_pid= prev_prio= prev_state= ==> next_comm= next_pid= next_prio=");
-        e.kind = EvKind::sched_switch;
-        e.prev_state = stateLetter(l.substr(pst + 12));
-        if (e.pid != 0) {
-            m_t.comm[e.pid] = std::string(l.substr(10, ppid - 10));
-            m_t.prio[e.pid] = pprio;
-        }
-        if (e.pid2 != 0) {
-            m_t.comm[e.pid2] = std::string(r.substr(10, npid - 10));
-            m_t.prio[e.pid2] = nprio;
-        }
-    } else if (name == "sched_migrate_task") {
-        const std::size_t prioAt = payload.rfind(" prio=");
-        const std::size_t pidAt = payload.rfind(" pid=", prioAt);
-        int prio = 0, orig = -1, dest = -1;
-        if (!payload.starts_with("comm=") || pidAt == std::string_view::npos || prioAt == std::string_view::npos ||
-            !intOf(payload, " pid=", e.pid, pidAt) || !intOf(payload, " prio=", prio, prioAt) || !intOf(payload, " orig_cpu=", orig, prioAt) ||
-            !intOf(payload, " dest_cpu=", dest, prioAt))
-            return bad("expected comm= pid= prio= orig_cpu= dest_cpu=");
-        e.kind = EvKind::sched_migrate_task;
-        e.orig_cpu = std::int16_t(orig);
-        e.target_cpu = std::int16_t(dest);
-        e.cause = kMigrationCauseUnknown;
-        const std::size_t c = payload.find(" cause=", prioAt);  // schedlab's own exports say why
-        if (c != std::string_view::npos) {
-            std::string_view v = payload.substr(c + 7);
-            e.cause = causeFromName(v.substr(0, v.find(' ')));
-        }
-        m_t.comm[e.pid] = std::string(payload.substr(5, pidAt - 5));
-        m_t.prio[e.pid] = prio;
-    } else if (name == "cpu_idle") {
+    }
+    ++m_t.event_counts[std::string(h.name)];
+    // The line's layout and the recording CPU's bookkeeping, also for records not imported.
+    if (m_t.flag_columns < 0) {
+        m_t.flag_columns = h.flagCols;
+        m_t.tgid_column = h.tgid;
+        m_t.ns_timestamps = h.isNs;
+    } else if (!h.isNs) {
+        m_t.ns_timestamps = false;
+    }
+    if (h.time < m_lastTime) ++m_t.time_backwards;
+    m_lastTime = std::max(m_lastTime, h.time);
+    m_maxCpu = std::max(m_maxCpu, h.cpu);
+    if (std::size_t(h.cpu) >= m_cpuLast.size()) m_cpuLast.resize(std::size_t(h.cpu) + 1, std::numeric_limits<std::int64_t>::min());
+    m_cpuLast[std::size_t(h.cpu)] = h.time;
+    if (!m_openGaps.empty()) closeGaps(h.cpu, h.time);
+    if (h.pid == 0 && !h.comm.empty() && m_t.comm.find(0) == m_t.comm.end()) m_t.comm[0] = "swapper";
+    else if (h.pid > 0 && m_t.comm.find(h.pid) == m_t.comm.end()) m_t.comm[h.pid] = std::string(h.comm);
+    if (!imported) return true;
+    m_t.events.push_back(e);
+    m_t.records.push_back({m_line, h.pid, h.context});
+    return true;
+}
+
+bool FtraceTextParser::parseEvent(const Head& h, SchedEvent& e, bool& imported, std::string& why) {
+    const std::string_view name = h.name;
+    std::string_view payload = h.payload;
+    if (name == "sched_waking") return wakeLike(EvKind::sched_waking, payload, e, why);
+    if (name == "sched_wakeup") return wakeLike(EvKind::sched_wakeup, payload, e, why);
+    if (name == "sched_wakeup_new") return wakeLike(EvKind::sched_wakeup_new, payload, e, why);
+    if (name == "sched_switch") return (!payload.starts_with("prev_comm=") && pluginSwitch(payload, e)) || rawSwitch(payload, e, why);
+    if (name == "sched_migrate_task") return migrateTask(payload, e, why);
+    if (name == "cpu_idle") {
         std::uint32_t state = 0;
         int cpuId = -1;
-        if (!intOf(payload, "state=", state) || !intOf(payload, " cpu_id=", cpuId)) return bad("expected state= cpu_id=");
-        if (cpuId < 0 || cpuId >= 4096) return bad("cpu_id out of range");
+        if (!intOf(payload, "state=", state) || !intOf(payload, " cpu_id=", cpuId)) return fail(why, "expected state= cpu_id=");
+        if (cpuId < 0 || cpuId >= 4096) return fail(why, "cpu_id out of range");
         e.kind = EvKind::cpu_idle;
         e.state = state;
         e.cpu = std::int16_t(cpuId);
-    } else if (name == "sched_process_fork") {
-        // comm=%s pid=%d child_comm=%s child_pid=%d
-        const std::size_t cc = payload.rfind(" child_comm=");
-        const std::size_t pidAt = payload.rfind(" pid=", cc);
-        const std::size_t cp = payload.rfind(" child_pid=");
-        if (!payload.starts_with("comm=") || cc == std::string_view::npos || pidAt == std::string_view::npos || cp == std::string_view::npos ||
-            cp < cc || !intOf(payload, " pid=", e.pid, pidAt) || !intOf(payload, " child_pid=", e.pid2, cp))
-            return bad("expected comm= pid= child_comm= child_pid=");
-        e.kind = EvKind::sched_process_fork;
-        m_t.comm[e.pid] = std::string(payload.substr(5, pidAt - 5));
-        m_t.comm[e.pid2] = std::string(payload.substr(cc + 12, cp - cc - 12));
-    } else if (name == "sched_process_exit") {
+        return true;
+    }
+    if (name == "sched_process_fork") return processFork(payload, e, why);
+    if (name == "sched_process_exit") {
         const std::size_t prioAt = payload.rfind(" prio=");
         const std::size_t pidAt = payload.rfind(" pid=", prioAt);
         if (!payload.starts_with("comm=") || pidAt == std::string_view::npos || !intOf(payload, " pid=", e.pid, pidAt))
-            return bad("expected comm= pid= prio=");
+            return fail(why, "expected comm= pid= prio=");
         e.kind = EvKind::sched_process_exit;
-    } else if ((name == "tracing_mark_write" || name == "print") &&
-               (payload.starts_with("schedlab_wake ") || payload.starts_with("tracing_mark_write: schedlab_wake "))) {
+        return true;
+    }
+    const bool mark = name == "tracing_mark_write" || name == "print";
+    imported = false;
+    if (mark && (payload.starts_with("schedlab_wake ") || payload.starts_with("tracing_mark_write: schedlab_wake "))) {
         if (payload.starts_with("tracing_mark_write: ")) payload = trimLeft(payload.substr(20));  // trace-cmd report's print layout
-        // schedlab's export: the untraced inputs of the decision whose sched_waking came just before.
-        WakeInputs in;
-        std::string why;
-        if (!parseWakeInputs(payload.substr(14), in, why)) return bad(why.c_str());
-        if (m_t.events.empty() || m_t.events.back().kind != EvKind::sched_waking || m_t.events.back().pid != in.pid)
-            return bad("schedlab_wake: not right after the sched_waking of its pid");
-        in.time = time;
-        in.cpu = std::int16_t(cpu);
-        m_t.wake_inputs.add(std::uint32_t(m_t.events.size() - 1), in);
-        imported = false;
-    } else if (name == "tracing_mark_write" || name == "print") {
-        if (payload.find("WORKLOAD_START") != std::string_view::npos) m_t.workload_start = time;
-        if (payload.find("WORKLOAD_END") != std::string_view::npos) m_t.workload_end = time;
-        imported = false;
-    } else {
-        imported = false;
-        ++m_t.skipped_events[std::string(name)];
+        return wakeInputsMark(payload, h, why);
     }
-    ++m_t.event_counts[std::string(name)];
+    if (mark) {
+        if (payload.find("WORKLOAD_START") != std::string_view::npos) m_t.workload_start = h.time;
+        if (payload.find("WORKLOAD_END") != std::string_view::npos) m_t.workload_end = h.time;
+        return true;
+    }
+    ++m_t.skipped_events[std::string(name)];
+    return true;
+}
 
-    // The line's layout and the recording CPU's bookkeeping, also for records not imported.
-    if (m_t.flag_columns < 0) {
-        m_t.flag_columns = flagCols;
-        m_t.tgid_column = tgid;
-        m_t.ns_timestamps = isNs;
-    } else if (!isNs) {
-        m_t.ns_timestamps = false;
+bool FtraceTextParser::wakeLike(EvKind kind, std::string_view payload, SchedEvent& e, std::string& why) {
+    if (!payload.starts_with("comm=") && pluginWake(kind, payload, e)) return true;
+    // comm=%s pid=%d prio=%d target_cpu=%03d; comm may contain spaces: anchor on the last " pid=".
+    const std::size_t prioAt = payload.rfind(" prio=");
+    const std::size_t pidAt = payload.rfind(" pid=", prioAt);
+    if (!payload.starts_with("comm=") || pidAt == std::string_view::npos || prioAt == std::string_view::npos)
+        return fail(why, "expected comm= pid= prio= target_cpu=");
+    int prio = 0, target = -1;
+    if (!intOf(payload, " pid=", e.pid, pidAt) || !intOf(payload, " prio=", prio, prioAt) || !intOf(payload, " target_cpu=", target, prioAt))
+        return fail(why, "expected comm= pid= prio= target_cpu=");
+    e.kind = kind;
+    e.target_cpu = std::int16_t(target);
+    m_t.comm[e.pid] = std::string(payload.substr(5, pidAt - 5));
+    m_t.prio[e.pid] = prio;
+    return true;
+}
+
+bool FtraceTextParser::pluginWake(EvKind kind, std::string_view payload, SchedEvent& e) {
+    const std::size_t cpuAt = payload.rfind(" CPU:");
+    if (cpuAt == std::string_view::npos) return false;
+    std::string_view head = payload.substr(0, cpuAt);
+    const std::size_t close = head.rfind(']');
+    if (close == std::string_view::npos) return false;
+    head = head.substr(0, close + 1);  // drops an old kernel's " success=1"
+    std::string_view c;
+    int prio = 0, target = -1;
+    if (!commPidPrio(head, c, e.pid, prio) || !toInt(payload.substr(cpuAt + 5), target)) return false;
+    e.kind = kind;
+    e.target_cpu = std::int16_t(target);
+    m_t.comm[e.pid] = std::string(c);
+    m_t.prio[e.pid] = prio;
+    m_t.sched_plugin_layout = true;
+    return true;
+}
+
+bool FtraceTextParser::pluginSwitch(std::string_view payload, SchedEvent& e) {
+    const std::size_t arrow = payload.find(" ==> ");
+    if (arrow == std::string_view::npos) return false;
+    std::string_view l = payload.substr(0, arrow);
+    const std::size_t sp = l.rfind(' ');
+    if (sp == std::string_view::npos) return false;
+    const std::string_view st = l.substr(sp + 1);
+    std::string_view pc, nc;
+    int pprio = 0, nprio = 0;
+    if (st.empty() || !commPidPrio(l.substr(0, sp), pc, e.pid, pprio) || !commPidPrio(payload.substr(arrow + 5), nc, e.pid2, nprio)) return false;
+    // The plugin names TASK_REPORT bits with an older table ("SDTtZXxW"): bit 4 is 6.1's X,
+    // bit 5 Z, bit 6 P, bit 7 I. Mapped back to the kernel's letters.
+    static const std::string_view plugin = "SDTtZXxW", kernel = "SDTtXZPI";
+    const std::size_t bit = plugin.find(st.front());
+    e.kind = EvKind::sched_switch;
+    e.prev_state = st.front() == 'R' ? 'R' : bit == std::string_view::npos ? st.front() : kernel[bit];
+    if (e.pid != 0) {
+        m_t.comm[e.pid] = std::string(pc);
+        m_t.prio[e.pid] = pprio;
     }
-    if (time < m_lastTime) ++m_t.time_backwards;
-    m_lastTime = std::max(m_lastTime, time);
-    m_maxCpu = std::max(m_maxCpu, cpu);
-    if (std::size_t(cpu) >= m_cpuLast.size()) m_cpuLast.resize(std::size_t(cpu) + 1, std::numeric_limits<std::int64_t>::min());
-    m_cpuLast[std::size_t(cpu)] = time;
-    if (!m_openGaps.empty()) closeGaps(cpu, time);
-    if (pid == 0 && !comm.empty() && m_t.comm.find(0) == m_t.comm.end()) m_t.comm[0] = "swapper";
-    else if (pid > 0 && m_t.comm.find(pid) == m_t.comm.end()) m_t.comm[pid] = std::string(comm);
-    if (!imported) return true;
-    m_t.events.push_back(e);
-    m_t.records.push_back({m_line, pid, context});
+    if (e.pid2 != 0) {
+        m_t.comm[e.pid2] = std::string(nc);
+        m_t.prio[e.pid2] = nprio;
+    }
+    m_t.sched_plugin_layout = true;
+    return true;
+}
+
+bool FtraceTextParser::rawSwitch(std::string_view payload, SchedEvent& e, std::string& why) {
+    const std::size_t arrow = payload.find(" ==> ");
+    if (arrow == std::string_view::npos) return fail(why, "no \" ==> \"");
+    const std::string_view l = payload.substr(0, arrow), r = payload.substr(arrow + 5);
+    const std::size_t ppid = l.rfind(" prev_pid="), npid = r.rfind(" next_pid=");
+    const std::size_t pst = l.rfind(" prev_state=");
+    int pprio = 0, nprio = 0;
+    if (!l.starts_with("prev_comm=") || !r.starts_with("next_comm=") || ppid == std::string_view::npos || npid == std::string_view::npos ||
+        pst == std::string_view::npos || !intOf(l, " prev_pid=", e.pid, ppid) || !intOf(l, " prev_prio=", pprio, ppid) ||
+        !intOf(r, " next_pid=", e.pid2, npid) || !intOf(r, " next_prio=", nprio, npid))
+        return fail(why, "expected prev_comm= prev_pid= prev_prio= prev_state= ==> next_comm= next_pid= next_prio=");
+    e.kind = EvKind::sched_switch;
+    e.prev_state = stateLetter(l.substr(pst + 12));
+    if (e.pid != 0) {
+        m_t.comm[e.pid] = std::string(l.substr(10, ppid - 10));
+        m_t.prio[e.pid] = pprio;
+    }
+    if (e.pid2 != 0) {
+        m_t.comm[e.pid2] = std::string(r.substr(10, npid - 10));
+        m_t.prio[e.pid2] = nprio;
+    }
+    return true;
+}
+
+bool FtraceTextParser::migrateTask(std::string_view payload, SchedEvent& e, std::string& why) {
+    const std::size_t prioAt = payload.rfind(" prio=");
+    const std::size_t pidAt = payload.rfind(" pid=", prioAt);
+    int prio = 0, orig = -1, dest = -1;
+    if (!payload.starts_with("comm=") || pidAt == std::string_view::npos || prioAt == std::string_view::npos ||
+        !intOf(payload, " pid=", e.pid, pidAt) || !intOf(payload, " prio=", prio, prioAt) || !intOf(payload, " orig_cpu=", orig, prioAt) ||
+        !intOf(payload, " dest_cpu=", dest, prioAt))
+        return fail(why, "expected comm= pid= prio= orig_cpu= dest_cpu=");
+    e.kind = EvKind::sched_migrate_task;
+    e.orig_cpu = std::int16_t(orig);
+    e.target_cpu = std::int16_t(dest);
+    e.cause = kMigrationCauseUnknown;
+    const std::size_t c = payload.find(" cause=", prioAt);  // schedlab's own exports say why
+    if (c != std::string_view::npos) {
+        std::string_view v = payload.substr(c + 7);
+        e.cause = causeFromName(v.substr(0, v.find(' ')));
+    }
+    m_t.comm[e.pid] = std::string(payload.substr(5, pidAt - 5));
+    m_t.prio[e.pid] = prio;
+    return true;
+}
+
+bool FtraceTextParser::processFork(std::string_view payload, SchedEvent& e, std::string& why) {
+    // comm=%s pid=%d child_comm=%s child_pid=%d
+    const std::size_t cc = payload.rfind(" child_comm=");
+    const std::size_t pidAt = payload.rfind(" pid=", cc);
+    const std::size_t cp = payload.rfind(" child_pid=");
+    if (!payload.starts_with("comm=") || cc == std::string_view::npos || pidAt == std::string_view::npos || cp == std::string_view::npos || cp < cc ||
+        !intOf(payload, " pid=", e.pid, pidAt) || !intOf(payload, " child_pid=", e.pid2, cp))
+        return fail(why, "expected comm= pid= child_comm= child_pid=");
+    e.kind = EvKind::sched_process_fork;
+    m_t.comm[e.pid] = std::string(payload.substr(5, pidAt - 5));
+    m_t.comm[e.pid2] = std::string(payload.substr(cc + 12, cp - cc - 12));
+    return true;
+}
+
+bool FtraceTextParser::wakeInputsMark(std::string_view payload, const Head& h, std::string& why) {
+    WakeInputs in;
+    if (!parseWakeInputs(payload.substr(14), in, why)) return false;
+    if (m_t.events.empty() || m_t.events.back().kind != EvKind::sched_waking || m_t.events.back().pid != in.pid)
+        return fail(why, "schedlab_wake: not right after the sched_waking of its pid");
+    in.time = h.time;
+    in.cpu = std::int16_t(h.cpu);
+    m_t.wake_inputs.add(std::uint32_t(m_t.events.size() - 1), in);
     return true;
 }
 

@@ -135,7 +135,21 @@ public:
     std::uint64_t dataLines() const { return m_dataLines; }
 
 private:
+    struct Head;
+    static bool parseHead(std::string_view s, Head& h, std::string& why);
+    static bool fail(std::string& why, const std::string& what);
     bool parseRecord(std::string_view s, std::string& why);
+    /// The payload of a record whose head is `h` into `e`; `imported` false for a record that is
+    /// counted but not an event. False with `why` (without the event's name) for a bad payload.
+    bool parseEvent(const Head& h, SchedEvent& e, bool& imported, std::string& why);
+    bool wakeLike(EvKind kind, std::string_view payload, SchedEvent& e, std::string& why);
+    bool pluginWake(EvKind kind, std::string_view payload, SchedEvent& e);
+    bool pluginSwitch(std::string_view payload, SchedEvent& e);
+    bool rawSwitch(std::string_view payload, SchedEvent& e, std::string& why);
+    bool migrateTask(std::string_view payload, SchedEvent& e, std::string& why);
+    bool processFork(std::string_view payload, SchedEvent& e, std::string& why);
+    /// schedlab's own export: the untraced inputs of the decision whose sched_waking came just before.
+    bool wakeInputsMark(std::string_view payload, const Head& h, std::string& why);
     void problem(const std::string& why);
     void closeGaps(int cpu, std::int64_t t);
 
