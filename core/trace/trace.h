@@ -110,8 +110,8 @@ struct TraceReadOptions {
     /// Text traces: called with the share of the file read (0..1) every 8 MiB (every 1 MiB of
     /// gzip output); returning false stops the read with TraceReadCancelled.
     std::function<bool(double)> progress;
-    /// trace.dat: a reader child that shows no progress for this long is killed and the file
-    /// read again, once (then an InputError). Tests shorten it.
+    /// trace.dat: a reader that shows no progress for this long is killed and the file read
+    /// again, once, allowing 4 times as long (then an InputError). Tests shorten it.
     int reader_stall_ms = 20000;
     /// Tests only: the first attempt's first reader child stops (as a child that inherited a
     /// lock at fork() does), so that the watchdog has something to find.

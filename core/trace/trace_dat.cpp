@@ -243,8 +243,8 @@ public:
 
     /// Reads the pipes until every reader has closed its own, reporting the progress (false
     /// from o.progress: TraceReadCancelled). False when the readers showed no progress for
-    /// o.reader_stall_ms (the watchdog).
-    bool pump(const TraceReadOptions& o) {
+    /// `stallMs` (the watchdog).
+    bool pump(const TraceReadOptions& o, int stallMs) {
         std::uint64_t lastShown = shown();
         auto lastChange = std::chrono::steady_clock::now();
         for (;;) {
@@ -255,7 +255,7 @@ public:
                 open += !ch[std::size_t(k)].eof;
             }
             if (!open) break;
-            const int ready = ::poll(pf.data(), kParts, o.progress ? 50 : std::min(500, std::max(1, o.reader_stall_ms / 4)));
+            const int ready = ::poll(pf.data(), kParts, o.progress ? 50 : std::min(500, std::max(1, stallMs / 4)));
             if (ready < 0) {
                 if (errno == EINTR) continue;
                 break;
@@ -268,7 +268,7 @@ public:
             if (const std::uint64_t v = shown(); v != lastShown) {
                 lastShown = v;
                 lastChange = now;
-            } else if (now - lastChange > std::chrono::milliseconds(o.reader_stall_ms)) {
+            } else if (now - lastChange > std::chrono::milliseconds(stallMs)) {
                 return false;
             }
             if (o.progress) {
@@ -574,18 +574,22 @@ void mergeMeta(const std::array<Child, kParts>& ch, const Merged& mg, Trace& t, 
 
 /// readTraceDat() of `path` as the file `name`; `limit` > 0: `path` is `name` cut at byte
 /// `limit` and padded with zeros.
-// The watchdog (TraceReadOptions::reader_stall_ms): a reader child that shows no progress for
-// that long is stuck, not slow: its parsing moves the shared counters many times a second. (A
-// child forked from a process with other threads can inherit a lock one of them held at
-// fork(), e.g. a sanitizer allocator's that has no fork handler; it then waits forever.) The
-// pair is killed and the file read again, once.
+// The watchdog (TraceReadOptions::reader_stall_ms): a reader that shows no progress for that
+// long is stuck, not slow: its parsing moves the shared counters many times a second. (A child
+// forked from a process with other threads can inherit a lock one of them held at fork(), e.g. a
+// sanitizer allocator's that has no fork handler; it then waits forever.) The pair is killed and
+// the file read again, once, with 4 times the patience: a machine that is only loaded (a reader
+// process still starting, its pages swapped out) gets the benefit of the doubt.
 Trace readTraceDatAs(const std::string& path, const std::string& name, const TraceReadOptions& o, unsigned long long limit, int attempt = 0) {
     Readers readers;
     readers.start(path, o, limit, attempt);
-    if (!readers.pump(o)) {
+    const int stallMs = attempt == 0 ? o.reader_stall_ms : 4 * o.reader_stall_ms;
+    if (!readers.pump(o, stallMs)) {
         readers.release(true);  // the stuck pair goes before the file is read again
         readers.closeShm();
-        if (attempt > 0) throw InputError(path, "", fmt::format("cannot read: the reader made no progress for {} ms, twice", o.reader_stall_ms));
+        if (attempt > 0)
+            throw InputError(path, "",
+                             fmt::format("cannot read: the reader made no progress for {} ms, and again for {} ms", o.reader_stall_ms, stallMs));
         return readTraceDatAs(path, name, o, limit, attempt + 1);
     }
     readers.release(false);
