@@ -1,0 +1,44 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+// heatmap_scene.cpp: see heatmap_scene.h.
+#include "heatmap_scene.h"
+
+#include "sim/simulation.h"
+
+#include <algorithm>
+#include <tuple>
+
+namespace schedlab {
+
+QColor HeatmapScene::colorFor(const sched::CpuView& v) const {
+    auto q = [](Rgb c) { return QColor(c.r, c.g, c.b); };
+    switch (metric) {
+    case HeatmapMetric::RqLength: return q(colormapAt(colormap, double(v.nr_running) / scaleMax));
+    case HeatmapMetric::Utilisation: return q(colormapAt(colormap, double(v.util) / 1024.0));
+    case HeatmapMetric::State: return q(kindColor(v.kind));
+    }
+    return {};
+}
+
+void HeatmapScene::resetArrows() { m_arrows = std::make_shared<LazyArrows>(); }
+
+const HeatmapScene::Arrows& HeatmapScene::arrows() const {
+    std::call_once(m_arrows->once, [this] {
+        Arrows& out = m_arrows->a;
+        if (!snapshot) return;
+        out.list = aggregateArrows(snapshot->migrations, snapshot->now, arrowSpanNs, std::size_t(std::max(0, maxArrows)));
+        const int n = snapshot->topo ? snapshot->topo->nrCpus() : 0;
+        out.list.erase(
+            std::remove_if(out.list.begin(), out.list.end(), [n](const ArrowAgg& a) { return a.from < 0 || a.to < 0 || a.from >= n || a.to >= n; }),
+            out.list.end());
+        std::vector<std::tuple<int, int, bool>> present;
+        present.reserve(out.list.size());
+        for (const ArrowAgg& a : out.list) present.emplace_back(a.from, a.to, a.wakeup);
+        std::sort(present.begin(), present.end());
+        out.twoWay.reserve(out.list.size());
+        for (const ArrowAgg& a : out.list)
+            out.twoWay.push_back(std::binary_search(present.begin(), present.end(), std::make_tuple(a.to, a.from, a.wakeup)));
+    });
+    return m_arrows->a;
+}
+
+}  // namespace schedlab
