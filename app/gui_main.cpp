@@ -24,6 +24,7 @@
 #include <cstdio>
 #include <cstring>
 #include <ctime>
+#include <functional>
 #include <optional>
 #include <string>
 
@@ -57,269 +58,265 @@ void stage(const char* what) {
 }
 }  // namespace
 
-int main(int argc, char** argv) {
-    g_sinceMain.start();
-    // Without a display QApplication's constructor aborts before our flags are even looked at. Fall back to
-    // offscreen so that --screenshot, --help and flag errors behave the same headless; a plain interactive run
-    // is refused below with a one-line message instead.
-    const bool forcedOffscreen = noDisplay(argc, argv);
-    if (forcedOffscreen) qputenv("QT_QPA_PLATFORM", "offscreen");
+namespace {
 
-    QApplication app(argc, argv);  // consumes Qt's own options (-platform, -style, ...)
-    stage("qt");
-    QApplication::setApplicationName(QStringLiteral("schedlab"));
-    QApplication::setOrganizationName(QStringLiteral("schedlab"));
-    QApplication::setDesktopFileName(QStringLiteral("schedlab"));  // the installed schedlab.desktop
-    {
-        QIcon icon;
-        for (int size : {16, 32, 48, 64, 128, 256}) icon.addFile(QStringLiteral(":/icons/schedlab-%1.png").arg(size), QSize(size, size));
-        QApplication::setWindowIcon(icon);
+/// `schedlab`'s command line: the options, checked, then the files they name read and checked, all
+/// before any window exists (a bad one is one line and exit status 2); then the window is opened
+/// on them, for a person or headless (--screenshot).
+class GuiMain {
+public:
+    explicit GuiMain(bool forcedOffscreen) : forcedOffscreen(forcedOffscreen) {
+        parser.setApplicationDescription(
+            QStringLiteral("schedlab: a laboratory for the Linux CFS wakeup path.\n"
+                           "Without options: the default scenario (hackbench on 2 x EPYC 9654, baseline vs idle-delay-v2)."));
+        parser.addHelpOption();
+        for (const auto* o : {&besideVarOpt, &scenarioOpt, &runForOpt, &ffOpt,     &shotOpt, &viewOpt, &aOpt,  &bOpt,   &setAOpt, &setBOpt,
+                              &noAbOpt,      &seedOpt,     &traceOpt,  &pausedOpt, &recOpt,  &topoOpt, &atOpt, &disOpt, &recBOpt, &besideOpt})
+            parser.addOption(*o);
     }
 
+    /// -1 when the window may open, else the exit status.
+    int prepare() {
+        if (const int rc = checkOptions(); rc >= 0) return rc;
+        if (const int rc = loadScenario(); rc >= 0) return rc;
+        return loadTraces();
+    }
+
+    /// Opens the window on the scenario or the traces, then runs the event loop.
+    int exec();
+
+private:
     QCommandLineParser parser;
-    parser.setApplicationDescription(
-        QStringLiteral("schedlab: a laboratory for the Linux CFS wakeup path.\n"
-                       "Without options: the default scenario (hackbench on 2 x EPYC 9654, baseline vs idle-delay-v2)."));
-    parser.addHelpOption();
-    const QCommandLineOption scenarioOpt(QStringLiteral("scenario"),
+    const QCommandLineOption scenarioOpt{QStringLiteral("scenario"),
                                          QStringLiteral("Scenario JSON file to open, or a shipped scenario's name (schedlab-cli scenarios)."),
-                                         QStringLiteral("file"));
-    const QCommandLineOption runForOpt(QStringLiteral("run-for"), QStringLiteral("With --screenshot: simulated time to run first (2s, 50ms, 500us)."),
-                                       QStringLiteral("time"));
-    const QCommandLineOption ffOpt(QStringLiteral("fast-forward"),
+                                         QStringLiteral("file")};
+    const QCommandLineOption runForOpt{QStringLiteral("run-for"), QStringLiteral("With --screenshot: simulated time to run first (2s, 50ms, 500us)."),
+                                       QStringLiteral("time")};
+    const QCommandLineOption ffOpt{QStringLiteral("fast-forward"),
                                    QStringLiteral("Run to simulated time <time> first without drawing (progress on stderr), then show the "
                                                   "window there, paused (2s, 500ms); with --screenshot, then capture."),
-                                   QStringLiteral("time"));
-    const QCommandLineOption shotOpt(QStringLiteral("screenshot"),
+                                   QStringLiteral("time")};
+    const QCommandLineOption shotOpt{QStringLiteral("screenshot"),
                                      QStringLiteral("Render offscreen to <file> (.png, .svg or .pdf) with its caption, and exit."),
-                                     QStringLiteral("file"));
-    const QCommandLineOption viewOpt(
+                                     QStringLiteral("file")};
+    const QCommandLineOption viewOpt{
         QStringLiteral("view"), QStringLiteral("With --screenshot: window (default), heatmapA, heatmapB, rq, rqB, latency, counters, inspector."),
-        QStringLiteral("name"), QStringLiteral("window"));
-    const QCommandLineOption aOpt(QStringLiteral("a"), QStringLiteral("Knob preset of side A."), QStringLiteral("preset"));
-    const QCommandLineOption bOpt(QStringLiteral("b"), QStringLiteral("Knob preset of side B."), QStringLiteral("preset"));
-    const QCommandLineOption setAOpt(QStringLiteral("set-a"), QStringLiteral("Knob override for A (repeatable)."), QStringLiteral("knob=value"));
-    const QCommandLineOption setBOpt(QStringLiteral("set-b"), QStringLiteral("Knob override for B (repeatable)."), QStringLiteral("knob=value"));
-    const QCommandLineOption noAbOpt(QStringLiteral("no-ab"), QStringLiteral("Side A only."));
-    const QCommandLineOption seedOpt(QStringLiteral("seed"), QStringLiteral("RNG seed (default: the scenario's)."), QStringLiteral("n"));
-    const QCommandLineOption traceOpt(QStringLiteral("step-wakeup"),
-                                      QStringLiteral("With --screenshot: after --run-for, step to the next wakeup and show its path."));
-    const QCommandLineOption pausedOpt(QStringLiteral("paused"), QStringLiteral("Start paused."));
-    const QCommandLineOption recOpt(QStringLiteral("trace"),
+        QStringLiteral("name"), QStringLiteral("window")};
+    const QCommandLineOption aOpt{QStringLiteral("a"), QStringLiteral("Knob preset of side A."), QStringLiteral("preset")};
+    const QCommandLineOption bOpt{QStringLiteral("b"), QStringLiteral("Knob preset of side B."), QStringLiteral("preset")};
+    const QCommandLineOption setAOpt{QStringLiteral("set-a"), QStringLiteral("Knob override for A (repeatable)."), QStringLiteral("knob=value")};
+    const QCommandLineOption setBOpt{QStringLiteral("set-b"), QStringLiteral("Knob override for B (repeatable)."), QStringLiteral("knob=value")};
+    const QCommandLineOption noAbOpt{QStringLiteral("no-ab"), QStringLiteral("Side A only.")};
+    const QCommandLineOption seedOpt{QStringLiteral("seed"), QStringLiteral("RNG seed (default: the scenario's)."), QStringLiteral("n")};
+    const QCommandLineOption traceOpt{QStringLiteral("step-wakeup"),
+                                      QStringLiteral("With --screenshot: after --run-for, step to the next wakeup and show its path.")};
+    const QCommandLineOption pausedOpt{QStringLiteral("paused"), QStringLiteral("Start paused.")};
+    const QCommandLineOption recOpt{QStringLiteral("trace"),
                                     QStringLiteral("Show a recorded trace (ftrace text, .gz, or trace-cmd trace.dat) instead of a simulation."),
-                                    QStringLiteral("file"));
-    const QCommandLineOption topoOpt(QStringLiteral("topology"),
+                                    QStringLiteral("file")};
+    const QCommandLineOption topoOpt{QStringLiteral("topology"),
                                      QStringLiteral("With --trace: the machine it was recorded on (a preset or an hwloc XML)."),
-                                     QStringLiteral("name"));
-    const QCommandLineOption atOpt(
-        QStringLiteral("at"), QStringLiteral("With --trace: the cursor, as time after the first event (default: the end)."), QStringLiteral("time"));
-    const QCommandLineOption disOpt(QStringLiteral("disagreement"),
+                                     QStringLiteral("name")};
+    const QCommandLineOption atOpt{
+        QStringLiteral("at"), QStringLiteral("With --trace: the cursor, as time after the first event (default: the end)."), QStringLiteral("time")};
+    const QCommandLineOption disOpt{QStringLiteral("disagreement"),
                                     QStringLiteral("With --trace: open the K-th disagreement with the kernel (1 = the first in time) in the "
                                                    "decision inspector and move the cursor to it (instead of --at)."),
-                                    QStringLiteral("K"));
-    const QCommandLineOption recBOpt(QStringLiteral("trace-b"),
+                                    QStringLiteral("K")};
+    const QCommandLineOption recBOpt{QStringLiteral("trace-b"),
                                      QStringLiteral("With --trace: a second recorded trace on the same machine as side B (before/after a patch); "
                                                     "both are shown at the same time since their first event."),
-                                     QStringLiteral("file"));
-    const QCommandLineOption besideOpt(QStringLiteral("beside-sim"),
+                                     QStringLiteral("file")};
+    const QCommandLineOption besideOpt{QStringLiteral("beside-sim"),
                                        QStringLiteral("With --trace: side B simulates this scenario (the trace's topology, or as many CPUs) "
                                                       "to the cursor's time since the trace's first event."),
-                                       QStringLiteral("scenario"));
-    const QCommandLineOption besideVarOpt(QStringLiteral("beside-variant"),
+                                       QStringLiteral("scenario")};
+    const QCommandLineOption besideVarOpt{QStringLiteral("beside-variant"),
                                           QStringLiteral("With --beside-sim: which of the scenario's variants runs (default: its first)."),
-                                          QStringLiteral("name"));
-    for (const auto* o : {&besideVarOpt, &scenarioOpt, &runForOpt, &ffOpt,     &shotOpt, &viewOpt, &aOpt,  &bOpt,   &setAOpt, &setBOpt,
-                          &noAbOpt,      &seedOpt,     &traceOpt,  &pausedOpt, &recOpt,  &topoOpt, &atOpt, &disOpt, &recBOpt, &besideOpt})
-        parser.addOption(*o);
+                                          QStringLiteral("name")};
 
-    if (!parser.parse(QApplication::arguments())) return usage(parser.errorText());
-    if (parser.isSet(QStringLiteral("help"))) parser.showHelp(0);  // exits
-    if (!parser.positionalArguments().isEmpty()) return usage(QStringLiteral("unexpected argument '%1'").arg(parser.positionalArguments().front()));
-
-    const QString shot = parser.value(shotOpt);
-    if (parser.isSet(shotOpt) && shot.isEmpty()) return usage(QStringLiteral("--screenshot needs a file name"));
-    if (!shot.isEmpty()) {
-        const QString suf = QFileInfo(shot).suffix().toLower();
-        if (suf != QLatin1String("png") && suf != QLatin1String("svg") && suf != QLatin1String("pdf"))
-            return usage(QStringLiteral("--screenshot %1: use a .png, .svg or .pdf file name").arg(shot));
-    }
-    qint64 fastForward = -1;
-    if (parser.isSet(ffOpt)) {
-        const auto d = sched::parseDurationNs(parser.value(ffOpt).toStdString());
-        if (!d || *d <= 0) return usage(QStringLiteral("--fast-forward '%1': not a duration (e.g. 2s, 500ms)").arg(parser.value(ffOpt)));
-        if (parser.isSet(runForOpt)) return usage(QStringLiteral("--fast-forward and --run-for: give one of them"));
-        fastForward = *d;
-    }
-    qint64 runFor = 0;
-    if (parser.isSet(runForOpt)) {
-        const auto d = sched::parseDurationNs(parser.value(runForOpt).toStdString());
-        if (!d || *d < 0) return usage(QStringLiteral("--run-for '%1': not a duration (e.g. 2s, 50ms, 500us)").arg(parser.value(runForOpt)));
-        runFor = *d;
-    }
+    const bool forcedOffscreen;
+    QString shot, viewName;
+    qint64 fastForward = -1, runFor = 0;
+    qint64 at = -1;        ///< --at, -1: none
+    int disagreement = 0;  ///< --disagreement, 1-based; 0: none
     schedlab::StartOptions so;
-    so.ab = !parser.isSet(noAbOpt);
-    if (parser.isSet(seedOpt)) {
-        bool ok = false;
-        so.seed = parser.value(seedOpt).toULongLong(&ok);
-        if (!ok) return usage(QStringLiteral("--seed '%1': not a non-negative integer").arg(parser.value(seedOpt)));
-    }
-    auto knobs = [&](const QCommandLineOption& preset, const QCommandLineOption& sets, std::optional<sched::Knobs>& out) -> QString {
-        if (!parser.isSet(preset) && !parser.isSet(sets)) return {};
-        try {
-            sched::Knobs k = sched::Knobs::preset(parser.isSet(preset) ? parser.value(preset).toStdString() : "baseline");
-            for (const QString& kv : parser.values(sets)) {
-                const int eq = kv.indexOf(QLatin1Char('='));
-                if (eq <= 0) return QStringLiteral("--%1 '%2': expected knob=value").arg(sets.names().front(), kv);
-                k.set(kv.left(eq).toStdString(), kv.mid(eq + 1).toStdString());
-            }
-            out = k;
-        } catch (const std::exception& e) {
-            return QStringLiteral("--%1: %2").arg(preset.names().front(), QString::fromUtf8(e.what()));
-        }
-        return {};
-    };
-    if (const QString e = knobs(aOpt, setAOpt, so.a); !e.isEmpty()) return usage(e);
-    if (const QString e = knobs(bOpt, setBOpt, so.b); !e.isEmpty()) return usage(e);
-    const QString viewName = parser.value(viewOpt);
-
-    if (forcedOffscreen && shot.isEmpty()) {
-        std::fprintf(stderr, "schedlab: no display (set DISPLAY, run under xvfb-run -a, or use --screenshot FILE.png)\n");
-        return 1;
-    }
-
-    static const QStringList kViews = {QStringLiteral("window"), QStringLiteral("heatmapA"), QStringLiteral("heatmapB"), QStringLiteral("rq"),
-                                       QStringLiteral("rqB"),    QStringLiteral("latency"),  QStringLiteral("counters"), QStringLiteral("inspector")};
-    if (!kViews.contains(viewName)) return usage(QStringLiteral("--view '%1': unknown view").arg(viewName));
     std::optional<sched::Scenario> scenario;
-    if (parser.isSet(scenarioOpt)) {  // bad scenario files are refused before any window exists
-        try {
-            scenario = sched::loadScenario(sched::resolveScenarioPath(parser.value(scenarioOpt).toStdString()));
-        } catch (const std::exception& e) {
-            std::fprintf(stderr, "schedlab: %s\n", e.what());
-            return kExitUsage;
-        }
-    }
-
-    // A recorded trace: read and checked before any window exists, like a scenario.
-    std::shared_ptr<const sched::Trace> rec;
+    std::shared_ptr<const sched::Trace> rec, recB;
     std::shared_ptr<const sched::Topology> recTopo;
-    qint64 at = -1;
-    int disagreement = 0;  // 1-based; 0: none
-    if (parser.isSet(disOpt)) {
-        if (!parser.isSet(recOpt)) return usage(QStringLiteral("--disagreement needs --trace"));
-        bool ok = false;
-        disagreement = parser.value(disOpt).toInt(&ok);
-        if (!ok || disagreement < 1)
-            return usage(QStringLiteral("--disagreement '%1': not a positive integer (1 = the first disagreement)").arg(parser.value(disOpt)));
-    }
-    if (parser.isSet(recBOpt) && !parser.isSet(recOpt)) return usage(QStringLiteral("--trace-b needs --trace (side A)"));
-    if (parser.isSet(besideOpt) && !parser.isSet(recOpt)) return usage(QStringLiteral("--beside-sim needs --trace"));
-    if (parser.isSet(besideVarOpt) && !parser.isSet(besideOpt)) return usage(QStringLiteral("--beside-variant needs --beside-sim"));
-    if (parser.isSet(recBOpt) && parser.isSet(besideOpt)) return usage(QStringLiteral("--trace-b and --beside-sim: side B is one or the other"));
-    if (parser.isSet(recOpt)) {
-        if (parser.isSet(atOpt)) {
-            const auto d = sched::parseDurationNs(parser.value(atOpt).toStdString());
-            if (!d || *d < 0) return usage(QStringLiteral("--at '%1': not a duration (e.g. 120ms)").arg(parser.value(atOpt)));
-            at = *d;
+    std::optional<sched::Scenario> beside;
+    std::shared_ptr<const sched::AgreeReport> agreed, agreedB;
+
+    /// The flags and their values (durations, knobs, the view); -1 or the exit status.
+    int checkOptions() {
+        if (!parser.parse(QApplication::arguments())) return usage(parser.errorText());
+        if (parser.isSet(QStringLiteral("help"))) parser.showHelp(0);  // exits
+        if (!parser.positionalArguments().isEmpty())
+            return usage(QStringLiteral("unexpected argument '%1'").arg(parser.positionalArguments().front()));
+
+        shot = parser.value(shotOpt);
+        if (parser.isSet(shotOpt) && shot.isEmpty()) return usage(QStringLiteral("--screenshot needs a file name"));
+        if (!shot.isEmpty()) {
+            const QString suf = QFileInfo(shot).suffix().toLower();
+            if (suf != QLatin1String("png") && suf != QLatin1String("svg") && suf != QLatin1String("pdf"))
+                return usage(QStringLiteral("--screenshot %1: use a .png, .svg or .pdf file name").arg(shot));
         }
-        try {
-            const std::string p = parser.value(recOpt).toStdString();
-            rec = std::make_shared<const sched::Trace>(sched::readTrace(p));
-            stage("read");
-            if (!parser.isSet(topoOpt)) {
-                QStringList same;
-                for (const auto& n : sched::Topology::presetsWithCpus(rec->nr_cpus)) same << QString::fromStdString(n);
-                return usage(QStringLiteral("--trace needs --topology: the trace has %1 CPUs (presets with %1 CPUs: %2; or an hwloc XML)")
-                                 .arg(rec->nr_cpus)
-                                 .arg(same.isEmpty() ? QStringLiteral("none") : same.join(QStringLiteral(", "))));
+        if (parser.isSet(ffOpt)) {
+            const auto d = sched::parseDurationNs(parser.value(ffOpt).toStdString());
+            if (!d || *d <= 0) return usage(QStringLiteral("--fast-forward '%1': not a duration (e.g. 2s, 500ms)").arg(parser.value(ffOpt)));
+            if (parser.isSet(runForOpt)) return usage(QStringLiteral("--fast-forward and --run-for: give one of them"));
+            fastForward = *d;
+        }
+        if (parser.isSet(runForOpt)) {
+            const auto d = sched::parseDurationNs(parser.value(runForOpt).toStdString());
+            if (!d || *d < 0) return usage(QStringLiteral("--run-for '%1': not a duration (e.g. 2s, 50ms, 500us)").arg(parser.value(runForOpt)));
+            runFor = *d;
+        }
+        so.ab = !parser.isSet(noAbOpt);
+        if (parser.isSet(seedOpt)) {
+            bool ok = false;
+            so.seed = parser.value(seedOpt).toULongLong(&ok);
+            if (!ok) return usage(QStringLiteral("--seed '%1': not a non-negative integer").arg(parser.value(seedOpt)));
+        }
+        auto knobs = [&](const QCommandLineOption& preset, const QCommandLineOption& sets, std::optional<sched::Knobs>& out) -> QString {
+            if (!parser.isSet(preset) && !parser.isSet(sets)) return {};
+            try {
+                sched::Knobs k = sched::Knobs::preset(parser.isSet(preset) ? parser.value(preset).toStdString() : "baseline");
+                for (const QString& kv : parser.values(sets)) {
+                    const int eq = kv.indexOf(QLatin1Char('='));
+                    if (eq <= 0) return QStringLiteral("--%1 '%2': expected knob=value").arg(sets.names().front(), kv);
+                    k.set(kv.left(eq).toStdString(), kv.mid(eq + 1).toStdString());
+                }
+                out = k;
+            } catch (const std::exception& e) {
+                return QStringLiteral("--%1: %2").arg(preset.names().front(), QString::fromUtf8(e.what()));
             }
-            recTopo = std::make_shared<const sched::Topology>(sched::loadTopology(parser.value(topoOpt).toStdString()));
-            if (recTopo->nrCpus() < rec->nr_cpus)
-                return usage(
-                    QStringLiteral("--topology %1: has %2 CPUs, the trace %3").arg(parser.value(topoOpt)).arg(recTopo->nrCpus()).arg(rec->nr_cpus));
+            return {};
+        };
+        if (const QString e = knobs(aOpt, setAOpt, so.a); !e.isEmpty()) return usage(e);
+        if (const QString e = knobs(bOpt, setBOpt, so.b); !e.isEmpty()) return usage(e);
+        viewName = parser.value(viewOpt);
+
+        if (forcedOffscreen && shot.isEmpty()) {
+            std::fprintf(stderr, "schedlab: no display (set DISPLAY, run under xvfb-run -a, or use --screenshot FILE.png)\n");
+            return 1;
+        }
+
+        static const QStringList kViews = {QStringLiteral("window"),   QStringLiteral("heatmapA"), QStringLiteral("heatmapB"),
+                                           QStringLiteral("rq"),       QStringLiteral("rqB"),      QStringLiteral("latency"),
+                                           QStringLiteral("counters"), QStringLiteral("inspector")};
+        if (!kViews.contains(viewName)) return usage(QStringLiteral("--view '%1': unknown view").arg(viewName));
+        return -1;
+    }
+
+    int loadScenario() {
+        if (parser.isSet(scenarioOpt)) {  // bad scenario files are refused before any window exists
+            try {
+                scenario = sched::loadScenario(sched::resolveScenarioPath(parser.value(scenarioOpt).toStdString()));
+            } catch (const std::exception& e) {
+                std::fprintf(stderr, "schedlab: %s\n", e.what());
+                return kExitUsage;
+            }
+        }
+        return -1;
+    }
+
+    /// --trace, --trace-b, --beside-sim and, headless, the agreements; -1 or the exit status.
+    int loadTraces() {
+        // A recorded trace: read and checked before any window exists, like a scenario.
+        if (parser.isSet(disOpt)) {
+            if (!parser.isSet(recOpt)) return usage(QStringLiteral("--disagreement needs --trace"));
+            bool ok = false;
+            disagreement = parser.value(disOpt).toInt(&ok);
+            if (!ok || disagreement < 1)
+                return usage(QStringLiteral("--disagreement '%1': not a positive integer (1 = the first disagreement)").arg(parser.value(disOpt)));
+        }
+        if (parser.isSet(recBOpt) && !parser.isSet(recOpt)) return usage(QStringLiteral("--trace-b needs --trace (side A)"));
+        if (parser.isSet(besideOpt) && !parser.isSet(recOpt)) return usage(QStringLiteral("--beside-sim needs --trace"));
+        if (parser.isSet(besideVarOpt) && !parser.isSet(besideOpt)) return usage(QStringLiteral("--beside-variant needs --beside-sim"));
+        if (parser.isSet(recBOpt) && parser.isSet(besideOpt)) return usage(QStringLiteral("--trace-b and --beside-sim: side B is one or the other"));
+        if (parser.isSet(recOpt)) {
+            if (parser.isSet(atOpt)) {
+                const auto d = sched::parseDurationNs(parser.value(atOpt).toStdString());
+                if (!d || *d < 0) return usage(QStringLiteral("--at '%1': not a duration (e.g. 120ms)").arg(parser.value(atOpt)));
+                at = *d;
+            }
+            try {
+                const std::string p = parser.value(recOpt).toStdString();
+                rec = std::make_shared<const sched::Trace>(sched::readTrace(p));
+                stage("read");
+                if (!parser.isSet(topoOpt)) {
+                    QStringList same;
+                    for (const auto& n : sched::Topology::presetsWithCpus(rec->nr_cpus)) same << QString::fromStdString(n);
+                    return usage(QStringLiteral("--trace needs --topology: the trace has %1 CPUs (presets with %1 CPUs: %2; or an hwloc XML)")
+                                     .arg(rec->nr_cpus)
+                                     .arg(same.isEmpty() ? QStringLiteral("none") : same.join(QStringLiteral(", "))));
+                }
+                recTopo = std::make_shared<const sched::Topology>(sched::loadTopology(parser.value(topoOpt).toStdString()));
+                if (recTopo->nrCpus() < rec->nr_cpus)
+                    return usage(QStringLiteral("--topology %1: has %2 CPUs, the trace %3")
+                                     .arg(parser.value(topoOpt))
+                                     .arg(recTopo->nrCpus())
+                                     .arg(rec->nr_cpus));
+            } catch (const std::exception& e) {
+                std::fprintf(stderr, "schedlab: %s\n", e.what());
+                return kExitUsage;
+            }
+        }
+        // Side B: a second trace on the same machine, or a scenario simulated beside the trace.
+        try {
+            if (parser.isSet(recBOpt)) {
+                recB = std::make_shared<const sched::Trace>(sched::readTrace(parser.value(recBOpt).toStdString()));
+                if (recB->nr_cpus > recTopo->nrCpus())
+                    return usage(QStringLiteral("--trace-b %1: has %2 CPUs, more than --topology %3 (%4 CPUs)")
+                                     .arg(parser.value(recBOpt))
+                                     .arg(recB->nr_cpus)
+                                     .arg(parser.value(topoOpt))
+                                     .arg(recTopo->nrCpus()));
+            }
+            if (parser.isSet(besideOpt)) {
+                beside = sched::loadScenario(parser.value(besideOpt).toStdString());
+                if (parser.isSet(besideVarOpt)) {  // refused before any window exists, like the rest
+                    QStringList names;
+                    bool found = false;
+                    for (const auto& v : beside->variants) {
+                        names << QString::fromStdString(v.name);
+                        found = found || QString::fromStdString(v.name) == parser.value(besideVarOpt);
+                    }
+                    if (!found)
+                        return usage(QStringLiteral("%1: no variant '%2' (the scenario's: %3)")
+                                         .arg(parser.value(besideOpt), parser.value(besideVarOpt), names.join(QStringLiteral(", "))));
+                }
+                if (beside->topo->name() != recTopo->name() && beside->topo->nrCpus() != recTopo->nrCpus())
+                    return usage(QStringLiteral("--beside-sim %1: topology %2 (%3 CPUs) is not the trace's %4 (%5 CPUs)")
+                                     .arg(parser.value(besideOpt), QString::fromStdString(beside->topo->name()))
+                                     .arg(beside->topo->nrCpus())
+                                     .arg(QString::fromStdString(recTopo->name()))
+                                     .arg(recTopo->nrCpus()));
+            }
         } catch (const std::exception& e) {
             std::fprintf(stderr, "schedlab: %s\n", e.what());
             return kExitUsage;
         }
-    }
-    // Side B: a second trace on the same machine, or a scenario simulated beside the trace.
-    std::shared_ptr<const sched::Trace> recB;
-    std::optional<sched::Scenario> beside;
-    try {
-        if (parser.isSet(recBOpt)) {
-            recB = std::make_shared<const sched::Trace>(sched::readTrace(parser.value(recBOpt).toStdString()));
-            if (recB->nr_cpus > recTopo->nrCpus())
-                return usage(QStringLiteral("--trace-b %1: has %2 CPUs, more than --topology %3 (%4 CPUs)")
-                                 .arg(parser.value(recBOpt))
-                                 .arg(recB->nr_cpus)
-                                 .arg(parser.value(topoOpt))
-                                 .arg(recTopo->nrCpus()));
-        }
-        if (parser.isSet(besideOpt)) {
-            beside = sched::loadScenario(parser.value(besideOpt).toStdString());
-            if (parser.isSet(besideVarOpt)) {  // refused before any window exists, like the rest
-                QStringList names;
-                bool found = false;
-                for (const auto& v : beside->variants) {
-                    names << QString::fromStdString(v.name);
-                    found = found || QString::fromStdString(v.name) == parser.value(besideVarOpt);
-                }
-                if (!found)
-                    return usage(QStringLiteral("%1: no variant '%2' (the scenario's: %3)")
-                                     .arg(parser.value(besideOpt), parser.value(besideVarOpt), names.join(QStringLiteral(", "))));
+
+        // Headless: the agreement is replayed before any window exists too, so that a --disagreement past the
+        // last one is refused like any bad value (the window shows this report, it does not replay it again).
+        if (rec && !shot.isEmpty()) {
+            QString why;
+            std::tie(agreed, why) = schedlab::TraceSession::replayAgreement(*rec, recTopo);
+            if (disagreement > 0 && !agreed) return usage(QStringLiteral("--disagreement: no agreement: %1").arg(why));
+            if (disagreement > 0) {
+                int n = 0;
+                for (const auto& row : agreed->rows) n += row.sim != row.kernel;
+                if (disagreement > n) return usage(QStringLiteral("--disagreement %1: the trace has %2 disagreements").arg(disagreement).arg(n));
             }
-            if (beside->topo->name() != recTopo->name() && beside->topo->nrCpus() != recTopo->nrCpus())
-                return usage(QStringLiteral("--beside-sim %1: topology %2 (%3 CPUs) is not the trace's %4 (%5 CPUs)")
-                                 .arg(parser.value(besideOpt), QString::fromStdString(beside->topo->name()))
-                                 .arg(beside->topo->nrCpus())
-                                 .arg(QString::fromStdString(recTopo->name()))
-                                 .arg(recTopo->nrCpus()));
         }
-    } catch (const std::exception& e) {
-        std::fprintf(stderr, "schedlab: %s\n", e.what());
-        return kExitUsage;
+        if (recB && !shot.isEmpty()) agreedB = schedlab::TraceSession::replayAgreement(*recB, recTopo).first;
+        return -1;
     }
 
-    // Headless: the agreement is replayed before any window exists too, so that a --disagreement past the
-    // last one is refused like any bad value (the window shows this report, it does not replay it again).
-    std::shared_ptr<const sched::AgreeReport> agreed;
-    if (rec && !shot.isEmpty()) {
-        QString why;
-        std::tie(agreed, why) = schedlab::TraceSession::replayAgreement(*rec, recTopo);
-        if (disagreement > 0 && !agreed) return usage(QStringLiteral("--disagreement: no agreement: %1").arg(why));
-        if (disagreement > 0) {
-            int n = 0;
-            for (const auto& row : agreed->rows) n += row.sim != row.kernel;
-            if (disagreement > n) return usage(QStringLiteral("--disagreement %1: the trace has %2 disagreements").arg(disagreement).arg(n));
-        }
-    }
-    std::shared_ptr<const sched::AgreeReport> agreedB;
-    if (recB && !shot.isEmpty()) agreedB = schedlab::TraceSession::replayAgreement(*recB, recTopo).first;
-
-    schedlab::MainWindow window;
-    stage("window");
-    if (fastForward >= 0 && rec) return usage(QStringLiteral("--fast-forward: a recorded trace is shown, not simulated (use --at)"));
-    so.autoplay = shot.isEmpty() && !parser.isSet(pausedOpt) && !rec && fastForward < 0;  // a trace is shown instead: no run in the background
-    if (scenario) window.openScenario(*scenario, parser.value(scenarioOpt), so);
-    else window.openDefault(so);
-    stage("scenario");
-    window.show();
-    // Headless: export the asked view with its caption once the views took the last frame and laid out.
-    auto capture = [&window, shot, viewName] {
-        QTimer::singleShot(50, &window, [&window, shot, viewName] {
-            const QString err = window.exportView(window.view(viewName), shot);
-            if (!err.isEmpty()) {
-                std::fprintf(stderr, "schedlab: %s\n", qPrintable(err));
-                QApplication::exit(1);
-                return;
-            }
-            std::printf("%s\n", qPrintable(window.caption()));
-            QApplication::exit(0);
-        });
-    };
-    if (rec) {
-        window.showTrace(rec, recTopo, parser.value(recOpt), agreed);
-        stage("shown");
+    /// SCHEDLAB_TIMING: the moment the trace is drawn, on stderr.
+    static void reportWhenDrawn(schedlab::MainWindow& window) {
         if (qEnvironmentVariableIsSet("SCHEDLAB_TIMING")) {
             // For tests/bench/open_vs_kernelshark.sh: the moment the trace is drawn, as the wall
             // clock ("exit" quits then). One turn of the event loop: the first paint and showFrame's
@@ -338,6 +335,10 @@ int main(int argc, char** argv) {
                 if (qgetenv("SCHEDLAB_TIMING") == "exit") QApplication::exit(0);
             });
         }
+    }
+
+    /// Side B beside the shown trace, the cursor, --disagreement, then `capture` (headless).
+    int showTraceSides(schedlab::MainWindow& window, const std::function<void()>& capture) {
         if (recB) {
             const QString why = window.showTraceB(recB, parser.value(recBOpt), agreedB);
             if (!why.isEmpty()) return usage(why);
@@ -349,11 +350,11 @@ int main(int argc, char** argv) {
         if (at >= 0) window.setTraceTime(sched::traceSpan(*rec).first + at);
         // The agreement runs in the background: the timeline and --disagreement need it; side B's
         // simulation runs to the cursor's time on the worker.
-        auto ready = [&window, capture, shot] {
+        auto ready = [&window, capture, shot = shot] {
             if (shot.isEmpty()) return;
             window.whenBesideReady(capture);
         };
-        window.whenAgreed([&window, disagreement, ready] {
+        window.whenAgreed([&window, disagreement = disagreement, ready] {
             if (disagreement > 0) {
                 if (!window.agreement()) {
                     std::fprintf(stderr, "schedlab: --disagreement: %s\n", qPrintable(window.agreementSummary()));
@@ -368,6 +369,37 @@ int main(int argc, char** argv) {
             }
             ready();
         });
+        return -1;
+    }
+};
+
+int GuiMain::exec() {
+    schedlab::MainWindow window;
+    stage("window");
+    if (fastForward >= 0 && rec) return usage(QStringLiteral("--fast-forward: a recorded trace is shown, not simulated (use --at)"));
+    so.autoplay = shot.isEmpty() && !parser.isSet(pausedOpt) && !rec && fastForward < 0;  // a trace is shown instead: no run in the background
+    if (scenario) window.openScenario(*scenario, parser.value(scenarioOpt), so);
+    else window.openDefault(so);
+    stage("scenario");
+    window.show();
+    // Headless: export the asked view with its caption once the views took the last frame and laid out.
+    auto capture = [&window, shot = shot, viewName = viewName] {
+        QTimer::singleShot(50, &window, [&window, shot, viewName] {
+            const QString err = window.exportView(window.view(viewName), shot);
+            if (!err.isEmpty()) {
+                std::fprintf(stderr, "schedlab: %s\n", qPrintable(err));
+                QApplication::exit(1);
+                return;
+            }
+            std::printf("%s\n", qPrintable(window.caption()));
+            QApplication::exit(0);
+        });
+    };
+    if (rec) {
+        window.showTrace(rec, recTopo, parser.value(recOpt), agreed);
+        stage("shown");
+        reportWhenDrawn(window);
+        if (const int rc = showTraceSides(window, capture); rc >= 0) return rc;
     } else if (fastForward >= 0) {
         QObject::connect(&window, &schedlab::MainWindow::fastForwardProgress, &window, [](qint64 now, qint64 target, double rate, bool done) {
             if (!done && !::isatty(2)) return;  // a log gets the last line only
@@ -376,7 +408,7 @@ int main(int argc, char** argv) {
             std::fflush(stderr);
         });
         const bool trace = parser.isSet(traceOpt);
-        window.fastForward(fastForward, [&window, trace, capture, shot] {
+        window.fastForward(fastForward, [&window, trace, capture, shot = shot] {
             if (shot.isEmpty()) return;
             if (trace) window.stepWakeupThen(capture);
             else capture();
@@ -389,4 +421,29 @@ int main(int argc, char** argv) {
         });
     }
     return QApplication::exec();
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+    g_sinceMain.start();
+    // Without a display QApplication's constructor aborts before our flags are even looked at. Fall back to
+    // offscreen so that --screenshot, --help and flag errors behave the same headless; a plain interactive run
+    // is refused below with a one-line message instead.
+    const bool forcedOffscreen = noDisplay(argc, argv);
+    if (forcedOffscreen) qputenv("QT_QPA_PLATFORM", "offscreen");
+
+    QApplication app(argc, argv);  // consumes Qt's own options (-platform, -style, ...)
+    stage("qt");
+    QApplication::setApplicationName(QStringLiteral("schedlab"));
+    QApplication::setOrganizationName(QStringLiteral("schedlab"));
+    QApplication::setDesktopFileName(QStringLiteral("schedlab"));  // the installed schedlab.desktop
+    {
+        QIcon icon;
+        for (int size : {16, 32, 48, 64, 128, 256}) icon.addFile(QStringLiteral(":/icons/schedlab-%1.png").arg(size), QSize(size, size));
+        QApplication::setWindowIcon(icon);
+    }
+    GuiMain gui(forcedOffscreen);
+    if (const int rc = gui.prepare(); rc >= 0) return rc;
+    return gui.exec();
 }
