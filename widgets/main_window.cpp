@@ -10,6 +10,7 @@
 #include "knob_panel.h"
 #include "latency_plot.h"
 #include "rq_plot.h"
+#include "run_bar.h"
 #include "view_export.h"
 #include "text_util.h"
 #include "topology_heatmap.h"
@@ -72,16 +73,6 @@
 
 namespace schedlab {
 namespace {
-
-struct SpeedChoice {
-    const char* label;
-    double simPerWall;  ///< simulated s per wall s; <= 0: as fast as possible
-};
-constexpr SpeedChoice kSpeeds[] = {
-    {"1 µs/s", 1e-6},  {"10 µs/s", 1e-5},  {"100 µs/s", 1e-4}, {"1 ms/s", 1e-3},
-    {"10 ms/s", 1e-2}, {"100 ms/s", 1e-1}, {"real time", 1.0}, {"as fast as possible", 0},
-};
-constexpr int kDefaultSpeed = 7;
 
 constexpr int kMaxRecent = 8;
 
@@ -260,102 +251,38 @@ void MainWindow::createViews() {
 }
 
 void MainWindow::createActions() {
-    auto* tb = addToolBar(tr("Run"));
-    tb->setObjectName(QStringLiteral("runToolbar"));
-    m_playAct = tb->addAction(tr("▶ Play"), this, [this] { setRunning(!m_running); });
-    m_playAct->setShortcut(Qt::Key_Space);
-    m_playAct->setToolTip(tr("Play / pause (Space)"));
-    auto* ev = tb->addAction(tr("Step event"), this, [this] {
+    m_runBar = new RunBar(this);
+    addToolBar(m_runBar);
+    connect(m_runBar, &RunBar::playToggled, this, [this] { setRunning(!m_running); });
+    connect(m_runBar, &RunBar::stepEventRequested, this, [this] {
         setRunning(false);
         m_sim->post([](SimWorker& w) { w.stepEvent(); });
     });
-    ev->setShortcut(Qt::Key_Period);
-    ev->setToolTip(tr("Run one event (.)"));
-    auto* wk = tb->addAction(tr("Step wakeup"), this, [this] {
+    connect(m_runBar, &RunBar::stepWakeupRequested, this, [this] {
         setRunning(false);
         m_sim->post([](SimWorker& w) { w.stepWakeup(); });
     });
-    wk->setShortcut(Qt::Key_W);
-    wk->setToolTip(tr("Run to the next wakeup and trace it in the decision inspector (W)"));
-    auto* ms = tb->addAction(tr("Step 1 ms"), this, [this] {
+    connect(m_runBar, &RunBar::stepTimeRequested, this, [this](qint64 ns) {
         setRunning(false);
-        m_sim->post([](SimWorker& w) { w.stepTime(1000000); });
+        m_sim->post([ns](SimWorker& w) { w.stepTime(ns); });
     });
-    ms->setShortcut(Qt::Key_M);
-    ms->setToolTip(tr("Advance 1 ms of simulated time (M)"));
-    auto* ff = tb->addAction(tr("» Fast-forward…"), this, [this] {
-        const double nowS = m_frame ? double(m_frame->a->now) / 1e9 : 0.0;
-        bool ok = false;
-        const QString t = QInputDialog::getText(this, tr("Fast-forward"),
-                                                tr("Run without drawing to simulated time (e.g. 500ms, 2s; now %1 s):").arg(nowS, 0, 'f', 3),
-                                                QLineEdit::Normal, QStringLiteral("%1s").arg(nowS + 0.5, 0, 'f', 3), &ok);
-        if (!ok) return;
-        const auto ns = sched::parseDurationNs(t.trimmed().toStdString());
-        if (!ns || *ns <= 0) {
-            statusBar()->showMessage(tr("Fast-forward: '%1' is not a duration (e.g. 500ms, 2s)").arg(t), 6000);
-            return;
-        }
-        fastForward(*ns);
+    connect(m_runBar, &RunBar::fastForwardRequested, this, [this](qint64 ns) { fastForward(ns); });
+    connect(m_runBar, &RunBar::restartRequested, this, [this] { restart(); });
+    connect(m_runBar, &RunBar::speedChanged, this,
+            [this](double simPerWall) { m_sim->post([simPerWall](SimWorker& w) { w.setSpeed(simPerWall); }); });
+    connect(m_runBar, &RunBar::metricChanged, this, [this](int i) {
+        for (TopologyHeatmap* h : {m_heatA, m_heatB}) h->setMetric(TopologyHeatmap::Metric(i));
     });
-    ff->setObjectName(QStringLiteral("fastForward"));
-    ff->setShortcut(QKeySequence(Qt::CTRL | Qt::Key_G));
-    ff->setToolTip(tr("Run both sides without frames to a simulated time, then show them there (Ctrl+G): reach the steady state quickly"));
-    auto* rs = tb->addAction(tr("⟲ Restart"), this, [this] { restart(); });
-    rs->setShortcut(QKeySequence(Qt::CTRL | Qt::Key_R));
-    rs->setToolTip(tr("Rerun both sides from t = 0 with the same seed (Ctrl+R)"));
-    tb->addSeparator();
-    tb->addWidget(new QLabel(tr(" speed "), tb));
-    m_speed = new QComboBox(tb);
-    for (const auto& s : kSpeeds) m_speed->addItem(QString::fromUtf8(s.label), s.simPerWall);
-    m_speed->setCurrentIndex(kDefaultSpeed);
-    connect(m_speed, &QComboBox::currentIndexChanged, this, [this] {
-        const double v = m_speed->currentData().toDouble() * 1e9;  // ns per s
-        m_sim->post([v](SimWorker& w) { w.setSpeed(v / 1e9); });
+    connect(m_runBar, &RunBar::colormapChanged, this, [this](int i) {
+        for (TopologyHeatmap* h : {m_heatA, m_heatB}) h->setColormap(Colormap(i));
     });
-    tb->addWidget(m_speed);
-    tb->addSeparator();
-    tb->addWidget(new QLabel(tr(" colour "), tb));
-    m_metric = new QComboBox(tb);
-    m_metric->addItem(tr("runqueue length"));
-    m_metric->addItem(tr("utilisation"));
-    m_metric->addItem(tr("idle / busy / idle-delay"));
-    connect(m_metric, &QComboBox::currentIndexChanged, this, [this](int i) {
-        m_heatA->setMetric(TopologyHeatmap::Metric(i));
-        m_heatB->setMetric(TopologyHeatmap::Metric(i));
-    });
-    tb->addWidget(m_metric);
-    auto* cmap = new QComboBox(tb);
-    cmap->setObjectName(QStringLiteral("colormap"));
-    cmap->addItem(QStringLiteral("viridis"));
-    cmap->addItem(QStringLiteral("cividis"));
-    cmap->setToolTip(tr("Colormap (both perceptually uniform and colour-blind safe)"));
-    connect(cmap, &QComboBox::currentIndexChanged, this, [this](int i) {
-        m_heatA->setColormap(Colormap(i));
-        m_heatB->setColormap(Colormap(i));
-    });
-    tb->addWidget(cmap);
-    tb->addSeparator();
-    tb->addWidget(new QLabel(tr(" arrows "), tb));
-    auto* span = new QComboBox(tb);
-    span->setObjectName(QStringLiteral("arrowSpan"));
-    span->setToolTip(tr("Migrations drawn as arrows: those of the last N ms of simulated time, fading with age"));
-    for (const auto& [label, ns] : std::vector<std::pair<QString, qint64>>{{tr("off"), 0}, {tr("last 1 ms"), 1000000}, {tr("last 5 ms"), 5000000}})
-        span->addItem(label, ns);
-    span->setCurrentIndex(2);
-    connect(span, &QComboBox::currentIndexChanged, this, [this, span] {
-        const qint64 ns = span->currentData().toLongLong();
+    connect(m_runBar, &RunBar::arrowSpanChanged, this, [this](qint64 ns) {
         for (TopologyHeatmap* h : {m_heatA, m_heatB}) {
             h->setShowArrows(ns > 0);
             if (ns > 0) h->setArrowSpanNs(ns);
         }
     });
-    tb->addWidget(span);
-    tb->addSeparator();
-    m_clock = new QLabel(tb);
-    m_clock->setObjectName(QStringLiteral("simClock"));
-    m_clock->setFont(QFontDatabase::systemFont(QFontDatabase::FixedFont));
-    m_clock->setMinimumWidth(160);
-    tb->addWidget(m_clock);
+    connect(m_runBar, &RunBar::message, this, [this](const QString& text) { statusBar()->showMessage(text, 6000); });
     m_status = new QLabel(this);
     statusBar()->addPermanentWidget(m_status, 1);
 }
@@ -459,12 +386,7 @@ void MainWindow::start(const sched::Scenario& s, const StartOptions& o) {
     m_knobs->blockSignals(false);
     m_knobs->setKnobs(a, b);
     m_knobs->setEditedSide(o.ab ? 1 : 0);
-    if (o.speed >= 0) {
-        int best = kDefaultSpeed;
-        for (int i = 0; i < int(std::size(kSpeeds)); ++i)
-            if (std::abs(kSpeeds[i].simPerWall - o.speed) < 1e-12) best = i;
-        m_speed->setCurrentIndex(best);
-    }
+    if (o.speed >= 0) m_runBar->setSpeed(o.speed);
     setWindowTitle(QStringLiteral("schedlab — %1").arg(q(s.name.empty() ? s.file : s.name)));
     QStringList cmds;
     for (const auto& w : s.workloads) cmds << QStringLiteral("<tt>%1</tt>").arg(q(sched::workloadCommand(w)).toHtmlEscaped());
@@ -502,7 +424,7 @@ void MainWindow::restart() {
     const sched::Scenario s = *m_scenario;
     const sched::Knobs a = m_knobs->knobs(0), b = m_knobs->knobs(1);
     const quint64 seed = m_seed;
-    const double speed = m_speed->currentData().toDouble();
+    const double speed = m_runBar->speed();
     const bool wasRunning = m_running;
     m_frame.reset();
     m_sim->post([s, a, b, ab, seed, speed, wasRunning](SimWorker& w) {
@@ -514,7 +436,7 @@ void MainWindow::restart() {
 
 void MainWindow::setRunning(bool on) {
     m_running = on;
-    m_playAct->setText(on ? tr("❚❚ Pause") : tr("▶ Play"));
+    m_runBar->setPlaying(on);
     if (on) m_sim->post([](SimWorker& w) { w.play(); });
     else m_sim->post([](SimWorker& w) { w.pause(); });
 }
@@ -538,7 +460,7 @@ void MainWindow::fastForward(qint64 ns, std::function<void()> done) {
     m_runUntil = ns;
     m_whenDone = std::move(done);
     m_running = true;
-    m_playAct->setText(tr("❚❚ Pause"));
+    m_runBar->setPlaying(true);
     m_sim->post([ns](SimWorker& w) { w.fastForward(ns); });
 }
 
@@ -637,8 +559,9 @@ void MainWindow::showFrame(std::shared_ptr<const Frame> f) {
         });
     }
     if (traceMode())  // time since the trace's first event, as the trace bar; and the trace's clock, as trace-cmd report prints it
-        m_clock->setText(QStringLiteral("t = %1 (trace clock %2 s)").arg(simTime(a->now - traceA().t0)).arg(double(a->now) / 1e9, 0, 'f', 6));
-    else m_clock->setText(QStringLiteral("t = %1").arg(simTime(a->now)));
+        m_runBar->setClock(QStringLiteral("t = %1 (trace clock %2 s)").arg(simTime(a->now - traceA().t0)).arg(double(a->now) / 1e9, 0, 'f', 6),
+                           a->now);
+    else m_runBar->setClock(QStringLiteral("t = %1").arg(simTime(a->now)), a->now);
     // A vs B delta table: what a reader of the thread asks first.
     const QString delta = b ? deltaTable(*a, *b, f->done, traceMode()) : QString();
     m_delta->setText(delta);
@@ -661,7 +584,7 @@ void MainWindow::showFrame(std::shared_ptr<const Frame> f) {
     }
     if (!f->running && m_running && (f->done || (m_runUntil > 0 && a->now >= m_runUntil))) {
         m_running = false;
-        m_playAct->setText(tr("▶ Play"));
+        m_runBar->setPlaying(false);
     }
     if (m_whenTraced && f->traced && f->traced->time >= m_tracedAfter) {
         auto cb = std::move(m_whenTraced);

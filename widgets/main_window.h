@@ -34,6 +34,7 @@ class DecisionInspector;
 class KnobPanel;
 class LatencyPlot;
 class RqPlot;
+class RunBar;
 class TopologyHeatmap;
 class TraceBar;
 class TraceSession;
@@ -224,12 +225,9 @@ private:
     DecisionInspector* m_inspector = nullptr;
     TopologyHeatmap* m_inspected = nullptr;  ///< the heatmap that shows the inspected decision's CPUs
     KnobPanel* m_knobs = nullptr;
-    QComboBox* m_metric = nullptr;
-    QComboBox* m_speed = nullptr;
-    QLabel* m_clock = nullptr;
     QLabel* m_status = nullptr;
     QLabel* m_delta = nullptr;
-    QAction* m_playAct = nullptr;
+    RunBar* m_runBar = nullptr;
     QAction* m_exportTraceAct = nullptr;
     QMenu* m_recentMenu = nullptr;
     QMenu* m_viewMenu = nullptr;
