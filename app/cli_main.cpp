@@ -142,49 +142,62 @@ int runDemo() {
     return 0;
 }
 
-}  // namespace
-
-int main(int argc, char** argv) {
-    CLI::App app{"schedlab-cli: the Linux 6.1 CFS wakeup path, explained"};
-    app.require_subcommand(1);
-    app.set_version_flag("--version", std::string("schedlab-cli ") + SCHEDLAB_VERSION);
-
-    auto* topo = app.add_subcommand("topology", "print a machine's CPUs and sched domains (like the kernel's sched_domain debug)");
+// The option values, bound to CLI11 while main() parses, and the subcommands given.
+struct Cli {
+    CLI::App *topo = nullptr, *explain = nullptr, *knobs = nullptr, *run = nullptr, *agree = nullptr, *compareTraces = nullptr, *trace = nullptr,
+             *compare = nullptr, *sweep = nullptr, *reproduce = nullptr, *demo = nullptr, *scenarios = nullptr;
     std::string topoName;
     bool topoJson = false, topoList = false;
     int topoCpu = -1;
-    topo->add_option("topology", topoName, "preset name, topology .json, or lstopo --of xml file");
-    topo->add_flag("--json", topoJson, "print JSON");
-    topo->add_flag("--list", topoList, "list the presets");
-    topo->add_option("--cpu", topoCpu, "only this CPU's domains");
-
-    auto* explain = app.add_subcommand("explain", "explain one wakeup decision from a state file");
     std::string statePath, knobPreset;
     bool explainJson = false;
     std::vector<std::string> sets;
-    explain->add_option("state", statePath, "state JSON (docs/state-format.md)")->required();
-    explain->add_flag("--json", explainJson, "print the decision as JSON");
-    explain->add_option("--knobs", knobPreset, "knob preset, replacing the file's knobs");
-    explain->add_option("--set", sets, "override a knob: name=value (repeatable)");
-
-    auto* knobs = app.add_subcommand("knobs", "list knob presets and knobs");
-
     SimArgs sim;
-    auto addCommon = [&](CLI::App* c) {
-        c->add_option("scenario", sim.scenario,
-                      "scenario JSON (docs/scenario-format.md), or the name of a shipped one (e.g. mathieu-hackbench-epyc-9654; "
-                      "schedlab-cli scenarios lists them)")
-            ->required();
-        c->add_option("--cost", sim.cost, "cost model override: name=ns, scale.TERM=x, off=TERM (repeatable)");
-        c->add_option("--seed", sim.seed, "RNG seed (default: the scenario's)");
-        c->add_option("--json", sim.jsonOut, "write every metric as JSON to FILE");
-        c->add_flag("--check", sim.check, "run the invariant checker after every event (slow)");
-        c->add_flag("--coalesce,!--no-coalesce", sim.coalesce,
-                    "--no-coalesce: one event per workload step (the slow path; the default coalesces steps that change no scheduler state, "
-                    "bit-identical results)");
-    };
+    AgreeArgs ag;
+    CompareTracesArgs ct;
+    std::string tracePath, traceClock;
+    bool traceQueued = false;
+    std::string traceCsv;
+    ReproduceArgs rep;
+};
+
+void addTopologyCommand(CLI::App& app, Cli& o) {
+    auto* topo = app.add_subcommand("topology", "print a machine's CPUs and sched domains (like the kernel's sched_domain debug)");
+    topo->add_option("topology", o.topoName, "preset name, topology .json, or lstopo --of xml file");
+    topo->add_flag("--json", o.topoJson, "print JSON");
+    topo->add_flag("--list", o.topoList, "list the presets");
+    topo->add_option("--cpu", o.topoCpu, "only this CPU's domains");
+    o.topo = topo;
+}
+
+void addExplainCommand(CLI::App& app, Cli& o) {
+    auto* explain = app.add_subcommand("explain", "explain one wakeup decision from a state file");
+    explain->add_option("state", o.statePath, "state JSON (docs/state-format.md)")->required();
+    explain->add_flag("--json", o.explainJson, "print the decision as JSON");
+    explain->add_option("--knobs", o.knobPreset, "knob preset, replacing the file's knobs");
+    explain->add_option("--set", o.sets, "override a knob: name=value (repeatable)");
+    o.explain = explain;
+}
+
+// The options run, compare and sweep share.
+void addScenarioOptions(CLI::App* c, SimArgs& sim) {
+    c->add_option("scenario", sim.scenario,
+                  "scenario JSON (docs/scenario-format.md), or the name of a shipped one (e.g. mathieu-hackbench-epyc-9654; "
+                  "schedlab-cli scenarios lists them)")
+        ->required();
+    c->add_option("--cost", sim.cost, "cost model override: name=ns, scale.TERM=x, off=TERM (repeatable)");
+    c->add_option("--seed", sim.seed, "RNG seed (default: the scenario's)");
+    c->add_option("--json", sim.jsonOut, "write every metric as JSON to FILE");
+    c->add_flag("--check", sim.check, "run the invariant checker after every event (slow)");
+    c->add_flag("--coalesce,!--no-coalesce", sim.coalesce,
+                "--no-coalesce: one event per workload step (the slow path; the default coalesces steps that change no scheduler state, "
+                "bit-identical results)");
+}
+
+void addRunCommand(CLI::App& app, Cli& o) {
+    SimArgs& sim = o.sim;
     auto* run = app.add_subcommand("run", "simulate a scenario and report what the scheduler did");
-    addCommon(run);
+    addScenarioOptions(run, sim);
     run->add_option("--variant", sim.variant, "which of the scenario's variants (default: the first)");
     run->add_option("--knobs", sim.knobs, "knob preset and/or name=value overrides")->expected(1, -1);
     run->add_option("--set", sim.sets, "override a knob: name=value (repeatable)");
@@ -197,7 +210,11 @@ int main(int argc, char** argv) {
     run->add_flag("--no-wake-inputs", sim.noWakeInputs,
                   "--ftrace / --trace-dat without the schedlab_wake marks of each decision's untraced inputs: the events a kernel's trace has "
                   "(agree then reconstructs the inputs, as for a recording)");
-    AgreeArgs ag;
+    o.run = run;
+}
+
+void addAgreeCommand(CLI::App& app, Cli& o) {
+    AgreeArgs& ag = o.ag;
     auto* agreeCmd = app.add_subcommand("agree", "replay a recorded trace's wakeups through schedlab's path: agreement with the kernel");
     agreeCmd->add_option("trace", ag.trace, "ftrace text (.txt/.gz) or trace-cmd trace.dat")->required();
     agreeCmd->add_option("--topology", ag.topology, "the machine it was recorded on: a preset or an hwloc XML");
@@ -215,7 +232,11 @@ int main(int argc, char** argv) {
                          "ignore them (reconstruct as for a kernel trace)");
     agreeCmd->add_option("--nr-idle-scan-at", ag.nrIdleScanAt,
                          "SIS_UTIL's nr_idle_scan: recomputed at each decision, or at modelled LLC balances (balance)");
-    CompareTracesArgs ct;
+    o.agree = agreeCmd;
+}
+
+void addCompareTracesCommand(CLI::App& app, Cli& o) {
+    CompareTracesArgs& ct = o.ct;
     auto* compareTraces = app.add_subcommand(
         "compare-traces", "two recorded traces (before/after a patch, or a kernel trace beside schedlab's export) as a compare table");
     compareTraces->add_option("base", ct.base, "the base trace (ftrace text or trace.dat)")->required();
@@ -225,24 +246,35 @@ int main(int argc, char** argv) {
     compareTraces->add_option("--patch-knobs", ct.patchKnobs, "knobs for the patch trace's agreement (default: as --knobs)")->expected(1, -1);
     compareTraces->add_flag("--workload-only", ct.workloadOnly, "only between WORKLOAD_START and WORKLOAD_END");
     compareTraces->add_flag("--no-agree", ct.noAgree, "leave out the agreement rows (no replay through schedlab's path)");
+    o.compareTraces = compareTraces;
+}
+
+void addTraceCommand(CLI::App& app, Cli& o) {
     auto* trace = app.add_subcommand("trace", "read an ftrace text trace (.txt or .gz) and say what it holds");
-    std::string tracePath, traceClock;
-    trace->add_option("file", tracePath, "trace text as tracefs or trace-cmd report write it")->required();
-    trace->add_option("--clock", traceClock, "the trace clock, when the file does not say (local, global, mono, counter, ...)");
-    bool traceQueued = false;
-    trace->add_flag("--queued-only", traceQueued, "rq-length CSV: values count queued tasks only (stock runqlen), not rq->nr_running");
-    std::string traceCsv;
-    trace->add_option("--rq-csv", traceCsv, "write the trace's runqueue lengths every 20 ms as the seed's bpftrace CSV to FILE");
+    trace->add_option("file", o.tracePath, "trace text as tracefs or trace-cmd report write it")->required();
+    trace->add_option("--clock", o.traceClock, "the trace clock, when the file does not say (local, global, mono, counter, ...)");
+    trace->add_flag("--queued-only", o.traceQueued, "rq-length CSV: values count queued tasks only (stock runqlen), not rq->nr_running");
+    trace->add_option("--rq-csv", o.traceCsv, "write the trace's runqueue lengths every 20 ms as the seed's bpftrace CSV to FILE");
+    o.trace = trace;
+}
+
+void addCompareCommand(CLI::App& app, Cli& o) {
+    SimArgs& sim = o.sim;
     auto* compare = app.add_subcommand("compare", "base vs patch: a plain-text table ready for a mail");
-    addCommon(compare);
+    addScenarioOptions(compare, sim);
     compare->add_option("--a", sim.a, "base: a variant of the scenario or a knob preset (default: the scenario's first)");
     compare->add_option("--b", sim.b, "patch: a variant of the scenario or a knob preset (default: the scenario's second)");
     compare->add_option("--set-a", sim.setsA, "knob override for the base (repeatable)");
     compare->add_option("--set-b", sim.setsB, "knob override for the patch (repeatable)");
     compare->add_option("--set", sim.sets, "knob override for both (repeatable)");
     compare->add_option("--jobs,-j", sim.jobs, "simulations at once (default: the machine's cores; each one single-threaded and deterministic)");
+    o.compare = compare;
+}
+
+void addSweepCommand(CLI::App& app, Cli& o) {
+    SimArgs& sim = o.sim;
     auto* sweep = app.add_subcommand("sweep", "one table row per value of a knob or cost parameter");
-    addCommon(sweep);
+    addScenarioOptions(sweep, sim);
     sweep->add_option("--vary", sim.vary, "NAME=v1,v2,... (a knob, a cost parameter, or scale.TERM)")->required();
     sweep->add_option("--variant", sim.variant, "which of the scenario's variants to start from");
     sweep->add_option("--knobs", sim.knobs, "knob preset and/or name=value overrides")->expected(1, -1);
@@ -253,8 +285,12 @@ int main(int argc, char** argv) {
     sweep->add_option("--merge", sim.merge, "print the table of a sweep emitted into DIR from its points' results (instead of a scenario)");
     sweep->get_option("scenario")->required(false);
     sweep->get_option("--vary")->required(false);
+    o.sweep = sweep;
+}
+
+void addReproduceCommand(CLI::App& app, Cli& o) {
     auto* reproduce = app.add_subcommand("reproduce", "the seed threads' published claims beside schedlab's figures, direction by direction");
-    ReproduceArgs rep;
+    ReproduceArgs& rep = o.rep;
     reproduce->add_option("claims", rep.names, "claims or prefixes (mathieu, aaron-g10, mathieu-v2-k4, ...; default: all; --list)");
     reproduce->add_option("--jobs,-j", rep.jobs, "simulations at once (default: the machine's cores; each one single-threaded and deterministic)");
     reproduce->add_flag("--quick", rep.quick, "shorter runs (start-up only, marked as such): a few minutes instead of half an hour");
@@ -267,8 +303,77 @@ int main(int argc, char** argv) {
         ->delimiter(',');
     reproduce->add_option("--scenarios", rep.scenarios,
                           "the shipped scenarios' directory (default: the installed ones, or the source tree's resources/scenarios)");
-    auto* demo = app.add_subcommand("demo", "explain a few wakeups on a 2-socket machine");
-    auto* scenarios = app.add_subcommand("scenarios", "list the shipped scenarios (run, compare and sweep take their names)");
+    o.reproduce = reproduce;
+}
+
+// Every subcommand, in the order --help lists them.
+void addSubcommands(CLI::App& app, Cli& o) {
+    addTopologyCommand(app, o);
+    addExplainCommand(app, o);
+    o.knobs = app.add_subcommand("knobs", "list knob presets and knobs");
+    addRunCommand(app, o);
+    addAgreeCommand(app, o);
+    addCompareTracesCommand(app, o);
+    addTraceCommand(app, o);
+    addCompareCommand(app, o);
+    addSweepCommand(app, o);
+    addReproduceCommand(app, o);
+    o.demo = app.add_subcommand("demo", "explain a few wakeups on a 2-socket machine");
+    o.scenarios = app.add_subcommand("scenarios", "list the shipped scenarios (run, compare and sweep take their names)");
+}
+
+int runTopology(const std::string& topoName, bool topoJson, bool topoList, int topoCpu) {
+    if (topoList) {
+        for (const auto& n : Topology::presetNames()) fmt::print("{:<18} {}\n", n, Topology::presetDescription(n));
+        return 0;
+    }
+    if (topoName.empty()) return fail("topology: give a preset name or a file (or --list)");
+    Topology t = loadTopology(topoName);
+    SchedDomains sd(t);
+    if (topoCpu >= t.nrCpus()) return fail(fmt::format("--cpu {}: outside the machine (0-{})", topoCpu, t.nrCpus() - 1));
+    if (topoJson) fmt::print("{}\n", topologyJson(t, sd, topoCpu).dump(2));
+    else fmt::print("{}", topologyReport(t, sd, topoCpu));
+    return 0;
+}
+
+int printKnobs() {
+    fmt::print("presets:\n");
+    for (const auto& n : Knobs::presetNames()) fmt::print("  {:<18} {}\n", n, Knobs::presetDescription(n));
+    fmt::print("knobs (baseline value):\n");
+    Knobs b;
+    for (const auto& n : Knobs::names()) fmt::print("  {:<24} {}\n", n, b.get(n));
+    return 0;
+}
+
+// Runs the subcommand given (the command line parsed into `o`).
+int dispatch(Cli& o) {
+    SimArgs& sim = o.sim;
+    if (*o.topo) return runTopology(o.topoName, o.topoJson, o.topoList, o.topoCpu);
+    if (*o.explain) return runExplain(o.statePath, o.explainJson, o.sets, o.knobPreset);
+    if (*o.knobs) return printKnobs();
+    if (*o.demo) return runDemo();
+    if (*o.scenarios) return cliScenarios();
+    sim.scenario = resolveScenarioPath(sim.scenario);  // a shipped scenario's bare name -> its file
+    if (!sim.scenario.empty() && sim.scenario.find('/') == std::string::npos && !std::filesystem::exists(sim.scenario))
+        return fail(fmt::format("{}: no such file, nor a shipped scenario of that name (schedlab-cli scenarios lists them)", sim.scenario));
+    if (*o.run) return cliRun(sim);
+    if (*o.trace) return cliTrace(o.tracePath, o.traceClock, o.traceQueued, o.traceCsv);
+    if (*o.agree) return cliAgree(o.ag);
+    if (*o.compareTraces) return cliCompareTraces(o.ct);
+    if (*o.compare) return cliCompare(sim);
+    if (*o.reproduce) return cliReproduce(o.rep);
+    if (*o.sweep) return cliSweep(sim);
+    return 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+    CLI::App app{"schedlab-cli: the Linux 6.1 CFS wakeup path, explained"};
+    app.require_subcommand(1);
+    app.set_version_flag("--version", std::string("schedlab-cli ") + SCHEDLAB_VERSION);
+    Cli cli;
+    addSubcommands(app, cli);
 
     try {
         app.parse(argc, argv);
@@ -284,40 +389,7 @@ int main(int argc, char** argv) {
     }
 
     try {
-        if (*topo) {
-            if (topoList) {
-                for (const auto& n : Topology::presetNames()) fmt::print("{:<18} {}\n", n, Topology::presetDescription(n));
-                return 0;
-            }
-            if (topoName.empty()) return fail("topology: give a preset name or a file (or --list)");
-            Topology t = loadTopology(topoName);
-            SchedDomains sd(t);
-            if (topoCpu >= t.nrCpus()) return fail(fmt::format("--cpu {}: outside the machine (0-{})", topoCpu, t.nrCpus() - 1));
-            if (topoJson) fmt::print("{}\n", topologyJson(t, sd, topoCpu).dump(2));
-            else fmt::print("{}", topologyReport(t, sd, topoCpu));
-            return 0;
-        }
-        if (*explain) return runExplain(statePath, explainJson, sets, knobPreset);
-        if (*knobs) {
-            fmt::print("presets:\n");
-            for (const auto& n : Knobs::presetNames()) fmt::print("  {:<18} {}\n", n, Knobs::presetDescription(n));
-            fmt::print("knobs (baseline value):\n");
-            Knobs b;
-            for (const auto& n : Knobs::names()) fmt::print("  {:<24} {}\n", n, b.get(n));
-            return 0;
-        }
-        if (*demo) return runDemo();
-        if (*scenarios) return cliScenarios();
-        sim.scenario = resolveScenarioPath(sim.scenario);  // a shipped scenario's bare name -> its file
-        if (!sim.scenario.empty() && sim.scenario.find('/') == std::string::npos && !std::filesystem::exists(sim.scenario))
-            return fail(fmt::format("{}: no such file, nor a shipped scenario of that name (schedlab-cli scenarios lists them)", sim.scenario));
-        if (*run) return cliRun(sim);
-        if (*trace) return cliTrace(tracePath, traceClock, traceQueued, traceCsv);
-        if (*agreeCmd) return cliAgree(ag);
-        if (*compareTraces) return cliCompareTraces(ct);
-        if (*compare) return cliCompare(sim);
-        if (*reproduce) return cliReproduce(rep);
-        if (*sweep) return cliSweep(sim);
+        return dispatch(cli);
     } catch (const InputError& e) {
         return fail(e.what());
     } catch (const TopologyError& e) {
@@ -325,5 +397,4 @@ int main(int argc, char** argv) {
     } catch (const std::exception& e) {
         return fail(std::string("internal error: ") + e.what());
     }
-    return 0;
 }

@@ -91,129 +91,203 @@ std::vector<Level> archLevels(const Topology& t, std::vector<int>& numaDistances
     return lv;
 }
 
-}  // namespace
+using CapSpans = std::map<int, CpuMask>;
 
-SchedDomains::SchedDomains(const Topology& topo) {
-    const int n = topo.nrCpus();
-    const CpuMask cpuMap = topo.allCpus();
-    std::vector<int> numaDist;
-    const std::vector<Level> levels = archLevels(topo, numaDist);
-    for (auto& l : levels) m_levelNames.push_back(l.name);
-    const int L = int(levels.size());
-
-    // Capacity classes for asym_cpu_capacity_classify.
-    std::map<int, CpuMask> capSpans;
+// topology.c: asym_cpu_capacity_scan()
+// Capacity classes for asym_cpu_capacity_classify.
+CapSpans asymCpuCapacityScan(const Topology& topo) {
+    CapSpans capSpans;
     for (const auto& c : topo.cpus()) capSpans[c.capacity].set(c.cpu);
+    return capSpans;
+}
 
-    auto levelMask = [&](const Level& l, int cpu) -> CpuMask {
-        switch (l.mask) {
-        case MaskKind::Smt: return topo.smtMask(cpu);
-        case MaskKind::Cluster: return topo.clusterMask(cpu);
-        case MaskKind::Llc: return topo.llcMask(cpu);
-        case MaskKind::Die: return topo.dieMask(cpu);
-        case MaskKind::Node: return topo.nodeMask(topo.cpu(cpu).node);
-        case MaskKind::NumaLevel: {
-            CpuMask m;
-            const int node = topo.cpu(cpu).node;
-            for (int k = 0; k < topo.nrNodes(); ++k)
-                if (topo.distance(node, k) <= numaDist[l.numaLevel]) m |= topo.nodeMask(k);
-            return m;
-        }
-        }
-        return {};
-    };
+// topology.c: asym_cpu_capacity_classify()
+std::uint32_t asymCpuCapacityClassify(const CpuMask& sdSpan, const CpuMask& cpuMap, const CapSpans& capSpans) {
+    int count = 0, miss = 0;
+    for (auto& [cap, span] : capSpans) {
+        if (sdSpan.intersects(span)) ++count;
+        else if (cpuMap.intersects(span)) ++miss;
+    }
+    if (count < 2) return 0;
+    return miss ? SD_ASYM_CPUCAPACITY : (SD_ASYM_CPUCAPACITY | SD_ASYM_CPUCAPACITY_FULL);
+}
 
-    // 1. build_sched_domain for every CPU and level, stopping once the span covers cpu_map.
-    std::vector<std::vector<BuildSd>> b(n, std::vector<BuildSd>(L));
-    for (int cpu = 0; cpu < n; ++cpu) {
+/// tl->mask(cpu): the CPUs of `cpu`'s level `l` (NUMA levels: the nodes within the level's distance).
+CpuMask levelMask(const Topology& topo, const std::vector<int>& numaDist, const Level& l, int cpu) {
+    switch (l.mask) {
+    case MaskKind::Smt: return topo.smtMask(cpu);
+    case MaskKind::Cluster: return topo.clusterMask(cpu);
+    case MaskKind::Llc: return topo.llcMask(cpu);
+    case MaskKind::Die: return topo.dieMask(cpu);
+    case MaskKind::Node: return topo.nodeMask(topo.cpu(cpu).node);
+    case MaskKind::NumaLevel: {
+        CpuMask m;
+        const int node = topo.cpu(cpu).node;
+        for (int k = 0; k < topo.nrNodes(); ++k)
+            if (topo.distance(node, k) <= numaDist[l.numaLevel]) m |= topo.nodeMask(k);
+        return m;
+    }
+    }
+    return {};
+}
+
+/// What build_sched_domains() works on: the topology levels, cpu_map, the capacity classes, and
+/// the domains under construction, b[cpu][level].
+struct DomainBuild {
+    const Topology& topo;
+    const int n;
+    const CpuMask cpuMap;
+    std::vector<int> numaDist;  // filled by archLevels() (declared before `levels`, which it initialises)
+    const std::vector<Level> levels;
+    const int L;
+    const CapSpans capSpans;
+    std::vector<std::vector<BuildSd>> b;
+
+    explicit DomainBuild(const Topology& t)
+        : topo(t),
+          n(t.nrCpus()),
+          cpuMap(t.allCpus()),
+          levels(archLevels(t, numaDist)),
+          L(int(levels.size())),
+          capSpans(asymCpuCapacityScan(t)),
+          b(n, std::vector<BuildSd>(L)) {}
+};
+
+// topology.c: sd_init()
+// `child`: the domain below, whose SD_PREFER_SIBLING an asymmetric-capacity domain clears.
+SchedDomain sdInit(const DomainBuild& d, const Level& lvl, int cpu, SchedDomain* child) {
+    SchedDomain sd;
+    CpuMask raw = levelMask(d.topo, d.numaDist, lvl, cpu);
+    const int sdWeight = raw.weight();
+    sd.name = lvl.name;
+    sd.min_interval = sdWeight;
+    sd.max_interval = 2 * sdWeight;
+    sd.busy_factor = 16;
+    sd.imbalance_pct = 117;
+    sd.cache_nice_tries = 0;
+    sd.balance_interval = sdWeight;
+    sd.flags = SD_BALANCE_NEWIDLE | SD_BALANCE_EXEC | SD_BALANCE_FORK | SD_WAKE_AFFINE | SD_PREFER_SIBLING | lvl.flags;
+    sd.span = raw & d.cpuMap;
+    sd.flags |= asymCpuCapacityClassify(sd.span, d.cpuMap, d.capSpans);
+    if ((sd.flags & SD_ASYM_CPUCAPACITY) && child) child->flags &= ~std::uint32_t(SD_PREFER_SIBLING);
+    if (sd.flags & SD_SHARE_CPUCAPACITY) {
+        sd.imbalance_pct = 110;
+    } else if (sd.flags & SD_SHARE_PKG_RESOURCES) {
+        sd.imbalance_pct = 117;
+        sd.cache_nice_tries = 1;
+    } else if (sd.flags & SD_NUMA) {
+        sd.cache_nice_tries = 2;
+        sd.flags &= ~std::uint32_t(SD_PREFER_SIBLING);
+        sd.flags |= SD_SERIALIZE;
+        sd.numa_distance = d.numaDist[lvl.numaLevel];
+        if (d.numaDist[lvl.numaLevel] > d.topo.nodeReclaimDistance()) sd.flags &= ~std::uint32_t(SD_BALANCE_EXEC | SD_BALANCE_FORK | SD_WAKE_AFFINE);
+    } else {
+        sd.cache_nice_tries = 1;
+    }
+    if (sd.flags & SD_SHARE_PKG_RESOURCES) sd.shared_id = sd.span.first();
+    return sd;
+}
+
+// topology.c: build_sched_domain()
+// `cpu`'s domain at level `li` above the one at level `child` (-1: the bottom one).
+void buildSchedDomain(DomainBuild& d, int cpu, int li, int child) {
+    BuildSd& bs = d.b[cpu][li];
+    bs.sd = sdInit(d, d.levels[li], cpu, child >= 0 ? &d.b[cpu][child].sd : nullptr);
+    // build_sched_domain: "arch topology borken" fix-up.
+    if (child >= 0 && !d.b[cpu][child].sd.span.subsetOf(bs.sd.span)) bs.sd.span |= d.b[cpu][child].sd.span;
+    bs.child = child;
+}
+
+// topology.c: build_sched_domains(), "Set up domains for CPUs specified by the cpu_map"
+void buildDomains(DomainBuild& d) {
+    for (int cpu = 0; cpu < d.n; ++cpu) {
         int child = -1;
-        for (int li = 0; li < L; ++li) {
-            const Level& lvl = levels[li];
-            BuildSd& bs = b[cpu][li];
+        for (int li = 0; li < d.L; ++li) {
+            buildSchedDomain(d, cpu, li, child);
+            BuildSd& bs = d.b[cpu][li];
             SchedDomain& sd = bs.sd;
-            CpuMask raw = levelMask(lvl, cpu);
-            const int sdWeight = raw.weight();
-            sd.name = lvl.name;
-            sd.min_interval = sdWeight;
-            sd.max_interval = 2 * sdWeight;
-            sd.busy_factor = 16;
-            sd.imbalance_pct = 117;
-            sd.cache_nice_tries = 0;
-            sd.balance_interval = sdWeight;
-            sd.flags = SD_BALANCE_NEWIDLE | SD_BALANCE_EXEC | SD_BALANCE_FORK | SD_WAKE_AFFINE | SD_PREFER_SIBLING | lvl.flags;
-            sd.span = raw & cpuMap;
-            // asym_cpu_capacity_classify
-            int count = 0, miss = 0;
-            for (auto& [cap, span] : capSpans) {
-                if (sd.span.intersects(span)) ++count;
-                else if (cpuMap.intersects(span)) ++miss;
-            }
-            if (count >= 2) sd.flags |= miss ? SD_ASYM_CPUCAPACITY : (SD_ASYM_CPUCAPACITY | SD_ASYM_CPUCAPACITY_FULL);
-            if ((sd.flags & SD_ASYM_CPUCAPACITY) && child >= 0) b[cpu][child].sd.flags &= ~std::uint32_t(SD_PREFER_SIBLING);
-            if (sd.flags & SD_SHARE_CPUCAPACITY) {
-                sd.imbalance_pct = 110;
-            } else if (sd.flags & SD_SHARE_PKG_RESOURCES) {
-                sd.imbalance_pct = 117;
-                sd.cache_nice_tries = 1;
-            } else if (sd.flags & SD_NUMA) {
-                sd.cache_nice_tries = 2;
-                sd.flags &= ~std::uint32_t(SD_PREFER_SIBLING);
-                sd.flags |= SD_SERIALIZE;
-                sd.numa_distance = numaDist[lvl.numaLevel];
-                if (numaDist[lvl.numaLevel] > topo.nodeReclaimDistance())
-                    sd.flags &= ~std::uint32_t(SD_BALANCE_EXEC | SD_BALANCE_FORK | SD_WAKE_AFFINE);
-            } else {
-                sd.cache_nice_tries = 1;
-            }
-            if (sd.flags & SD_SHARE_PKG_RESOURCES) sd.shared_id = sd.span.first();
-            // build_sched_domain: "arch topology borken" fix-up.
-            if (child >= 0 && !b[cpu][child].sd.span.subsetOf(sd.span)) sd.span |= b[cpu][child].sd.span;
-            if (lvl.overlap) sd.flags |= SD_OVERLAP;
+            if (d.levels[li].overlap) sd.flags |= SD_OVERLAP;
             sd.span_weight = sd.span.weight();
             bs.exists = true;
-            bs.child = child;
             child = li;
-            if (sd.span == cpuMap) break;
+            if (sd.span == d.cpuMap) break;
         }
     }
+}
 
-    // 2. Groups (build_sched_groups / build_overlap_sched_groups), before degeneration.
-    auto childSpanOf = [&](int cpu, int li) -> CpuMask {
-        const BuildSd& bs = b[cpu][li];
-        return bs.child >= 0 ? b[cpu][bs.child].sd.span : CpuMask::single(cpu);
-    };
-    for (int cpu = 0; cpu < n; ++cpu) {
-        for (int li = 0; li < L; ++li) {
-            BuildSd& bs = b[cpu][li];
+/// The span of the child of `bi[lvl]` (bi: one CPU's domains), or an empty mask at the bottom.
+CpuMask childSpan(const std::vector<BuildSd>& bi, int lvl) { return bi[lvl].child >= 0 ? bi[bi[lvl].child].sd.span : CpuMask{}; }
+
+// topology.c: get_group()
+// The group that CPU i's domain at level li contributes: its child's span, or CPU i alone.
+CpuMask getGroup(const DomainBuild& d, int i, int li) {
+    const BuildSd& bs = d.b[i][li];
+    if (!bs.exists) return CpuMask::single(i);
+    return bs.child >= 0 ? d.b[i][bs.child].sd.span : CpuMask::single(i);
+}
+
+// topology.c: build_sched_groups()
+void buildSchedGroups(DomainBuild& d, int cpu, int li) {
+    SchedDomain& sd = d.b[cpu][li].sd;
+    const CpuMask span = sd.span;
+    CpuMask covered;
+    for_each_cpu_wrap(span, cpu, d.n, [&](int i) {
+        if (covered.test(i)) return false;
+        const CpuMask g = getGroup(d, i, li);
+        covered |= g;
+        sd.groups.push_back(g);
+        return false;
+    });
+}
+
+// topology.c: find_descended_sibling()
+// For NUMA diameters >= 3: the level of the sibling's domain (bi: its CPU's domains) whose child
+// stays within `span`, past the domains that degenerate.
+int findDescendedSibling(const std::vector<BuildSd>& bi, int s, const CpuMask& span) {
+    while (bi[s].child >= 0 && !childSpan(bi, s).subsetOf(span)) s = bi[s].child;
+    while (bi[s].child >= 0 && childSpan(bi, s) == bi[s].sd.span) s = bi[s].child;
+    return s;
+}
+
+// topology.c: build_group_from_child_sched_domain()
+CpuMask buildGroupFromChildSchedDomain(const std::vector<BuildSd>& bi, int s) { return bi[s].child >= 0 ? childSpan(bi, s) : bi[s].sd.span; }
+
+// topology.c: build_overlap_sched_groups()
+void buildOverlapSchedGroups(DomainBuild& d, int cpu, int li) {
+    SchedDomain& sd = d.b[cpu][li].sd;
+    const CpuMask span = sd.span;
+    CpuMask covered;
+    for_each_cpu_wrap(span, cpu, d.n, [&](int i) {
+        if (covered.test(i)) return false;
+        const std::vector<BuildSd>& bi = d.b[i];
+        if (!bi[li].exists || !bi[li].sd.span.test(i)) return false;
+        int s = li;
+        // find_descended_sibling for NUMA diameters >= 3.
+        if (bi[s].child >= 0 && !childSpan(bi, s).subsetOf(span)) s = findDescendedSibling(bi, s, span);
+        const CpuMask g = buildGroupFromChildSchedDomain(bi, s);
+        covered |= g;
+        sd.groups.push_back(g);
+        return false;
+    });
+}
+
+// topology.c: build_sched_domains(), "Build the groups for the domains"
+void buildGroups(DomainBuild& d) {
+    for (int cpu = 0; cpu < d.n; ++cpu) {
+        for (int li = 0; li < d.L; ++li) {
+            const BuildSd& bs = d.b[cpu][li];
             if (!bs.exists) break;
-            const CpuMask span = bs.sd.span;
-            CpuMask covered;
-            for_each_cpu_wrap(span, cpu, n, [&](int i) {
-                if (covered.test(i)) return false;
-                CpuMask g;
-                if (bs.sd.flags & SD_OVERLAP) {
-                    const BuildSd& sib = b[i][li];
-                    if (!sib.exists || !sib.sd.span.test(i)) return false;
-                    int s = li;
-                    // find_descended_sibling for NUMA diameters >= 3.
-                    auto childSpan = [&](int lvl) { return b[i][lvl].child >= 0 ? b[i][b[i][lvl].child].sd.span : CpuMask{}; };
-                    if (b[i][s].child >= 0 && !childSpan(s).subsetOf(span)) {
-                        while (b[i][s].child >= 0 && !childSpan(s).subsetOf(span)) s = b[i][s].child;
-                        while (b[i][s].child >= 0 && childSpan(s) == b[i][s].sd.span) s = b[i][s].child;
-                    }
-                    g = b[i][s].child >= 0 ? childSpan(s) : b[i][s].sd.span;
-                } else {
-                    g = b[i][li].exists ? childSpanOf(i, li) : CpuMask::single(i);
-                }
-                covered |= g;
-                bs.sd.groups.push_back(g);
-                return false;
-            });
+            if (bs.sd.flags & SD_OVERLAP) buildOverlapSchedGroups(d, cpu, li);
+            else buildSchedGroups(d, cpu, li);
         }
     }
+}
 
-    // 3. imb_numa_nr (computed on the full, pre-degeneration hierarchy).
-    for (int cpu = 0; cpu < n; ++cpu) {
+// topology.c: build_sched_domains(), "Calculate an allowed NUMA imbalance such that LLCs do not get imbalanced"
+void setImbNumaNr(DomainBuild& d) {
+    auto& b = d.b;
+    const int L = d.L;
+    for (int cpu = 0; cpu < d.n; ++cpu) {
         int imb = 0, imbSpan = 1;
         for (int li = 0; li < L && b[cpu][li].exists; ++li) {
             SchedDomain& sd = b[cpu][li].sd;
@@ -232,40 +306,86 @@ SchedDomains::SchedDomains(const Topology& topo) {
             }
         }
     }
+}
+
+// topology.c: sd_degenerate()
+bool sdDegenerate(const SchedDomain& sd) {
+    if (sd.span_weight == 1) return true;
+    if ((sd.flags & SD_DEGENERATE_GROUPS_MASK) && sd.groups.size() > 1) return false;
+    if (sd.flags & SD_WAKE_AFFINE) return false;
+    return true;
+}
+
+// topology.c: sd_parent_degenerate()
+bool sdParentDegenerate(const SchedDomain& sd, const SchedDomain& parent) {
+    if (sdDegenerate(parent)) return true;
+    if (!(sd.span == parent.span)) return false;
+    std::uint32_t pflags = parent.flags;
+    if (parent.groups.size() == 1) pflags &= ~SD_DEGENERATE_GROUPS_MASK;
+    if (~sd.flags & pflags) return false;
+    return true;
+}
+
+/// One CPU's domains as built (bi: its b[cpu]), lowest first.
+std::vector<SchedDomain> builtChain(const std::vector<BuildSd>& bi) {
+    std::vector<SchedDomain> chain;
+    for (int li = 0; li < int(bi.size()) && bi[li].exists; ++li) chain.push_back(bi[li].sd);
+    return chain;
+}
+
+// topology.c: cpu_attach_domain()
+// Its removal of the degenerate domains (its update_top_cache_domain() is SchedDomains::updateTopCacheDomain()).
+std::vector<SchedDomain> cpuAttachDomain(std::vector<SchedDomain> chain) {
+    // for (tmp = sd; tmp; ) { parent = tmp->parent; if degenerate(tmp,parent) remove parent ... }
+    size_t t = 0;
+    while (t + 1 < chain.size()) {
+        if (sdParentDegenerate(chain[t], chain[t + 1])) {
+            if (chain[t + 1].flags & SD_PREFER_SIBLING) chain[t].flags |= SD_PREFER_SIBLING;
+            chain.erase(chain.begin() + long(t) + 1);
+        } else {
+            ++t;
+        }
+    }
+    if (!chain.empty() && sdDegenerate(chain[0])) chain.erase(chain.begin());
+    for (size_t i = 0; i < chain.size(); ++i) chain[i].level = int(i);
+    return chain;
+}
+
+// sched.h: highest_flag_domain()
+// Index in `ds` (lowest first) of the highest domain with `flag`, or -1: stops at the first gap.
+int highestFlagDomain(const std::vector<SchedDomain>& ds, std::uint32_t flag) {
+    int h = -1;
+    for (int i = 0; i < int(ds.size()); ++i) {
+        if (!(ds[i].flags & flag)) break;
+        h = i;
+    }
+    return h;
+}
+
+// sched.h: lowest_flag_domain()
+int lowestFlagDomain(const std::vector<SchedDomain>& ds, std::uint32_t flag) {
+    for (int i = 0; i < int(ds.size()); ++i)
+        if (ds[i].flags & flag) return i;
+    return -1;
+}
+
+}  // namespace
+
+SchedDomains::SchedDomains(const Topology& topo) {
+    const int n = topo.nrCpus();
+    DomainBuild d(topo);
+    for (auto& l : d.levels) m_levelNames.push_back(l.name);
+
+    // 1. build_sched_domain for every CPU and level, stopping once the span covers cpu_map.
+    buildDomains(d);
+    // 2. Groups (build_sched_groups / build_overlap_sched_groups), before degeneration.
+    buildGroups(d);
+    // 3. imb_numa_nr (computed on the full, pre-degeneration hierarchy).
+    setImbNumaNr(d);
 
     // 4. cpu_attach_domain: remove degenerate domains.
-    auto sdDegenerate = [](const SchedDomain& sd) {
-        if (sd.span_weight == 1) return true;
-        if ((sd.flags & SD_DEGENERATE_GROUPS_MASK) && sd.groups.size() > 1) return false;
-        if (sd.flags & SD_WAKE_AFFINE) return false;
-        return true;
-    };
-    auto parentDegenerate = [&](const SchedDomain& sd, const SchedDomain& parent) {
-        if (sdDegenerate(parent)) return true;
-        if (!(sd.span == parent.span)) return false;
-        std::uint32_t pflags = parent.flags;
-        if (parent.groups.size() == 1) pflags &= ~SD_DEGENERATE_GROUPS_MASK;
-        if (~sd.flags & pflags) return false;
-        return true;
-    };
     m_perCpu.assign(n, {});
-    for (int cpu = 0; cpu < n; ++cpu) {
-        std::vector<SchedDomain> chain;
-        for (int li = 0; li < L && b[cpu][li].exists; ++li) chain.push_back(b[cpu][li].sd);
-        // for (tmp = sd; tmp; ) { parent = tmp->parent; if degenerate(tmp,parent) remove parent ... }
-        size_t t = 0;
-        while (t + 1 < chain.size()) {
-            if (parentDegenerate(chain[t], chain[t + 1])) {
-                if (chain[t + 1].flags & SD_PREFER_SIBLING) chain[t].flags |= SD_PREFER_SIBLING;
-                chain.erase(chain.begin() + long(t) + 1);
-            } else {
-                ++t;
-            }
-        }
-        if (!chain.empty() && sdDegenerate(chain[0])) chain.erase(chain.begin());
-        for (size_t i = 0; i < chain.size(); ++i) chain[i].level = int(i);
-        m_perCpu[cpu] = std::move(chain);
-    }
+    for (int cpu = 0; cpu < n; ++cpu) m_perCpu[cpu] = cpuAttachDomain(builtChain(d.b[cpu]));
 
     // 5. update_top_cache_domain and the static keys.
     m_sdLlc.assign(n, -1);
@@ -275,30 +395,23 @@ SchedDomains::SchedDomains(const Topology& topo) {
     m_sdAsymCap.assign(n, -1);
     m_smt.assign(n, {});
     for (int cpu = 0; cpu < n; ++cpu) {
-        const auto& ds = m_perCpu[cpu];
-        int h = -1;
-        for (int i = 0; i < int(ds.size()); ++i) {  // highest_flag_domain: stops at the first gap
-            if (!(ds[i].flags & SD_SHARE_PKG_RESOURCES)) break;
-            h = i;
-        }
-        m_sdLlc[cpu] = h;
-        m_sdLlcId[cpu] = h >= 0 ? ds[h].span.first() : cpu;
-        m_sdLlcSize[cpu] = h >= 0 ? ds[h].span_weight : 1;
-        for (int i = 0; i < int(ds.size()); ++i)
-            if (ds[i].flags & SD_NUMA) {
-                m_sdNuma[cpu] = i;
-                break;
-            }
-        for (int i = 0; i < int(ds.size()); ++i)
-            if (ds[i].flags & SD_ASYM_CPUCAPACITY_FULL) {
-                m_sdAsymCap[cpu] = i;
-                break;
-            }
-        for (auto& d : ds)
-            if (d.flags & SD_ASYM_CPUCAPACITY) m_asymCap = true;
+        updateTopCacheDomain(cpu);
+        for (auto& dom : m_perCpu[cpu])
+            if (dom.flags & SD_ASYM_CPUCAPACITY) m_asymCap = true;
         m_smt[cpu] = topo.smtMask(cpu);
         if (m_smt[cpu].weight() > 1) m_smtActive = true;
     }
+}
+
+// topology.c: update_top_cache_domain()
+void SchedDomains::updateTopCacheDomain(int cpu) {
+    const auto& ds = m_perCpu[cpu];
+    const int h = highestFlagDomain(ds, SD_SHARE_PKG_RESOURCES);
+    m_sdLlc[cpu] = h;
+    m_sdLlcId[cpu] = h >= 0 ? ds[h].span.first() : cpu;
+    m_sdLlcSize[cpu] = h >= 0 ? ds[h].span_weight : 1;
+    m_sdNuma[cpu] = lowestFlagDomain(ds, SD_NUMA);
+    m_sdAsymCap[cpu] = lowestFlagDomain(ds, SD_ASYM_CPUCAPACITY_FULL);
 }
 
 int SchedDomains::lowestSpanning(int cpu, int other) const {

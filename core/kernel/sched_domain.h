@@ -91,6 +91,9 @@ public:
     int lowestSpanning(int cpu, int other) const;
 
 private:
+    /// update_top_cache_domain(): sd_llc, sd_llc_size, sd_llc_id, sd_numa, sd_asym_cpucapacity of `cpu`.
+    void updateTopCacheDomain(int cpu);
+
     std::vector<std::vector<SchedDomain>> m_perCpu;
     std::vector<int> m_sdLlc, m_sdLlcSize, m_sdLlcId, m_sdNuma, m_sdAsymCap;
     std::vector<CpuMask> m_smt;

@@ -454,33 +454,28 @@ std::vector<int> assignCpus(tracecmd_input* h, int nrCpus, int parts, std::vecto
     return owner;
 }
 
-}  // namespace
-
-/// The child's side: read its CPUs, publish, exit.
-/// `limit` > 0: the file is a cut one padded with zeros (readTraceDat): records at or past byte
-/// `limit` of the file are the padding's, not the recording's.
-[[noreturn]] void readInChild(const std::string& path, int fd, ShmHeader* hdr, int recFd, int inFd, int part, int parts, unsigned long long limit,
-                              bool stall) {
-    if (stall)
-        for (;;) ::pause();
-    tracecmd_input* h = tracecmd_open(path.c_str(), TRACECMD_FL_LOAD_NO_PLUGINS | TRACECMD_FL_LOAD_NO_SYSTEM_PLUGINS);
-    if (!h) {
-        frame(fd, 'X', "libtracecmd cannot read it (truncated, corrupt, or an unsupported file version)");
-        ::_exit(0);
-    }
+/// readInChild()'s reading: the open file, where the records and wake inputs go (the memfds and
+/// the progress page), which CPUs are this child's, and how far it got.
+struct ChildRead {
+    tracecmd_input* h = nullptr;
+    int fd = -1;  ///< the pipe to the parent
+    ShmHeader* hdr = nullptr;
+    int part = 0;
+    unsigned long long limit = 0;
     Trace t;
     Ctx c;
     ShmAppender<Streamed> recs;
     ShmAppender<StreamedInputs> inputs;
-    recs.fd = recFd;
-    inputs.fd = inFd;
-    recs.published = &hdr->records;
-    inputs.published = &hdr->inputs;
-    c.t = &t;
-    c.inputs = &inputs;
-    c.tep = tracecmd_get_tep(h);
-    c.swap = tep_is_file_bigendian(c.tep) != tep_is_local_bigendian(c.tep);
-    t.nr_cpus = tep_get_cpus(c.tep);
+    std::vector<unsigned long long> sizes;  ///< each CPU's buffer size (0s without tracecmd_get_cpu_file_size)
+    std::vector<int> owner;                 ///< the child that reads each CPU
+    bool bySize = false;                    ///< the progress counts bytes (else CPUs)
+    std::string failed;
+    unsigned long long doneBefore = 0;  ///< progress: the CPUs read before the one being read
+    int lastCpu = -1;
+};
+
+/// The events read, and the common fields (type, flags, pid), looked up once.
+void findEvents(Ctx& c) {
     auto find = [&](const char* sys, const char* name) { return tep_find_event_by_name(c.tep, sys, name); };
     c.waking = find("sched", "sched_waking");
     c.wakeup = find("sched", "sched_wakeup");
@@ -498,108 +493,127 @@ std::vector<int> assignCpus(tracecmd_input* h, int nrCpus, int parts, std::vecto
             c.commonPid = tep_find_common_field(ev, "common_pid");
             c.commonFlags = tep_find_common_field(ev, "common_flags");
         }
-    std::vector<unsigned long long> sizes;
-    const std::vector<int> owner = assignCpus(h, t.nr_cpus, parts, sizes);
-    const bool bySize = bool(tracecmd_get_cpu_file_size);
-    {
-        unsigned long long total = 0;
-        for (int k = 0; k < t.nr_cpus; ++k)
-            if (owner[std::size_t(k)] == part) total += bySize ? sizes[std::size_t(k)] : 1;
-        hdr->total.store(std::max<unsigned long long>(total, 1), std::memory_order_relaxed);
-    }
-    std::string failed;
-    unsigned long long doneBefore = 0;
-    int lastCpu = -1;
-    for (int cpu = 0; cpu < t.nr_cpus && failed.empty(); ++cpu) {
-        if (owner[std::size_t(cpu)] != part) continue;
-        const CpuStart cs{cpu, recs.size()};
-        frame(fd, 'C', std::string(reinterpret_cast<const char*>(&cs), sizeof cs));
-        lastCpu = cpu;
-        c.lastWakingPid = -1;
-        c.cpuLast = -1;
-        unsigned long long first = 0, last = 0;
-        std::int64_t lastTs = -1;
-        bool any = false;
-        bool cut = false;
-        while (tep_record* rec = tracecmd_read_data(h, cpu)) {
-            if (limit && rec->offset + (unsigned long long)std::max(rec->record_size, 0) > limit) {
-                tracecmd_free_record(rec);
-                cut = true;
-                break;
-            }
-            Streamed& s = recs.next();
-            c.ordinal = recs.size();
-            if (!onRecord(c, rec, cpu, s)) {
-                s.e = SchedEvent{};
-                s.e.time = std::int64_t(rec->ts);
-                s.e.kind = EvKind(kMarker);
-                s.e.cpu = std::int16_t(cpu);
-            }
-            if (!any) first = rec->offset, any = true;
-            last = rec->offset;
-            lastTs = std::int64_t(rec->ts);
-            if (recs.buf.size() == kBatch) {
-                inputs.flush();
-                if (bySize)
-                    hdr->done.store(doneBefore + std::min<unsigned long long>(rec->offset - first, sizes[std::size_t(cpu)]),
-                                    std::memory_order_relaxed);
-            }
+}
+
+/// This child's share of the CPUs, and the progress total: its CPUs' bytes (or their number).
+void takeShare(ChildRead& r, int parts) {
+    r.owner = assignCpus(r.h, r.t.nr_cpus, parts, r.sizes);
+    r.bySize = bool(tracecmd_get_cpu_file_size);
+    unsigned long long total = 0;
+    for (int k = 0; k < r.t.nr_cpus; ++k)
+        if (r.owner[std::size_t(k)] == r.part) total += r.bySize ? r.sizes[std::size_t(k)] : 1;
+    r.hdr->total.store(std::max<unsigned long long>(total, 1), std::memory_order_relaxed);
+}
+
+/// Where the records of one CPU's buffer were in the file, and whether the file's cut ended them.
+struct CpuExtent {
+    unsigned long long first = 0, last = 0;  ///< file offsets of the first and last record
+    std::int64_t lastTs = -1;
+    bool any = false;
+    bool cut = false;
+};
+
+/// Every record of `cpu` (up to the cut), into r.recs (and r.inputs).
+CpuExtent readCpuRecords(ChildRead& r, int cpu) {
+    Ctx& c = r.c;
+    CpuExtent x;
+    while (tep_record* rec = tracecmd_read_data(r.h, cpu)) {
+        if (r.limit && rec->offset + (unsigned long long)std::max(rec->record_size, 0) > r.limit) {
             tracecmd_free_record(rec);
-            if (!recs.ok || !inputs.ok) {
-                failed = "out of memory for its records";
-                break;
-            }
+            x.cut = true;
+            break;
         }
-        // libtracecmd ends a CPU at a page it cannot read (it says "bad page read" on stderr): a
-        // buffer that ends more than two pages before its size is cut there.
-        const unsigned long long size = bySize ? sizes[std::size_t(cpu)] : 0;
-        const unsigned long long page = tracecmd_page_size && tracecmd_page_size(h) > 0 ? (unsigned long long)tracecmd_page_size(h) : 4096;
-        if (cut || (limit && !any && size > 0)) {
-            // The cut: this CPU's records end at the end of the file (or its buffer is past it).
-            ++t.problem_count;
-            if (t.problems.size() < Trace::kMaxProblems)
-                t.problems.push_back({std::uint32_t(any ? recs.size() : 0),
-                                      any ? fmt::format("CPU {}: the file ends inside its buffer after this record (cut at byte {})", cpu, limit)
-                                          : fmt::format("CPU {}: its buffer is past the end of the file (cut at byte {})", cpu, limit)});
-            t.gaps.push_back({cpu, any ? lastTs : -1, -1, std::uint32_t(any ? recs.size() : 0), 0, false});  // 0: at the end
-        } else if (failed.empty() && any && size > (last - first) + 2 * page) {
-            ++t.problem_count;
-            if (t.problems.size() < Trace::kMaxProblems)
-                t.problems.push_back(
-                    {std::uint32_t(recs.size()),
-                     fmt::format("CPU {}: libtracecmd stopped reading its buffer after this record, {} of its {} bytes in (a corrupt or "
-                                 "cut page); the rest of the CPU's records are missing",
-                                 cpu, last - first, size)});
-            t.gaps.push_back({cpu, lastTs, -1, std::uint32_t(recs.size()), 0, false});
+        Streamed& s = r.recs.next();
+        c.ordinal = r.recs.size();
+        if (!onRecord(c, rec, cpu, s)) {
+            s.e = SchedEvent{};
+            s.e.time = std::int64_t(rec->ts);
+            s.e.kind = EvKind(kMarker);
+            s.e.cpu = std::int16_t(cpu);
         }
-        doneBefore += bySize ? sizes[std::size_t(cpu)] : 1;
-        hdr->done.store(doneBefore, std::memory_order_relaxed);
+        if (!x.any) x.first = rec->offset, x.any = true;
+        x.last = rec->offset;
+        x.lastTs = std::int64_t(rec->ts);
+        if (r.recs.buf.size() == kBatch) {
+            r.inputs.flush();
+            if (r.bySize)
+                r.hdr->done.store(r.doneBefore + std::min<unsigned long long>(rec->offset - x.first, r.sizes[std::size_t(cpu)]),
+                                  std::memory_order_relaxed);
+        }
+        tracecmd_free_record(rec);
+        if (!r.recs.ok || !r.inputs.ok) {
+            r.failed = "out of memory for its records";
+            break;
+        }
     }
-    recs.flush();
-    inputs.flush();
-    if (!recs.ok || !inputs.ok) failed = "out of memory for its records";
-    if (!failed.empty()) {
-        frame(fd, 'X', failed);
-        ::_exit(0);
+    return x;
+}
+
+/// A CPU whose records end early: at the file's cut, or where libtracecmd stopped; a problem
+/// and a gap to the end of the trace.
+void noteEarlyEnd(ChildRead& r, int cpu, const CpuExtent& x) {
+    Trace& t = r.t;
+    const unsigned long long limit = r.limit;
+    // libtracecmd ends a CPU at a page it cannot read (it says "bad page read" on stderr): a
+    // buffer that ends more than two pages before its size is cut there.
+    const unsigned long long size = r.bySize ? r.sizes[std::size_t(cpu)] : 0;
+    const unsigned long long page = tracecmd_page_size && tracecmd_page_size(r.h) > 0 ? (unsigned long long)tracecmd_page_size(r.h) : 4096;
+    if (x.cut || (limit && !x.any && size > 0)) {
+        // The cut: this CPU's records end at the end of the file (or its buffer is past it).
+        ++t.problem_count;
+        if (t.problems.size() < Trace::kMaxProblems)
+            t.problems.push_back({std::uint32_t(x.any ? r.recs.size() : 0),
+                                  x.any ? fmt::format("CPU {}: the file ends inside its buffer after this record (cut at byte {})", cpu, limit)
+                                        : fmt::format("CPU {}: its buffer is past the end of the file (cut at byte {})", cpu, limit)});
+        t.gaps.push_back({cpu, x.any ? x.lastTs : -1, -1, std::uint32_t(x.any ? r.recs.size() : 0), 0, false});  // 0: at the end
+    } else if (r.failed.empty() && x.any && size > (x.last - x.first) + 2 * page) {
+        ++t.problem_count;
+        if (t.problems.size() < Trace::kMaxProblems)
+            t.problems.push_back({std::uint32_t(r.recs.size()),
+                                  fmt::format("CPU {}: libtracecmd stopped reading its buffer after this record, {} of its {} bytes in (a corrupt or "
+                                              "cut page); the rest of the CPU's records are missing",
+                                              cpu, x.last - x.first, size)});
+        t.gaps.push_back({cpu, x.lastTs, -1, std::uint32_t(r.recs.size()), 0, false});
     }
-    for (const auto& [ev, n] : c.counts) t.event_counts[ev->name ? ev->name : "?"] += n;
-    for (const auto& [ev, n] : c.skipped) t.skipped_events[ev->name ? ev->name : "?"] += n;
-    nlohmann::json m;
-    m["nr_cpus"] = t.nr_cpus > 0 ? t.nr_cpus : lastCpu + 1;
-    // The trace clock trace-cmd saved (its trace_clock file, "[local] global ..."; or the name).
+}
+
+/// One of this child's CPUs: its start to the parent, its records, what ended them, the progress.
+void readCpu(ChildRead& r, int cpu) {
+    const CpuStart cs{cpu, r.recs.size()};
+    frame(r.fd, 'C', std::string(reinterpret_cast<const char*>(&cs), sizeof cs));
+    r.lastCpu = cpu;
+    r.c.lastWakingPid = -1;
+    r.c.cpuLast = -1;
+    const CpuExtent x = readCpuRecords(r, cpu);
+    noteEarlyEnd(r, cpu, x);
+    r.doneBefore += r.bySize ? r.sizes[std::size_t(cpu)] : 1;
+    r.hdr->done.store(r.doneBefore, std::memory_order_relaxed);
+}
+
+/// The trace clock trace-cmd saved (its trace_clock file, "[local] global ..."; or the name).
+std::string traceClock(tracecmd_input* h) {
     std::string clock = tracecmd_get_trace_clock(h) ? tracecmd_get_trace_clock(h) : "";
     if (const auto a = clock.find('['), b = clock.find(']'); a != std::string::npos && b != std::string::npos && b > a)
         clock = clock.substr(a + 1, b - a - 1);
     while (!clock.empty() && (clock.back() == '\n' || clock.back() == ' ')) clock.pop_back();
-    m["clock"] = clock;
+    return clock;
+}
+
+/// The 'M' frame's JSON: what the child read besides the records (names, priorities, counts,
+/// problems, gaps, workload marks).
+nlohmann::json metadata(const ChildRead& r) {
+    const Trace& t = r.t;
+    nlohmann::json m;
+    m["nr_cpus"] = t.nr_cpus > 0 ? t.nr_cpus : r.lastCpu + 1;
+    m["clock"] = traceClock(r.h);
     {
         unsigned long long data = 0;
         for (int k = 0; k < t.nr_cpus; ++k)
-            if (owner[std::size_t(k)] == part) data += sizes[std::size_t(k)];
-        m["unreadable"] = data > 0 && recs.size() == 0;  // buffers with data, not one record read
+            if (r.owner[std::size_t(k)] == r.part) data += r.sizes[std::size_t(k)];
+        m["unreadable"] = data > 0 && r.recs.size() == 0;  // buffers with data, not one record read
     }
     nlohmann::json comm = nlohmann::json::array(), prio = nlohmann::json::array();
-    c.forEachSeen([&](std::int32_t pid, const Ctx::Seen& x) {
+    r.c.forEachSeen([&](std::int32_t pid, const Ctx::Seen& x) {
         if (x.has_name) comm.push_back({pid, x.name, x.name_ts, x.name_cpu});
         if (x.has_prio) prio.push_back({pid, x.prio, x.prio_ts, x.prio_cpu});
     });
@@ -614,7 +628,54 @@ std::vector<int> assignCpus(tracecmd_input* h, int nrCpus, int parts, std::vecto
     m["problem_count"] = t.problem_count;
     m["gaps"] = gaps;
     m["workload"] = {t.workload_start, t.workload_end};
-    frame(fd, 'M', m.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace));
+    return m;
+}
+
+}  // namespace
+
+/// The child's side: read its CPUs, publish, exit.
+/// `limit` > 0: the file is a cut one padded with zeros (readTraceDat): records at or past byte
+/// `limit` of the file are the padding's, not the recording's.
+[[noreturn]] void readInChild(const std::string& path, int fd, ShmHeader* hdr, int recFd, int inFd, int part, int parts, unsigned long long limit,
+                              bool stall) {
+    if (stall)
+        for (;;) ::pause();
+    tracecmd_input* h = tracecmd_open(path.c_str(), TRACECMD_FL_LOAD_NO_PLUGINS | TRACECMD_FL_LOAD_NO_SYSTEM_PLUGINS);
+    if (!h) {
+        frame(fd, 'X', "libtracecmd cannot read it (truncated, corrupt, or an unsupported file version)");
+        ::_exit(0);
+    }
+    ChildRead r;
+    r.h = h;
+    r.fd = fd;
+    r.hdr = hdr;
+    r.part = part;
+    r.limit = limit;
+    Trace& t = r.t;
+    Ctx& c = r.c;
+    r.recs.fd = recFd;
+    r.inputs.fd = inFd;
+    r.recs.published = &hdr->records;
+    r.inputs.published = &hdr->inputs;
+    c.t = &t;
+    c.inputs = &r.inputs;
+    c.tep = tracecmd_get_tep(h);
+    c.swap = tep_is_file_bigendian(c.tep) != tep_is_local_bigendian(c.tep);
+    t.nr_cpus = tep_get_cpus(c.tep);
+    findEvents(c);
+    takeShare(r, parts);
+    for (int cpu = 0; cpu < t.nr_cpus && r.failed.empty(); ++cpu)
+        if (r.owner[std::size_t(cpu)] == part) readCpu(r, cpu);
+    r.recs.flush();
+    r.inputs.flush();
+    if (!r.recs.ok || !r.inputs.ok) r.failed = "out of memory for its records";
+    if (!r.failed.empty()) {
+        frame(fd, 'X', r.failed);
+        ::_exit(0);
+    }
+    for (const auto& [ev, n] : c.counts) t.event_counts[ev->name ? ev->name : "?"] += n;
+    for (const auto& [ev, n] : c.skipped) t.skipped_events[ev->name ? ev->name : "?"] += n;
+    frame(fd, 'M', metadata(r).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace));
     tracecmd_close(h);
     ::_exit(0);
 }
