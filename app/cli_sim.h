@@ -44,7 +44,7 @@ struct AgreeArgs {
     std::size_t examples = 5;
 };
 /// schedlab-cli agree TRACE: replays every wakeup decision of a recorded trace through
-/// schedlab's wakeup path and reports the agreement (shared/spec/trace-replay.md §9).
+/// schedlab's wakeup path and reports the agreement (docs/replay.md: Disagreement classes).
 int cliAgree(const AgreeArgs& a);
 struct CompareTracesArgs {
     std::string base, patch, topology;

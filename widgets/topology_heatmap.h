@@ -8,21 +8,12 @@
 #include "heatmap_scene.h"
 
 #include <QFuture>
-#include <QImage>
-#include <QList>
-#include <QRectF>
-#include <QString>
 #include <QWidget>
 
 #include <atomic>
 #include <cstdint>
 #include <memory>
 #include <vector>
-
-namespace sched {
-struct Snapshot;
-struct CpuView;
-}  // namespace sched
 
 namespace schedlab {
 

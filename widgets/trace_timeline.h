@@ -2,7 +2,7 @@
 // trace_timeline.h: the trace bar's timeline strip. The whole span of a recorded trace, binned
 // to the strip's pixel width (any trace size paints in time proportional to the width): the
 // density of wakeup decisions per column, a tick in each column that holds a disagreement
-// between the kernel and schedlab (coloured by its shared/spec/trace-replay.md §9 class), the
+// between the kernel and schedlab (coloured by its class, docs/replay.md: Disagreement classes), the
 // trace's gaps hatched and the cursor. Wheel zooms around the pointer, drag or the scroll bar
 // pans, double-click shows the whole trace again; a click moves the cursor or, on a tick,
 // picks the nearest disagreement; the arrow keys move the cursor by columns.
@@ -43,7 +43,7 @@ int timelineColumn(std::int64_t t, std::int64_t from, std::int64_t to, int colum
 /// each item in its timelineColumn() (binary search per column edge: O(columns log n)).
 TimelineBins binTimeline(const std::vector<std::int64_t>& decisionTimes, const std::vector<TimelineMark>& marks, std::int64_t from, std::int64_t to,
                          int columns);
-/// Colour of a §9 class on the timeline (Okabe–Ito: colour-blind safe).
+/// Colour of a disagreement class (docs/replay.md) on the timeline (Okabe–Ito: colour-blind safe).
 QColor disagreeColor(int cls);
 
 /// The timeline strip with its scroll bar.

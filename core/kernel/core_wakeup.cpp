@@ -2,8 +2,8 @@
 // core_wakeup.cpp: kernel/sched/core.c's part of the Linux 6.1 (Debian 6.1.192) wakeup path:
 // try_to_wake_up() and what it calls outside the fair class (select_task_rq(), the wakelist
 // decision, the preemption check, idle_cpu()), in core.c's order. The fair class's part is in
-// fair_wakeup.cpp. Each function is tagged with the kernel function it mirrors; comments cite
-// shared/spec/wakeup-path.md as "spec §N" where it pins a behaviour down.
+// fair_wakeup.cpp. Each function is tagged with the kernel function it mirrors; the patch
+// variants' changes cite docs/patch-variants.md, which describes them.
 #include "kernel/wakeup_internal.h"
 #include "kernel/wakeup_path.h"
 
@@ -261,7 +261,7 @@ Decision sched_exec(MachineState& st, const Knobs& k, Task& p, Waker& w, bool tr
 // core.c: idle_cpu(), with the idle-delay and claim variants (the seed patches) as one verdict.
 IdleVerdict idleVerdict(const MachineState& st, const Knobs& k, int cpu) {
     const Rq& rq = st.rq[cpu];
-    // Idle-delay variants: an early "return 1" in idle_cpu() (spec §8a-§8c).
+    // Idle-delay variants: an early "return 1" in idle_cpu() (docs/patch-variants.md: Idle delay).
     if (k.idle_delay_ns > 0 && (k.idle_delay_max_running < 0 || rq.nr_running <= unsigned(k.idle_delay_max_running))) {
         const std::int64_t mark = k.idle_delay_clock == IdleDelayClock::IdleEndTime ? rq.idle_end_time : rq.clock_idle;
         if (st.now_ns < mark + k.idle_delay_ns) {

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
-// decision.cpp: names of the reason codes (spec §9.2 spelling).
+// decision.cpp: names of the reason codes (as docs/decisions.md spells them).
 #include "kernel/decision.h"
 
 namespace sched {

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
-// decision.h: the record of one placement decision (spec §9.2): chosen CPU,
+// decision.h: the record of one placement decision (docs/decisions.md): chosen CPU,
 // stage 0/1/2 reason codes, flags, the CPUs examined in order with what was
 // found at each, and (when asked) a step-by-step trace in kernel function names.
 #pragma once

@@ -422,7 +422,7 @@ int select_idle_sibling(WakeCtx& c, Task& p, int prev, int target) {
     auto asym_fits = [&](int cpu) { return !asym || task_util * 1280 < c.rq(cpu).cpu_capacity * 1024; };
     auto finish = [&](int cpu, Stage2 why) {
         if (why != Stage2::NONE) c.d.stage2 = why;
-        // SIS_DEBOUNCE: remember a placement that stayed on target or prev (spec §8f).
+        // SIS_DEBOUNCE: remember a placement that stayed on target or prev (docs/patch-variants.md).
         if (c.k.SIS_DEBOUNCE && (cpu == target || cpu == prev)) p.wakee_placed = c.st.jiffies;
         return cpu;
     };

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 // knobs.cpp: knob table (name <-> member), presets for the patch variants of
-// spec §8a-§8f, and text parsing for the CLI and scenario files.
+// docs/patch-variants.md, and text parsing for the CLI and scenario files.
 #include "kernel/knobs.h"
 
 #include <fmt/format.h>
@@ -158,29 +158,34 @@ const std::map<std::string, PresetDesc>& presetTable() {
     static const std::map<std::string, PresetDesc> t = {
         {"baseline", {"Linux 6.1 as released (Debian 6.1.192)", [](Knobs&) {}}},
         {"idle-delay-v1",
-         {"idle_cpu() true for 1 ms after leaving idle (rq->idle_end_time), any load (spec 8a)",
+         {"idle_cpu() true for 1 ms after leaving idle (rq->idle_end_time), any load (docs/patch-variants.md: Idle delay)",
           [](Knobs& k) {
               k.idle_delay_ns = 1000000;
               k.idle_delay_max_running = -1;
               k.idle_delay_clock = IdleDelayClock::IdleEndTime;
           }}},
         {"idle-delay-v2",
-         {"as v1, only while nr_running <= 4 (spec 8b)",
+         {"as v1, only while nr_running <= 4 (docs/patch-variants.md: Idle delay)",
           [](Knobs& k) {
               k.idle_delay_ns = 1000000;
               k.idle_delay_max_running = 4;
               k.idle_delay_clock = IdleDelayClock::IdleEndTime;
           }}},
         {"idle-delay-v3",
-         {"nr_running <= 4 and rq->clock_idle within 1 ms (spec 8c)",
+         {"nr_running <= 4 and rq->clock_idle within 1 ms (docs/patch-variants.md: Idle delay)",
           [](Knobs& k) {
               k.idle_delay_ns = 1000000;
               k.idle_delay_max_running = 4;
               k.idle_delay_clock = IdleDelayClock::ClockIdle;
           }}},
-        {"claim-wakeup", {"claim the CPU the idle scan returns until it next goes idle (spec 8d)", [](Knobs& k) { k.claim = ClaimMode::Sis; }}},
-        {"claim-wakeup-str", {"claim every CPU select_task_rq returns (spec 8e)", [](Knobs& k) { k.claim = ClaimMode::SelectTaskRq; }}},
-        {"sis-debounce", {"keep a task placed this jiffy on prev; stay in prev's LLC when cold (spec 8f)", [](Knobs& k) { k.SIS_DEBOUNCE = true; }}},
+        {"claim-wakeup",
+         {"claim the CPU the idle scan returns until it next goes idle (docs/patch-variants.md: Claims)",
+          [](Knobs& k) { k.claim = ClaimMode::Sis; }}},
+        {"claim-wakeup-str",
+         {"claim every CPU select_task_rq returns (docs/patch-variants.md: Claims)", [](Knobs& k) { k.claim = ClaimMode::SelectTaskRq; }}},
+        {"sis-debounce",
+         {"keep a task placed this jiffy on prev; stay in prev's LLC when cold (docs/patch-variants.md: SIS_DEBOUNCE)",
+          [](Knobs& k) { k.SIS_DEBOUNCE = true; }}},
     };
     return t;
 }

@@ -12,12 +12,12 @@
 
 namespace sched {
 
-/// Which kernel's behaviour to follow where 6.1 and 6.5 differ (spec §0.1 D1-D3).
+/// Which kernel's behaviour to follow where 6.1 and 6.5 differ: fair.c select_idle_smt(), newidle balancing, core.c ttwu_runnable().
 enum class KernelVersion { V6_1, V6_5 };
 /// Which clock the idle delay reads: v1/v2 rq->idle_end_time (set when the idle
 /// task leaves its loop), v3 rq->clock_idle.
 enum class IdleDelayClock { IdleEndTime, ClockIdle };
-/// Claim an idle CPU when a waker picks it (spec §8d/§8e).
+/// Claim an idle CPU when a waker picks it (docs/patch-variants.md: Claims).
 enum class ClaimMode { Off, Sis, SelectTaskRq };
 
 struct KnobError : std::runtime_error {

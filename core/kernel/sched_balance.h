@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 // sched_balance.h: the observers of idle_cpu() outside the wakeup path and the
-// load-balance pieces the patch variants touch (spec §5.2, §7): should_we_balance,
+// load-balance pieces the patch variants touch (fair.c, core.c, idle.c): should_we_balance,
 // task_hot, the NI_RANDOM newidle dice, the newidle entry (idle_stamp), the
 // tick's idle_balance, update_sg_lb_stats' idle count, set_next_task_idle.
 #pragma once
@@ -17,7 +17,7 @@ enum class IdleType { CPU_IDLE, CPU_NOT_IDLE, CPU_NEWLY_IDLE };
 /// should_we_balance(): does `cpu` balance domain `sd` (its own domain) now?
 bool should_we_balance(const MachineState& st, const Knobs& k, int cpu, const SchedDomain& sd, IdleType idle);
 
-/// Per-domain newidle statistics (6.1.y NI_RANDOM backport, spec §7.2).
+/// Per-domain newidle statistics (6.1.y NI_RANDOM backport: fair.c: update_newidle_cost()).
 struct NewidleStats {
     int newidle_call = 512;
     int newidle_success = 256;
@@ -29,7 +29,7 @@ void update_newidle_stats(NewidleStats& s, int success);
 /// Returns true when load_balance runs; then *weight is the success weight.
 /// A skipped visit is counted as a call with no success.
 bool newidle_dice(NewidleStats& s, std::uint32_t draw, int* weight);
-/// The same, honouring the knobs: without NI_RANDOM, and in v6.5 (spec §0.1 D3),
+/// The same, honouring the knobs: without NI_RANDOM, and in v6.5 (fair.c: newidle_balance(), no dice),
 /// every eligible domain is balanced (weight 1).
 bool newidle_dice(const Knobs& k, NewidleStats& s, std::uint32_t draw, int* weight);
 
@@ -45,7 +45,7 @@ bool tick_idle_balance(const MachineState& st, const Knobs& k, int cpu);
 bool sg_lb_counts_idle(const MachineState& st, const Knobs& k, int cpu);
 
 /// set_next_task_idle() when `cpu` picks its idle task: __update_idle_core,
-/// the claim is cleared (spec §8d), clock_idle := rq clock (§5.3).
+/// the claim is cleared (docs/patch-variants.md: Claims), clock_idle := rq clock (pelt.h: _update_idle_rq_clock_pelt()).
 void set_next_task_idle(MachineState& st, const Knobs& k, int cpu);
 
 /// Input of task_hot().

@@ -68,7 +68,7 @@ struct SchedEvent {
 /// LLCs of this_cpu and prev, and jiffies (record_wakee's decay). schedlab's ftrace export
 /// writes them as a `tracing_mark_write: schedlab_wake ...` line right after the
 /// sched_waking (whose context column says in_task()), so that `agree` on a simulated run can take them instead of
-/// reconstructing them (trace-replay.md §6) and say how far its reconstruction was off.
+/// reconstructing them (docs/replay.md: Exported inputs) and say how far its reconstruction was off.
 struct WakeInputs {
     std::int64_t time = 0;
     std::int16_t cpu = 0;  ///< this_cpu (the waking's CPU)

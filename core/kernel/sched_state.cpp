@@ -25,7 +25,7 @@ MachineState::MachineState(std::shared_ptr<const Topology> t) : topo(std::move(t
     shared.resize(n);
     for (int i = 0; i < n; ++i) {
         if (sd->sd_llc_shared(i) == i) {
-            shared[i].nr_idle_scan = sd->sd_llc_size(i);  // seeded (a fresh domain has 0, spec §4.3)
+            shared[i].nr_idle_scan = sd->sd_llc_size(i);  // seeded (a fresh sd_llc_shared is zeroed: topology.c: __sdt_alloc())
             shared[i].nr_busy_cpus = sd->sd_llc_size(i);
         }
     }

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 // sched_state.h: the runqueue, task and shared-domain state the wakeup path
-// reads and writes (spec §1), with the kernel's field names.
+// reads and writes (kernel/sched/sched.h: struct rq, struct sched_domain_shared; task_struct), with the kernel's field names.
 #pragma once
 
 #include "util/cpumask.h"
@@ -48,9 +48,9 @@ struct Rq {
     std::int64_t idle_stamp = 0;                  ///< ns (rq_clock when it last went idle; 0 = cleared)
     std::int64_t wake_stamp = 0;                  ///< jiffies
     std::int64_t wake_avg_idle = 1000000;         ///< ns
-    std::int64_t clock_idle = 0;                  ///< ns (spec §5.3)
-    std::int64_t idle_end_time = 0;               ///< ns, idle-delay v1/v2 (spec §8a)
-    bool claimed = false;                         ///< claim_wakeup flag (spec §8d/8e)
+    std::int64_t clock_idle = 0;                  ///< ns (pelt.h: _update_idle_rq_clock_pelt())
+    std::int64_t idle_end_time = 0;               ///< ns, idle-delay v1/v2 (docs/patch-variants.md: Idle delay)
+    bool claimed = false;                         ///< claim_wakeup flag (docs/patch-variants.md: Claims)
     std::int64_t exit_latency_ns = -1;            ///< exit latency of the current cpuidle state; -1 = idle_get_state() NULL
     // For check_preempt_wakeup (old CFS).
     std::int64_t min_vruntime = 0;   ///< cfs_rq.min_vruntime (ns)
@@ -142,7 +142,7 @@ struct RqUpdateHook {
 /// The whole machine's scheduler state at one instant.
 struct MachineState {
     /// Builds an all-idle machine: every CPU idle, nr_idle_scan = LLC size
-    /// (seeded, spec §4.3), has_idle_cores false.
+    /// (seeded: the kernel's is 0 until fair.c: update_idle_cpu_scan() first runs), has_idle_cores false.
     explicit MachineState(std::shared_ptr<const Topology> topo);
 
     std::shared_ptr<const Topology> topo;

@@ -27,7 +27,7 @@ inline bool idleish(WakeCtx& c, int cpu, Fn fn) {
     return idleishSeen(s);
 }
 inline const char* seenText(Seen s) { return toString(s); }
-// Claim `cpu` for this wakeup (spec §8d/§8e): idle_cpu() reads 0 until it next goes idle.
+// Claim `cpu` for this wakeup (docs/patch-variants.md: Claims): idle_cpu() reads 0 until it next goes idle.
 inline void claim_cpu(WakeCtx& c, int cpu) {
     c.rq(cpu).claimed = true;
     c.d.claim_set = true;

@@ -46,14 +46,14 @@ struct WakeCtx {
 
 // --- Entry points -------------------------------------------------------
 
-/// try_to_wake_up(p, TASK_NORMAL, wake_flags): the decision part (spec §2.2),
+/// try_to_wake_up(p, TASK_NORMAL, wake_flags): the decision part (core.c, in its branch order),
 /// including select_task_rq, set_task_cpu and the wakelist choice of ttwu_queue.
 /// Mutates the state as the kernel would (recent_used_cpu, wakee_flips, claims,
 /// ttwu_pending or the enqueue on the target, has_idle_cores, avg_idle).
 Decision try_to_wake_up(MachineState& st, const Knobs& k, Task& p, Waker& w, std::uint32_t wake_flags, bool trace = false);
 /// The same, into `out` (its vectors' storage reused: the engine's wakeups allocate nothing).
 void try_to_wake_up(MachineState& st, const Knobs& k, Task& p, Waker& w, std::uint32_t wake_flags, bool trace, Decision& out);
-/// wake_up_new_task(p): fork placement through the slow path (spec §3.3).
+/// wake_up_new_task(p): fork placement through the slow path (fair.c: find_idlest_cpu()).
 Decision wake_up_new_task(MachineState& st, const Knobs& k, Task& p, Waker& w, bool trace = false);
 /// sched_exec(): exec balancing; p is current on w.cpu.
 Decision sched_exec(MachineState& st, const Knobs& k, Task& p, Waker& w, bool trace = false);
@@ -83,7 +83,7 @@ int select_idle_cpu(WakeCtx& c, const Task& p, const SchedDomain& sd, bool has_i
 bool ttwu_queue_cond(WakeCtx& c, const Task& p, int cpu);
 bool check_preempt_curr(WakeCtx& c, const Task& p, int cpu, std::uint32_t wake_flags, bool migrated, int from_cpu);
 
-// --- Idle predicates (spec §5.1, with the knobs of §8) --------------------
+// --- Idle predicates (core.c: idle_cpu(), with the patch variants' knobs) --
 
 enum class IdleVerdict : std::uint8_t { NotIdle, Idle, IdleByDelay };
 /// idle_cpu(cpu) with its reason (idle-delay early return, claim as last test).
@@ -99,14 +99,14 @@ inline bool sched_idle_cpu(const MachineState& st, int cpu) {
 /// What `cpu` looks like to an idle test (for the examined list).
 Seen seenAs(const MachineState& st, const Knobs& k, int cpu);
 
-/// update_idle_cpu_scan's arithmetic (spec §4.3): nr_idle_scan for an LLC.
+/// fair.c: update_idle_cpu_scan()'s arithmetic: nr_idle_scan for an LLC.
 int update_idle_cpu_scan(int llc_weight, std::int64_t sum_util, int imbalance_pct);
-/// __update_idle_core(rq): run when `cpu` picks its idle task (spec §4.2).
+/// fair.c: __update_idle_core(rq): run when `cpu` picks its idle task (idle.c: set_next_task_idle()).
 void update_idle_core(MachineState& st, const Knobs& k, int cpu);
-/// The avg_idle / idle_stamp update of ttwu_do_wakeup (spec §2.4 item 4).
+/// The avg_idle / idle_stamp update of ttwu_do_wakeup() (core.c: its `if (rq->idle_stamp)` block).
 void ttwuIdleStampUpdate(MachineState& st, int cpu);
 
-// --- Old-CFS wakeup preemption (spec §2.6) --------------------------------
+// --- Old-CFS wakeup preemption (fair.c: check_preempt_wakeup()) -----------
 
 /// sysctl_sched_latency etc. scaled for `ncpus` (SCHED_TUNABLESCALING_LOG).
 struct CfsTunables {

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 // replay.cpp: rebuilds the state behind each wakeup of a trace and asks schedlab's wakeup path.
-// Section numbers refer to shared/spec/trace-replay.md.
+// The rules it follows are in docs/replay.md, cited by section heading.
 #include "replay/replay.h"
 
 #include "kernel/pelt.h"
@@ -35,10 +35,10 @@ namespace {
 
 constexpr std::int64_t kColdNs = 128'000'000;         ///< PELT-cold for 4 half-lives after a CPU's first event
 constexpr std::int64_t kFlipsColdNs = 1'000'000'000;  ///< wakee_flips unknown for 1 s after a task appears
-constexpr std::int64_t kEpsilonNs = 20'000;           ///< mid-switch window (§4)
+constexpr std::int64_t kEpsilonNs = 20'000;           ///< mid-switch window (docs/replay.md: Which wakings are decisions), not applied yet
 constexpr std::uint32_t kNone = ~0u;
 
-/// Per-CPU kthreads (§4): kworker/N:M[H], ksoftirqd/N, migration/N, cpuhp/N, idle_inject/N,
+/// Per-CPU kthreads (docs/replay.md: Which wakings are decisions): kworker/N:M[H], ksoftirqd/N, migration/N, cpuhp/N, idle_inject/N,
 /// watchdog/N, rcuc/N, ktimers/N. Not kworker/uN:M (unbound).
 bool perCpuKthread(const std::string& comm) {
     static const std::regex re(
@@ -51,7 +51,7 @@ bool looksKthread(const std::string& comm) {
     return std::regex_search(comm, re);
 }
 
-/// PELT from run intervals (§6): avg <- avg*y^d + v*(1-y^d), d in 1024-µs periods, y^32 = 1/2.
+/// PELT from run intervals (docs/replay.md): avg <- avg*y^d + v*(1-y^d), d in 1024-µs periods, y^32 = 1/2.
 struct Pelt {
     double util = 0, load = 0;
     std::int64_t last = -1;
@@ -101,7 +101,7 @@ struct Pass1 {
 
 namespace {
 
-/// Pass 1 (§3) and pinning from behaviour (§4), over the whole trace before the replay: for
+/// Pass 1 and pinning from behaviour (docs/replay.md: Two passes), over the whole trace before the replay: for
 /// each waking, p's wakeup, the migrate on the waker CPU before it, and whether p switched out
 /// sleeping in between; which tasks sched_setaffinity() pinned; each task's last wakeup.
 struct FirstPass {
@@ -141,7 +141,7 @@ struct FirstPass {
             }
         }
 
-        // §4 pinning from behaviour: sched_setaffinity() moves a running task through the stopper
+        // Pinning from behaviour (docs/replay.md): sched_setaffinity() moves a running task through the stopper
         // (a migrate recorded with migration/N current). Pinned from there if it never migrates
         // again over >= 20 later wakings (active balancing also uses the stopper; those tasks move
         // again).
@@ -184,9 +184,9 @@ struct FirstPass {
     }
 };
 
-/// Pass 2 (§3): the trace's events applied in file order to the state they rebuild (§6), and
-/// at each waking that is a placement decision (§4), schedlab's try_to_wake_up() on that
-/// state, compared with the kernel's choice and, when they differ, classified (§9).
+/// Pass 2 (docs/replay.md: Two passes): the trace's events applied in file order to the state they
+/// rebuild, and at each waking that is a placement decision, schedlab's try_to_wake_up() on that
+/// state, compared with the kernel's choice and, when they differ, classified (Disagreement classes).
 class Replay {
 public:
     Replay(const Trace& t, std::shared_ptr<const Topology> topo, const Knobs& knobs, const AgreeOptions& o, AgreeReport& rep)
@@ -354,7 +354,7 @@ private:
         if (!s.empty()) s.pop_back();
         return s;
     }
-    // §6 racy: the kernel chose somewhere between the waking line and its choice line (the
+    // Racy decisions (docs/replay.md): the kernel chose somewhere between the waking line and its choice line (the
     // migrate; else the wakeup when it is recorded on the waker's CPU; else the waker CPU's next
     // event, by which try_to_wake_up() has returned). If another CPU of the LLCs of this_cpu and
     // prev changed curr, nr_running or ttwu_pending in between, the kernel may have seen either.
@@ -391,7 +391,8 @@ private:
     }
     static std::string choiceKind(int choice, int prev, int waker) { return choice == prev ? "prev" : choice == waker ? "waker" : "other"; }
 
-    // The TASK-PID column names the CPU's current task (§6): a task first seen running is back-filled.
+    // The TASK-PID column names the CPU's current task (docs/replay.md: The current-task column): a task
+    // first seen running is back-filled.
     void followCurrent(std::uint32_t i, RCpu& rc, int c, std::int64_t now) {
         const std::int32_t cur = rec[i].current;
         if (cur == rc.curr) return;
@@ -447,7 +448,7 @@ private:
         if (e.kind == EvKind::sched_wakeup) tc.idle_stamp = 0;  // ttwu activation clears idle_stamp (not wakeup_new)
         if (tc.curr == 0) tc.clock_idle = now;                  // any activation updates an idle rq's clock
         if (e.kind == EvKind::sched_wakeup_new) {
-            // post_init_entity_util_avg(): load = weight; util = a share of the CPU's (§6).
+            // fair.c: post_init_entity_util_avg(): load = weight; util = a share of the CPU's (docs/replay.md: PELT from run intervals).
             RTask& r = task(e.pid, now);
             double cu = 0, cl = 0;
             for (auto& [tp, tr] : tasks)
@@ -480,7 +481,7 @@ private:
     }
 
     void onFork(const SchedEvent& e, std::int64_t now) {
-        // The child copies the parent's task_struct: wakee_flips, last_wakee, decay stamp (§6).
+        // The child copies the parent's task_struct (fork.c: dup_task_struct()): wakee_flips, last_wakee, decay stamp.
         RTask& ch = task(e.pid2, now);
         ch.forked = true;
         auto par = tasks.find(e.pid);
@@ -491,7 +492,7 @@ private:
         }
     }
 
-    // §4: why a waking is not a placement decision ("" when it is); `late` when the kernel's
+    // Why a waking is not a placement decision ("" when it is; docs/replay.md: Which wakings are decisions); `late` when the kernel's
     // choice comes after p's own switch-out.
     std::string notADecision(std::uint32_t i, std::int32_t pid, std::int32_t waker, bool percpu, const RTask& r, const Pass1& f, int c,
                              bool& late) const {
@@ -513,7 +514,7 @@ private:
         return {};
     }
 
-    // §6: the state at the decision instant: PELT of every CPU from its tasks, the runqueues,
+    // docs/replay.md, State at the decision instant: PELT of every CPU from its tasks, the runqueues,
     // nr_idle_scan per LLC.
     void decisionState(std::int64_t now) {
         std::vector<double> util(std::size_t(ncpu), 0.0), load(std::size_t(ncpu), 0.0);
@@ -536,7 +537,7 @@ private:
             q.runnable_avg = q.load_avg;
             q.util_est = knobs.UTIL_EST ? ue[std::size_t(k)] : 0;
         }
-        // nr_idle_scan from the LLC's summed cpu_util_cfs: at the decision (§6 default) or at
+        // nr_idle_scan from the LLC's summed cpu_util_cfs: at the decision (the default) or at
         // modelled LLC balances (seeded at the first computation).
         for (int k = 0; k < ncpu; ++k) {
             if (st.sd->sd_llc_shared(k) != k) continue;
@@ -611,7 +612,7 @@ private:
         std::uint32_t flags = 0;
     };
     // The same decision again on copies of its inputs, one of them changed by `change`
-    // (the §9 classes), or traced step by step for the window's inspector.
+    // (the disagreement classes), or traced step by step for the window's inspector.
     template <class Change>
     Decision redecide(const Inputs& in, Change&& change, bool traced) const {
         MachineState s2 = in.st;
@@ -625,7 +626,7 @@ private:
         return try_to_wake_up(s2, k2, p2, w2, f2, traced);
     }
 
-    // §9 classes of a disagreement: observed first, then re-decide with one input changed.
+    // Disagreement classes (docs/replay.md): observed first, then re-decide with one input changed.
     DisagreeClass classify(const Inputs& in, const Decision& d, int choice, int sim, int c, int prev) const {
         auto redo = [&](auto&& change) { return redecide(in, change, false).cpu; };
         const int llcSize = st.sd->sd_llc_size(prev);
@@ -732,7 +733,7 @@ private:
         // The wakee and the waker's current task (their flips and recent_used_cpu persist).
         if (!r.have_sim) {
             r.sim.pid = pid;
-            if (!r.recent_known) r.sim.recent_used_cpu = prev;  // first seen mid-trace: its first prev (§6)
+            if (!r.recent_known) r.sim.recent_used_cpu = prev;  // first seen mid-trace: its first prev (docs/replay.md: Per-task memory)
             r.sim.kthread = looksKthread(comm);
             r.sim.setAffinity(topo->allCpus());
             r.have_sim = true;
@@ -760,7 +761,7 @@ private:
         }
         if (const WakeInputs* wi = t.wake_inputs.find(std::uint32_t(i))) applyWakeInputs(*wi, c, prev, p, cur, w, sync);
         const std::uint32_t flags = WF_TTWU | (sync ? WF_SYNC : 0u);
-        // Decide on copies for the re-decisions of §9; the real call mutates the replay's tasks.
+        // Decide on copies for the classes' re-decisions; the real call mutates the replay's tasks.
         const Inputs before{st, p, *cur, w, waker, flags};
         if (debugLine && rec[i].line == debugLine) {
             std::string lo;
@@ -869,7 +870,7 @@ std::string AgreeReport::text() const {
         o += fmt::format("  PELT: mean |error| cpu_load {:.1f}, task_h_load {:.1f}; off by > 1/16 in {} decisions\n", inputs.load_err,
                          inputs.task_err, inputs.load_off);
     }
-    o += "\ndisagreements by class (§9)\n";
+    o += "\ndisagreements by class (docs/replay.md: Disagreement classes)\n";
     for (std::size_t c = 0; c < by_class.size(); ++c)
         o += fmt::format("  {:<30}{:>8}  {}\n", toString(DisagreeClass(c)), by_class[c], pct(by_class[c], decisions - agree));
     o += "\nchoices (idle / busy target)\n";
@@ -880,7 +881,7 @@ std::string AgreeReport::text() const {
     if (!pinned_pids.empty()) {
         std::string l;
         for (const auto& [pid, line] : pinned_pids) l += fmt::format(" {} (from line {})", pid, line);
-        o += fmt::format("  pinned pids, inferred (§4):{}\n", l);
+        o += fmt::format("  pinned pids, inferred (docs/replay.md: Pinning from behaviour):{}\n", l);
     }
     o += fmt::format("  {:<44}{:>8}\n", "state unknown (a gap; the trace ends first)", unknown_state);
     o += fmt::format("cross-checks (0 on a consistent replay): prev mismatches {}, choice mismatches {}\n", prev_mismatch, choice_mismatch);

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 // replay.h: decision agreement between a recorded trace and schedlab's wakeup path
-// (shared/spec/trace-replay.md §3-§9). For every waking that was a placement decision, the
+// (docs/replay.md, which writes the rules down). For every waking that was a placement decision, the
 // state the kernel saw is rebuilt from the trace, schedlab's try_to_wake_up() decides on it,
 // and the two CPUs are compared.
 #pragma once
@@ -23,14 +23,14 @@
 namespace sched {
 
 struct AgreeOptions {
-    /// WF_SYNC is not traced (§7): "comm" = task-context wakings by wakers whose comm matches
+    /// WF_SYNC is not traced (docs/replay.md: WF_SYNC and context): "comm" = task-context wakings by wakers whose comm matches
     /// sync_comm are sync; "task" = every task-context waking by a non-idle task; "none".
     std::string sync = "comm";
     std::string sync_comm = "hackbench|sched-messaging|perf|tbench|netperf";
     std::size_t examples_per_class = 5;  ///< listed per disagreement class
     bool workload_only = false;          ///< only decisions between WORKLOAD_START and WORKLOAD_END
     int hz = 250;                        ///< CONFIG_HZ for jiffies (wakee_flips decay)
-    /// nr_idle_scan (§6): "decision" recomputes it at every decision from the LLC's utilisation;
+    /// nr_idle_scan (docs/replay.md: State at the decision instant): "decision" recomputes it at every decision from the LLC's utilisation;
     /// "balance" only at modelled LLC-level balances (every llc_weight ms while a CPU of the LLC
     /// idles, 16 x llc_weight ms when all are busy), as the kernel does.
     std::string nr_idle_scan_at = "decision";
@@ -47,7 +47,7 @@ struct AgreeOptions {
     std::function<bool(double)> progress;
 };
 
-/// Why a disagreement happened (§9), in the order they are tried.
+/// Why a disagreement happened (docs/replay.md: Disagreement classes), in the order they are tried.
 enum class DisagreeClass : std::uint8_t { different_idle, sis_util_cutoff, wake_wide, wake_affine, unexplained, count_ };
 const char* toString(DisagreeClass c);
 
@@ -58,7 +58,7 @@ struct AgreeRow {
     std::int32_t pid = 0, waker = 0;
     int this_cpu = -1, prev = -1, kernel = -1, sim = -1;
     bool sync = false, cold = false, late = false;
-    bool racy = false;                         ///< a candidate CPU changed between the waking and the choice (§6)
+    bool racy = false;                         ///< a candidate CPU changed between the waking and the choice (docs/replay.md: Racy decisions)
     std::string reasons;                       ///< schedlab's stage reasons ("AFFINE_SYNC -> SIS_IDLE_CPU")
     Stage2 stage2 = Stage2::NONE;              ///< schedlab's final reason (the counters' "by final reason")
     int cls = -1;                              ///< DisagreeClass when sim != kernel
@@ -70,22 +70,22 @@ struct AgreeReport {
     std::string file;
     std::string topology, knobs, sync, nr_idle_scan_at;
     std::uint64_t wakings = 0;                           ///< sched_waking records of CFS tasks
-    std::map<std::string, std::uint64_t> not_decisions;  ///< by §4 class
-    /// §4 pinning from behaviour: pid -> the line of the migration/N stopper's move after which
+    std::map<std::string, std::uint64_t> not_decisions;  ///< by class (docs/replay.md: Which wakings are decisions)
+    /// Pinning from behaviour (docs/replay.md): pid -> the line of the migration/N stopper's move after which
     /// it never migrated again over >= 20 wakings (its wakings from there are not decisions).
     std::map<std::int32_t, std::uint32_t> pinned_pids;
     std::uint64_t decisions = 0, moved = 0;  ///< moved: kernel choice != prev
     std::uint64_t agree = 0, agree_moved = 0;
     std::uint64_t stay_prev = 0;             ///< decisions where "stay on prev" is right
     std::uint64_t warm = 0, agree_warm = 0;  ///< without PELT/flips-cold decisions
-    std::uint64_t racy = 0, agree_racy = 0;  ///< racy decisions (§6), and how many of them agree
+    std::uint64_t racy = 0, agree_racy = 0;  ///< racy decisions (docs/replay.md: Racy decisions), and how many of them agree
     std::uint64_t late = 0;
-    std::uint64_t prev_mismatch = 0, choice_mismatch = 0;  ///< the two §5 cross-checks
+    std::uint64_t prev_mismatch = 0, choice_mismatch = 0;  ///< the two cross-checks (docs/replay.md: Kernel choice and prev)
     std::uint64_t unknown_state = 0;                       ///< decisions during a gap (left out)
     std::uint64_t no_choice = 0;                           ///< waking without a wakeup later in the trace
     std::array<std::uint64_t, std::size_t(DisagreeClass::count_)> by_class{};
     /// Decisions whose inputs the trace carried (schedlab's exports), and how far the
-    /// reconstruction (§6) was from them.
+    /// reconstruction was from them (docs/replay.md: Exported inputs).
     struct InputCheck {
         std::uint64_t decisions = 0;                                            ///< with a schedlab_wake line
         bool used = false;                                                      ///< AgreeOptions::wake_inputs == "use"

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 // cost_model.cpp: the default cost table per machine and its sources
-// (spec/workloads.md §2.1/§2.2). Figures marked (estimate) there are estimates here too.
+// (docs/workloads.md: Cost-model figures and their sources). Figures marked (estimate) there are estimates here too.
 #include "sim/cost_model.h"
 
 #include "topology/topology.h"

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
-// cost_model.h: what things cost on the simulated machine (spec/workloads.md §2).
+// cost_model.h: what things cost on the simulated machine (docs/workloads.md: Cost-model figures and their sources).
 // Every term is a named parameter with a per-machine default and its source;
 // every term can be scaled or switched off ("scale.TERM=0.5", "off=TERM") so a
 // user can ask which cost explains a speedup.

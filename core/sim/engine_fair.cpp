@@ -110,7 +110,7 @@ void Engine::syncRq(int cpu) {
     recordStateChange(cpu);
 }
 
-// The cost of one access to tg->load_avg's cache line (spec/workloads.md 2.1, Aaron Lu's
+// The cost of one access to tg->load_avg's cache line (docs/workloads.md: Cost-model figures and their sources; Aaron Lu's
 // profile: update_cfs_group() + update_load_avg() 25-36 % of the cycles of SPR hackbench):
 // the line is contended in proportion to how many updates it took in the last window, whether
 // this access writes it (update_tg_load_avg()'s atomic_long_add) or reads it

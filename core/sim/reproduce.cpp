@@ -347,7 +347,7 @@ std::string seedsWord(const std::vector<std::uint64_t>& seeds) {
 
 std::string reproduceTable(const std::vector<ClaimOutcome>& out, bool quick, double wall_s, const std::vector<std::uint64_t>& seeds) {
     std::string o;
-    o += "# schedlab reproduce: the seed threads' claims (shared/spec/workloads.md 4), each on its shipped scenario\n";
+    o += "# schedlab reproduce: the seed threads' claims (docs/workloads.md: Published claims), each on its shipped scenario\n";
     o += quick ? "# --quick: shorter runs (start-up, mostly not at steady state): the directions here are NOT results\n"
                : "# full runs: every figure is the tool's whole-run figure; 'steady' says where each run settled\n";
     o += fmt::format("# {} claims run in {:.0f} s of wall time; {}\n\n", out.size(), wall_s, seedsWord(seeds));

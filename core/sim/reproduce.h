@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
-// reproduce.h: the seed threads' published claims (shared/spec/workloads.md §4) as
+// reproduce.h: the seed threads' published claims (docs/workloads.md: Published claims) as
 // runs of the shipped scenarios, and the table that puts schedlab's figure beside
 // each published one: whether the direction matches, and the counters that explain
 // it. No claim has a parameter of its own: every run uses the scenario's machine,

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 // workloads.h: the benchmarks of the LKML threads, as task programs for the
-// engine (spec/workloads.md §1): hackbench / perf bench sched messaging,
+// engine (docs/workloads.md: Workloads): hackbench / perf bench sched messaging,
 // schbench classic and 2023, stress-ng --cpu N --cpu-load P.
 #pragma once
 
@@ -45,7 +45,7 @@ struct StressParams {
     std::int64_t slice_ms = 0;  ///< --cpu-load-slice; 0 = random busy period up to 500 ms
 };
 
-/// tbench/netperf-RR-like buddy pairs (spec §1.3): each client sends a request to its
+/// tbench/netperf-RR-like buddy pairs (docs/workloads.md: Workloads): each client sends a request to its
 /// own server over loopback (a sync wakeup) and blocks for the reply; pairs never interact.
 struct PingPongParams {
     int pairs = 1;         ///< tbench clients / netperf instances

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
-// topology_presets.cpp: the machines of spec/workloads.md §3 (and the small
-// ones the spec's oracles use), with Linux CPU numbering.
+// topology_presets.cpp: the machines of docs/workloads.md: Machine presets (and the
+// small ones tests/core_wakeup_oracles_test.cpp uses), with Linux CPU numbering.
 #include "topology/topology.h"
 
 #include <fmt/format.h>
@@ -75,7 +75,7 @@ Topology power10() {
 }
 
 // Pixel 2 (Snapdragon 835): CPUs 0-3 LITTLE, 4-7 big, one L2 per cluster, no SMT.
-// LITTLE capacity 460 is an estimate (spec: 400-500).
+// LITTLE capacity 460 is an estimate (400-500: docs/workloads.md: Machine presets).
 Topology pixel2() {
     std::vector<CpuInfo> cpus;
     for (int i = 0; i < 8; ++i) {
@@ -107,7 +107,7 @@ const std::map<std::string, Preset>& presets() {
         add("milan-2s", "AMD EPYC Milan x2: 2 x 8 CCX x 8 cores x 2 = 256 CPUs", [] { return Topology::fromParams(amd("milan-2s", 2, 8, 8)); });
         add("spr-2s", "Intel Sapphire Rapids x2: 2 x 56 cores x 2 = 224 CPUs, one LLC per socket",
             [] { return Topology::fromParams(x86("spr-2s", 2, 1, 56, 2, 21)); });
-        add("i7-4790", "Intel i7-4790 (Haswell): 4 cores x 2 = 8 CPUs, one LLC (spec oracle T1)",
+        add("i7-4790", "Intel i7-4790 (Haswell): 4 cores x 2 = 8 CPUs, one LLC (test oracle T1)",
             [] { return Topology::fromParams(x86("i7-4790", 1, 1, 4, 2)); });
         add("x86-20c40t", "x86 2 x 10 cores x 2 = 40 CPUs (E5-2600 class), 2 nodes",
             [] { return Topology::fromParams(x86("x86-20c40t", 2, 1, 10, 2, 21)); });
@@ -124,8 +124,8 @@ const std::map<std::string, Preset>& presets() {
             for (auto& c : cpus) c.node = 0;
             return Topology("qemu-2s2c2t", Arch::X86, cpus, {{10}});
         });
-        add("qemu-1s4c", "4 CPUs, no SMT, one LLC (spec oracle T3)", [] { return Topology::fromParams(x86("qemu-1s4c", 1, 1, 4, 1)); });
-        add("qemu-2s4c-numa", "2 sockets x 4 cores, no SMT, 2 nodes at distance 21 (spec oracle T2)",
+        add("qemu-1s4c", "4 CPUs, no SMT, one LLC (test oracle T3)", [] { return Topology::fromParams(x86("qemu-1s4c", 1, 1, 4, 1)); });
+        add("qemu-2s4c-numa", "2 sockets x 4 cores, no SMT, 2 nodes at distance 21 (test oracle T2)",
             [] { return Topology::fromParams(x86("qemu-2s4c-numa", 2, 1, 4, 1, 21)); });
         return t;
     }();

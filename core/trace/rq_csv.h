@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 // rq_csv.h: the runqueue-length CSV of the seed thread's bpftrace script (50 Hz samples of
-// @runqlen per CPU; shared/spec/workloads.md §5.4), read for the same views as a trace.
+// @runqlen per CPU; docs/trace-formats.md: Runqueue-length CSV), read for the same views as a trace.
 // The writer is report.h's bpftraceRqlenCsv().
 #pragma once
 

@@ -2,7 +2,7 @@
 // trace.h: scheduler traces recorded from a real kernel (ftrace text as tracefs and
 // `trace-cmd report` write it), read into the simulator's own event vocabulary
 // (sched_event.h), and simulated runs written back as ftrace text.
-// Layout and tolerance rules: shared/spec/trace-replay.md §1-§2, workloads.md §5.1.
+// Layout and tolerance rules: docs/trace-formats.md (ftrace text, Tolerance).
 #pragma once
 
 #include "kernel/sched_event.h"

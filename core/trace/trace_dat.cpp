@@ -606,7 +606,7 @@ Trace readTraceDatAs(const std::string& path, const std::string& name, const Tra
     const std::uint32_t ord = mg.ord;
     if (unreadable) throw InputError(path, "", "libtracecmd could not read one record of its CPU buffers (truncated or corrupt data section)");
     t.lines = ord;
-    // counter, uptime (jiffies) and x86-tsc stamps are not ns (trace-replay.md §1).
+    // counter, uptime (jiffies) and x86-tsc stamps are not ns (docs/replay.md: Clocks and timestamps).
     if (t.clock == "counter" || t.clock == "uptime" || t.clock == "x86-tsc") t.ns_timestamps = false;
     std::stable_sort(t.problems.begin(), t.problems.end(), [](const TraceProblem& a, const TraceProblem& b) { return a.line < b.line; });
     if (t.problems.size() > Trace::kMaxProblems) t.problems.resize(Trace::kMaxProblems);
