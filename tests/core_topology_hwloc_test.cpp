@@ -2,6 +2,7 @@
 // Tests of topologyFromHwloc() on the lstopo XML fixtures of tests/data/hwloc
 // (see tests/data/hwloc/README.md for how each one was made).
 #include "topology/topology_hwloc.h"
+#include "util/install_paths.h"
 
 #include <gtest/gtest.h>
 
@@ -9,6 +10,8 @@
 #include <map>
 #include <string>
 #include <vector>
+
+#include <stdlib.h>
 
 #ifndef SCHEDLAB_TEST_DATA
 #error "SCHEDLAB_TEST_DATA must be defined to the tests/data directory"
@@ -238,5 +241,36 @@ TEST(TopologyHwloc, XmlThatCrashesHwlocIsRejected) { expectRejected(fixture("pu-
 
 // CPUs 6 and 7 absent (as if offline): CPU numbers are Linux's, so no renumbering.
 TEST(TopologyHwloc, GapInCpuNumbersIsRejected) { expectRejected(fixture("gap-cpu6-7.xml"), "CPU 6 is missing"); }
+
+// The hwloc work runs in `schedlab-hwloc-reader`, posix_spawn()ed (found in the build tree);
+// without it (SCHEDLAB_HWLOC_READER set and empty, or a program that cannot start) a forked
+// child does it: the same machine either way, and the same error for XML that crashes hwloc.
+TEST(TopologyHwloc, TheReaderProgramAndTheForkFallbackGiveTheSameMachine) {
+    ASSERT_EQ(std::getenv("SCHEDLAB_HWLOC_READER"), nullptr);
+    ASSERT_NE(sched::hwlocReaderPath().find("schedlab-hwloc-reader"), std::string::npos) << sched::hwlocReaderPath();
+    struct Env {
+        explicit Env(const char* v) { ::setenv("SCHEDLAB_HWLOC_READER", v, 1); }
+        ~Env() { ::unsetenv("SCHEDLAB_HWLOC_READER"); }
+    };
+    for (const char* file : {"2s-4numa-2l2-2c-2t.xml", "arm64-2cluster-biglittle.xml"}) {
+        const Topology spawned = load(file);
+        for (const char* other : {"", "/nonexistent/schedlab-hwloc-reader"}) {
+            Env e(other);
+            EXPECT_EQ(sched::hwlocReaderPath(), other);
+            const Topology t = load(file);
+            ASSERT_EQ(t.nrCpus(), spawned.nrCpus()) << file << " with '" << other << "'";
+            for (int c = 0; c < t.nrCpus(); ++c) {
+                EXPECT_EQ(t.cpu(c).core, spawned.cpu(c).core) << file << " CPU " << c;
+                EXPECT_EQ(t.cpu(c).llc, spawned.cpu(c).llc) << file << " CPU " << c;
+                EXPECT_EQ(t.cpu(c).node, spawned.cpu(c).node) << file << " CPU " << c;
+                EXPECT_EQ(t.cpu(c).capacity, spawned.cpu(c).capacity) << file << " CPU " << c;
+            }
+            for (int a = 0; a < t.nrNodes(); ++a)
+                for (int b = 0; b < t.nrNodes(); ++b) EXPECT_EQ(t.distance(a, b), spawned.distance(a, b)) << file;
+        }
+    }
+    Env e("");
+    expectRejected(fixture("pu-without-complete-cpuset.xml"), "not an hwloc XML topology");
+}
 
 }  // namespace

@@ -2,6 +2,8 @@
 // topology_hwloc.cpp: Topology from hwloc (lstopo XML or the running machine).
 #include "topology/topology_hwloc.h"
 
+#include "util/install_paths.h"
+
 #include <hwloc.h>
 #include <hwloc/distances.h>
 
@@ -9,12 +11,14 @@
 #include <fmt/ranges.h>
 
 #include <fcntl.h>
+#include <spawn.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <cerrno>
 #include <climits>
+#include <cstdio>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
@@ -414,8 +418,30 @@ std::string readAll(int fd) {
     }
 }
 
-/// extract() in a child process; in-process when fork() is not possible.
-Extracted extractIsolated(hwloc_topology_t t, const std::string& xmlPath, const std::string& where) {
+/// The reply of the child `pid` that extracted (a forked one or schedlab-hwloc-reader), once
+/// it has ended: its records, or the one-line error.
+Extracted finishChild(pid_t pid, const std::string& reply, const std::string& xmlPath, const std::string& where) {
+    int status = 0;
+    bool reaped = true;
+    while (::waitpid(pid, &status, 0) < 0) {
+        if (errno == EINTR) continue;
+        reaped = false;  // ECHILD: someone else's SIGCHLD handler reaped it; trust a complete reply
+        break;
+    }
+    if (!reaped && reply.empty()) throw TopologyError(fmt::format("{}: lost the hwloc child process", where));
+    if (reaped && (!WIFEXITED(status) || WEXITSTATUS(status) != 0)) {
+        // A signal, or a sanitizer's exit code after catching the crash.
+        const std::string how = WIFSIGNALED(status) ? fmt::format("signal {}", WTERMSIG(status))
+                                : WIFEXITED(status) ? fmt::format("exit status {}", WEXITSTATUS(status))
+                                                    : std::string("abnormal end");
+        if (xmlPath.empty()) throw TopologyError(fmt::format("{}: hwloc crashed while discovering this machine ({})", where, how));
+        throw TopologyError(fmt::format("{}: not an hwloc XML topology (hwloc crashed on it: {})", where, how));
+    }
+    return deserialize(reply, where);
+}
+
+/// extract() in a forked child process; in-process when fork() is not possible.
+Extracted forkExtract(hwloc_topology_t t, const std::string& xmlPath, const std::string& where) {
     int fds[2];
     if (::pipe2(fds, O_CLOEXEC) != 0) return extract(t, xmlPath, where);
     const pid_t pid = ::fork();
@@ -445,44 +471,91 @@ Extracted extractIsolated(hwloc_topology_t t, const std::string& xmlPath, const 
     ::close(fds[1]);
     const std::string reply = readAll(fds[0]);
     ::close(fds[0]);
-    int status = 0;
-    bool reaped = true;
-    while (::waitpid(pid, &status, 0) < 0) {
-        if (errno == EINTR) continue;
-        reaped = false;  // ECHILD: someone else's SIGCHLD handler reaped it; trust a complete reply
-        break;
-    }
-    if (!reaped && reply.empty()) throw TopologyError(fmt::format("{}: lost the hwloc child process", where));
-    if (reaped && (!WIFEXITED(status) || WEXITSTATUS(status) != 0)) {
-        // A signal, or a sanitizer's exit code after catching the crash.
-        const std::string how = WIFSIGNALED(status) ? fmt::format("signal {}", WTERMSIG(status))
-                                : WIFEXITED(status) ? fmt::format("exit status {}", WEXITSTATUS(status))
-                                                    : std::string("abnormal end");
-        if (xmlPath.empty()) throw TopologyError(fmt::format("{}: hwloc crashed while discovering this machine ({})", where, how));
-        throw TopologyError(fmt::format("{}: not an hwloc XML topology (hwloc crashed on it: {})", where, how));
-    }
-    return deserialize(reply, where);
+    return finishChild(pid, reply, xmlPath, where);
 }
 
+/// The hwloc work in `schedlab-hwloc-reader` (posix_spawn: no fork() of a process with threads,
+/// the window's, whose other threads' locks would come along); its records on a pipe, its stderr
+/// (hwloc's and libxml2's complaints) to /dev/null. `started` false: it could not be started.
+Extracted spawnExtract(const std::string& reader, const std::string& xmlPath, const std::string& where, bool& started) {
+    started = false;
+    int fds[2];
+    if (::pipe2(fds, O_CLOEXEC) != 0) return {};
+    posix_spawn_file_actions_t fa;
+    if (posix_spawn_file_actions_init(&fa) != 0) {
+        ::close(fds[0]);
+        ::close(fds[1]);
+        return {};
+    }
+    int rc = posix_spawn_file_actions_adddup2(&fa, fds[1], STDOUT_FILENO);
+    if (rc == 0) rc = posix_spawn_file_actions_addopen(&fa, STDERR_FILENO, "/dev/null", O_WRONLY, 0);
+    std::vector<char*> argv = {const_cast<char*>(reader.c_str()), const_cast<char*>(xmlPath.empty() ? "-" : xmlPath.c_str()),
+                               const_cast<char*>(where.c_str()), nullptr};
+    pid_t pid = -1;
+    if (rc == 0) rc = posix_spawn(&pid, reader.c_str(), &fa, nullptr, argv.data(), environ);
+    posix_spawn_file_actions_destroy(&fa);
+    ::close(fds[1]);
+    if (rc != 0) {
+        ::close(fds[0]);
+        return {};
+    }
+    started = true;
+    const std::string reply = readAll(fds[0]);
+    ::close(fds[0]);
+    return finishChild(pid, reply, xmlPath, where);
+}
+
+/// A fresh hwloc topology object set up as schedlab reads machines: every online CPU, whatever
+/// our own cgroup allows; no I/O objects.
+void setUp(hwloc_topology_t t) {
+    hwloc_topology_set_flags(t, HWLOC_TOPOLOGY_FLAG_INCLUDE_DISALLOWED);
+    hwloc_topology_set_io_types_filter(t, HWLOC_TYPE_FILTER_KEEP_NONE);
+}
 }  // namespace
 
 Topology topologyFromHwloc(const std::string& xmlPath, const std::string& name) {
     const std::string where = xmlPath.empty() ? std::string("hwloc") : xmlPath;
     if (!xmlPath.empty()) checkFile(xmlPath);
 
-    // Initialised here, before the fork, so the child does not dlopen hwloc's plugins.
-    HwlocTopology topo;
-    hwloc_topology_t t = topo.get();
-    // The scheduler sees every online CPU, whatever our own cgroup allows.
-    hwloc_topology_set_flags(t, HWLOC_TOPOLOGY_FLAG_INCLUDE_DISALLOWED);
-    hwloc_topology_set_io_types_filter(t, HWLOC_TYPE_FILTER_KEEP_NONE);
-    Extracted e = extractIsolated(t, xmlPath, where);
+    Extracted e;
+    bool started = false;
+    if (const std::string reader = hwlocReaderPath(); !reader.empty()) e = spawnExtract(reader, xmlPath, where, started);
+    if (!started) {
+        // No schedlab-hwloc-reader to be found (or it cannot start): a forked child. Initialised
+        // here, before the fork, so the child does not dlopen hwloc's plugins.
+        HwlocTopology topo;
+        hwloc_topology_t t = topo.get();
+        setUp(t);
+        e = forkExtract(t, xmlPath, where);
+    }
 
     try {
         return Topology(name, e.arch, std::move(e.cpus), std::move(e.distances));
     } catch (const TopologyError& err) {
         throw TopologyError(fmt::format("{}: {}", where, err.what()));
     }
+}
+
+int hwlocReaderMain(int argc, char** argv) {
+    // As topologyFromHwloc() starts it: XML ("-": this machine) and the name for messages; the
+    // records (or "ERR" and the message) on stdout.
+    if (argc != 3) {
+        std::fprintf(stderr, "schedlab-hwloc-reader: schedlab starts it to read a machine's topology; it is not run by hand\n");
+        return 2;
+    }
+    const std::string xmlPath = std::strcmp(argv[1], "-") == 0 ? std::string() : std::string(argv[1]);
+    std::string reply;
+    try {
+        HwlocTopology topo;
+        setUp(topo.get());
+        reply = serialize(extract(topo.get(), xmlPath, argv[2]));
+    } catch (const std::exception& e) {
+        reply = std::string("ERR\n") + e.what();
+    } catch (...) {
+        reply = std::string("ERR\n") + argv[2] + ": unknown error";
+    }
+    writeAll(STDOUT_FILENO, reply);
+    return 0;
 }
 
 }  // namespace sched

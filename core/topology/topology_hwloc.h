@@ -31,13 +31,19 @@ namespace sched {
 /// kinds, where every kind but the most performant one gets 512.
 ///
 /// hwloc 2.9 crashes on some inconsistent XML files, so the hwloc work runs in
-/// a fork()ed child process that sends the per-CPU records back through a pipe
-/// (in-process only if fork() fails); the child's stderr goes to /dev/null.
+/// another process that sends the per-CPU records back through a pipe: the
+/// program schedlab-hwloc-reader, started with posix_spawn(), or a fork()ed
+/// child when it is not to be found (in-process only if fork() fails); the
+/// child's stderr goes to /dev/null.
 ///
 /// Throws TopologyError, whose message starts with `xmlPath` (or "hwloc" for
 /// the running machine), when the file cannot be read, is not an hwloc XML
 /// topology, hwloc fails, or the result is not a valid Topology (e.g. CPU
 /// numbers with gaps because of offline CPUs).
 Topology topologyFromHwloc(const std::string& xmlPath, const std::string& name);
+
+/// The main() of `schedlab-hwloc-reader`: argv = XML ("-": this machine) and the name for
+/// messages; the records on stdout. Run by hand it says so and exits with status 2.
+int hwlocReaderMain(int argc, char** argv);
 
 }  // namespace sched

@@ -4,6 +4,7 @@
 
 #include <cstdlib>
 #include <filesystem>
+#include <string_view>
 #include <system_error>
 
 #include <unistd.h>
@@ -14,8 +15,8 @@
 #ifndef SCHEDLAB_BIN_TO_LIBEXEC
 #define SCHEDLAB_BIN_TO_LIBEXEC "../libexec"
 #endif
-#ifndef SCHEDLAB_BUILD_TRACE_READER
-#define SCHEDLAB_BUILD_TRACE_READER ""
+#ifndef SCHEDLAB_BUILD_LIBEXEC
+#define SCHEDLAB_BUILD_LIBEXEC ""
 #endif
 #ifndef SCHEDLAB_SOURCE_SCENARIOS_DIR
 #define SCHEDLAB_SOURCE_SCENARIOS_DIR ""
@@ -49,15 +50,23 @@ std::string resolveScenarioPath(const std::string& arg) {
     return arg;
 }
 
-std::string traceReaderPath() {
-    if (const char* env = std::getenv("SCHEDLAB_TRACE_READER")) return env;
+namespace {
+
+std::string helperProgram(const char* env, const char* program) {
+    if (const char* p = std::getenv(env)) return p;
     std::error_code ec;
     const fs::path exe = fs::read_symlink("/proc/self/exe", ec);
-    const fs::path installed =
-        ec ? fs::path() : (exe.parent_path() / SCHEDLAB_BIN_TO_LIBEXEC / "schedlab" / "schedlab-trace-reader").lexically_normal();
-    for (const fs::path& p : {installed, fs::path(SCHEDLAB_BUILD_TRACE_READER)})
+    const fs::path installed = ec ? fs::path() : (exe.parent_path() / SCHEDLAB_BIN_TO_LIBEXEC / "schedlab" / program).lexically_normal();
+    const fs::path built = std::string_view(SCHEDLAB_BUILD_LIBEXEC).empty() ? fs::path() : fs::path(SCHEDLAB_BUILD_LIBEXEC) / program;
+    for (const fs::path& p : {installed, built})
         if (!p.empty() && ::access(p.c_str(), X_OK) == 0) return p.string();
     return {};
 }
+
+}  // namespace
+
+std::string traceReaderPath() { return helperProgram("SCHEDLAB_TRACE_READER", "schedlab-trace-reader"); }
+
+std::string hwlocReaderPath() { return helperProgram("SCHEDLAB_HWLOC_READER", "schedlab-hwloc-reader"); }
 
 }  // namespace sched

@@ -22,5 +22,8 @@ std::string resolveScenarioPath(const std::string& arg);
 /// set (set and empty: none, the reader forks instead), else LIBEXECDIR/schedlab/ beside an
 /// installed executable, else this build tree's libexec/; "" when none of them is there.
 std::string traceReaderPath();
+/// The same for the program that reads hwloc topologies, `schedlab-hwloc-reader`
+/// (SCHEDLAB_HWLOC_READER).
+std::string hwlocReaderPath();
 
 }  // namespace sched
