@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
-// core_replay_test.cpp: decision agreement (trace-replay.md §3-§9): the oracles of §10 on the
-// recorded 6.1 sample, one synthetic case per non-decision class of §4, and a simulated run.
+// core_replay_test.cpp: decision agreement (docs/replay.md): the replay's test oracles on the recorded 6.1
+// sample, one synthetic case per non-decision class (docs/replay.md: Which wakings are decisions), and a simulated run.
 #include "replay/replay.h"
 #include "sim/scenario.h"
 #include "trace/trace.h"
@@ -53,7 +53,7 @@ TEST(Agree, RecordedSampleMeetsTheOraclesOfSection10) {
     EXPECT_TRUE(c->late);
     EXPECT_EQ(c->prev, 2);
     EXPECT_EQ(c->kernel, 2);
-    // A consistent replay: both §5 cross-checks are 0, and the sums add up.
+    // A consistent replay: both cross-checks (docs/replay.md: Kernel choice and prev) are 0, and the sums add up.
     EXPECT_EQ(r.prev_mismatch, 0u);
     EXPECT_EQ(r.choice_mismatch, 0u);
     EXPECT_EQ(r.decisions, r.rows.size());
@@ -167,7 +167,7 @@ TEST(Agree, EachNonDecisionClassOfSection4IsCountedAndAPlainWakingIsDecided) {
     EXPECT_EQ(r.agree, 1u);
     EXPECT_FALSE(d.racy);  // only p's own wakeup came before the waker CPU's next event
     EXPECT_EQ(r.racy, 0u);
-    // §6 racy: CPU 2 (prev's LLC) switches before the waker CPU's next event.
+    // Racy (docs/replay.md: Racy decisions): CPU 2 (prev's LLC) switches before the waker CPU's next event.
     std::string racyBody = body;
     const std::string ipi = "          <idle>-0     [001] dNh2.  1.000310: sched_wakeup: comm=w pid=200 prio=120 target_cpu=001\n";
     racyBody.insert(racyBody.find(ipi),
@@ -191,7 +191,7 @@ TEST(Agree, EachNonDecisionClassOfSection4IsCountedAndAPlainWakingIsDecided) {
     EXPECT_TRUE(t.rows.front().sync);
 }
 
-// Spec §10: the simulator's own export, replayed, agrees 100 % with itself. The export carries
+// The round-trip test oracle: the simulator's own export, replayed, agrees 100 % with itself. The export carries
 // what no tracepoint shows (WakeInputs); everything else (runqueues, idle, pending wakeups,
 // which wakings are decisions, wakee_flips, recent_used_cpu, has_idle_cores) is rebuilt from
 // the sched events alone.
@@ -294,7 +294,7 @@ INSTANTIATE_TEST_SUITE_P(Variants, RoundTrip,
                              return n;
                          });
 
-// §4 pinning from behaviour: a task the stopper moved (sched_setaffinity) and that never
+// docs/replay.md: Pinning from behaviour: a task the stopper moved (sched_setaffinity) and that never
 // migrates again over >= 20 wakings is pinned from there; fewer wakings prove nothing.
 TEST(Agree, ATaskTheStopperMovedAndThatNeverMovesAgainIsPinned) {
     auto body = [](int wakings) {

@@ -357,8 +357,12 @@ TEST(Reproduce, EveryClaimRunsOnAShippedScenarioWithValidKnobsAndCosts) {
                 const PreparedRun p = prepareClaimRun(r, dir);
                 if (r.loops > 0)
                     for (const auto& w : p.scenario.workloads)
-                        if (const auto* h = std::get_if<HackbenchParams>(&w)) EXPECT_EQ(h->loops, r.loops) << c.id;
-                if (patch && !c.patch.cost.empty()) EXPECT_NE(p.cost.diffFrom(p.scenario.cost).size(), 0u) << c.id;
+                        if (const auto* h = std::get_if<HackbenchParams>(&w)) {
+                            EXPECT_EQ(h->loops, r.loops) << c.id;
+                        }
+                if (patch && !c.patch.cost.empty()) {
+                    EXPECT_NE(p.cost.diffFrom(p.scenario.cost).size(), 0u) << c.id;
+                }
                 // The row's workload overrides reach the parsed workload.
                 for (const auto& kv : r.set) {
                     const std::string k = kv.substr(0, kv.find('='));

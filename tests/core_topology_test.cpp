@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 // core_topology_test.cpp: presets, Linux CPU numbering, the Boost.Graph tree,
-// and the sched-domain tables of spec §6 / workloads §3.2 for every preset.
+// and the sched-domain tables (topology.c: build_sched_domains()) of every preset (docs/workloads.md: Machine presets).
 #include "kernel/sched_domain.h"
 #include "topology/topology.h"
 #include "topology/topology_json.h"
@@ -135,7 +135,7 @@ TEST(Topology, QemuAdjacentSiblings) {
 }
 
 TEST(Topology, GroupsStartAtOwnGroupAndWrap) {
-    // Spec §3.3: the MC groups of CPU 2 on a 4-CPU LLC are {2},{3},{0},{1}.
+    // topology.c: build_sched_groups() (for_each_cpu_wrap from the CPU): the MC groups of CPU 2 on a 4-CPU LLC are {2},{3},{0},{1}.
     Topology t = Topology::preset("qemu-1s4c");
     SchedDomains sd(t);
     const auto& g = sd.domains(2)[0].groups;

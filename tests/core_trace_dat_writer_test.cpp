@@ -272,7 +272,7 @@ TEST(TraceDatWriter, ASimulatedRunReadsBackAsItsFtraceTextExport) {
     EXPECT_EQ(dat.nr_cpus, 8);
     EXPECT_EQ(dat.event_counts.at("print"), r.inputs);  // the schedlab_wake marks
     EXPECT_TRUE(dat.skipped_events.empty());
-    // ... attached to their wakings as the text importer attaches them: the round trip of §10
+    // ... attached to their wakings as the text importer attaches them: the round-trip test oracle
     // holds through trace.dat too.
     ASSERT_EQ(dat.wake_inputs.size(), r.inputs);
     ASSERT_EQ(txt.wake_inputs.size(), r.inputs);

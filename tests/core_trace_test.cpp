@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
-// core_trace_test.cpp: ftrace text import (every layout of trace-replay.md §1, the tolerance
-// rules of §2, the recorded 6.1 sample) and export of simulated runs (round trip).
+// core_trace_test.cpp: ftrace text import (every layout of docs/trace-formats.md: ftrace text, the rules
+// of docs/trace-formats.md: Tolerance, the recorded 6.1 sample) and export of simulated runs (round trip).
 #include "util/input_error.h"
 #include "sim/metrics.h"
 #include "sim/report.h"
@@ -77,7 +77,7 @@ TEST(FtraceText, RecordedSampleOpensWithItsLayoutAndNoProblems) {
     EXPECT_EQ(t.events.size(), t.records.size());
     EXPECT_GE(t.workload_start, 0);
 
-    // Lines 32-34 (trace-replay.md §10): softirq waking on CPU 4, migrate 4 -> 7, wakeup from the IPI on 7.
+    // Lines 32-34 (a replay test oracle): softirq waking on CPU 4, migrate 4 -> 7, wakeup from the IPI on 7.
     const sched::TraceRecord* r = nullptr;
     const SchedEvent* w = atLine(t, 32, &r);
     ASSERT_NE(w, nullptr);
@@ -496,7 +496,7 @@ TEST(RqLenCsv, SeedScriptLayoutWithPaddingTrailingCommasAndSparseCpus) {
     EXPECT_EQ(r.value(2, 1), 1);
     EXPECT_EQ(r.value(2, 2), -1);
     EXPECT_EQ(r.problem_count, 0u);
-    // The spec's compact form (no padding, no trailing comma) reads the same.
+    // The compact form (no padding, no trailing comma; docs/trace-formats.md: Runqueue-length CSV) reads the same.
     const sched::RqLenCsv c = sched::parseRqLenCsv("[   Timestamp],CPU  0,CPU  1\n[20001573],  1,  0\n", "c.csv");
     ASSERT_EQ(c.rows(), 1u);
     EXPECT_EQ(c.value(0, 0), 1);

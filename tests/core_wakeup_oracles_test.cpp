@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
-// core_wakeup_oracles_test.cpp: every test oracle of spec/wakeup-path.md §12,
-// numbered as in the spec, run through the state-file parser and the wakeup path.
+// core_wakeup_oracles_test.cpp: every test oracle of the wakeup path, hand-traced through Linux 6.1,
+// numbered as the test names number them (O01..), run through the state-file parser and the wakeup path.
 #include "kernel/sched_balance.h"
 #include "kernel/state_json.h"
 #include "kernel/wakeup_path.h"
