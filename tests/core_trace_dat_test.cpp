@@ -16,6 +16,7 @@
 #include <string>
 #include <vector>
 
+#include <fcntl.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -114,6 +115,22 @@ TEST(TraceDat, TheReaderProgramIsSpawnedAndTheForkFallbackGivesTheSameTrace) {
     EXPECT_EQ(forked.comm, spawned.comm);
     ASSERT_EQ(forked.events.size(), spawned.events.size());
     for (std::size_t i = 0; i < spawned.events.size(); ++i) ASSERT_TRUE(sameEvent(spawned.events[i], forked.events[i])) << i;
+}
+
+// The reader's descriptors are handed over as fds 3 to 6 through staging numbers; with the
+// caller's low descriptors taken, its own memfds and pipe get numbers such staging could
+// collide with (a fixed staging range 10..13 overwrote the records' memfd with the pipe).
+TEST(TraceDat, TheReaderGetsItsDescriptorsWhateverNumbersTheyHave) {
+    const Trace plain = sched::readTraceDat(kDat + "trace.dat");
+    std::vector<int> taken;
+    for (int fd = ::open("/dev/null", O_RDONLY | O_CLOEXEC); fd >= 0; fd = ::open("/dev/null", O_RDONLY | O_CLOEXEC)) {
+        taken.push_back(fd);
+        if (fd >= 9) break;  // the reader's memfds and pipe come next: 10, 11, ...
+    }
+    const Trace t = sched::readTraceDat(kDat + "trace.dat");
+    for (const int fd : taken) ::close(fd);
+    ASSERT_EQ(t.events.size(), plain.events.size());
+    for (std::size_t i = 0; i < plain.events.size(); ++i) ASSERT_TRUE(sameEvent(plain.events[i], t.events[i])) << i;
 }
 
 TEST(TraceDat, TheSameRecordingAsTraceCmdReportTextGivesTheSameEvents) {

@@ -122,12 +122,14 @@ pid_t spawnReader(const std::string& reader, const std::string& path, int part, 
                   int hdrFd, int recFd, int inFd) {
     posix_spawn_file_actions_t fa;
     if (posix_spawn_file_actions_init(&fa) != 0) return -1;
-    // Each one through a number above 6 first, so that no dup2 overwrites a source still to come.
+    // Each one first to a number above every source and above 6, then to 3..6: neither step
+    // can overwrite a source still to be copied (a fixed staging number could be one).
     const int src[4] = {pipeFd, hdrFd, recFd, inFd};
+    const int stage = std::max({pipeFd, hdrFd, recFd, inFd, 6}) + 1;
     int rc = 0;
-    for (int i = 0; i < 4 && rc == 0; ++i) rc = posix_spawn_file_actions_adddup2(&fa, src[i], 10 + i);
-    for (int i = 0; i < 4 && rc == 0; ++i) rc = posix_spawn_file_actions_adddup2(&fa, 10 + i, 3 + i);
-    for (int i = 0; i < 4 && rc == 0; ++i) rc = posix_spawn_file_actions_addclose(&fa, 10 + i);
+    for (int i = 0; i < 4 && rc == 0; ++i) rc = posix_spawn_file_actions_adddup2(&fa, src[i], stage + i);
+    for (int i = 0; i < 4 && rc == 0; ++i) rc = posix_spawn_file_actions_adddup2(&fa, stage + i, 3 + i);
+    for (int i = 0; i < 4 && rc == 0; ++i) rc = posix_spawn_file_actions_addclose(&fa, stage + i);
     const std::string a1 = std::to_string(part), a2 = std::to_string(parts), a3 = std::to_string(limit);
     std::vector<char*> argv = {const_cast<char*>(reader.c_str()), const_cast<char*>(path.c_str()), const_cast<char*>(a1.c_str()),
                                const_cast<char*>(a2.c_str()), const_cast<char*>(a3.c_str())};
