@@ -7,7 +7,9 @@
 #include "latency_plot.h"
 #include "main_window.h"
 #include "replay/replay.h"
+#include "progress_job.h"
 #include "rq_plot.h"
+#include "run_export.h"
 #include "replay/trace_compare.h"
 #include "trace/trace.h"
 #include "replay/trace_snapshot.h"
@@ -29,8 +31,11 @@
 #include <QImage>
 #include <QLabel>
 #include <QMouseEvent>
+#include <QProgressDialog>
+#include <QPushButton>
 #include <QTableWidget>
 #include <QTemporaryDir>
+#include <QThread>
 #include <QTimer>
 
 #include <gtest/gtest.h>
@@ -619,6 +624,68 @@ TEST(MainWindow, ASimulationBesideATraceRunsTheChosenVariant) {
     sched::Simulation first(s, s.variants[0].knobs, "x", sched::SimOptions{}, s.seed);
     EXPECT_NE(first.snapshot().knobs, d.knobs);
     EXPECT_TRUE(w.caption().contains(QStringLiteral("knobs %1").arg(QString::fromStdString(d.knobs)))) << w.caption().toStdString();
+}
+
+TEST(MainWindow, SavedScenarioReadsBackWithBothSidesKnobsAndTheSeed) {
+    const sched::Scenario s = smallScenario();
+    sched::Knobs a = sched::Knobs::preset("baseline");
+    sched::Knobs b = sched::Knobs::preset("idle-delay-v2");
+    b.idle_delay_max_running = 3;  // a knob moved off its preset
+    QTemporaryDir dir;
+    const std::string path = dir.filePath(QStringLiteral("saved.json")).toStdString();
+    ASSERT_EQ(saveFileAtomic(QString::fromStdString(path), scenarioWithVariants(s, a, &b, 77)), QString());
+    const sched::Scenario back = sched::loadScenario(path);
+    ASSERT_EQ(back.variants.size(), 2u);
+    EXPECT_EQ(back.seed, 77u);
+    EXPECT_EQ(back.variants[0].knobs.diffFromBaseline(), a.diffFromBaseline());
+    EXPECT_EQ(back.variants[1].knobs.diffFromBaseline(), b.diffFromBaseline());
+    EXPECT_EQ(back.variants[1].knobs.idle_delay_max_running, 3);
+    EXPECT_EQ(back.workloads.size(), s.workloads.size());
+    // A alone: one variant.
+    const sched::Scenario one = sched::parseScenario(nlohmann::json::parse(scenarioWithVariants(s, b, nullptr, 5).toStdString()), "x.json", ".");
+    ASSERT_EQ(one.variants.size(), 1u);
+    EXPECT_EQ(one.variants[0].knobs.idle_delay_max_running, 3);
+}
+
+TEST(MainWindow, AJobBehindAProgressDialogReportsItsResultOrItsCancel) {
+    QWidget parent;
+    // Runs to its end: the result comes back on the GUI thread, not cancelled.
+    int got = -1;
+    bool cancelled = true;
+    runWithProgress<int>(
+        &parent, QStringLiteral("job"), 10,
+        [](JobProgress& p) {
+            for (int i = 0; i <= 10; ++i) p.value = i;
+            return 42;
+        },
+        [&](int r, bool c) {
+            got = r;
+            cancelled = c;
+        });
+    ASSERT_TRUE(waitFor([&] { return got >= 0; }));
+    EXPECT_EQ(got, 42);
+    EXPECT_FALSE(cancelled);
+    // Cancel pressed: the job sees the flag and stops; done hears it was cancelled.
+    got = -1;
+    QWidget parent2;  // (the first job's dialog may not be deleted yet)
+    runWithProgress<int>(
+        &parent2, QStringLiteral("job"), 0,
+        [](JobProgress& p) {
+            for (int i = 0; i < 20000 && !p.cancel.load(); ++i) QThread::msleep(1);  // bounded: a failing test still ends
+            return p.cancel.load() ? 7 : 8;
+        },
+        [&](int r, bool c) {
+            got = r;
+            cancelled = c;
+        });
+    auto* dialog = parent2.findChild<QProgressDialog*>();
+    ASSERT_NE(dialog, nullptr);
+    auto* button = dialog->findChild<QPushButton*>();
+    ASSERT_NE(button, nullptr);
+    button->click();  // Cancel, as a user presses it
+    ASSERT_TRUE(waitFor([&] { return got >= 0; }));
+    EXPECT_EQ(got, 7);
+    EXPECT_TRUE(cancelled);
 }
 
 TEST(KnobPanel, ControlsMapToTheNamedKnobsOfTheEditedSide) {

@@ -8,6 +8,7 @@
 #include "delta_table.h"
 #include "decision_inspector.h"
 #include "knob_panel.h"
+#include "progress_job.h"
 #include "latency_plot.h"
 #include "rq_plot.h"
 #include "run_bar.h"
@@ -15,6 +16,7 @@
 #include "text_util.h"
 #include "topology_heatmap.h"
 #include "trace_session.h"
+#include "trace_mode.h"
 
 #include "util/input_error.h"
 #include "util/install_paths.h"
@@ -108,10 +110,24 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent) {
                                      .arg(target > 0 ? 100.0 * double(now) / double(target) : 0.0, 0, 'f', 0)
                                      .arg(rate / 1e6, 0, 'f', 1));
     });
-    createTraceSessions();
     createViews();
     createActions();
     createMenus();
+    TraceMode::Host host;
+    host.window = this;
+    host.heatA = m_heatA;
+    host.heatB = m_heatB;
+    host.inspector = m_inspector;
+    host.counters = m_counters;
+    host.status = m_status;
+    host.sim = m_sim;
+    host.openTraceB = m_openTraceBAct;
+    host.beside = m_besideAct;
+    host.frame = [this] { return m_frame; };
+    host.show = [this](std::shared_ptr<const Frame> f) { showFrame(std::move(f)); };
+    host.pause = [this] { setRunning(false); };
+    host.setInspected = [this](TopologyHeatmap* h) { m_inspected = h; };
+    m_trace = new TraceMode(std::move(host), this);
     QSettings st;
     restoreGeometry(st.value(QStringLiteral("window/geometry")).toByteArray());
     restoreState(st.value(QStringLiteral("window/state")).toByteArray());
@@ -119,20 +135,15 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent) {
 }
 
 MainWindow::~MainWindow() {
-    // A trace index or an agreement replay still being made stops early.
-    m_ta->cancel();
-    m_tb->cancel();
+    m_trace->shutdown();  // a trace index or an agreement replay still being made stops early
     m_sim->shutdown();
 }
 
 void MainWindow::closeEvent(QCloseEvent* e) {
-    if (auto* d = findChild<QDockWidget*>(QStringLiteral("dockKnobs")); d && m_knobsHiddenForTrace)
-        d->show();  // hidden for a trace only: the saved layout keeps it
+    m_trace->shutdown();  // replays and indexes on the thread pool stop; a knobs dock hidden for a trace is shown (the saved layout keeps it)
     QSettings st;
     st.setValue(QStringLiteral("window/geometry"), saveGeometry());
     st.setValue(QStringLiteral("window/state"), saveState());
-    m_ta->cancel();  // replays and indexes on the thread pool stop
-    m_tb->cancel();
     m_sim->shutdown();  // stops mid-run cleanly: abort flag, quit, wait
     e->accept();
 }
@@ -376,7 +387,7 @@ void MainWindow::openDefault(const StartOptions& o) {
 }
 
 void MainWindow::start(const sched::Scenario& s, const StartOptions& o) {
-    leaveTrace();
+    m_trace->leave();
     m_scenario = s;
     m_seed = o.seed ? o.seed : s.seed;
     sched::Knobs a = o.a ? *o.a : s.variants.front().knobs;
@@ -491,17 +502,7 @@ void MainWindow::onFrame() {
     auto f = m_sim->take();
     if (!f) return;
     if (traceMode()) {  // a trace is shown: the (paused) simulation's frames wait, unless it runs beside the trace
-        if (!m_beside || !m_frame || f->b || f->a->topo != m_beside->topo) return;  // not (yet) the run beside the trace
-        m_besideSnap = f->a;
-        m_besideRunning = f->running;
-        auto g = std::make_shared<Frame>(*m_frame);
-        g->b = f->a;
-        showFrame(g);
-        if (besideReady()) {
-            auto cbs = std::move(m_whenBeside);
-            m_whenBeside.clear();
-            for (auto& cb : cbs) QTimer::singleShot(0, this, std::move(cb));
-        }
+        m_trace->offerSimFrame(f);
         return;
     }
     showFrame(f);
@@ -521,22 +522,12 @@ void MainWindow::showFrame(std::shared_ptr<const Frame> f) {
     m_heatB->setScaleMax(scale);
     m_rq->setScaleMax(scale);  // one colour scale for the heatmaps and the time x CPU map
     m_rqB->setScaleMax(scale);
-    if (traceMode() && (traceBShown() || m_beside))  // two sides at one cursor: each one's time since its start
-        m_heatA->setTitle(QStringLiteral("A: %1 · %2 since its first event").arg(q(a->knobs), simTime(a->now - traceA().t0)));
-    else m_heatA->setTitle(QStringLiteral("A: %1").arg(q(a->knobs)));
+    m_heatA->setTitle(m_trace->titleA(*a));
     if (f->traced) m_heatA->setHighlightTarget(f->traced->d.cpu);
     // setSnapshot last: it starts the heatmap's render on the thread pool (a later setter would wait for it).
     m_heatA->setSnapshot(a);
     if (b) {
-        if (traceMode() && m_beside)
-            m_heatB->setTitle(QStringLiteral("B: simulated, %1 · %2%3")
-                                  .arg(q(b->knobs), simTime(b->now),
-                                       b->now >= m_besideTarget ? QString()
-                                       : b->done                ? tr(" (its run ended)")
-                                                                : tr(" (running to %1)").arg(simTime(m_besideTarget))));
-        else if (traceBShown())
-            m_heatB->setTitle(QStringLiteral("B: %1 · %2 since its first event").arg(q(b->knobs), simTime(b->now - traceSideB().t0)));
-        else m_heatB->setTitle(QStringLiteral("B: %1").arg(q(b->knobs)));
+        m_heatB->setTitle(m_trace->titleB(*b));
         m_heatB->setSnapshot(b);
     }
     m_rq->setSnapshot(a);
@@ -559,15 +550,15 @@ void MainWindow::showFrame(std::shared_ptr<const Frame> f) {
         });
     }
     if (traceMode())  // time since the trace's first event, as the trace bar; and the trace's clock, as trace-cmd report prints it
-        m_runBar->setClock(QStringLiteral("t = %1 (trace clock %2 s)").arg(simTime(a->now - traceA().t0)).arg(double(a->now) / 1e9, 0, 'f', 6),
-                           a->now);
+        m_runBar->setClock(
+            QStringLiteral("t = %1 (trace clock %2 s)").arg(simTime(a->now - m_trace->sideA().t0)).arg(double(a->now) / 1e9, 0, 'f', 6), a->now);
     else m_runBar->setClock(QStringLiteral("t = %1").arg(simTime(a->now)), a->now);
     // A vs B delta table: what a reader of the thread asks first.
     const QString delta = b ? deltaTable(*a, *b, f->done, traceMode()) : QString();
     m_delta->setText(delta);
     m_delta->setVisible(!delta.isEmpty());
     if (traceMode()) {
-        m_status->setText(traceStatus());
+        m_status->setText(m_trace->status());
     } else if (m_scenario) {
         const QString wl = a->reports.empty() ? QString() : q(a->reports.front().command);
         m_status->setText(QStringLiteral("%1 · %2 (%3 CPUs) · %4 · seed %5 · %6 events · %7")
@@ -599,24 +590,7 @@ void MainWindow::showFrame(std::shared_ptr<const Frame> f) {
 }
 
 QString MainWindow::caption() const {
-    if (traceMode() && m_frame) {
-        TraceCaption c;
-        c.a = &traceA();
-        c.aSummary = agreementSummary();
-        c.cursor = traceCursor();
-        c.openedDisagreement = m_openedDis;
-        if (traceBShown()) {
-            c.b = &traceSideB();
-            c.bSummary = agreementSummaryB();
-        } else if (m_beside) {
-            c.beside = &*m_beside;
-            c.besidePath = m_besidePath;
-            c.besideSeed = m_besideSeed;
-            c.besideTarget = m_besideTarget;
-            c.besideSnap = m_frame->b.get();
-        }
-        return traceCaption(c);
-    }
+    if (traceMode() && m_frame) return m_trace->caption();
     if (!m_frame || !m_scenario) return QStringLiteral("schedlab");
     return runCaption(*m_scenario, m_scenarioPath, m_seed, *m_frame->a, m_frame->b.get());
 }
@@ -662,30 +636,19 @@ void MainWindow::exportTraceDialog() {
     setRunning(false);
     // The run is replayed from t = 0 on the thread pool (runs are deterministic); Cancel drops the file.
     const qint64 until = m_frame->a->now;
-    auto* progress =
-        new QProgressDialog(tr("Writing %1…").arg(QFileInfo(p).fileName()), tr("Cancel"), 0, int(std::max<qint64>(1, until / 1'000'000)), this);
-    progress->setWindowModality(Qt::WindowModal);
-    progress->setMinimumDuration(300);
-    auto state = std::make_shared<std::pair<std::atomic<bool>, std::atomic<qint64>>>(false, 0);
-    connect(progress, &QProgressDialog::canceled, this, [state] { state->first = true; });
-    auto* poll = new QTimer(progress);
-    connect(poll, &QTimer::timeout, progress, [progress, state] { progress->setValue(int(state->second / 1'000'000)); });
-    poll->start(100);
-    auto* watcher = new QFutureWatcher<QString>(this);
-    connect(watcher, &QFutureWatcherBase::finished, this, [this, watcher, progress, p] {
-        const QString err = watcher->result();
-        watcher->deleteLater();
-        progress->deleteLater();
-        if (err == QLatin1String("cancelled")) return;
-        if (!err.isEmpty()) QMessageBox::warning(this, tr("Export trace"), err);
-        else statusBar()->showMessage(tr("Exported side A's run as ftrace text to %1").arg(p), 6000);
-    });
-    watcher->setFuture(QtConcurrent::run([s = *m_scenario, k = m_knobs->knobs(0), seed = m_seed, until, p, state] {
-        return exportRunFtrace(s, k, seed, until, p, [state](std::int64_t now) {
-            state->second = now;
-            return !state->first.load();
+    runWithProgress<QString>(
+        this, tr("Writing %1…").arg(QFileInfo(p).fileName()), int(std::max<qint64>(1, until / 1'000'000)),
+        [s = *m_scenario, k = m_knobs->knobs(0), seed = m_seed, until, p](JobProgress& jp) {
+            return exportRunFtrace(s, k, seed, until, p, [&jp](std::int64_t now) {
+                jp.value = int(now / 1'000'000);
+                return !jp.cancel.load();
+            });
+        },
+        [this, p](const QString& err, bool) {
+            if (err == QLatin1String("cancelled")) return;
+            if (!err.isEmpty()) QMessageBox::warning(this, tr("Export trace"), err);
+            else statusBar()->showMessage(tr("Exported side A's run as ftrace text to %1").arg(p), 6000);
         });
-    }));
 }
 
 void MainWindow::exportRqCsvDialog() {
@@ -700,7 +663,7 @@ void MainWindow::exportRqCsvDialog() {
 
 void MainWindow::exportRqCsv(const QString& path, std::function<void(const QString&)> done) {
     if (traceMode()) {  // the recorded trace's runqueue lengths every 20 ms, as schedlab-cli trace --rq-csv
-        done(saveFileAtomic(path, QByteArray::fromStdString(sched::traceRqLenCsv(*traceA().trace, traceA().topo))));
+        done(saveFileAtomic(path, QByteArray::fromStdString(sched::traceRqLenCsv(*m_trace->sideA().trace, m_trace->sideA().topo))));
         return;
     }
     if (!m_scenario) {
@@ -725,28 +688,10 @@ void MainWindow::saveScenario() {
     if (!m_scenario) return;
     const QString p = QFileDialog::getSaveFileName(this, tr("Save scenario"), QStringLiteral("scenario.json"), tr("Scenarios (*.json)"));
     if (p.isEmpty()) return;
-    nlohmann::ordered_json doc = nlohmann::ordered_json::parse(m_scenario->doc.dump());
-    nlohmann::ordered_json v;
-    const auto side = [](const sched::Knobs& k) {
-        nlohmann::ordered_json j;
-        j["preset"] = k.presetName;
-        for (const auto& d : k.diffFromBaseline()) {
-            const auto eq = d.find('=');
-            const std::string key = d.substr(0, eq), val = d.substr(eq + 1);
-            char* end = nullptr;
-            const long long n = std::strtoll(val.c_str(), &end, 10);
-            if (!val.empty() && end && *end == 0) j[key] = n;
-            else j[key] = val;
-        }
-        return j;
-    };
-    v["A"] = side(m_knobs->knobs(0));
-    if (m_knobs->abEnabled()) v["B"] = side(m_knobs->knobs(1));
-    doc["variants"] = v;
-    doc["seed"] = m_seed;
-    QSaveFile f(p);  // temp file + rename
-    if (!f.open(QIODevice::WriteOnly) || f.write(QByteArray::fromStdString(doc.dump(2) + "\n")) < 0 || !f.commit()) {
-        QMessageBox::warning(this, tr("Save failed"), tr("%1: cannot write the file").arg(p));
+    const sched::Knobs b = m_knobs->knobs(1);
+    const QString err = saveFileAtomic(p, scenarioWithVariants(*m_scenario, m_knobs->knobs(0), m_knobs->abEnabled() ? &b : nullptr, m_seed));
+    if (!err.isEmpty()) {
+        QMessageBox::warning(this, tr("Save failed"), err);
         return;
     }
     m_scenarioPath = p;
@@ -773,6 +718,18 @@ void MainWindow::updateRecentMenu() {
             if (!err.isEmpty()) QMessageBox::warning(this, tr("Cannot open scenario"), err);
         });
     m_recentMenu->setEnabled(!r.isEmpty());
+}
+
+}  // namespace schedlab
+
+namespace schedlab {
+
+std::shared_ptr<const sched::Trace> MainWindow::traceB() const { return m_trace->sideB().trace; }
+
+void MainWindow::copyCompareText() {
+    // Two traces: compare-traces, made on the thread pool. A run: made by the worker from the run
+    // as it is now (running or not); the answer comes back queued (compareTextReady).
+    if (!m_trace->copyCompareText([this](const QString& t) { emit compareTextCopied(t); })) m_sim->post([](SimWorker& w) { w.requestCompareText(); });
 }
 
 }  // namespace schedlab

@@ -11,6 +11,7 @@
 #include "kernel/knobs.h"
 #include "sim/scenario.h"
 #include "sim_worker.h"
+#include "trace_mode.h"
 
 #include <QMainWindow>
 
@@ -36,9 +37,6 @@ class LatencyPlot;
 class RqPlot;
 class RunBar;
 class TopologyHeatmap;
-class TraceBar;
-class TraceSession;
-struct TraceSide;
 class TraceTimeline;
 
 /// Options from the command line.
@@ -98,75 +96,81 @@ public:
     /// in the background; its decisions and disagreements then appear on the timeline.
     /// `agreed`: its agreement, already replayed (by TraceSession::replayAgreement()): not run again.
     void showTrace(std::shared_ptr<const sched::Trace> trace, std::shared_ptr<const sched::Topology> topo, const QString& path,
-                   std::shared_ptr<const sched::AgreeReport> agreed = nullptr);
+                   std::shared_ptr<const sched::AgreeReport> agreed = nullptr) {
+        m_trace->showTrace(std::move(trace), std::move(topo), path, std::move(agreed));
+    }
     /// Moves the trace cursor to `ns` (trace A's time, clamped to the trace). Side B (a second
     /// trace, or a simulation beside the trace) shows the same time since its own start.
-    void setTraceTime(qint64 ns);
+    void setTraceTime(qint64 ns) { m_trace->setTraceTime(ns); }
     /// The cursor as time since trace A's first event (what B is shown at, from its own start).
-    qint64 traceCursor() const;
+    qint64 traceCursor() const { return m_trace->traceCursor(); }
 
     /// A second recorded trace as side B beside the shown trace A, on A's topology (before/after a
     /// patch): heatmap B, rq plot B, latency, counters and the delta table show it at the same time
     /// since its first event as A's cursor. Its own TraceIndex and agreement replay are made in the
     /// background (`agreed`: already replayed). "" or the one-line reason it is refused (no trace A,
     /// more CPUs than the topology). Replaces a simulation beside the trace.
-    QString showTraceB(std::shared_ptr<const sched::Trace> trace, const QString& path, std::shared_ptr<const sched::AgreeReport> agreed = nullptr);
-    bool traceBShown() const;
+    QString showTraceB(std::shared_ptr<const sched::Trace> trace, const QString& path, std::shared_ptr<const sched::AgreeReport> agreed = nullptr) {
+        return m_trace->showTraceB(std::move(trace), path, std::move(agreed));
+    }
+    bool traceBShown() const { return m_trace->traceBShown(); }
     std::shared_ptr<const sched::Trace> traceB() const;
-    std::shared_ptr<const sched::AgreeReport> agreementB() const;
-    bool agreementBRunning() const;
-    bool traceIndexedB() const;
+    std::shared_ptr<const sched::AgreeReport> agreementB() const { return m_trace->agreementB(); }
+    bool agreementBRunning() const { return m_trace->agreementBRunning(); }
+    bool traceIndexedB() const { return m_trace->traceIndexedB(); }
     /// Trace B's agreement in the words of agreementSummary() ("" without a trace B).
-    QString agreementSummaryB() const;
+    QString agreementSummaryB() const { return m_trace->agreementSummaryB(); }
     /// File > Open trace as B: pick a file, read it in the background (progress, cancellable).
-    void openTraceBDialog();
+    void openTraceBDialog() { m_trace->openTraceBDialog(); }
 
     /// Side B runs scenario `s` (its topology named as the trace's, or with as many CPUs) beside
     /// the shown trace: at every cursor move the simulation is run to the cursor's time since the
     /// trace's first event (paused there; a move backwards restarts it from t = 0) and its frame
     /// is shown as side B. `variant`: which of the scenario's variants (its knobs; "" the first).
     /// "" or the one-line reason it is refused. Replaces a trace B.
-    QString showSimulationBeside(const sched::Scenario& s, const QString& path, const QString& variant = {});
-    QString showSimulationBeside(const QString& path, const QString& variant = {});
-    bool besideSimulation() const { return m_beside.has_value(); }
+    QString showSimulationBeside(const sched::Scenario& s, const QString& path, const QString& variant = {}) {
+        return m_trace->showSimulationBeside(s, path, variant);
+    }
+    QString showSimulationBeside(const QString& path, const QString& variant = {}) { return m_trace->showSimulationBeside(path, variant); }
+    bool besideSimulation() const { return m_trace->besideSimulation(); }
     /// The simulation's time the cursor asks for (ns since t = 0), -1 without one.
-    qint64 besideTarget() const { return m_beside ? m_besideTarget : -1; }
+    qint64 besideTarget() const { return m_trace->besideTarget(); }
     /// Calls `done` (from the event loop) once side B's simulated frame has reached the cursor's time.
-    void whenBesideReady(std::function<void()> done);
+    void whenBesideReady(std::function<void()> done) { m_trace->whenBesideReady(std::move(done)); }
     /// File > Simulate beside the trace: pick a scenario.
-    void besideSimDialog();
+    void besideSimDialog() { m_trace->besideSimDialog(); }
     /// File > Copy A/B table as text: the CLI's compare table of the run (schedlab-cli compare), or
     /// of the two traces shown (schedlab-cli compare-traces), made in the background; the result
     /// goes to the clipboard and compareTextCopied().
     void copyCompareText();
-    bool traceMode() const;
+    bool traceMode() const { return m_trace->active(); }
     /// File > Open trace: pick a file and a topology, read it in the background (cancellable).
-    void openTraceDialog();
+    void openTraceDialog() { m_trace->openTraceDialog(); }
 
     /// The shown trace's agreement report (null while it runs, after an error, or without a trace).
-    std::shared_ptr<const sched::AgreeReport> agreement() const;
-    bool agreementRunning() const;
+    std::shared_ptr<const sched::AgreeReport> agreement() const { return m_trace->agreement(); }
+    bool agreementRunning() const { return m_trace->agreementRunning(); }
     /// The cursor of the shown trace uses its TraceIndex (made in the background after showTrace()).
-    bool traceIndexed() const;
+    bool traceIndexed() const { return m_trace->traceIndexed(); }
     /// Why the agreement could not run ("" when it did or still runs).
-    QString agreementError() const;
+    QString agreementError() const { return m_trace->agreementError(); }
     /// Calls `done` from the GUI thread's event loop once the shown traces' agreements (A's, and
     /// B's when shown) have finished or failed (in the next turn when they already have).
-    void whenAgreed(std::function<void()> done);
+    void whenAgreed(std::function<void()> done) { m_trace->whenAgreed(std::move(done)); }
     /// "2089 decisions · agreement 96.8 % · moved: 61.9 % · stay-on-prev 95.5 % · 67 disagreements".
-    QString agreementSummary() const;
+    QString agreementSummary() const { return m_trace->agreementSummary(); }
     /// Disagreements of the shown trace, in time order.
-    int disagreementCount() const;
-    const sched::AgreeRow* disagreement(int index) const;
+    int disagreementCount() const { return m_trace->disagreementCount(); }
+    const sched::AgreeRow* disagreement(int index) const { return m_trace->disagreement(index); }
     /// Opens disagreement `index` (0-based, time order): the cursor moves to its waking, the
     /// timeline selects it, the inspector shows schedlab's path and the kernel's choice, and the
     /// heatmap marks both CPUs. False when there is no such disagreement.
-    bool openDisagreement(int index);
+    bool openDisagreement(int index) { return m_trace->openDisagreement(index); }
     /// The one being shown, -1 none (a cursor move elsewhere drops it).
-    int openedDisagreement() const { return m_openedDis; }
+    int openedDisagreement() const { return m_trace->openedDisagreement(); }
     /// Next (+1) or previous (-1) disagreement from the opened one or from the cursor.
-    void stepDisagreement(int direction);
-    TraceTimeline* traceTimeline() const { return m_timeline; }
+    void stepDisagreement(int direction) { m_trace->stepDisagreement(direction); }
+    TraceTimeline* traceTimeline() const { return m_trace->timeline(); }
 
     /// Widgets by name for tests and exports: "window", "heatmapA", "heatmapB", "rq", "rqB", "latency",
     /// "counters", "inspector".
@@ -193,7 +197,6 @@ private:
     void onFrame();
     /// Shows a frame in every view (from the simulation or from the trace cursor).
     void showFrame(std::shared_ptr<const Frame> f);
-    void leaveTrace();
     void setRunning(bool on);
     void addRecent(const QString& path);
     void updateRecentMenu();
@@ -231,51 +234,12 @@ private:
     QAction* m_exportTraceAct = nullptr;
     QMenu* m_recentMenu = nullptr;
     QMenu* m_viewMenu = nullptr;
-
-    // Trace mode (main_window_trace.cpp): side A a recorded trace, side B a second trace or a
-    // simulation beside it.
-    TraceSession* m_ta = nullptr;  ///< the trace shown instead of the simulation, if any
-    TraceSession* m_tb = nullptr;  ///< a second trace as side B
-    const TraceSide& traceA() const;
-    const TraceSide& traceSideB() const;
-    TraceBar* m_traceBar = nullptr;
-    TraceTimeline* m_timeline = nullptr;  ///< the trace bar's
-
-    void createTraceSessions();
-    void createTraceBar();
-    /// Heatmap B and rq plot B shown (a second trace or a simulation beside trace A) or not.
-    void showSideB(bool on);
-    /// Reads `path` on the thread pool with a progress dialog (a percentage for text traces;
-    /// Cancel stops the read); `done` gets the trace or the error ("" when cancelled).
-    void readTraceAsync(const QString& path, std::function<void(std::shared_ptr<const sched::Trace>, QString)> done);
-    /// Drops trace B or the simulation beside the trace (cancels B's replay and index).
-    void clearSideB();
-    void onAgreementA();
-    void onAgreementB();
-    /// An agreement finished: the trace bar, the frame's reasons, whenAgreed()'s callbacks.
-    void agreementsChanged();
-    void fireWhenAgreed();
-    void updateAgreeProgress();
-    QString traceStatus() const;
-    /// Posts the beside simulation's run to the cursor's relative time.
-    void requestBesideFrame();
-    bool besideReady() const;
-    void clearDisagreementMarks();
-
-    std::vector<std::function<void()>> m_whenAgreed;
-    int m_openedDis = -1;
-    bool m_knobsHiddenForTrace = false;  ///< showTrace hid the knobs dock; leaveTrace shows it again
-    /// Side B in trace mode: a simulation beside the trace.
-    std::optional<sched::Scenario> m_beside;
-    QString m_besidePath;
-    quint64 m_besideSeed = 0;
-    sched::Knobs m_besideKnobs;                           ///< the chosen variant's
-    qint64 m_besideTarget = 0;                            ///< the simulated time asked for (the cursor's relative time)
-    std::shared_ptr<const sched::Snapshot> m_besideSnap;  ///< its newest frame's side A
-    bool m_besideRunning = false;                         ///< its newest frame is still on its way to the target
-    std::vector<std::function<void()>> m_whenBeside;
     QAction* m_openTraceBAct = nullptr;
     QAction* m_besideAct = nullptr;
+
+    /// Trace mode (trace_mode.cpp): side A a recorded trace, side B a second trace or a
+    /// simulation beside it. The trace API above forwards to it.
+    TraceMode* m_trace = nullptr;
 };
 
 }  // namespace schedlab

@@ -7,6 +7,10 @@
 
 #include <QSaveFile>
 
+#include <nlohmann/json.hpp>
+
+#include <cstdlib>
+
 #include <memory>
 #include <ostream>
 #include <streambuf>
@@ -83,6 +87,29 @@ QString exportRunFtrace(const sched::Scenario& s, const sched::Knobs& knobs, std
     }
     if (buf.failed() || !f.commit()) return QStringLiteral("%1: cannot write (%2)").arg(path, f.errorString());
     return {};
+}
+
+QByteArray scenarioWithVariants(const sched::Scenario& s, const sched::Knobs& a, const sched::Knobs* b, std::uint64_t seed) {
+    nlohmann::ordered_json doc = nlohmann::ordered_json::parse(s.doc.dump());
+    nlohmann::ordered_json v;
+    const auto side = [](const sched::Knobs& k) {
+        nlohmann::ordered_json j;
+        j["preset"] = k.presetName;
+        for (const auto& d : k.diffFromBaseline()) {
+            const auto eq = d.find('=');
+            const std::string key = d.substr(0, eq), val = d.substr(eq + 1);
+            char* end = nullptr;
+            const long long n = std::strtoll(val.c_str(), &end, 10);
+            if (!val.empty() && end && *end == 0) j[key] = n;
+            else j[key] = val;
+        }
+        return j;
+    };
+    v["A"] = side(a);
+    if (b) v["B"] = side(*b);
+    doc["variants"] = v;
+    doc["seed"] = seed;
+    return QByteArray::fromStdString(doc.dump(2) + "\n");
 }
 
 QString saveFileAtomic(const QString& path, const QByteArray& data) {

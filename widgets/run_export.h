@@ -24,6 +24,10 @@ namespace schedlab {
 QString exportRunFtrace(const sched::Scenario& s, const sched::Knobs& knobs, std::uint64_t seed, std::int64_t untilNs, const QString& path,
                         const std::function<bool(std::int64_t)>& keepGoing = {});
 
+/// The scenario file File > Save scenario as… writes: `s`'s document with variants A (and B when
+/// given) as a preset plus the knobs that differ from baseline, and `seed`; indented JSON.
+QByteArray scenarioWithVariants(const sched::Scenario& s, const sched::Knobs& a, const sched::Knobs* b, std::uint64_t seed);
+
 /// Writes `data` to `path` through a temporary file renamed into place. Returns "" or a one-line error.
 QString saveFileAtomic(const QString& path, const QByteArray& data);
 
