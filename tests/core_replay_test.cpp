@@ -2,15 +2,17 @@
 // core_replay_test.cpp: decision agreement (docs/replay.md): the replay's test oracles on the recorded 6.1
 // sample, one synthetic case per non-decision class (docs/replay.md: Which wakings are decisions), and a simulated run.
 #include "replay/replay.h"
+#include "replay/rq_walk.h"
 #include "sim/scenario.h"
 #include "trace/trace.h"
 
 #include <gtest/gtest.h>
+#include <fmt/format.h>
 
-#include <map>
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
+#include <map>
 #include <sstream>
 #include <string>
 
@@ -29,7 +31,7 @@ const AgreeRow* rowAt(const AgreeReport& r, std::uint32_t line) {
     return nullptr;
 }
 
-TEST(Agree, RecordedSampleMeetsTheOraclesOfSection10) {
+TEST(Agree, RecordedSampleMeetsTheReplayOracles) {
     const sched::Trace t = sched::readFtraceText(kSample);
     const AgreeReport r = sched::agree(t, qemu(), sched::Knobs{});
     // 32-34: softirq waking on CPU 4, migrate 4 -> 7, wakeup from the IPI on 7: a decision, choice 7.
@@ -128,7 +130,7 @@ TEST(Agree, TheFinalReasonIndexCountsTheDecisionsUpToATime) {
     EXPECT_EQ(all, r.decisions);
 }
 
-TEST(Agree, EachNonDecisionClassOfSection4IsCountedAndAPlainWakingIsDecided) {
+TEST(Agree, EachWakingThatIsNotADecisionIsCountedByClassAndAPlainWakingIsDecided) {
     const std::string body =
         // task 200 runs on CPU 1 and sleeps; hb-100 on CPU 0 wakes it (a decision; the kernel keeps prev 1, idle).
         "          <idle>-0     [001] d..2.  1.000000: sched_switch: prev_comm=swapper/1 prev_pid=0 prev_prio=120 prev_state=R ==> next_comm=w "
@@ -360,3 +362,51 @@ TEST(Agree, ASimulatedRunExportedAsFtraceReplaysWithConsistentCrossChecks) {
 }
 
 }  // namespace
+
+namespace {
+// A TraceRqWalk whose hooks log what they see: the walk's rules alone.
+struct LoggedWalk : sched::TraceRqWalk<LoggedWalk> {
+    struct Rec {
+        bool runnable = false;
+        int cpu = -1;
+    };
+    std::map<std::int32_t, Rec> recs;
+    std::vector<int> nr = std::vector<int>(4, 0);
+    std::vector<std::string> log;
+    LoggedWalk() : TraceRqWalk(4) {}
+    Rec* findTask(std::int32_t pid) {
+        auto it = recs.find(pid);
+        return it == recs.end() ? nullptr : &it->second;
+    }
+    Rec& taskAt(std::int32_t pid, std::int64_t) { return recs[pid]; }
+    void beforeQueueChange(Rec&, std::int64_t) { log.push_back("touch"); }
+    void sleeping(Rec&, std::int64_t) { log.push_back("sleep"); }
+    void nrChanged(int c, std::int32_t pid, int d, std::int64_t) {
+        nr[std::size_t(c)] += d;
+        log.push_back(fmt::format("{}{}@{}", d > 0 ? '+' : '-', pid, c));
+    }
+};
+}  // namespace
+
+// The one runqueue walk of the replay and the trace cursor (rq_walk.h).
+TEST(TraceRqWalk, QueuesMovesAndDequeuesAsTheTracesEventsSay) {
+    LoggedWalk w;
+    w.enqueue(7, 1, 10);  // woken on CPU 1
+    w.enqueue(7, 1, 11);  // runs there: already queued, no change
+    EXPECT_EQ(w.nr, (std::vector<int>{0, 1, 0, 0}));
+    w.migrate(7, 3, 12);  // queued: moves
+    EXPECT_EQ(w.nr, (std::vector<int>{0, 0, 0, 1}));
+    w.dequeue(7, 13);  // sleeps
+    w.dequeue(7, 14);  // not queued: nothing, not even a touch
+    EXPECT_EQ(w.nr, (std::vector<int>{0, 0, 0, 0}));
+    w.migrate(7, 2, 15);  // not queued: only its CPU
+    EXPECT_EQ(w.recs[7].cpu, 2);
+    EXPECT_FALSE(w.recs[7].runnable);
+    w.enqueue(0, 1, 16);   // the idle tasks are never queued
+    w.enqueue(8, 4, 17);   // a CPU the machine does not have
+    w.enqueue(8, -1, 18);  // an unknown CPU
+    w.dequeue(9, 19);      // a task never seen
+    EXPECT_EQ(w.nr, (std::vector<int>{0, 0, 0, 0}));
+    EXPECT_EQ(w.recs.count(8), 0u);
+    EXPECT_EQ(w.log, (std::vector<std::string>{"touch", "+7@1", "touch", "touch", "-7@1", "+7@3", "touch", "sleep", "-7@3"}));
+}

@@ -3,6 +3,7 @@
 // The rules it follows are in docs/replay.md, cited by section heading.
 #include "replay/replay.h"
 #include "replay/replay_state.h"
+#include "replay/rq_walk.h"
 
 #include "kernel/pelt.h"
 #include "kernel/sched_state.h"
@@ -27,10 +28,11 @@ using namespace replay_detail;
 /// Pass 2 (docs/replay.md: Two passes): the trace's events applied in file order to the state they
 /// rebuild, and at each waking that is a placement decision, schedlab's try_to_wake_up() on that
 /// state, compared with the kernel's choice and, when they differ, classified (Disagreement classes).
-class Replay {
+class Replay : public TraceRqWalk<Replay> {
 public:
     Replay(const Trace& t, std::shared_ptr<const Topology> topo, const Knobs& knobs, const AgreeOptions& o, AgreeReport& rep)
-        : t(t),
+        : TraceRqWalk(topo->nrCpus()),
+          t(t),
           ev(t.events),
           rec(t.records),
           topo(topo),
@@ -124,34 +126,25 @@ private:
         return it == t.prio.end() ? 120 : it->second;
     }
     static void touch(RTask& r, std::int64_t now) { r.pelt.advance(now, r.running, r.runnable); }
-    void enqueue(std::int32_t pid, int c, std::int64_t now) {
-        if (c < 0 || c >= ncpu || pid == 0) return;
-        RTask& r = task(pid, now);
-        touch(r, now);
-        if (r.runnable && r.cpu == c) return;
-        if (r.runnable && r.cpu >= 0) {
-            --cpu[std::size_t(r.cpu)].nr;
-            if (prioOf(pid) >= 100) --cpu[std::size_t(r.cpu)].cfs;
-        }
-        r.runnable = true;
-        r.cpu = c;
-        ++cpu[std::size_t(c)].nr;
-        if (prioOf(pid) >= 100) ++cpu[std::size_t(c)].cfs;
-    }
-    void dequeue(std::int32_t pid, std::int64_t now) {
+    // TraceRqWalk's hooks (rq_walk.h): PELT catches up before a queue change, util_est at a
+    // sleeping dequeue, and the CPU's counts of queued tasks (CFS ones apart).
+    friend class TraceRqWalk<Replay>;
+    RTask* findTask(std::int32_t pid) {
         auto it = tasks.find(pid);
-        if (it == tasks.end() || !it->second.runnable) return;
-        RTask& r = it->second;
-        touch(r, now);
+        return it == tasks.end() ? nullptr : &it->second;
+    }
+    RTask& taskAt(std::int32_t pid, std::int64_t now) { return task(pid, now); }
+    void beforeQueueChange(RTask& r, std::int64_t now) { touch(r, now); }
+    void sleeping(RTask& r, std::int64_t) {
         if (knobs.UTIL_EST) {  // util_est_update() at a sleeping dequeue
             r.ue.util_avg = std::uint32_t(std::max(0.0, r.pelt.util));
             util_est_update_task(r.ue, knobs.UTIL_EST_FASTUP);
         }
-        r.runnable = r.running = false;
-        if (r.cpu >= 0 && r.cpu < ncpu) {
-            --cpu[std::size_t(r.cpu)].nr;
-            if (prioOf(pid) >= 100) --cpu[std::size_t(r.cpu)].cfs;
-        }
+        r.running = false;
+    }
+    void nrChanged(int c, std::int32_t pid, int d, std::int64_t) {
+        cpu[std::size_t(c)].nr += d;
+        if (prioOf(pid) >= 100) cpu[std::size_t(c)].cfs += d;
     }
     bool inGap(std::int64_t now) const {
         for (const TraceGap& g : t.gaps)
@@ -311,13 +304,11 @@ private:
         RTask& r = task(e.pid, now);
         touch(r, now);
         if (e.orig_cpu != e.target_cpu) r.exec_start = 0;  // enqueued with ENQUEUE_MIGRATED
-        if (r.runnable) {
-            enqueue(e.pid, e.target_cpu, now);
-            // attach_task() updates the destination's rq clock: clock_idle when it is idle.
-            if (e.target_cpu >= 0 && e.target_cpu < ncpu && cpu[std::size_t(e.target_cpu)].curr == 0) cpu[std::size_t(e.target_cpu)].clock_idle = now;
-        } else {
-            r.cpu = e.target_cpu;
-        }
+        const bool queued = r.runnable;
+        migrate(e.pid, e.target_cpu, now);
+        // attach_task() updates the destination's rq clock: clock_idle when it is idle.
+        if (queued && e.target_cpu >= 0 && e.target_cpu < ncpu && cpu[std::size_t(e.target_cpu)].curr == 0)
+            cpu[std::size_t(e.target_cpu)].clock_idle = now;
     }
 
     void onFork(const SchedEvent& e, std::int64_t now) {

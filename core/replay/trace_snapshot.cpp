@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 // trace_snapshot.cpp: a Snapshot from a trace at a cursor time (see trace_snapshot.h).
 #include "replay/trace_snapshot.h"
+#include "replay/rq_walk.h"
 
 #include "sim/engine.h"
 #include "util/pid_table.h"
@@ -15,7 +16,7 @@ namespace sched {
 // The state of a trace replayed in file order up to some event: what a Snapshot is made of.
 // traceSnapshot() runs it from the first event; TraceIndex keeps copies every few thousand
 // events and runs it from the nearest one.
-struct TraceWalker {
+struct TraceWalker : TraceRqWalk<TraceWalker> {
     struct TaskState {
         std::int64_t waking = -1;  ///< pending sched_waking time (latency start)
         std::int16_t cpu = -1;
@@ -38,7 +39,8 @@ struct TraceWalker {
     std::int64_t latency_from = INT64_MIN;
 
     TraceWalker(int ncpus, std::int64_t first)
-        : n(ncpus),
+        : TraceRqWalk(ncpus),
+          n(ncpus),
           t0(first),
           nr(std::size_t(ncpus), 0),
           curr(std::size_t(ncpus), 0),
@@ -62,15 +64,12 @@ struct TraceWalker {
         account(c, now);
         nr[std::size_t(c)] = std::max(0, nr[std::size_t(c)] + d);
     }
-    void enqueue(std::int32_t pid, int c, std::int64_t now) {
-        if (pid == 0 || c < 0 || c >= n) return;
-        TaskState& ts = tasks[pid];
-        if (ts.runnable && ts.cpu == c) return;
-        if (ts.runnable) setNr(ts.cpu, -1, now);
-        ts.runnable = true;
-        ts.cpu = std::int16_t(c);
-        setNr(c, +1, now);
-    }
+    // TraceRqWalk's hooks: the queue counts feed the rq-length areas; no PELT here.
+    TaskState* findTask(std::int32_t pid) { return &tasks[pid]; }
+    TaskState& taskAt(std::int32_t pid, std::int64_t) { return tasks[pid]; }
+    void beforeQueueChange(TaskState&, std::int64_t) {}
+    void sleeping(TaskState&, std::int64_t) {}
+    void nrChanged(int c, std::int32_t, int d, std::int64_t now) { setNr(c, d, now); }
 
     /// Applies one event; migrations at or after `arrowFrom` go to `migs` (when given).
     void apply(const SchedEvent& e, const TraceRecord& rec, const Topology& topo, std::int64_t arrowFrom, std::vector<MigrationView>* migs) {
@@ -109,11 +108,7 @@ struct TraceWalker {
         case EvKind::sched_switch: {
             account(c, e.time);
             ++ctx_switches;
-            if (e.pid && e.prev_state != 'R') {
-                TaskState& ts = tasks[e.pid];
-                if (ts.runnable) setNr(ts.cpu, -1, e.time);
-                ts.runnable = false;
-            }
+            if (e.pid && e.prev_state != 'R') dequeue(e.pid, e.time);
             if (e.pid2) {
                 enqueue(e.pid2, c, e.time);
                 TaskState& ts = tasks[e.pid2];
@@ -137,17 +132,11 @@ struct TraceWalker {
             ++migrations_by_cause[std::size_t(cause)];
             if (migs && e.time >= arrowFrom && e.orig_cpu >= 0 && e.orig_cpu < n && e.target_cpu >= 0 && e.target_cpu < n)
                 migs->push_back({e.time, e.pid, e.orig_cpu, e.target_cpu, cause, distClass(topo, e.orig_cpu, e.target_cpu)});
-            if (ts.runnable) enqueue(e.pid, e.target_cpu, e.time);
-            else ts.cpu = std::int16_t(e.target_cpu);
+            migrate(e.pid, e.target_cpu, e.time);
             break;
         }
         case EvKind::cpu_idle: cstate[std::size_t(c)] = e.state == PWR_EVENT_EXIT ? -1 : int(std::min<std::uint32_t>(e.state, 127)); break;
-        case EvKind::sched_process_exit: {
-            TaskState& ts = tasks[e.pid];
-            if (ts.runnable) setNr(ts.cpu, -1, e.time);
-            ts.runnable = false;
-            break;
-        }
+        case EvKind::sched_process_exit: dequeue(e.pid, e.time); break;
         case EvKind::sched_process_fork: break;
         }
     }
