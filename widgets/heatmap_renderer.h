@@ -44,6 +44,10 @@ public:
     double legendValueToX(const QRect& target, double v, const HeatmapScene& sc) const;
 
 private:
+    static constexpr int kLegendBarPx = 10;      ///< height of the colour bar
+    static constexpr int kLegendBarMaxPx = 280;  ///< widest colour bar
+    static QColor toQColor(Rgb c) { return QColor(c.r, c.g, c.b); }
+
     /// Everything that depends only on the topology, the target size and the font.
     struct Geometry {
         QRect target;
