@@ -8,6 +8,7 @@
 #include "main_window.h"
 #include "replay/replay.h"
 #include "progress_job.h"
+#include "recent_menu.h"
 #include "rq_plot.h"
 #include "run_export.h"
 #include "replay/trace_compare.h"
@@ -33,6 +34,7 @@
 #include <QMouseEvent>
 #include <QProgressDialog>
 #include <QPushButton>
+#include <QSettings>
 #include <QTableWidget>
 #include <QTemporaryDir>
 #include <QThread>
@@ -686,6 +688,28 @@ TEST(MainWindow, AJobBehindAProgressDialogReportsItsResultOrItsCancel) {
     ASSERT_TRUE(waitFor([&] { return got >= 0; }));
     EXPECT_EQ(got, 7);
     EXPECT_TRUE(cancelled);
+}
+
+TEST(MainWindow, RecentFilesAreNewestFirstOnceEachAtMostEightAndPickable) {
+    QSettings().remove(QStringLiteral("recentFiles"));
+    RecentMenu m(QStringLiteral("recent"), nullptr);
+    EXPECT_FALSE(m.isEnabled());  // nothing yet
+    for (int i = 0; i < 10; ++i) m.add(QStringLiteral("/x/s%1.json").arg(i));
+    m.add(QStringLiteral("/x/s5.json"));  // again: moves to the front, not twice
+    const QStringList r = QSettings().value(QStringLiteral("recentFiles")).toStringList();
+    ASSERT_EQ(r.size(), RecentMenu::kMax);
+    EXPECT_EQ(r.front(), QStringLiteral("/x/s5.json"));
+    EXPECT_EQ(r.count(QStringLiteral("/x/s5.json")), 1);
+    EXPECT_EQ(r.back(), QStringLiteral("/x/s2.json"));  // s0 and s1 dropped off
+    ASSERT_EQ(m.actions().size(), RecentMenu::kMax);
+    EXPECT_EQ(m.actions().front()->text(), QStringLiteral("s5.json"));
+    QString picked;
+    QObject::connect(&m, &RecentMenu::picked, [&](const QString& p) { picked = p; });
+    m.actions()[1]->trigger();
+    EXPECT_EQ(picked, QStringLiteral("/x/s9.json"));
+    RecentMenu again(QStringLiteral("recent"), nullptr);  // the next run's window
+    EXPECT_EQ(again.actions().size(), RecentMenu::kMax);
+    QSettings().remove(QStringLiteral("recentFiles"));
 }
 
 TEST(KnobPanel, ControlsMapToTheNamedKnobsOfTheEditedSide) {

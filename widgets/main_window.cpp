@@ -9,6 +9,7 @@
 #include "decision_inspector.h"
 #include "knob_panel.h"
 #include "progress_job.h"
+#include "recent_menu.h"
 #include "latency_plot.h"
 #include "rq_plot.h"
 #include "run_bar.h"
@@ -74,12 +75,6 @@
 #include <cstdlib>
 
 namespace schedlab {
-namespace {
-
-constexpr int kMaxRecent = 8;
-
-}  // namespace
-
 MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent) {
     setWindowTitle(QStringLiteral("schedlab"));
     setObjectName(QStringLiteral("MainWindow"));
@@ -98,17 +93,7 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent) {
     connect(m_sim->worker(), &SimWorker::error, this, [this](const QString& m) { statusBar()->showMessage(m, 8000); });
     connect(m_sim->worker(), &SimWorker::fastForwardProgress, this, [this](qint64 now, qint64 target, double rate, bool done) {
         emit fastForwardProgress(now, target, rate, done);
-        if (done) {
-            statusBar()->showMessage(
-                tr("Fast-forwarded to %1 s simulated (%2 simulated ms per second)").arg(double(now) / 1e9, 0, 'f', 3).arg(rate / 1e6, 0, 'f', 1),
-                8000);
-            return;
-        }
-        statusBar()->showMessage(tr("Fast-forward: %1 of %2 s simulated (%3 %), %4 simulated ms per second; Space stops")
-                                     .arg(double(now) / 1e9, 0, 'f', 3)
-                                     .arg(double(target) / 1e9, 0, 'f', 3)
-                                     .arg(target > 0 ? 100.0 * double(now) / double(target) : 0.0, 0, 'f', 0)
-                                     .arg(rate / 1e6, 0, 'f', 1));
+        statusBar()->showMessage(RunBar::fastForwardText(now, target, rate, done), done ? 8000 : 0);
     });
     createViews();
     createActions();
@@ -131,7 +116,6 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent) {
     QSettings st;
     restoreGeometry(st.value(QStringLiteral("window/geometry")).toByteArray());
     restoreState(st.value(QStringLiteral("window/state")).toByteArray());
-    updateRecentMenu();
 }
 
 MainWindow::~MainWindow() {
@@ -315,7 +299,12 @@ void MainWindow::createMenus() {
     m_besideAct = file->addAction(tr("Si&mulate beside the trace…"), this, [this] { besideSimDialog(); });
     m_besideAct->setToolTip(tr("Side B: a scenario on the trace's machine, run to the cursor's time"));
     m_besideAct->setEnabled(false);
-    m_recentMenu = file->addMenu(tr("Open &recent"));
+    m_recentMenu = new RecentMenu(tr("Open &recent"), this);
+    file->addMenu(m_recentMenu);
+    connect(m_recentMenu, &RecentMenu::picked, this, [this](const QString& p) {
+        const QString err = openScenario(p);
+        if (!err.isEmpty()) QMessageBox::warning(this, tr("Cannot open scenario"), err);
+    });
     file->addAction(tr("&Save scenario as…"), QKeySequence::Save, this, [this] { saveScenario(); });
     file->addSeparator();
     file->addAction(tr("&Export window…"), QKeySequence(Qt::CTRL | Qt::Key_E), this, [this] { exportDialog(nullptr); });
@@ -373,7 +362,7 @@ QString MainWindow::openScenario(const QString& path, const StartOptions& o) {
 
 void MainWindow::openScenario(const sched::Scenario& s, const QString& path, const StartOptions& o) {
     m_scenarioPath = path;
-    addRecent(QFileInfo(path).absoluteFilePath());
+    m_recentMenu->add(QFileInfo(path).absoluteFilePath());
     start(s, o);
 }
 
@@ -695,29 +684,7 @@ void MainWindow::saveScenario() {
         return;
     }
     m_scenarioPath = p;
-    addRecent(p);
-}
-
-void MainWindow::addRecent(const QString& path) {
-    QSettings st;
-    QStringList r = st.value(QStringLiteral("recentFiles")).toStringList();
-    r.removeAll(path);
-    r.prepend(path);
-    while (r.size() > kMaxRecent) r.removeLast();
-    st.setValue(QStringLiteral("recentFiles"), r);
-    updateRecentMenu();
-}
-
-void MainWindow::updateRecentMenu() {
-    if (!m_recentMenu) return;
-    m_recentMenu->clear();
-    const QStringList r = QSettings().value(QStringLiteral("recentFiles")).toStringList();
-    for (const QString& p : r)
-        m_recentMenu->addAction(QFileInfo(p).fileName(), this, [this, p] {
-            const QString err = openScenario(p);
-            if (!err.isEmpty()) QMessageBox::warning(this, tr("Cannot open scenario"), err);
-        });
-    m_recentMenu->setEnabled(!r.isEmpty());
+    m_recentMenu->add(p);
 }
 
 }  // namespace schedlab

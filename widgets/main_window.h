@@ -34,6 +34,7 @@ class CountersPlot;
 class DecisionInspector;
 class KnobPanel;
 class LatencyPlot;
+class RecentMenu;
 class RqPlot;
 class RunBar;
 class TopologyHeatmap;
@@ -198,8 +199,6 @@ private:
     /// Shows a frame in every view (from the simulation or from the trace cursor).
     void showFrame(std::shared_ptr<const Frame> f);
     void setRunning(bool on);
-    void addRecent(const QString& path);
-    void updateRecentMenu();
     void exportDialog(QWidget* w);
     void exportTraceDialog();
     void exportRqCsvDialog();
@@ -232,7 +231,7 @@ private:
     QLabel* m_delta = nullptr;
     RunBar* m_runBar = nullptr;
     QAction* m_exportTraceAct = nullptr;
-    QMenu* m_recentMenu = nullptr;
+    RecentMenu* m_recentMenu = nullptr;
     QMenu* m_viewMenu = nullptr;
     QAction* m_openTraceBAct = nullptr;
     QAction* m_besideAct = nullptr;

@@ -17,6 +17,9 @@ class RunBar : public QToolBar {
 
 public:
     explicit RunBar(QWidget* parent);
+    /// The status line of a fast-forward: its progress while it runs (simulated time, share,
+    /// simulated ms per wall second), its end when `done`.
+    static QString fastForwardText(qint64 now, qint64 target, double simNsPerWallS, bool done);
 
     /// The Play action shows Pause while running.
     void setPlaying(bool on);
