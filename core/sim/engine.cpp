@@ -559,7 +559,9 @@ int Engine::spawn(std::uint16_t workload, const std::string& comm, int mm, int p
     SimTask& p = m_tasks.emplace_back();
     p.t.pid = 1000 + id;
     m_comm.emplace_back(comm);
-    p.t.setAffinity(m_cfg.topo->allCpus());
+    // The workload's taskset mask (cpus_ptr), else every CPU.
+    const CpuMask* allowed = workload < m_workloads.size() ? m_workloads[workload]->cpus() : nullptr;
+    p.t.setAffinity(allowed ? *allowed : m_cfg.topo->allCpus());
     p.workload = workload;
     p.role = role;
     p.idx = idx;
@@ -570,7 +572,10 @@ int Engine::spawn(std::uint16_t workload, const std::string& comm, int mm, int p
     p.t.avg.last_update_time = 0;  // not attached yet
     p.t.avg.load_avg = 1024;
     p.t.avg.load_sum = std::uint64_t(LOAD_AVG_MAX - 1024);
-    const int pcpu = parent >= 0 ? m_tasks[parent].t.cpu : 0;
+    int pcpu = parent >= 0 ? m_tasks[parent].t.cpu : 0;
+    // A workload's first task starts on an allowed CPU, as taskset's sched_setaffinity() moves
+    // itself there before exec (__set_cpus_allowed_ptr()).
+    if (!p.t.cpus_ptr->test(pcpu)) pcpu = p.t.cpus_ptr->first();
     p.t.cpu = pcpu;
     p.t.wake_cpu = pcpu;
     p.t.recent_used_cpu = pcpu;

@@ -99,6 +99,10 @@ public:
     virtual double messages() const { return -1; }
     /// Background workloads do not hold the simulation open.
     virtual bool background() const { return false; }
+    /// `taskset -c`: the CPUs its tasks may run on (their cpus_ptr), null for every CPU. Set
+    /// before start(); spawn() gives it to every task of the workload.
+    void setCpus(const CpuMask* m) { m_cpus = m; }
+    const CpuMask* cpus() const { return m_cpus; }
 
     // --- Exact coalescing (engine.h, "Coalescing") -----------------------------
     /// Called after step() returned Run (the task keeps running, no reschedule pending):
@@ -110,6 +114,9 @@ public:
     /// The plan of `t` ended: its first `done` planned steps happened (keys before the
     /// current event's), the rest never will; t's next step() is its next real step.
     virtual void planEnded(Engine&, SimTask&, int done) { (void)done; }
+
+private:
+    const CpuMask* m_cpus = nullptr;
 };
 
 /// The order key of a planned (virtual) burst end: the event it stands for would have been

@@ -19,14 +19,40 @@ int intIn(const Obj& o, const std::string& k, int lo, int hi, int def) { return 
 
 }  // namespace
 
+namespace {
+
+// "cpus": a cpulist as taskset -c takes it ("0-7,128-135"); its syntax here, whether the
+// machine has those CPUs once the topology is known (checkWorkloadCpus). Kept normalised.
+std::string cpusFromJson(Obj& o, const std::string& file, const std::string& key) {
+    const auto text = o.str("cpus");
+    if (!text) return {};
+    std::string err;
+    const auto m = CpuMask::parseList(*text, kMaxCpus, &err);
+    if (!m) throw InputError(file, key + ".cpus", err + " (a cpulist as taskset -c takes it, e.g. \"0-7,128-135\")");
+    if (m->empty()) throw InputError(file, key + ".cpus", "is empty: the workload's tasks could run nowhere");
+    return m->toList();
+}
+
+}  // namespace
+
+const std::string& workloadCpus(const WorkloadParams& w) {
+    return std::visit([](const auto& p) -> const std::string& { return p.cpus; }, w);
+}
+
+std::string tasksetPrefix(const WorkloadParams& w) {
+    const std::string& c = workloadCpus(w);
+    return c.empty() ? std::string() : "taskset -c " + c + " ";
+}
+
 WorkloadParams workloadFromJson(const json& v, const std::string& file, const std::string& key) {
     if (!v.is_object()) throw InputError(file, key, "must be an object with a \"type\"");
     if (!v.contains("type") || !v["type"].is_string())
         throw InputError(file, key + ".type", "missing (hackbench, perf-messaging, schbench, schbench-classic, stress, tbench, netperf-rr)");
     const std::string type = v["type"].get<std::string>();
     if (type == "hackbench" || type == "perf-messaging") {
-        Obj o(v, file, key, {"type", "groups", "fds", "loops", "datasize", "threads", "pipe", "hot_set_bytes"});
+        Obj o(v, file, key, {"type", "groups", "fds", "loops", "datasize", "threads", "pipe", "hot_set_bytes", "cpus"});
         HackbenchParams p;
+        p.cpus = cpusFromJson(o, file, key);
         p.perf = type == "perf-messaging";
         p.groups = intIn(o, "groups", 1, 4096, p.groups);
         p.fds = intIn(o, "fds", 1, 1024, p.fds);
@@ -40,8 +66,10 @@ WorkloadParams workloadFromJson(const json& v, const std::string& file, const st
     }
     if (type == "schbench" || type == "schbench-classic") {
         Obj o(v, file, key,
-              {"type", "message_threads", "workers", "runtime_s", "warmup_s", "sleep_us", "cputime_us", "ops", "op_ns", "footprint_kb", "cpu_lock"});
+              {"type", "message_threads", "workers", "runtime_s", "warmup_s", "sleep_us", "cputime_us", "ops", "op_ns", "footprint_kb", "cpu_lock",
+               "cpus"});
         SchbenchParams p;
+        p.cpus = cpusFromJson(o, file, key);
         p.v2023 = type == "schbench";
         if (p.v2023) {
             p.message_threads = 1;
@@ -62,16 +90,18 @@ WorkloadParams workloadFromJson(const json& v, const std::string& file, const st
         return p;
     }
     if (type == "stress") {
-        Obj o(v, file, key, {"type", "workers", "load", "slice_ms"});
+        Obj o(v, file, key, {"type", "workers", "load", "slice_ms", "cpus"});
         StressParams p;
+        p.cpus = cpusFromJson(o, file, key);
         p.workers = intIn(o, "workers", 0, 65536, p.workers);
         p.load = intIn(o, "load", 1, 100, p.load);
         p.slice_ms = o.i64("slice_ms", 0, 100000).value_or(p.slice_ms);
         return p;
     }
     if (type == "tbench" || type == "netperf-rr") {
-        Obj o(v, file, key, {"type", "pairs", "runtime_s", "warmup_s", "client_ns", "server_ns", "bytes"});
+        Obj o(v, file, key, {"type", "pairs", "runtime_s", "warmup_s", "client_ns", "server_ns", "bytes", "cpus"});
         PingPongParams p;
+        p.cpus = cpusFromJson(o, file, key);
         p.netperf = type == "netperf-rr";
         p.pairs = intIn(o, "pairs", 1, 65536, p.pairs);
         p.runtime_s = o.number("runtime_s", 0.001, 3600).value_or(p.runtime_s);
@@ -86,15 +116,15 @@ WorkloadParams workloadFromJson(const json& v, const std::string& file, const st
 }
 
 std::string workloadCommand(const WorkloadParams& w) {
-    return std::visit(
-        [](const auto& p) -> std::string {
-            using T = std::decay_t<decltype(p)>;
-            if constexpr (std::is_same_v<T, HackbenchParams>) return makeHackbench(p, 0)->commandLine();
-            else if constexpr (std::is_same_v<T, SchbenchParams>) return makeSchbench(p, 0)->commandLine();
-            else if constexpr (std::is_same_v<T, PingPongParams>) return makePingPong(p, 0)->commandLine();
-            else return makeStress(p, 0)->commandLine();
-        },
-        w);
+    return tasksetPrefix(w) + std::visit(
+                                  [](const auto& p) -> std::string {
+                                      using T = std::decay_t<decltype(p)>;
+                                      if constexpr (std::is_same_v<T, HackbenchParams>) return makeHackbench(p, 0)->commandLine();
+                                      else if constexpr (std::is_same_v<T, SchbenchParams>) return makeSchbench(p, 0)->commandLine();
+                                      else if constexpr (std::is_same_v<T, PingPongParams>) return makePingPong(p, 0)->commandLine();
+                                      else return makeStress(p, 0)->commandLine();
+                                  },
+                                  w);
 }
 
 Scenario parseScenario(const json& doc, const std::string& file, const std::string& baseDir) {
@@ -112,7 +142,21 @@ Scenario parseScenario(const json& doc, const std::string& file, const std::stri
     if (!top.has("workloads")) throw InputError(file, "workloads", "missing (a list of workloads)");
     const json& wl = top.at("workloads");
     if (!wl.is_array() || wl.empty()) throw InputError(file, "workloads", "must be a non-empty list");
-    for (std::size_t i = 0; i < wl.size(); ++i) s.workloads.push_back(workloadFromJson(wl[i], file, fmt::format("workloads[{}]", i)));
+    for (std::size_t i = 0; i < wl.size(); ++i) {
+        const std::string key = fmt::format("workloads[{}]", i);
+        s.workloads.push_back(workloadFromJson(wl[i], file, key));
+        // taskset -c on this machine: every CPU named must exist.
+        if (const std::string& c = workloadCpus(s.workloads.back()); !c.empty()) {
+            const CpuMask m = *CpuMask::parseList(c, kMaxCpus, nullptr);
+            const CpuMask& all = s.topo->allCpus();
+            int outside = -1;
+            m.forEach([&](int cpu) {
+                if (outside < 0 && !all.test(cpu)) outside = cpu;
+            });
+            if (outside >= 0)
+                throw InputError(file, key + ".cpus", fmt::format("CPU {} is not on {} ({} CPUs)", outside, s.topo->name(), s.topo->nrCpus()));
+        }
+    }
     // Variants: {"A": knobs, "B": knobs} in file order, or a list of {"name":..., "knobs":...}.
     if (top.has("variants")) {
         const json& v = top.at("variants");
@@ -233,6 +277,8 @@ std::unique_ptr<Engine> buildEngine(const Scenario& s, const Knobs& k, const Cos
                 else e->addWorkload(makeStress(p, idx));
             },
             s.workloads[i]);
+        if (const std::string& c = workloadCpus(s.workloads[i]); !c.empty())
+            e->workloads().back()->setCpus(CpuMask::intern(*CpuMask::parseList(c, kMaxCpus, nullptr)));
     }
     return e;
 }
@@ -259,6 +305,7 @@ std::vector<WorkloadReport> workloadReports(const Engine& e) {
     for (const auto& w : e.workloads()) {
         WorkloadReport rep;
         w->report(e, rep);
+        if (const CpuMask* m = w->cpus()) rep.command.insert(0, "taskset -c " + m->toList() + " ");
         out.push_back(std::move(rep));
     }
     return out;

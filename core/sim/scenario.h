@@ -50,8 +50,11 @@ Scenario loadScenario(const std::string& path);
 
 /// One workload's parameters from JSON (used by the scenario and the GUI).
 WorkloadParams workloadFromJson(const nlohmann::json& v, const std::string& file, const std::string& key);
-/// The workload's command line, e.g. "hackbench -g 32 -f 20 --threads --pipe -l 100 -s 100".
+/// The workload's command line, e.g. "hackbench -g 32 -f 20 --threads --pipe -l 100 -s 100"
+/// ("taskset -c 0-7 hackbench ..." with a `cpus` mask).
 std::string workloadCommand(const WorkloadParams& w);
+/// The workload's `cpus` cpulist (taskset -c), "" for every CPU.
+const std::string& workloadCpus(const WorkloadParams& w);
 
 struct RunOptions {
     std::uint64_t seed = 1;

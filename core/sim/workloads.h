@@ -23,6 +23,7 @@ struct HackbenchParams {
     bool pipe = false;         ///< -p (else AF_UNIX stream sockets)
     bool perf = false;         ///< print as `perf bench sched messaging`
     std::int64_t hot_set = 0;  ///< bytes; 0 = cost model default
+    std::string cpus;          ///< `taskset -c` cpulist its tasks may run on; "" = every CPU
 };
 
 struct SchbenchParams {
@@ -37,12 +38,14 @@ struct SchbenchParams {
     std::int64_t op_ns = 600000;      ///< 2023: one matrix op over -F KB (calibrated: RPS ~305 per worker)
     std::int64_t footprint_kb = 256;  ///< 2023: -F (the hot set)
     bool cpu_lock = true;             ///< 2023: the per-CPU lock around the matrix work (false = -L)
+    std::string cpus;                 ///< `taskset -c` cpulist its tasks may run on; "" = every CPU
 };
 
 struct StressParams {
     int workers = 0;            ///< --cpu N (0 = number of CPUs)
     int load = 50;              ///< --cpu-load P (1..100)
     std::int64_t slice_ms = 0;  ///< --cpu-load-slice; 0 = random busy period up to 500 ms
+    std::string cpus;           ///< `taskset -c` cpulist its tasks may run on; "" = every CPU
 };
 
 /// tbench/netperf-RR-like buddy pairs (docs/workloads.md: Workloads): each client sends a request to its
@@ -55,6 +58,7 @@ struct PingPongParams {
     std::int64_t server_ns = 4000;  ///< server CPU per transaction, estimate
     std::int64_t bytes = 4096;      ///< payload per transaction (for MB/sec)
     bool netperf = false;           ///< print as netperf TCP_RR (transactions/s) instead of tbench (MB/sec)
+    std::string cpus;               ///< `taskset -c` cpulist its tasks may run on; "" = every CPU
 };
 
 std::unique_ptr<Workload> makeHackbench(const HackbenchParams& p, std::uint16_t index);

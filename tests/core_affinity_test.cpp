@@ -1,0 +1,143 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+// core_affinity_test.cpp: a workload's `cpus` (taskset -c) is every one of its tasks' cpus_ptr,
+// honoured by every placement and balancing path: no task ever runs on, is woken onto or is
+// migrated to a CPU outside its mask, whatever the mask; bad masks are one line.
+#include "sim/scenario.h"
+#include "test_scenarios.h"
+#include "util/input_error.h"
+#include "util/rng.h"
+
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include <fmt/format.h>
+
+#include <map>
+#include <string>
+#include <vector>
+
+using namespace sched;
+
+namespace {
+
+// A random non-empty cpulist on a machine of n CPUs: a few ranges, sometimes one CPU.
+std::string randomMask(Rng& r, int n) {
+    CpuMask m;
+    const int ranges = 1 + int(r.below(3));
+    for (int k = 0; k < ranges; ++k) {
+        const int a = int(r.below(std::uint64_t(n)));
+        const int len = r.below(4) == 0 ? 1 : 1 + int(r.below(std::uint64_t(std::max(1, n / 4))));
+        for (int c = a; c < std::min(n, a + len); ++c) m.set(c);
+    }
+    return m.toList();
+}
+
+struct Observed {
+    std::uint64_t switches = 0, wakeups = 0, migrations = 0;
+};
+
+// Runs `s` and checks every sched_switch in, wakeup and migration against the task's mask.
+Observed runAndCheck(const Scenario& s, const std::string& what) {
+    std::vector<SchedEvent> ev;
+    RunOptions o;
+    o.event_sink = [&](const SchedEvent& e) { ev.push_back(e); };
+    o.check_invariants = true;
+    RunResult r = runScenario(s, s.variants.front(), s.cost, o);
+    const Engine& e = *r.engine;
+    std::map<std::int32_t, const CpuMask*> mask;
+    for (int id = 0; id < e.taskCount(); ++id) mask[e.task(id).t.pid] = e.task(id).t.cpus_ptr;
+    auto allowed = [&](std::int32_t pid, int cpu) {
+        const auto it = mask.find(pid);
+        return it == mask.end() || it->second->test(cpu);  // not a workload task (swapper)
+    };
+    Observed seen;
+    for (const SchedEvent& x : ev) {
+        switch (x.kind) {
+        case EvKind::sched_switch:
+            if (x.pid2 != 0) {
+                ++seen.switches;
+                EXPECT_TRUE(allowed(x.pid2, x.cpu)) << what << ": pid " << x.pid2 << " runs on CPU " << x.cpu << " at " << x.time;
+            }
+            break;
+        case EvKind::sched_wakeup:
+        case EvKind::sched_wakeup_new:
+            ++seen.wakeups;
+            EXPECT_TRUE(allowed(x.pid, x.target_cpu)) << what << ": pid " << x.pid << " woken onto CPU " << x.target_cpu << " at " << x.time;
+            break;
+        case EvKind::sched_migrate_task:
+            ++seen.migrations;
+            EXPECT_TRUE(allowed(x.pid, x.target_cpu)) << what << ": pid " << x.pid << " migrated to CPU " << x.target_cpu << " at " << x.time;
+            break;
+        default: break;
+        }
+    }
+    return seen;
+}
+
+}  // namespace
+
+// A property over random masks: hackbench (wakeups, forks, balancing), schbench (timers, futex
+// wakeups), stress (CPU hogs the balancer moves) and tbench pairs, two workloads with different
+// masks at once, on machines with SMT, several LLCs and NUMA nodes.
+TEST(Affinity, NoTaskEverRunsIsWokenOrIsMovedOutsideItsMask) {
+    Rng rng(20261205);
+    std::uint64_t migrations = 0;
+    for (const char* topo : {"qemu-2s2c2t", "i7-4790", "milan-2s"}) {
+        const int n = Topology::preset(topo).nrCpus();
+        for (int round = 0; round < 3; ++round) {
+            const std::string m1 = randomMask(rng, n), m2 = randomMask(rng, n), m3 = randomMask(rng, n);
+            const std::string text = fmt::format(
+                R"({{"topology": "{}", "seed": {}, "stop": {{"sim_time_s": 0.03}}, "workloads": [
+                    {{"type": "hackbench", "groups": 2, "fds": 5, "threads": true, "pipe": true, "loops": 200, "cpus": "{}"}},
+                    {{"type": "stress", "workers": 6, "load": 70, "cpus": "{}"}},
+                    {{"type": "tbench", "pairs": 3, "runtime_s": 0.02, "warmup_s": 0, "cpus": "{}"}}]}})",
+                topo, round + 1, m1, m2, m3);
+            const Observed seen = runAndCheck(scenario(text), fmt::format("{} round {} masks {} / {} / {}", topo, round, m1, m2, m3));
+            EXPECT_GT(seen.switches, 100u);
+            EXPECT_GT(seen.wakeups, 10u);
+            migrations += seen.migrations;
+        }
+        const std::string sm = randomMask(rng, n);
+        runAndCheck(
+            scenario(fmt::format(R"({{"topology": "{}", "stop": {{"sim_time_s": 0.02}}, "workloads": [{{"type": "schbench", "message_threads": 2,
+                                             "workers": 4, "runtime_s": 0.02, "cpus": "{}"}}]}})",
+                                 topo, sm)),
+            fmt::format("{} schbench mask {}", topo, sm));
+    }
+    EXPECT_GT(migrations, 50u);  // the balancer and the wakeup path did move tasks, within their masks
+}
+
+// The mask is the workload's: its tasks fill the allowed CPUs and nothing else; the report and
+// the command line say taskset -c.
+TEST(Affinity, PinnedHackbenchUsesOnlyItsCpusAndSaysSo) {
+    const Scenario s = scenario(R"({"topology": "milan-2s", "workloads": [{"type": "perf-messaging", "groups": 1, "fds": 20, "threads": true,
+                                    "pipe": true, "loops": 300, "cpus": "0-7,128-135"}]})");
+    EXPECT_EQ(workloadCommand(s.workloads[0]), "taskset -c 0-7,128-135 perf bench sched messaging -g 1 -l 300 -t -p");
+    RunOptions o;
+    RunResult r = runScenario(s, s.variants.front(), s.cost, o);
+    ASSERT_EQ(r.reports.size(), 1u);
+    EXPECT_EQ(r.reports[0].command.rfind("taskset -c 0-7,128-135 perf bench", 0), 0u) << r.reports[0].command;
+    const Engine& e = *r.engine;
+    const CpuMask want = *CpuMask::parseList("0-7,128-135", kMaxCpus, nullptr);
+    for (int id = 0; id < e.taskCount(); ++id) EXPECT_TRUE(*e.task(id).t.cpus_ptr == want) << "task " << id;
+    // Without the key: every CPU, and the command as before.
+    const Scenario all = scenario(R"({"topology": "milan-2s", "workloads": [{"type": "perf-messaging", "groups": 1, "loops": 10}]})");
+    EXPECT_EQ(workloadCommand(all.workloads[0]).rfind("perf bench", 0), 0u);
+}
+
+TEST(Affinity, ABadMaskIsOneLineNamingTheKey) {
+    auto error = [](const std::string& cpus) {
+        try {
+            scenario(R"({"topology": "i7-4790", "workloads": [{"type": "stress", "workers": 2}, {"type": "hackbench", "cpus": )" + cpus + "}]}");
+        } catch (const InputError& e) {
+            return std::string(e.what());
+        }
+        return std::string("accepted");
+    };
+    EXPECT_EQ(error(R"("0-3,9")"), "test.json: workloads[1].cpus: CPU 9 is not on i7-4790 (8 CPUs)");
+    EXPECT_NE(error(R"("3-1")").find("workloads[1].cpus: descending cpulist range '3-1'"), std::string::npos) << error(R"("3-1")");
+    EXPECT_NE(error(R"("x")").find("workloads[1].cpus: bad cpulist item 'x'"), std::string::npos) << error(R"("x")");
+    EXPECT_NE(error(R"("")").find("workloads[1].cpus: is empty"), std::string::npos) << error(R"("")");
+    EXPECT_NE(error("7").find("workloads[1].cpus"), std::string::npos) << error("7");
+    EXPECT_EQ(error(R"("0-7")"), "accepted");
+}
