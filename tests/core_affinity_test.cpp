@@ -3,6 +3,9 @@
 // honoured by every placement and balancing path: no task ever runs on, is woken onto or is
 // migrated to a CPU outside its mask, whatever the mask; bad masks are one line.
 #include "sim/scenario.h"
+#include "sim/report.h"
+#include "sim/simulation.h"
+#include "trace/rq_csv.h"
 #include "test_scenarios.h"
 #include "util/input_error.h"
 #include "util/rng.h"
@@ -140,4 +143,43 @@ TEST(Affinity, ABadMaskIsOneLineNamingTheKey) {
     EXPECT_NE(error(R"("")").find("workloads[1].cpus: is empty"), std::string::npos) << error(R"("")");
     EXPECT_NE(error("7").find("workloads[1].cpus"), std::string::npos) << error("7");
     EXPECT_EQ(error(R"("0-7")"), "accepted");
+}
+
+// The window's snapshot marks the CPUs no workload may use (the union of the masks); with a
+// workload that may use every CPU, none.
+TEST(Affinity, SnapshotMarksTheCpusNoWorkloadMayUse) {
+    const Scenario s = scenario(R"({"topology": "i7-4790", "workloads": [{"type": "stress", "workers": 2, "cpus": "0-1"},
+                                    {"type": "hackbench", "groups": 1, "fds": 2, "loops": 10, "cpus": "4"}]})");
+    Simulation sim(s, Knobs{}, "A");
+    sim.stepEvent();
+    const Snapshot snap = sim.snapshot();
+    std::string marks;
+    for (const CpuView& v : snap.cpus) marks += v.outside_masks ? 'x' : '.';
+    EXPECT_EQ(marks, "..xx.xxx");
+    const Scenario open = scenario(R"({"topology": "i7-4790", "workloads": [{"type": "stress", "workers": 2, "cpus": "0-1"},
+                                       {"type": "hackbench", "groups": 1, "fds": 2, "loops": 10}]})");
+    Simulation all(open, Knobs{}, "A");
+    all.stepEvent();
+    for (const CpuView& v : all.snapshot().cpus) EXPECT_FALSE(v.outside_masks);
+}
+
+// The rq-length CSV of a pinned run has the pinned CPUs as its columns, as the proxy-execution
+// thread's rqlen.bt printed CPUs 0-7 and 128-135, and reads back as such; unpinned, every CPU.
+TEST(Affinity, PinnedRunsRqLengthCsvHasThePinnedCpusAsColumns) {
+    const Scenario s = scenario(R"({"topology": "milan-2s", "workloads": [{"type": "perf-messaging", "groups": 1, "fds": 20, "threads": true,
+                                    "pipe": true, "loops": 1500, "cpus": "0-7,128-135"}]})");
+    RunOptions o;
+    const RunResult r = runScenario(s, s.variants.front(), s.cost, o);
+    const std::string csv = bpftraceRqlenCsv(r);
+    EXPECT_EQ(csv.substr(0, csv.find('\n')),
+              "[   Timestamp],CPU  0,CPU  1,CPU  2,CPU  3,CPU  4,CPU  5,CPU  6,CPU  7,CPU128,CPU129,CPU130,CPU131,CPU132,CPU133,CPU134,CPU135,");
+    const RqLenCsv back = parseRqLenCsv(csv, "rqlen50-bpftrace.csv");
+    EXPECT_EQ(back.cpus, (std::vector<int>{0, 1, 2, 3, 4, 5, 6, 7, 128, 129, 130, 131, 132, 133, 134, 135}));
+    ASSERT_GT(back.rows(), 2u);
+    int busy = 0;
+    for (std::int16_t v : back.values) busy += v > 0;
+    EXPECT_GT(busy, 0);  // the pinned CPUs did hold tasks
+    const Scenario all = scenario(R"({"topology": "i7-4790", "workloads": [{"type": "hackbench", "groups": 1, "fds": 2, "loops": 50}]})");
+    const RqLenCsv every = parseRqLenCsv(bpftraceRqlenCsv(runScenario(all, all.variants.front(), all.cost, o)), "x.csv");
+    EXPECT_EQ(every.cpus.size(), 8u);
 }

@@ -316,6 +316,31 @@ bool near(const QColor& a, const QColor& b, int tol) {
     return std::abs(a.red() - b.red()) <= tol && std::abs(a.green() - b.green()) <= tol && std::abs(a.blue() - b.blue()) <= tol;
 }
 
+// A CPU no workload's taskset mask has is drawn dimmed towards the window's background: same
+// value, paler colour, closer to the background than the colour it would have.
+TEST(TopologyHeatmapPixels, CpusOutsideEveryWorkloadsMaskAreDimmed) {
+    auto s = snapshotOn("i7-4790");
+    for (int c = 4; c < 8; ++c) s->cpus[std::size_t(c)].outside_masks = true;
+    TopologyHeatmap w;
+    w.resize(600, 400);
+    w.setSnapshot(s);
+    const QImage img = grabImage(w);
+    const double dpr = w.grab().devicePixelRatio();
+    sched::CpuView inside = s->cpus[5];
+    inside.outside_masks = false;
+    const QColor normal = w.colorFor(inside), dimmed = w.colorFor(s->cpus[5]);
+    EXPECT_NE(normal, dimmed);
+    const QColor bg = w.palette().color(QPalette::Window);
+    auto dist = [](const QColor& a, const QColor& b) {
+        return std::abs(a.red() - b.red()) + std::abs(a.green() - b.green()) + std::abs(a.blue() - b.blue());
+    };
+    EXPECT_LT(dist(dimmed, bg), dist(normal, bg));
+    const QRectF r5 = w.cpuRect(5), r1 = w.cpuRect(1);
+    EXPECT_EQ(pixelAt(img, r5.left() + 3, r5.top() + 3, dpr), dimmed);
+    EXPECT_EQ(pixelAt(img, r1.left() + 3, r1.top() + 3, dpr), w.colorFor(s->cpus[1]));  // an allowed CPU as always
+    EXPECT_EQ(w.colorFor(s->cpus[1]), normal);                                          // both idle: the same value
+}
+
 TEST(TopologyHeatmapPixels, CpuCellHasTheColourOfItsRunqueueLengthAndTheLegendAgrees) {
     auto s = snapshotOn("i7-4790");
     s->cpus[3].nr_running = 2;

@@ -11,12 +11,16 @@ namespace schedlab {
 
 QColor HeatmapScene::colorFor(const sched::CpuView& v) const {
     auto q = [](Rgb c) { return QColor(c.r, c.g, c.b); };
+    QColor col;
     switch (metric) {
-    case HeatmapMetric::RqLength: return q(colormapAt(colormap, double(v.nr_running) / scaleMax));
-    case HeatmapMetric::Utilisation: return q(colormapAt(colormap, double(v.util) / 1024.0));
-    case HeatmapMetric::State: return q(kindColor(v.kind));
+    case HeatmapMetric::RqLength: col = q(colormapAt(colormap, double(v.nr_running) / scaleMax)); break;
+    case HeatmapMetric::Utilisation: col = q(colormapAt(colormap, double(v.util) / 1024.0)); break;
+    case HeatmapMetric::State: col = q(kindColor(v.kind)); break;
     }
-    return {};
+    if (!v.outside_masks) return col;
+    // Outside every workload's taskset mask: dimmed towards the window's background.
+    const QColor bg = pal.color(QPalette::Window);
+    return QColor((col.red() + 3 * bg.red()) / 4, (col.green() + 3 * bg.green()) / 4, (col.blue() + 3 * bg.blue()) / 4);
 }
 
 void HeatmapScene::resetArrows() { m_arrows = std::make_shared<LazyArrows>(); }

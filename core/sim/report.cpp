@@ -338,16 +338,33 @@ json runReportJson(const Scenario& s, const RunResult& r) {
     return j;
 }
 
-std::string bpftraceRqlenCsv(const std::vector<std::int64_t>& times, const std::vector<std::uint16_t>& values, int ncpus) {
+std::string bpftraceRqlenCsv(const std::vector<std::int64_t>& times, const std::vector<std::uint16_t>& values, int ncpus,
+                             const std::vector<int>& columns) {
+    std::vector<int> cols = columns;
+    if (cols.empty())
+        for (int c = 0; c < ncpus; ++c) cols.push_back(c);
     std::string o = fmt::format("[{:>12}],", "Timestamp");
-    for (int c = 0; c < ncpus; ++c) o += fmt::format("CPU{:3d},", c);
+    for (int c : cols) o += fmt::format("CPU{:3d},", c);
     o += "\n";
     for (std::size_t row = 0; row < times.size(); ++row) {
         o += fmt::format("[{:12d}],", times[row]);
-        for (int c = 0; c < ncpus; ++c) o += fmt::format("{:3d},", values[row * std::size_t(ncpus) + std::size_t(c)]);
+        for (int c : cols) o += fmt::format("{:3d},", values[row * std::size_t(ncpus) + std::size_t(c)]);
         o += "\n";
     }
     return o;
+}
+
+std::vector<int> workloadCpuColumns(const Engine& e) {
+    CpuMask usable;
+    for (const auto& w : e.workloads()) {
+        if (!w->cpus()) return {};
+        usable |= *w->cpus();
+    }
+    std::vector<int> cols;
+    usable.forEach([&](int c) {
+        if (c < e.nrCpus()) cols.push_back(c);
+    });
+    return cols;
 }
 
 std::string bpftraceRqlenCsv(const RunResult& r) {
@@ -358,7 +375,7 @@ std::string bpftraceRqlenCsv(const RunResult& r) {
         times.push_back(t.time(row));
         for (int c = 0; c < t.ncpus(); ++c) values.push_back(std::uint16_t(t.at(row, c)));
     }
-    return bpftraceRqlenCsv(times, values, t.ncpus());
+    return bpftraceRqlenCsv(times, values, t.ncpus(), workloadCpuColumns(*r.engine));
 }
 
 std::vector<std::pair<std::string, std::string>> runCsvFiles(const RunResult& r) {

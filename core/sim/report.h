@@ -30,9 +30,16 @@ std::string steadyWindowsCsv(const RunResult& r);
 /// CSV files of one run: {file name, contents}.
 std::vector<std::pair<std::string, std::string>> runCsvFiles(const RunResult& r);
 /// The seed's `rqlen.bt` output: "[   Timestamp],CPU  0,..." then one row per 50 Hz sample.
+/// Its columns are the CPUs the workloads may use when every workload has a taskset mask
+/// (`cpus`; the script of the proxy-execution thread printed CPUs 0-7 and 128-135 of a run pinned
+/// to them), else every CPU.
 std::string bpftraceRqlenCsv(const RunResult& r);
-/// The same layout from sample times (ns) and row-major values, `ncpus` per row.
-std::string bpftraceRqlenCsv(const std::vector<std::int64_t>& times, const std::vector<std::uint16_t>& values, int ncpus);
+/// The same layout from sample times (ns) and row-major values, `ncpus` per row; `columns`: the
+/// CPUs to print, in order (empty: all).
+std::string bpftraceRqlenCsv(const std::vector<std::int64_t>& times, const std::vector<std::uint16_t>& values, int ncpus,
+                             const std::vector<int>& columns = {});
+/// The CPUs some workload may use when every workload has a taskset mask (their union), else empty.
+std::vector<int> workloadCpuColumns(const Engine& e);
 
 /// One table row: a metric and its value in each run.
 struct CompareRow {

@@ -120,8 +120,16 @@ Snapshot Simulation::snapshot() const {
     const int n = e.nrCpus();
     s.cpus.resize(std::size_t(n));
     const std::int64_t t0 = m.measure_start, t1 = std::max(e.now(), m.measure_start + 1);
+    // The CPUs the workloads may use (the union of their taskset masks; a workload without one may use all).
+    CpuMask usable;
+    bool everyCpu = false;
+    for (const auto& w : e.workloads()) {
+        if (!w->cpus()) everyCpu = true;
+        else usable |= *w->cpus();
+    }
     for (int c = 0; c < n; ++c) {
         CpuView& v = s.cpus[std::size_t(c)];
+        v.outside_masks = !everyCpu && !usable.test(c);
         const int curr = e.currTask(c);
         const Rq& rq = st.rq[std::size_t(c)];
         v.curr_pid = curr >= 0 ? e.task(curr).t.pid : 0;

@@ -33,6 +33,7 @@ struct CpuView {
     std::uint16_t nr_running = 0;  ///< rq->nr_running (curr included)
     CpuKind kind = CpuKind::idle;
     bool claimed = false;             ///< claim-wakeup flag set
+    bool outside_masks = false;       ///< no workload's taskset mask (`cpus`) has this CPU: nothing of the run may use it
     std::int8_t cstate = -1;          ///< cpuidle state index while idle, -1 when busy
     std::int64_t idle_since_ns = -1;  ///< when it entered idle, -1 when busy
     std::int32_t util = 0;            ///< cfs.avg.util_avg (0..1024)
