@@ -120,6 +120,9 @@ TEST(Affinity, PinnedHackbenchUsesOnlyItsCpusAndSaysSo) {
     RunResult r = runScenario(s, s.variants.front(), s.cost, o);
     ASSERT_EQ(r.reports.size(), 1u);
     EXPECT_EQ(r.reports[0].command.rfind("taskset -c 0-7,128-135 perf bench", 0), 0u) << r.reports[0].command;
+    EXPECT_EQ(r.reports[0].cpus, "0-7,128-135");
+    const nlohmann::json j = runReportJson(s, r);
+    EXPECT_EQ(j["workloads"][0]["cpus"], "0-7,128-135");
     const Engine& e = *r.engine;
     const CpuMask want = *CpuMask::parseList("0-7,128-135", kMaxCpus, nullptr);
     for (int id = 0; id < e.taskCount(); ++id) EXPECT_TRUE(*e.task(id).t.cpus_ptr == want) << "task " << id;

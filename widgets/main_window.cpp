@@ -75,6 +75,22 @@
 #include <cstdlib>
 
 namespace schedlab {
+namespace {
+
+// A run whose workloads are pinned (taskset -c): the CPUs they may use, for the heatmap's title
+// (the others are dimmed). "" when they may use every CPU.
+QString pinnedNote(const sched::Snapshot& s) {
+    sched::CpuMask usable;
+    bool pinned = false;
+    for (std::size_t c = 0; c < s.cpus.size(); ++c) {
+        if (s.cpus[c].outside_masks) pinned = true;
+        else usable.set(int(c));
+    }
+    return pinned ? QStringLiteral(" · taskset -c %1 (other CPUs dimmed)").arg(q(usable.toList())) : QString();
+}
+
+}  // namespace
+
 MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent) {
     setWindowTitle(QStringLiteral("schedlab"));
     setObjectName(QStringLiteral("MainWindow"));
@@ -511,12 +527,12 @@ void MainWindow::showFrame(std::shared_ptr<const Frame> f) {
     m_heatB->setScaleMax(scale);
     m_rq->setScaleMax(scale);  // one colour scale for the heatmaps and the time x CPU map
     m_rqB->setScaleMax(scale);
-    m_heatA->setTitle(m_trace->titleA(*a));
+    m_heatA->setTitle(m_trace->titleA(*a) + pinnedNote(*a));
     if (f->traced) m_heatA->setHighlightTarget(f->traced->d.cpu);
     // setSnapshot last: it starts the heatmap's render on the thread pool (a later setter would wait for it).
     m_heatA->setSnapshot(a);
     if (b) {
-        m_heatB->setTitle(m_trace->titleB(*b));
+        m_heatB->setTitle(m_trace->titleB(*b) + pinnedNote(*b));
         m_heatB->setSnapshot(b);
     }
     m_rq->setSnapshot(a);

@@ -40,6 +40,7 @@ struct HeadlineValue {
 struct WorkloadReport {
     std::string name;
     std::string command;
+    std::string cpus;                 ///< its taskset -c cpulist (`cpus`), "" = every CPU
     std::vector<std::string> output;  ///< lines as the real tool prints them
     std::vector<HeadlineValue> headline;
     /// What schedlab saw inside the workload that the real tool does not print (compare shows

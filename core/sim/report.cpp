@@ -236,6 +236,7 @@ json runReportJson(const Scenario& s, const RunResult& r) {
         json cnt = json::object();
         for (const auto& v : rep.counters) cnt[v.key] = v.value;
         wl.push_back({{"name", rep.name}, {"command", rep.command}, {"output", rep.output}, {"headline", h}, {"counters", cnt}});
+        if (!rep.cpus.empty()) wl.back()["cpus"] = rep.cpus;  // taskset -c
     }
     j["workloads"] = wl;
     j["schedstat"] = {{"ttwu_count", m.ttwu_count},

@@ -305,7 +305,10 @@ std::vector<WorkloadReport> workloadReports(const Engine& e) {
     for (const auto& w : e.workloads()) {
         WorkloadReport rep;
         w->report(e, rep);
-        if (const CpuMask* m = w->cpus()) rep.command.insert(0, "taskset -c " + m->toList() + " ");
+        if (const CpuMask* m = w->cpus()) {
+            rep.cpus = m->toList();
+            rep.command.insert(0, "taskset -c " + rep.cpus + " ");
+        }
         out.push_back(std::move(rep));
     }
     return out;
