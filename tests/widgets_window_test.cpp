@@ -628,6 +628,29 @@ TEST(MainWindow, ASimulationBesideATraceRunsTheChosenVariant) {
     EXPECT_TRUE(w.caption().contains(QStringLiteral("knobs %1").arg(QString::fromStdString(d.knobs)))) << w.caption().toStdString();
 }
 
+// A pinned workload (taskset -c): the heatmaps name the mask in their titles and dim the other
+// CPUs; the caption's command says taskset.
+TEST(MainWindow, APinnedRunNamesItsMaskAndDimsTheOtherCpus) {
+    const sched::Scenario s = sched::parseScenario(
+        nlohmann::json::parse(R"({"topology":"i7-4790","seed":2,"workloads":[{"type":"hackbench","groups":1,"fds":4,"loops":2000,"cpus":"2-5"}]})"),
+        "pinned.json", ".");
+    MainWindow w;
+    StartOptions o;
+    o.autoplay = false;
+    w.openScenario(s, QStringLiteral("pinned.json"), o);
+    w.show();
+    bool reached = false;
+    w.runUntil(3000000, [&] { reached = true; });
+    ASSERT_TRUE(waitFor([&] { return reached; }));
+    auto* heat = qobject_cast<TopologyHeatmap*>(w.view(QStringLiteral("heatmapA")));
+    ASSERT_NE(heat, nullptr);
+    EXPECT_TRUE(heat->title().endsWith(QStringLiteral(" · taskset -c 2-5 (other CPUs dimmed)"))) << heat->title().toStdString();
+    std::string marks;
+    for (const auto& v : w.frame()->a->cpus) marks += v.outside_masks ? 'x' : '.';
+    EXPECT_EQ(marks, "xx....xx");
+    EXPECT_TRUE(w.caption().contains(QStringLiteral("taskset -c 2-5 hackbench"))) << w.caption().toStdString();
+}
+
 TEST(MainWindow, SavedScenarioReadsBackWithBothSidesKnobsAndTheSeed) {
     const sched::Scenario s = smallScenario();
     sched::Knobs a = sched::Knobs::preset("baseline");
