@@ -2,10 +2,13 @@
 // core_affinity_test.cpp: a workload's `cpus` (taskset -c) is every one of its tasks' cpus_ptr,
 // honoured by every placement and balancing path: no task ever runs on, is woken onto or is
 // migrated to a CPU outside its mask, whatever the mask; bad masks are one line.
+#include "replay/replay.h"
 #include "sim/scenario.h"
 #include "sim/report.h"
 #include "sim/simulation.h"
 #include "trace/rq_csv.h"
+#include "trace/trace.h"
+#include "trace/trace_dat_writer.h"
 #include "test_scenarios.h"
 #include "util/input_error.h"
 #include "util/rng.h"
@@ -14,8 +17,12 @@
 #include <nlohmann/json.hpp>
 
 #include <fmt/format.h>
+#include <unistd.h>
 
+#include <filesystem>
 #include <map>
+#include <memory>
+#include <sstream>
 #include <string>
 #include <vector>
 
@@ -185,4 +192,42 @@ TEST(Affinity, PinnedRunsRqLengthCsvHasThePinnedCpusAsColumns) {
     const Scenario all = scenario(R"({"topology": "i7-4790", "workloads": [{"type": "hackbench", "groups": 1, "fds": 2, "loops": 50}]})");
     const RqLenCsv every = parseRqLenCsv(bpftraceRqlenCsv(runScenario(all, all.variants.front(), all.cost, o)), "x.csv");
     EXPECT_EQ(every.cpus.size(), 8u);
+}
+
+// A pinned run's export says each pinned task's mask (allowed= in its schedlab_wake lines), so
+// agree on it gives back the engine's every choice, from ftrace text and from trace.dat alike.
+TEST(Affinity, APinnedRunsExportReplaysAtOneHundredPercent) {
+    const Scenario s = scenario(R"({"topology": "i7-4790", "seed": 3, "workloads": [{"type": "hackbench", "groups": 2, "fds": 4, "threads": true,
+                                    "pipe": true, "loops": 300, "cpus": "5-6"}, {"type": "stress", "workers": 2, "load": 50, "cpus": "0,2,4"}],
+                                    "stop": {"sim_time_s": 0.05}})");
+    const std::string dat = (std::filesystem::temp_directory_path() / fmt::format("schedlab-pinned-{}.dat", ::getpid())).string();
+    std::ostringstream text;
+    std::unique_ptr<FtraceTextWriter> tw;
+    std::unique_ptr<TraceDatWriter> dw;
+    RunOptions o;
+    o.on_start = [&](const Engine& e) {
+        auto comm = [&e](std::int32_t pid) { return e.taskComm(pid); };
+        tw = std::make_unique<FtraceTextWriter>(text, e.nrCpus(), comm);
+        dw = std::make_unique<TraceDatWriter>(dat, e.nrCpus(), comm);
+    };
+    o.event_sink = [&](const SchedEvent& e) {
+        tw->write(e);
+        dw->write(e);
+    };
+    o.wake_inputs_sink = [&](const WakeInputs& in) {
+        tw->writeWakeInputs(in);
+        dw->writeWakeInputs(in);
+    };
+    runScenario(s, s.variants.front(), s.cost, o);
+    dw->commit();
+    EXPECT_NE(text.str().find(" allowed=5-6\n"), std::string::npos);
+    auto topo = std::make_shared<const Topology>(Topology::preset("i7-4790"));
+    for (const Trace& t : {parseFtraceText(text.str(), "pinned.txt"), readTrace(dat)}) {
+        ASSERT_FALSE(t.affinity.empty()) << t.file;
+        for (const auto& [pid, list] : t.affinity) EXPECT_TRUE(list == "5-6" || list == "0,2,4") << pid << " " << list;
+        const AgreeReport r = agree(t, topo, Knobs{});
+        ASSERT_GT(r.decisions, 100u) << t.file;
+        EXPECT_EQ(r.agree, r.decisions) << t.file << "\n" << r.text();
+    }
+    std::filesystem::remove(dat);
 }

@@ -4,6 +4,8 @@
 // trace can be shown, measured and exported by the same code.
 #pragma once
 
+#include "util/cpumask.h"
+
 #include <cstdint>
 
 namespace sched {
@@ -81,6 +83,9 @@ struct WakeInputs {
     std::int32_t scan_this = -1, scan_prev = -1;   ///< nr_idle_scan of the LLCs of this_cpu / prev (-1: none)
     std::int8_t cores_this = -1, cores_prev = -1;  ///< has_idle_cores of those LLCs (-1: none)
     std::int64_t jiffies = 0;
+    /// p->cpus_ptr when p may not run on every CPU (a pinned workload): schedlab's exports write
+    /// it (`allowed=`); the readers keep it per task in Trace::affinity, never here (null).
+    const CpuMask* allowed = nullptr;
 };
 
 }  // namespace sched

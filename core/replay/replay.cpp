@@ -497,6 +497,14 @@ private:
     }
 
     // The waker's current task as the path reads it (the idle task of CPU c when waker is 0).
+    // Where a replayed task may run: every CPU, unless the trace is schedlab's export of a pinned
+    // run, whose schedlab_wake lines name the task's mask (allowed=).
+    CpuMask affinityOf(std::int32_t pid) const {
+        const auto it = t.affinity.find(pid);
+        if (it == t.affinity.end()) return topo->allCpus();
+        const auto m = CpuMask::parseList(it->second, kMaxCpus, nullptr);
+        return m && !m->empty() ? *m & topo->allCpus() : topo->allCpus();
+    }
     Task* currentOf(std::int32_t waker, int c, std::int64_t now) {
         if (waker == 0) {
             Task& it = idleTasks[c];
@@ -508,7 +516,7 @@ private:
             wr.sim.pid = waker;
             wr.sim.kthread = looksKthread(t.commOf(waker));
             wr.sim.recent_used_cpu = c;
-            wr.sim.setAffinity(topo->allCpus());  // set once: a replayed task may run anywhere
+            wr.sim.setAffinity(affinityOf(waker));  // set once
             wr.have_sim = true;
         }
         wr.sim.cpu = c;
@@ -566,7 +574,7 @@ private:
             r.sim.pid = pid;
             if (!r.recent_known) r.sim.recent_used_cpu = prev;  // first seen mid-trace: its first prev (docs/replay.md: Per-task memory)
             r.sim.kthread = looksKthread(comm);
-            r.sim.setAffinity(topo->allCpus());
+            r.sim.setAffinity(affinityOf(pid));
             r.have_sim = true;
         }
         Task& p = r.sim;

@@ -574,8 +574,9 @@ int Engine::spawn(std::uint16_t workload, const std::string& comm, int mm, int p
     p.t.avg.load_sum = std::uint64_t(LOAD_AVG_MAX - 1024);
     int pcpu = parent >= 0 ? m_tasks[parent].t.cpu : 0;
     // A workload's first task starts on an allowed CPU, as taskset's sched_setaffinity() moves
-    // itself there before exec (__set_cpus_allowed_ptr()).
-    if (!p.t.cpus_ptr->test(pcpu)) pcpu = p.t.cpus_ptr->first();
+    // itself there before exec (__set_cpus_allowed_ptr()). Its children share its mask and fork
+    // from a CPU in it.
+    if (parent < 0 && !p.t.cpus_ptr->test(pcpu)) pcpu = p.t.cpus_ptr->first();
     p.t.cpu = pcpu;
     p.t.wake_cpu = pcpu;
     p.t.recent_used_cpu = pcpu;

@@ -71,6 +71,7 @@ void Engine::doWake(int id, int waker_cpu, bool in_task, std::uint32_t wf, Task*
         if (const SdShared* sh = m_st.llcShared(from)) in.scan_prev = sh->nr_idle_scan, in.cores_prev = sh->has_idle_cores;
         in.jiffies = m_st.jiffies;
         in.in_task = in_task;
+        if (p.t.nr_cpus_allowed < m_nrCpus) in.allowed = p.t.cpus_ptr;
         wake_inputs_sink(in);
     }
     emitEvent(EvKind::sched_waking, waker_cpu, p.t.pid, 0, from);

@@ -508,7 +508,9 @@ bool FtraceTextParser::processFork(std::string_view payload, SchedEvent& e, std:
 
 bool FtraceTextParser::wakeInputsMark(std::string_view payload, const Head& h, std::string& why) {
     WakeInputs in;
-    if (!parseWakeInputs(payload.substr(14), in, why)) return false;
+    std::string allowed;
+    if (!parseWakeInputs(payload.substr(14), in, why, &allowed)) return false;
+    if (!allowed.empty()) m_t.affinity[in.pid] = allowed;
     if (m_t.events.empty() || m_t.events.back().kind != EvKind::sched_waking || m_t.events.back().pid != in.pid)
         return fail(why, "schedlab_wake: not right after the sched_waking of its pid");
     in.time = h.time;

@@ -94,6 +94,8 @@ struct Trace {
     /// schedlab's own exports: each decision's untraced inputs (`tracing_mark_write:
     /// schedlab_wake ...`, sched_event.h), by the index in `events` of the sched_waking before it.
     WakeInputsByEvent wake_inputs;
+    /// schedlab's exports of a pinned run: a task's cpulist (the `allowed=` of its schedlab_wake lines).
+    std::unordered_map<std::int32_t, std::string> affinity;
     std::uint64_t lines = 0;
 
     static constexpr std::size_t kMaxProblems = 20;
@@ -214,7 +216,7 @@ private:
 /// The `schedlab_wake ...` message of a tracing_mark_write line (without the event name).
 std::string formatWakeInputs(const WakeInputs& in);
 /// Parses such a message (after "schedlab_wake "); false, with `why`, if a field is missing or bad.
-bool parseWakeInputs(std::string_view msg, WakeInputs& in, std::string& why);
+bool parseWakeInputs(std::string_view msg, WakeInputs& in, std::string& why, std::string* allowed = nullptr);
 
 /// ns as ftrace prints a `secs.frac` timestamp with `decimals` (6 or 9) digits.
 std::string ftraceTimestamp(std::int64_t ns, int decimals);

@@ -549,6 +549,8 @@ void mergeMeta(const std::array<Child, kParts>& ch, const Merged& mg, Trace& t, 
                 commAt[pid] = at;
             }
         }
+        if (m.contains("affinity"))
+            for (const auto& p : m.at("affinity")) t.affinity[p[0].get<std::int32_t>()] = p[1].get<std::string>();
         for (const auto& p : m.at("prio")) {
             const auto pid = p[0].get<std::int32_t>();
             const Latest at{p[2].get<std::int64_t>(), p[3].get<std::int16_t>()};

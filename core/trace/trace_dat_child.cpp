@@ -110,6 +110,7 @@ struct Ctx {
     std::uint64_t ordinal = 0;  ///< the record being read: its index in the child's list, plus 1
     /// The last imported event of the CPU being read, when it is a sched_waking: its pid and index.
     std::int32_t lastWakingPid = -1;
+    std::map<std::int32_t, std::string> affinity;  ///< allowed= of the schedlab_wake prints (a pinned run's export)
     std::uint64_t lastWakingAt = 0;
     ShmAppender<StreamedInputs>* inputs = nullptr;  ///< where schedlab_wake prints go
     std::int64_t cpuLast = -1;                      ///< the previous record's time on the CPU being read
@@ -386,7 +387,9 @@ bool onRecord(Ctx& c, tep_record* rec, int cpu, Streamed& s) {
                 std::string why;
                 msg.remove_prefix(14);
                 while (!msg.empty() && (msg.back() == '\n' || msg.back() == ' ')) msg.remove_suffix(1);
-                if (!parseWakeInputs(msg, si.in, why)) return bad(why.c_str());
+                std::string allowed;
+                if (!parseWakeInputs(msg, si.in, why, &allowed)) return bad(why.c_str());
+                if (!allowed.empty()) c.affinity[si.in.pid] = allowed;
                 if (c.lastWakingPid != si.in.pid) return bad("schedlab_wake: not right after the sched_waking of its pid");
                 si.in.time = time;
                 si.in.cpu = std::int16_t(cpu);
@@ -628,6 +631,9 @@ nlohmann::json metadata(const ChildRead& r) {
     m["problem_count"] = t.problem_count;
     m["gaps"] = gaps;
     m["workload"] = {t.workload_start, t.workload_end};
+    nlohmann::json aff = nlohmann::json::array();
+    for (const auto& [pid, list] : r.c.affinity) aff.push_back({pid, list});
+    m["affinity"] = aff;
     return m;
 }
 

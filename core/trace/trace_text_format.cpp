@@ -107,11 +107,13 @@ void FtraceTextWriter::write(const SchedEvent& e) {
 }
 
 std::string formatWakeInputs(const WakeInputs& in) {
-    return fmt::format(
+    std::string s = fmt::format(
         "schedlab_wake pid={} prev={} this_load={} prev_load={} p_load={} cur_load={} sync={} in_task={} scan_this={} "
         "scan_prev={} cores_this={} cores_prev={} jiffies={}",
         in.pid, in.prev, in.this_load, in.prev_load, in.p_load, in.cur_load, int(in.sync), int(in.in_task), in.scan_this, in.scan_prev,
         int(in.cores_this), int(in.cores_prev), in.jiffies);
+    if (in.allowed) s += " allowed=" + in.allowed->toList();  // a pinned task (taskset -c)
+    return s;
 }
 
 void WakeInputsByEvent::finish() {
@@ -171,7 +173,7 @@ bool parseWakeInputsFast(std::string_view msg, WakeInputs& in) {
 
 }  // namespace
 
-bool parseWakeInputs(std::string_view msg, WakeInputs& in, std::string& why) {
+bool parseWakeInputs(std::string_view msg, WakeInputs& in, std::string& why, std::string* allowed) {
     if (parseWakeInputsFast(msg, in)) return true;
     // key=value by single spaces, every key present once, in any order.
     unsigned seen = 0;
@@ -205,6 +207,14 @@ bool parseWakeInputs(std::string_view msg, WakeInputs& in, std::string& why) {
         else if (k == "cores_this") ok = num(10, ct);
         else if (k == "cores_prev") ok = num(11, cp);
         else if (k == "jiffies") ok = num(12, in.jiffies);
+        else if (k == "allowed") {  // a pinned task's cpulist
+            std::string err;
+            if (!CpuMask::parseList(v, kMaxCpus, &err) || v.empty()) {
+                why = fmt::format("schedlab_wake: allowed={}: {}", v, err.empty() ? "empty" : err);
+                return false;
+            }
+            if (allowed) *allowed = std::string(v);
+        }
         if (!ok) {
             why = fmt::format("schedlab_wake: bad number in {}", kv);
             return false;
