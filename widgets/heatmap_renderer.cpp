@@ -106,6 +106,28 @@ double distanceToTriangle(QPointF p, const QPointF (&t)[3]) {
 
 QString trText(const char* s) { return QCoreApplication::translate("TopologyHeatmap", s); }
 
+// A round-ended badge holding `t` (the examined CPUs' order, the kernel's "K"), its top left at
+// `at`, or, with `fromBottomRight`, its bottom right there: `fill` with a black outline.
+void drawBadge(QPainter& p, const QFontMetricsF& fm, QPointF at, bool fromBottomRight, const QColor& fill, const QString& t) {
+    const double bw = std::max(fm.height(), fm.horizontalAdvance(t) + 4), bh = fm.height();
+    const QRectF box(fromBottomRight ? at.x() - bw : at.x(), fromBottomRight ? at.y() - bh : at.y(), bw, bh);
+    p.setRenderHint(QPainter::Antialiasing, true);
+    p.setPen(QPen(Qt::black, 1));
+    p.setBrush(fill);
+    p.drawRoundedRect(box, bh / 2, bh / 2);
+    p.setBrush(Qt::NoBrush);
+    p.drawText(box, Qt::AlignCenter, t);
+}
+
+// A heavy frame: `color` 3 px wide over a black one 5 px wide, readable on every cell colour.
+void drawHeavyFrame(QPainter& p, const QRectF& rect, const QColor& color) {
+    p.setRenderHint(QPainter::Antialiasing, false);
+    p.setPen(QPen(Qt::black, 5, Qt::SolidLine, Qt::SquareCap, Qt::MiterJoin));
+    p.drawRect(rect);
+    p.setPen(QPen(color, 3, Qt::SolidLine, Qt::SquareCap, Qt::MiterJoin));
+    p.drawRect(rect);
+}
+
 }  // namespace
 
 void HeatmapRenderer::invalidate() {
@@ -593,36 +615,15 @@ void HeatmapRenderer::paintMarks(QPainter& p, const Geometry& g, const HeatmapSc
         p.drawRect(inner(r, 1));
         p.setPen(QPen(Qt::white, 2, Qt::DashLine));
         p.drawRect(inner(r, 1));
-        if (badges) {
-            const QString t = QString::number(i + 1);
-            const double bw = std::max(bfm.height(), bfm.horizontalAdvance(t) + 4), bh = bfm.height();
-            const QRectF box(r.x + 2, r.y + 2, bw, bh);
-            p.setRenderHint(QPainter::Antialiasing, true);
-            p.setPen(QPen(Qt::black, 1));
-            p.setBrush(Qt::white);
-            p.drawRoundedRect(box, bh / 2, bh / 2);
-            p.setBrush(Qt::NoBrush);
-            p.drawText(box, Qt::AlignCenter, t);
-        }
+        if (badges) drawBadge(p, bfm, QPointF(r.x + 2, r.y + 2), false, Qt::white, QString::number(i + 1));
     }
     if (sc.target >= 0 && sc.target < n) {
         const RectF& r = L.cpu[std::size_t(sc.target)];
-        p.setRenderHint(QPainter::Antialiasing, false);
-        p.setPen(QPen(Qt::black, 5, Qt::SolidLine, Qt::SquareCap, Qt::MiterJoin));
-        p.drawRect(inner(r, 0.5));
-        p.setPen(QPen(chosen, 3, Qt::SolidLine, Qt::SquareCap, Qt::MiterJoin));
-        p.drawRect(inner(r, 0.5));
+        drawHeavyFrame(p, inner(r, 0.5), chosen);
         if (badges) {
             const auto it = std::find(sc.highlight.begin(), sc.highlight.end(), sc.target);
             const QString t = it == sc.highlight.end() ? QStringLiteral("\u2713") : QString::number(int(it - sc.highlight.begin()) + 1);
-            const double bw = std::max(bfm.height(), bfm.horizontalAdvance(t) + 4), bh = bfm.height();
-            const QRectF box(r.x + 3, r.y + 3, bw, bh);
-            p.setRenderHint(QPainter::Antialiasing, true);
-            p.setPen(QPen(Qt::black, 1));
-            p.setBrush(chosen);
-            p.drawRoundedRect(box, bh / 2, bh / 2);
-            p.setBrush(Qt::NoBrush);
-            p.drawText(box, Qt::AlignCenter, t);
+            drawBadge(p, bfm, QPointF(r.x + 3, r.y + 3), false, chosen, t);
         }
     }
     // The kernel's choice for a replayed decision: sky blue (Okabe–Ito), inside the chosen frame
@@ -631,24 +632,8 @@ void HeatmapRenderer::paintMarks(QPainter& p, const Geometry& g, const HeatmapSc
         const RectF& r = L.cpu[std::size_t(sc.kernel)];
         const QColor kernel = toQColor(Rgb{86, 180, 233});
         const double in = sc.kernel == sc.target ? 4.5 : 0.5;
-        if (r.w > 2 * in + 4 && r.h > 2 * in + 4) {
-            p.setRenderHint(QPainter::Antialiasing, false);
-            p.setPen(QPen(Qt::black, 5, Qt::SolidLine, Qt::SquareCap, Qt::MiterJoin));
-            p.drawRect(inner(r, in));
-            p.setPen(QPen(kernel, 3, Qt::SolidLine, Qt::SquareCap, Qt::MiterJoin));
-            p.drawRect(inner(r, in));
-        }
-        if (badges) {
-            const QString t = QStringLiteral("K");
-            const double bw = std::max(bfm.height(), bfm.horizontalAdvance(t) + 4), bh = bfm.height();
-            const QRectF box(r.x + r.w - bw - 3, r.y + r.h - bh - 3, bw, bh);
-            p.setRenderHint(QPainter::Antialiasing, true);
-            p.setPen(QPen(Qt::black, 1));
-            p.setBrush(kernel);
-            p.drawRoundedRect(box, bh / 2, bh / 2);
-            p.setBrush(Qt::NoBrush);
-            p.drawText(box, Qt::AlignCenter, t);
-        }
+        if (r.w > 2 * in + 4 && r.h > 2 * in + 4) drawHeavyFrame(p, inner(r, in), kernel);
+        if (badges) drawBadge(p, bfm, QPointF(r.x + r.w - 3, r.y + r.h - 3), true, kernel, QStringLiteral("K"));
     }
 }
 

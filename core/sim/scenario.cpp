@@ -22,7 +22,7 @@ int intIn(const Obj& o, const std::string& k, int lo, int hi, int def) { return 
 namespace {
 
 // "cpus": a cpulist as taskset -c takes it ("0-7,128-135"); its syntax here, whether the
-// machine has those CPUs once the topology is known (checkWorkloadCpus). Kept normalised.
+// machine has those CPUs is checked by parseScenario(), which knows the topology. Kept normalised.
 std::string cpusFromJson(Obj& o, const std::string& file, const std::string& key) {
     const auto text = o.str("cpus");
     if (!text) return {};
@@ -33,15 +33,13 @@ std::string cpusFromJson(Obj& o, const std::string& file, const std::string& key
     return m->toList();
 }
 
+// "taskset -c LIST " before a pinned workload's command ("" for every CPU).
+std::string tasksetPrefix(const std::string& cpus) { return cpus.empty() ? std::string() : "taskset -c " + cpus + " "; }
+
 }  // namespace
 
 const std::string& workloadCpus(const WorkloadParams& w) {
     return std::visit([](const auto& p) -> const std::string& { return p.cpus; }, w);
-}
-
-std::string tasksetPrefix(const WorkloadParams& w) {
-    const std::string& c = workloadCpus(w);
-    return c.empty() ? std::string() : "taskset -c " + c + " ";
 }
 
 WorkloadParams workloadFromJson(const json& v, const std::string& file, const std::string& key) {
@@ -116,15 +114,15 @@ WorkloadParams workloadFromJson(const json& v, const std::string& file, const st
 }
 
 std::string workloadCommand(const WorkloadParams& w) {
-    return tasksetPrefix(w) + std::visit(
-                                  [](const auto& p) -> std::string {
-                                      using T = std::decay_t<decltype(p)>;
-                                      if constexpr (std::is_same_v<T, HackbenchParams>) return makeHackbench(p, 0)->commandLine();
-                                      else if constexpr (std::is_same_v<T, SchbenchParams>) return makeSchbench(p, 0)->commandLine();
-                                      else if constexpr (std::is_same_v<T, PingPongParams>) return makePingPong(p, 0)->commandLine();
-                                      else return makeStress(p, 0)->commandLine();
-                                  },
-                                  w);
+    return tasksetPrefix(workloadCpus(w)) + std::visit(
+                                                [](const auto& p) -> std::string {
+                                                    using T = std::decay_t<decltype(p)>;
+                                                    if constexpr (std::is_same_v<T, HackbenchParams>) return makeHackbench(p, 0)->commandLine();
+                                                    else if constexpr (std::is_same_v<T, SchbenchParams>) return makeSchbench(p, 0)->commandLine();
+                                                    else if constexpr (std::is_same_v<T, PingPongParams>) return makePingPong(p, 0)->commandLine();
+                                                    else return makeStress(p, 0)->commandLine();
+                                                },
+                                                w);
 }
 
 Scenario parseScenario(const json& doc, const std::string& file, const std::string& baseDir) {
@@ -307,7 +305,7 @@ std::vector<WorkloadReport> workloadReports(const Engine& e) {
         w->report(e, rep);
         if (const CpuMask* m = w->cpus()) {
             rep.cpus = m->toList();
-            rep.command.insert(0, "taskset -c " + rep.cpus + " ");
+            rep.command.insert(0, tasksetPrefix(rep.cpus));
         }
         out.push_back(std::move(rep));
     }
