@@ -527,6 +527,7 @@ TEST_P(EngineMatrix, InvariantsHold) {
         w = {{"type", "schbench-classic"}, {"message_threads", 2}, {"workers", 2}, {"runtime_s", 0.02}, {"sleep_us", 2000}, {"cputime_us", 1000}};
     else if (workload == "schbench") w = {{"type", "schbench"}, {"workers", 3}, {"runtime_s", 0.02}, {"op_ns", 50000}};
     else if (workload == "tbench") w = {{"type", "tbench"}, {"pairs", 4}, {"runtime_s", 0.004}, {"warmup_s", 0.0}};
+    else if (workload == "locktorture") w = {{"type", "locktorture"}, {"writers", 12}, {"runtime_s", 0.01}, {"hold_ns", 1000}, {"pause_ns", 3000}};
     json doc = {{"topology", topo},
                 {"workloads", json::array({w, {{"type", "stress"}, {"workers", 4}, {"load", 50}, {"slice_ms", 2}}})},
                 {"stop", {{"sim_time_s", 0.2}}}};
@@ -539,7 +540,8 @@ TEST_P(EngineMatrix, InvariantsHold) {
 
 INSTANTIATE_TEST_SUITE_P(AllPresets, EngineMatrix,
                          ::testing::Combine(::testing::Values("i7-4790", "epyc-9654-2s", "power10-smt8"),
-                                            ::testing::Values("hackbench", "hackbench-socket", "schbench-classic", "schbench", "tbench"),
+                                            ::testing::Values("hackbench", "hackbench-socket", "schbench-classic", "schbench", "tbench",
+                                                              "locktorture"),
                                             ::testing::ValuesIn(Knobs::presetNames())),
                          [](const auto& info) {
                              std::string n = std::get<0>(info.param) + "_" + std::get<1>(info.param) + "_" + std::get<2>(info.param);

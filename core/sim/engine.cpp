@@ -159,7 +159,7 @@ void Engine::endPlan(int cpu, int done) {
     // Instructions of tests/bench/steady_window --coalesce (stop 32): 4 -> 3.738 G, 6 -> 3.663 G,
     // 8 -> 3.631 G, 16 -> 3.716 G, 32 -> 3.900 G.
     const bool whole = done + 1 == pl.n;
-    p.plan_limit = std::uint16_t(std::clamp<int>(whole ? 2 * int(p.plan_limit) : 2 * done, 2, kMaxPlan));
+    p.plan_limit = std::uint8_t(std::clamp<int>(whole ? 2 * int(p.plan_limit) : 2 * done, 2, kMaxPlan));
     m_workloads[p.workload]->planEnded(*this, p, done);
 }
 
@@ -437,6 +437,21 @@ void Engine::reschedSpeed(int cpu) {
     }
 }
 
+void Engine::interruptWork(int id) {
+    SimTask& p = m_tasks[id];
+    if (id == m_stepping || p.pending != Action::Run) return;
+    if (p.state == TaskState::Running) {
+        const int cpu = p.t.cpu;
+        accountSegment(cpu);  // its plan (if any) ends here too
+        p.work_left = 0;
+        startSegment(cpu);
+    } else if (p.state == TaskState::Runnable) {
+        p.work_left = 0;
+    }
+}
+
+bool Engine::needResched(int cpu) const { return m_cpus[cpu].need_resched; }
+
 void Engine::charge(std::int64_t ns) {
     if (m_stepping >= 0) m_tasks[m_stepping].work_left += ns;
 }
@@ -472,6 +487,7 @@ void Engine::afterWork(int cpu) {
                 c.switch_state = k == Action::Exit ? 'X' : 'S';
                 dequeueTask(cpu, id, true);  // update_curr() first, as dequeue_entity does
                 p.state = k == Action::Exit ? TaskState::Exited : TaskState::Blocked;
+                if (p.watch_off_cpu) m_workloads[p.workload]->offCpu(*this, p);
                 if (k == Action::Exit) {
                     // task_dead_fair(): remove_entity_load_avg() takes the dead task's averages,
                     // synced to the cfs_rq's clock, off its CPU.

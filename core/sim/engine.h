@@ -61,14 +61,15 @@ struct SimTask {
     std::int32_t wake_from = -1;  ///< task_cpu before a wakelist wakeup (ENQUEUE_MIGRATED at the IPI when it moved)
     std::int32_t mm = 0;          ///< address space (threads of one process share it)
     std::uint32_t timer_gen = 0;
-    std::int32_t idx = 0;          ///< workload-specific
-    std::int32_t hot_set = 0;      ///< bytes refilled after a migration (scenario limit 1 GiB)
-    std::uint16_t workload = 0;    ///< index of its workload
-    std::uint16_t plan_limit = 4;  ///< coalescing: most steps its next plan may have (adapts to how plans end)
+    std::int32_t idx = 0;         ///< workload-specific
+    std::int32_t hot_set = 0;     ///< bytes refilled after a migration (scenario limit 1 GiB)
+    std::uint16_t workload = 0;   ///< index of its workload
+    std::uint8_t plan_limit = 4;  ///< coalescing: most steps its next plan may have (adapts to how plans end)
     TaskState state = TaskState::Runnable;
     Action::Kind pending = Action::Run;  ///< Block/Sleep/Exit to apply when work_left is done
     std::uint8_t role = 0;               ///< workload-specific
     bool wake_pending = false;           ///< woken while a Block was pending (ttwu_runnable)
+    std::uint8_t watch_off_cpu = 0;      ///< its workload's offCpu() is called when it leaves its CPU (a mutex owner or spinner)
 };
 /// The per-task record the event loop walks (issue 13: at most 256 bytes, four cache lines).
 static_assert(sizeof(SimTask) <= 256, "SimTask grew past four cache lines");
@@ -97,6 +98,9 @@ public:
     /// The messages the whole job passes, when its work is messages and progress() counts
     /// them (hackbench: groups x fds x fds x loops); -1 otherwise.
     virtual double messages() const { return -1; }
+    /// A task whose watch_off_cpu is set left its CPU: preempted (still queued), blocked or
+    /// exited. (A mutex's spinners watch their owner: mutex_spin_on_owner()'s owner_on_cpu().)
+    virtual void offCpu(Engine&, SimTask&) {}
     /// Background workloads do not hold the simulation open.
     virtual bool background() const { return false; }
     /// `taskset -c`: the CPUs its tasks may run on (their cpus_ptr), null for every CPU. Set
@@ -213,6 +217,12 @@ public:
     int current() const { return m_stepping; }
     /// CPU the task executing step() runs on.
     int currentCpu() const { return m_stepCpu; }
+    /// Ends the current work of task `id` (not the stepping one) now: a running task's step()
+    /// runs at a burst end at the current time; a queued one's as soon as it runs again. Its
+    /// pending charge stays. For a spinner whose owner let go of the lock or left its CPU.
+    void interruptWork(int id);
+    /// TIF_NEED_RESCHED of the task running on `cpu` (need_resched() as that task sees it).
+    bool needResched(int cpu) const;
     /// Notify that a workload finished (checks the stop condition).
     void workloadFinished() { m_checkDone = true; }
 

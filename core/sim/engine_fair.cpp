@@ -456,7 +456,11 @@ void Engine::schedule(int cpu) {
             n.wake_time = -1;
         }
     }
-    if (prev >= 0 && prev != next) m_tasks[prev].t.on_cpu = false;
+    if (prev >= 0 && prev != next) {
+        SimTask& pp = m_tasks[prev];
+        pp.t.on_cpu = false;
+        if (pp.watch_off_cpu) m_workloads[pp.workload]->offCpu(*this, pp);
+    }
     if (fromIdle) leaveIdle(cpu);
     if (next != prev) emitEvent(EvKind::sched_switch, cpu, prevPid, n.t.pid, -1, -1, prevState);
     syncRq(cpu);

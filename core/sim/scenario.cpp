@@ -45,7 +45,8 @@ const std::string& workloadCpus(const WorkloadParams& w) {
 WorkloadParams workloadFromJson(const json& v, const std::string& file, const std::string& key) {
     if (!v.is_object()) throw InputError(file, key, "must be an object with a \"type\"");
     if (!v.contains("type") || !v["type"].is_string())
-        throw InputError(file, key + ".type", "missing (hackbench, perf-messaging, schbench, schbench-classic, stress, tbench, netperf-rr)");
+        throw InputError(file, key + ".type",
+                         "missing (hackbench, perf-messaging, schbench, schbench-classic, stress, tbench, netperf-rr, locktorture)");
     const std::string type = v["type"].get<std::string>();
     if (type == "hackbench" || type == "perf-messaging") {
         Obj o(v, file, key, {"type", "groups", "fds", "loops", "datasize", "threads", "pipe", "hot_set_bytes", "cpus"});
@@ -109,8 +110,19 @@ WorkloadParams workloadFromJson(const json& v, const std::string& file, const st
         p.bytes = o.i64("bytes", 0, std::int64_t(1) << 30).value_or(p.bytes);
         return p;
     }
-    throw InputError(file, key + ".type",
-                     fmt::format("'{}' is not one of hackbench, perf-messaging, schbench, schbench-classic, stress, tbench, netperf-rr", type));
+    if (type == "locktorture") {
+        Obj o(v, file, key, {"type", "writers", "runtime_s", "hold_ns", "pause_ns", "cpus"});
+        LockTortureParams p;
+        p.cpus = cpusFromJson(o, file, key);
+        p.writers = intIn(o, "writers", 0, 65536, p.writers);
+        p.runtime_s = o.number("runtime_s", 0.001, 3600).value_or(p.runtime_s);
+        p.hold_ns = o.i64("hold_ns", 0, 1000000000).value_or(p.hold_ns);
+        p.pause_ns = o.i64("pause_ns", 0, 1000000000).value_or(p.pause_ns);
+        return p;
+    }
+    throw InputError(
+        file, key + ".type",
+        fmt::format("'{}' is not one of hackbench, perf-messaging, schbench, schbench-classic, stress, tbench, netperf-rr, locktorture", type));
 }
 
 std::string workloadCommand(const WorkloadParams& w) {
@@ -120,6 +132,8 @@ std::string workloadCommand(const WorkloadParams& w) {
                                                     if constexpr (std::is_same_v<T, HackbenchParams>) return makeHackbench(p, 0)->commandLine();
                                                     else if constexpr (std::is_same_v<T, SchbenchParams>) return makeSchbench(p, 0)->commandLine();
                                                     else if constexpr (std::is_same_v<T, PingPongParams>) return makePingPong(p, 0)->commandLine();
+                                                    else if constexpr (std::is_same_v<T, LockTortureParams>)
+                                                        return makeLockTorture(p, 0)->commandLine();
                                                     else return makeStress(p, 0)->commandLine();
                                                 },
                                                 w);
@@ -272,6 +286,7 @@ std::unique_ptr<Engine> buildEngine(const Scenario& s, const Knobs& k, const Cos
                 if constexpr (std::is_same_v<T, HackbenchParams>) e->addWorkload(makeHackbench(p, idx));
                 else if constexpr (std::is_same_v<T, SchbenchParams>) e->addWorkload(makeSchbench(p, idx));
                 else if constexpr (std::is_same_v<T, PingPongParams>) e->addWorkload(makePingPong(p, idx));
+                else if constexpr (std::is_same_v<T, LockTortureParams>) e->addWorkload(makeLockTorture(p, idx));
                 else e->addWorkload(makeStress(p, idx));
             },
             s.workloads[i]);

@@ -5,6 +5,7 @@
 #pragma once
 
 #include "sim/engine.h"
+#include "sim/kmutex.h"
 
 #include <cstdint>
 #include <deque>
@@ -61,6 +62,18 @@ struct PingPongParams {
     std::string cpus;               ///< `taskset -c` cpulist its tasks may run on; "" = every CPU
 };
 
+/// locktorture's mutex_lock writers (kernel/locking/locktorture.c): each loops mutex_lock(), a
+/// critical section of hold_ns, mutex_unlock(), a pause of pause_ns, on one struct mutex. The
+/// module's writers hold the lock for torture_mutex_delay() (mostly nothing) and pause for
+/// stutter_wait() (mostly nothing): hold_ns and pause_ns are this model's, not the module's.
+struct LockTortureParams {
+    int writers = 0;               ///< nwriters_stress (0 = 2 x the number of CPUs, the module's default)
+    double runtime_s = 1;          ///< simulated seconds
+    std::int64_t hold_ns = 1000;   ///< CPU work inside the lock
+    std::int64_t pause_ns = 2000;  ///< CPU work between an unlock and the next lock
+    std::string cpus;              ///< `taskset -c` cpulist its tasks may run on; "" = every CPU
+};
+
 std::unique_ptr<Workload> makeHackbench(const HackbenchParams& p, std::uint16_t index);
 /// Coalescing's pipe bookkeeping: a hackbench with more pipes than this (default 4096)
 /// frees a drained pipe's buffer and applies planned steps before planning more (bounded
@@ -71,5 +84,8 @@ void setHackbenchLeanPipes(int n);
 std::unique_ptr<Workload> makeSchbench(const SchbenchParams& p, std::uint16_t index);
 std::unique_ptr<Workload> makeStress(const StressParams& p, std::uint16_t index);
 std::unique_ptr<Workload> makePingPong(const PingPongParams& p, std::uint16_t index);
+std::unique_ptr<Workload> makeLockTorture(const LockTortureParams& p, std::uint16_t index);
+/// A mutex's figures as a workload's counters (acquisitions, contended, spin and sleep time, handoffs).
+void mutexCounters(const MutexStats& s, WorkloadReport& r);
 
 }  // namespace sched

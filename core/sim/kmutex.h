@@ -1,0 +1,124 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+// kmutex.h: struct mutex as kernel/locking/mutex.c (Linux 6.1) has it, for the simulated
+// tasks: the owner word with its MUTEX_FLAG_WAITERS / HANDOFF / PICKUP flags, the FIFO
+// wait list, optimistic spinning on a running owner (the OSQ), and the handoff to a
+// starved first waiter. Workloads take it where the kernel code they model takes one.
+//
+// How a task uses it, in its workload's step():
+//   switch (m.lock(e, id)) {
+//   case KMutex::Lock::Acquired: ...the critical section: return Action::run(hold);
+//   case KMutex::Lock::Spin: return KMutex::spin();   // step() runs again when it should retry
+//   case KMutex::Lock::Sleep: return Action::block(); // step() runs again when unlock wakes it
+//   }
+// and m.unlock(e, id) at the end of the critical section. A spinner's step() runs again
+// (its work is interrupted, Engine::interruptWork) when the owner lets go, when the owner
+// leaves its CPU, or — at its next run — when it was preempted while spinning; it then calls
+// lock() again, which picks up where mutex_lock() was. The workload forwards its offCpu()
+// for the tasks concerned to offCpu() here.
+//
+// What is not modelled: the time a spinner takes to see the owner change (cpu_relax()
+// loops; the hand-over is instantaneous), and which of the OSQ's head and a woken first
+// waiter (which spins outside the OSQ) wins the cmpxchg race when both spin: here the one
+// that started spinning first. A spinner sees need_resched() when its CPU acts on it
+// (the resched IPI's delay), not when the flag is written.
+#pragma once
+
+#include "util/histogram.h"
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace sched {
+
+class Engine;
+
+/// What a mutex did over a run (the workload's report prints it).
+struct MutexStats {
+    std::int64_t acquisitions = 0;  ///< mutex_lock() calls that returned
+    std::int64_t contended = 0;     ///< of those, the ones that found the lock taken (slow path)
+    std::int64_t spun = 0;          ///< acquisitions by optimistic spinning (never slept)
+    std::int64_t slept = 0;         ///< acquisitions after sleeping on the wait list
+    std::int64_t handoffs = 0;      ///< unlocks that handed the lock to the first waiter (MUTEX_FLAG_HANDOFF)
+    std::int64_t spin_ns = 0;       ///< time spent spinning (CPU time: a spinner runs)
+    std::int64_t sleep_ns = 0;      ///< time from going to sleep on the wait list to acquiring
+    std::int64_t hold_ns = 0;       ///< time held (acquire to unlock)
+    LatencyHistogram wait;          ///< contended acquisitions: from mutex_lock() to owning it
+    void merge(const MutexStats& o);
+};
+
+class KMutex {
+public:
+    enum class Lock : std::uint8_t {
+        Acquired,  ///< the caller owns the lock
+        Spin,      ///< spinning on a running owner: step() returns spin()
+        Sleep,     ///< on the wait list: step() returns Action::block()
+    };
+    /// What a spinner's step() returns: CPU work that only an interruption ends.
+    static constexpr std::int64_t kSpinNs = std::int64_t(1) << 46;
+
+    /// mutex_lock() by the stepping task `id`, or its retry (after a wakeup, or after its
+    /// spinning ended). Sets the owner's and the spinners' watch_off_cpu.
+    Lock lock(Engine& e, int id);
+    /// mutex_unlock() by the owner `id` (the stepping task).
+    void unlock(Engine& e, int id);
+    /// `id` left its CPU (Workload::offCpu): a spinner stops spinning (mutex_spin_on_owner()'s
+    /// need_resched() or its own preemption); an owner's spinners stop (owner_on_cpu() false).
+    void offCpu(Engine& e, int id);
+
+    /// The owner (a task id), -1 when free. With a pending handoff (PICKUP) the waiter it was
+    /// handed to, which takes it when it runs.
+    int owner() const { return m_owner; }
+    bool pickup() const { return m_pickup; }
+    bool handoff() const { return m_handoff; }
+    /// The wait list, first waiter first (task ids).
+    std::vector<int> waiters() const;
+    /// The spinners in the order they take the lock (task ids).
+    std::vector<int> spinners() const;
+    /// Whether `id` is spinning, waiting (on the list), or neither.
+    bool isSpinning(int id) const;
+    bool isWaiting(int id) const;
+    const MutexStats& stats() const { return m_stats; }
+    /// The mutex's own rules, checked against the engine's task states; "" when they hold:
+    /// one owner; a free lock with waiters has its first waiter woken or someone spinning;
+    /// spinners run; nobody both owns and waits.
+    std::string check(const Engine& e) const;
+
+private:
+    enum class Phase : std::uint8_t {
+        Spinning,    ///< mutex_optimistic_spin(): on the OSQ, or as the woken first waiter (on the list)
+        SpinFailed,  ///< its spinning ended because the owner or it left its CPU: the slow path's trylock comes next
+        Sleeping,    ///< on the wait list, asleep or woken and not yet retried
+    };
+    struct Contender {
+        int id = -1;
+        Phase phase = Phase::Spinning;
+        bool onList = false;          ///< on the wait list (__mutex_add_waiter())
+        bool slept = false;           ///< it went to sleep at least once in this mutex_lock()
+        std::int64_t since = 0;       ///< when its mutex_lock() found the lock taken
+        std::int64_t phaseSince = 0;  ///< when its spinning or sleeping began
+        std::int64_t spinOrder = 0;   ///< spinners take the lock in this order
+    };
+    Contender* find(int id);
+    const Contender* find(int id) const;
+    void erase(int id);
+    bool ownerOnCpu(const Engine& e) const;
+    void acquire(Engine& e, int id, const Contender* c);
+    Lock spinOrSleep(Engine& e, Contender& c, bool woken, bool wasSpinning);
+    Lock sleep(Engine& e, Contender& c);
+    void endPhase(Engine& e, Contender& c);
+    void watch(Engine& e, int id, int delta);
+    int firstWaiter() const;
+    int firstSpinner() const;
+
+    int m_owner = -1;
+    bool m_handoff = false;  ///< MUTEX_FLAG_HANDOFF: the next unlock hands the lock to the first waiter
+    bool m_pickup = false;   ///< MUTEX_FLAG_PICKUP: handed to m_owner, which has not taken it yet
+    std::int64_t m_acquiredAt = 0;
+    std::int64_t m_nextOrder = 0;
+    std::vector<Contender> m_cont;  ///< tasks in mutex_lock() that found it taken
+    std::vector<int> m_list;        ///< the wait list (FIFO), task ids
+    MutexStats m_stats;
+};
+
+}  // namespace sched
