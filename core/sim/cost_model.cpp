@@ -26,6 +26,7 @@ const char* toString(CostTerm t) {
     case CostTerm::rq_lock: return "rq_lock";
     case CostTerm::sis_scan: return "sis_scan";
     case CostTerm::load_balance: return "load_balance";
+    case CostTerm::pipe_lock: return "pipe_lock";
     case CostTerm::count_: break;
     }
     return "?";
@@ -45,6 +46,9 @@ constexpr Field kFields[] = {
     {"ctx_switch_process", &CostModel::ctx_switch_process, "switch with mm change: ~2.4 us (same source)"},
     {"pipe_write", &CostModel::pipe_write, "100-byte pipe write without wakeup (estimate)"},
     {"pipe_read", &CostModel::pipe_read, "100-byte pipe read (estimate)"},
+    {"pipe_write_locked", &CostModel::pipe_write_locked,
+     "of pipe_write, the part under pipe->mutex: the checks, the merge or page allocation, the copy (estimate)"},
+    {"pipe_read_locked", &CostModel::pipe_read_locked, "of pipe_read, the part under pipe->mutex: the copy and the buffer release (estimate)"},
     {"socket_send", &CostModel::socket_send, "AF_UNIX stream send, skb alloc (estimate)"},
     {"socket_recv", &CostModel::socket_recv, "AF_UNIX stream recv (estimate)"},
     {"futex_wake", &CostModel::futex_wake, "futex syscall around a wakeup (estimate)"},

@@ -45,6 +45,7 @@ enum class CostTerm : std::uint8_t {
     rq_lock,       ///< runqueue-lock contention on remote enqueues
     sis_scan,      ///< per-CPU cost of the idle scans
     load_balance,  ///< newidle load_balance(): the CPU going idle pays it before running what it pulled
+    pipe_lock,     ///< the part of a pipe read or write under pipe->mutex (off: no pipe mutex at all)
     count_
 };
 inline constexpr int kCostTerms = int(CostTerm::count_);
@@ -62,6 +63,10 @@ struct CostModel {
     std::int64_t socket_send = 600;
     std::int64_t socket_recv = 500;
     std::int64_t futex_wake = 300;  ///< futex syscall entry/exit around a wakeup
+    // The part of pipe_write / pipe_read between __pipe_lock() and __pipe_unlock() (ns of CPU,
+    // inside the figures above): the pipe->mutex hold. Scaled by the `pipe_lock` term, not `syscall`.
+    std::int64_t pipe_write_locked = 150;
+    std::int64_t pipe_read_locked = 120;
     // Wakeups, on the waker's CPU (ns of CPU).
     std::int64_t wakeup_local = 400;          ///< select_task_rq + enqueue + check_preempt on this CPU
     std::int64_t wakeup_remote_direct = 700;  ///< lock the remote rq, enqueue (+ lock wait)
@@ -98,7 +103,7 @@ struct CostModel {
     std::int64_t lb_newidle_base = 2160;
     std::int64_t lb_newidle_per_cpu = 51;  ///< per CPU of the domain's span
 
-    std::array<double, kCostTerms> scale{1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1};
+    std::array<double, kCostTerms> scale{1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1};
 
     /// Defaults for a machine (by topology preset name / vendor); documented sources in cost_model.cpp.
     static CostModel forTopology(const Topology& t);

@@ -276,6 +276,8 @@ public:
     const EventKey& nowKey() const { return m_cur; }
     static bool keyBefore(const PlanKey& k, const EventKey& e) { return evBefore(k.t, k.ctime, evTag(EvBurstEnd, k.cpu, 0), e.t, e.ctime, e.tag); }
     bool keyBeforeNow(const PlanKey& k) const { return keyBefore(k, m_cur); }
+    /// The current event is the burst end with this key (a plan ending where it was planned to).
+    bool nowIs(const PlanKey& k) const { return m_cur.t == k.t && m_cur.ctime == k.ctime && m_cur.tag == evTag(EvBurstEnd, k.cpu, 0); }
     static bool keyBefore(const PlanKey& a, const PlanKey& b) {
         return a.t != b.t ? a.t < b.t : a.ctime != b.ctime ? a.ctime < b.ctime : a.cpu < b.cpu;
     }

@@ -24,20 +24,23 @@ void MutexStats::merge(const MutexStats& o) {
 }
 
 KMutex::Contender* KMutex::find(int id) {
-    for (auto& c : m_cont)
+    if (!m_c) return nullptr;
+    for (auto& c : m_c->cont)
         if (c.id == id) return &c;
     return nullptr;
 }
 const KMutex::Contender* KMutex::find(int id) const {
-    for (const auto& c : m_cont)
+    for (const auto& c : cont())
         if (c.id == id) return &c;
     return nullptr;
 }
 
 void KMutex::erase(int id) {
-    m_cont.erase(std::remove_if(m_cont.begin(), m_cont.end(), [id](const Contender& c) { return c.id == id; }), m_cont.end());
+    if (!m_c) return;
+    cont().erase(std::remove_if(cont().begin(), cont().end(), [id](const Contender& c) { return c.id == id; }), cont().end());
     // __mutex_remove_waiter(): the WAITERS flag goes with the last waiter (an empty list).
-    m_list.erase(std::remove(m_list.begin(), m_list.end(), id), m_list.end());
+    list().erase(std::remove(list().begin(), list().end(), id), list().end());
+    if (m_compact && m_c && m_c->cont.empty()) m_c.reset();
 }
 
 // owner_on_cpu(): the owner is running (a handed-on lock's new owner too).
@@ -48,11 +51,11 @@ void KMutex::watch(Engine& e, int id, int delta) {
     t.watch_off_cpu = std::uint8_t(int(t.watch_off_cpu) + delta);
 }
 
-int KMutex::firstWaiter() const { return m_list.empty() ? -1 : m_list.front(); }
+int KMutex::firstWaiter() const { return list().empty() ? -1 : list().front(); }
 
 int KMutex::firstSpinner() const {
     const Contender* best = nullptr;
-    for (const auto& c : m_cont)
+    for (const auto& c : cont())
         if (c.phase == Phase::Spinning && (!best || c.spinOrder < best->spinOrder)) best = &c;
     return best ? best->id : -1;
 }
@@ -60,21 +63,21 @@ int KMutex::firstSpinner() const {
 // Its spinning or sleeping ends now: the time goes to the stats.
 void KMutex::endPhase(Engine& e, Contender& c) {
     if (c.phase == Phase::Spinning) {
-        m_stats.spin_ns += e.now() - c.phaseSince;
+        st().spin_ns += e.now() - c.phaseSince;
         watch(e, c.id, -1);
     } else if (c.phase == Phase::Sleeping) {
-        m_stats.sleep_ns += e.now() - c.phaseSince;
+        st().sleep_ns += e.now() - c.phaseSince;
     }
     c.phase = Phase::SpinFailed;
 }
 
 void KMutex::acquire(Engine& e, int id, const Contender* c) {
     if (c) {
-        (c->slept ? m_stats.slept : m_stats.spun)++;
-        m_stats.wait.record(e.now() - c->since);
+        (c->slept ? st().slept : st().spun)++;
+        st().wait.record(e.now() - c->since);
         erase(id);
     }
-    m_stats.acquisitions++;
+    st().acquisitions++;
     m_owner = id;
     m_pickup = false;
     m_acquiredAt = e.now();
@@ -85,7 +88,7 @@ void KMutex::acquire(Engine& e, int id, const Contender* c) {
 // schedule().
 KMutex::Lock KMutex::sleep(Engine& e, Contender& c) {
     if (!c.onList) {
-        m_list.push_back(c.id);
+        list().push_back(c.id);
         c.onList = true;
     }
     c.phase = Phase::Sleeping;
@@ -105,7 +108,7 @@ KMutex::Lock KMutex::spinOrSleep(Engine& e, Contender& c, bool woken, bool wasSp
     if (maySpin && !e.needResched(e.task(c.id).t.cpu) && ownerOnCpu(e)) {
         c.phase = Phase::Spinning;
         c.phaseSince = e.now();
-        if (!wasSpinning) c.spinOrder = m_nextOrder++;  // an OSQ spinner keeps its place in the queue
+        if (!wasSpinning) c.spinOrder = m_c->nextOrder++;  // an OSQ spinner keeps its place in the queue
         watch(e, c.id, +1);
         return Lock::Spin;
     }
@@ -123,9 +126,9 @@ KMutex::Lock KMutex::lock(Engine& e, int id) {
         return Lock::Acquired;
     }
     if (!c) {  // mutex_lock()'s slow path: optimistic spinning on the OSQ, else the wait list
-        m_cont.push_back(Contender{id, Phase::Spinning, false, false, e.now(), e.now(), 0});
-        m_stats.contended++;
-        return spinOrSleep(e, m_cont.back(), false, false);
+        cont().push_back(Contender{id, Phase::Spinning, false, false, e.now(), e.now(), 0});
+        st().contended++;
+        return spinOrSleep(e, cont().back(), false, false);
     }
     switch (was) {
     case Phase::Spinning:  // the owner changed under its spinning: spin on the new one while it runs
@@ -138,19 +141,36 @@ KMutex::Lock KMutex::lock(Engine& e, int id) {
     return sleep(e, *c);
 }
 
+void KMutex::fastLock(Engine& e, int id, std::int64_t t) {
+    if (m_owner >= 0 || !uncontended()) throw std::logic_error(fmt::format("a planned mutex_lock() by task {} found the mutex taken", id));
+    st().acquisitions++;
+    m_owner = id;
+    m_acquiredAt = t;
+    watch(e, id, +1);
+}
+
+void KMutex::fastUnlock(Engine& e, int id, std::int64_t t) {
+    if (m_owner != id || m_pickup || !uncontended())
+        throw std::logic_error(fmt::format("a planned mutex_unlock() by task {} found the mutex contended or not its own", id));
+    st().hold_ns += t - m_acquiredAt;
+    m_owner = -1;
+    m_handoff = false;
+    watch(e, id, -1);
+}
+
 void KMutex::unlock(Engine& e, int id) {
     if (m_owner != id || m_pickup) throw std::logic_error(fmt::format("mutex_unlock by task {} which does not own it (owner {})", id, m_owner));
-    m_stats.hold_ns += e.now() - m_acquiredAt;
+    st().hold_ns += e.now() - m_acquiredAt;
     watch(e, id, -1);
-    if (m_handoff && !m_list.empty()) {
+    if (m_handoff && m_c && !m_c->list.empty()) {
         // __mutex_unlock_slowpath() with MUTEX_FLAG_HANDOFF: __mutex_handoff() to the first
         // waiter (owner = it | PICKUP), then wake_up_q(). Spinners see a new owner.
-        const int next = m_list.front();
+        const int next = list().front();
         m_owner = next;
         m_pickup = true;
         m_handoff = false;
-        m_stats.handoffs++;
-        for (const auto& c : m_cont)
+        st().handoffs++;
+        for (const auto& c : m_c->cont)
             if (c.phase == Phase::Spinning) e.interruptWork(c.id);
         if (const Contender* n = find(next); !n || n->phase != Phase::Spinning) e.wake(next, false);
         return;
@@ -168,8 +188,8 @@ void KMutex::offCpu(Engine& e, int id) {
         endPhase(e, *c);  // SpinFailed: its next step takes the slow path
         e.interruptWork(id);
     }
-    if (id == m_owner && !m_pickup) {
-        for (auto& c : m_cont)
+    if (id == m_owner && !m_pickup && m_c) {
+        for (auto& c : m_c->cont)
             if (c.phase == Phase::Spinning) {
                 endPhase(e, c);
                 e.interruptWork(c.id);
@@ -177,11 +197,11 @@ void KMutex::offCpu(Engine& e, int id) {
     }
 }
 
-std::vector<int> KMutex::waiters() const { return m_list; }
+std::vector<int> KMutex::waiters() const { return list(); }
 
 std::vector<int> KMutex::spinners() const {
     std::vector<const Contender*> s;
-    for (const auto& c : m_cont)
+    for (const auto& c : cont())
         if (c.phase == Phase::Spinning) s.push_back(&c);
     std::sort(s.begin(), s.end(), [](const Contender* a, const Contender* b) { return a->spinOrder < b->spinOrder; });
     std::vector<int> ids;
@@ -209,21 +229,21 @@ std::string KMutex::check(const Engine& e) const {
     } else if (m_pickup || m_handoff) {
         return "a free mutex has HANDOFF or PICKUP set";
     }
-    for (const auto& c : m_cont) {
+    for (const auto& c : cont()) {
         if (c.phase == Phase::Spinning && e.task(c.id).state != TaskState::Running)
             return fmt::format("pid {} spins on the mutex but is not running", pid(c.id));
         if (c.phase == Phase::Sleeping && !c.onList) return fmt::format("pid {} sleeps for the mutex but is not on its wait list", pid(c.id));
-        if (c.onList != (std::find(m_list.begin(), m_list.end(), c.id) != m_list.end()))
+        if (c.onList != (std::find(list().begin(), list().end(), c.id) != list().end()))
             return fmt::format("pid {}: the wait list and its waiter disagree", pid(c.id));
     }
-    if (m_list.size() != static_cast<std::size_t>(std::count_if(m_cont.begin(), m_cont.end(), [](const Contender& c) { return c.onList; })))
+    if (list().size() != static_cast<std::size_t>(std::count_if(cont().begin(), cont().end(), [](const Contender& c) { return c.onList; })))
         return "the mutex's wait list holds a task that is not waiting";
     // No lost wakeup: a free lock with waiters has its first waiter woken (it retries when it runs).
-    if (m_owner < 0 && !m_list.empty()) {
-        const SimTask& w = e.task(m_list.front());
+    if (m_owner < 0 && !list().empty()) {
+        const SimTask& w = e.task(list().front());
         const bool woken = w.state != TaskState::Blocked && !(w.pending == Action::Block && !w.wake_pending);
         if (!woken && firstSpinner() < 0)
-            return fmt::format("mutex free with waiters, and its first waiter pid {} sleeps and nobody spins (lost wakeup)", pid(m_list.front()));
+            return fmt::format("mutex free with waiters, and its first waiter pid {} sleeps and nobody spins (lost wakeup)", pid(list().front()));
     }
     return {};
 }

@@ -26,6 +26,7 @@
 #include "util/histogram.h"
 
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -66,6 +67,20 @@ public:
     /// need_resched() or its own preemption); an owner's spinners stop (owner_on_cpu() false).
     void offCpu(Engine& e, int id);
 
+    /// Exact coalescing applies a planned (uncontended) mutex_lock() or mutex_unlock() later,
+    /// at its own time `t`: the lock must be free and nobody in mutex_lock() for the first,
+    /// owned by `id` with nobody in mutex_lock() for the second (the workload's plan made sure).
+    void fastLock(Engine& e, int id, std::int64_t t);
+    void fastUnlock(Engine& e, int id, std::int64_t t);
+    /// Nobody is in mutex_lock() (spinning, asleep or about to retry).
+    bool uncontended() const { return !m_c || m_c->cont.empty(); }
+    /// Where its figures go: a workload with many mutexes (a pipe each) sums them in one
+    /// MutexStats; without one the mutex keeps its own.
+    void setStats(MutexStats* s) { m_stats = s; }
+    /// Give the contenders' lists back to the allocator whenever nobody contends (many
+    /// mutexes, most of them idle: bounded memory, at the price of an allocation per episode).
+    void setCompact(bool on) { m_compact = on; }
+
     /// The owner (a task id), -1 when free. With a pending handoff (PICKUP) the waiter it was
     /// handed to, which takes it when it runs.
     int owner() const { return m_owner; }
@@ -78,7 +93,10 @@ public:
     /// Whether `id` is spinning, waiting (on the list), or neither.
     bool isSpinning(int id) const;
     bool isWaiting(int id) const;
-    const MutexStats& stats() const { return m_stats; }
+    const MutexStats& stats() const {
+        static const MutexStats none;
+        return m_stats ? *m_stats : none;
+    }
     /// The mutex's own rules, checked against the engine's task states; "" when they hold:
     /// one owner; a free lock with waiters has its first waiter woken or someone spinning;
     /// spinners run; nobody both owns and waits.
@@ -111,14 +129,45 @@ private:
     int firstWaiter() const;
     int firstSpinner() const;
 
+    // The tasks in mutex_lock() that found it taken, and the wait list (FIFO), only while some
+    // task contends (the uncontended mutex is a few words: a pipe has one).
+    struct Contention {
+        std::vector<Contender> cont;
+        std::vector<int> list;
+        std::int64_t nextOrder = 0;
+    };
+    std::vector<Contender>& cont() {
+        if (!m_c) m_c = std::make_unique<Contention>();
+        return m_c->cont;
+    }
+    const std::vector<Contender>& cont() const {
+        static const std::vector<Contender> none;
+        return m_c ? m_c->cont : none;
+    }
+    std::vector<int>& list() {
+        if (!m_c) m_c = std::make_unique<Contention>();
+        return m_c->list;
+    }
+    const std::vector<int>& list() const {
+        static const std::vector<int> none;
+        return m_c ? m_c->list : none;
+    }
+    MutexStats& st() {
+        if (!m_stats) {
+            m_own = std::make_unique<MutexStats>();
+            m_stats = m_own.get();
+        }
+        return *m_stats;
+    }
+
     int m_owner = -1;
     bool m_handoff = false;  ///< MUTEX_FLAG_HANDOFF: the next unlock hands the lock to the first waiter
     bool m_pickup = false;   ///< MUTEX_FLAG_PICKUP: handed to m_owner, which has not taken it yet
+    bool m_compact = false;
     std::int64_t m_acquiredAt = 0;
-    std::int64_t m_nextOrder = 0;
-    std::vector<Contender> m_cont;  ///< tasks in mutex_lock() that found it taken
-    std::vector<int> m_list;        ///< the wait list (FIFO), task ids
-    MutexStats m_stats;
+    std::unique_ptr<Contention> m_c;
+    MutexStats* m_stats = nullptr;
+    std::unique_ptr<MutexStats> m_own;
 };
 
 }  // namespace sched

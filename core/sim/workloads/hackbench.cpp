@@ -18,6 +18,12 @@ namespace {
 // ---------------------------------------------------------------------------
 // hackbench
 
+// What a planned step does to a pipe (Channel::PendingOp): a write or read (with pipe->mutex on:
+// __pipe_lock() and the copy), or the __pipe_unlock() after it. A plan's last planned step is a
+// write or read whose unlock is the plan's real last step: an acquire with no release after it is
+// a hold open until a real unlock.
+enum OpKind : std::uint8_t { kOpWrite = 0, kOpRead = 1, kOpRelease = 2 };
+
 // A pipe (16 slots of one page; 100-byte writes merge into the tail page) or an
 // AF_UNIX stream socket (sk_sndbuf shared by the group's senders).
 struct Channel {
@@ -36,11 +42,12 @@ struct Channel {
     struct PendingOp {
         PlanKey key;
         std::int32_t task;
-        bool write;
+        std::uint8_t kind;  ///< OpKind
     };
     std::vector<PendingOp> pend;
     std::uint32_t pendHead = 0;  ///< pend[0..pendHead) are applied (dropped in bulk)
     int resW = 0, resR = 0;
+    KMutex mx;  ///< pipe->mutex (with the cost model's pipe_lock term on; sockets take none a second task contends for)
 };
 
 class Hackbench final : public Workload {
@@ -70,6 +77,17 @@ public:
         // A read or write that sleeps copies nothing: its syscall path is the 100-byte figure's.
         m_wblock = ioCost(e, true, 100);
         m_rblock = ioCost(e, false, 100);
+        // pipe->mutex: the part of each write and read between __pipe_lock() and __pipe_unlock()
+        // (at most the whole of it). Off (the pipe_lock term at 0): one step per write or read.
+        const CostModel& cm = e.cost();
+        m_wHold = std::min(m_wcost, cm.c(CostTerm::pipe_lock, cm.pipe_write_locked * std::max(1, m_p.datasize) / 100));
+        m_rHold = std::min(m_rcost, cm.c(CostTerm::pipe_lock, cm.pipe_read_locked * std::max(1, m_p.datasize) / 100));
+        m_locks = m_p.pipe && m_wHold > 0 && m_rHold > 0;
+        if (m_locks)
+            for (auto& c : m_chan) {
+                c.mx.setStats(&m_mutexStats);  // one sum for every pipe
+                c.mx.setCompact(m_lean);
+            }
         m_main = e.spawn(m_index, "hackbench", 1000000 * (m_index + 1), -1, kMain, 0, m_p.hot_set);
         m_total = total;
     }
@@ -77,9 +95,16 @@ public:
     Action step(Engine& e, SimTask& t) override {
         switch (t.role) {
         case kMain: return mainStep(e, t);
-        case kSender: return senderStep(e, t);
-        default: return receiverStep(e, t);
+        case kSender: return m_locks ? senderStepLocked(e, t) : senderStep(e, t);
+        default: return m_locks ? receiverStepLocked(e, t) : receiverStep(e, t);
         }
+    }
+
+    void offCpu(Engine& e, SimTask& t) override {
+        if (!m_locks || t.role == kMain) return;
+        Channel& c = m_chan[std::size_t(lockChan(t))];
+        sync(e, c);
+        c.mx.offCpu(e, int(t.t.pid - 1000));
     }
 
     bool finished() const override { return m_finished; }
@@ -123,7 +148,7 @@ public:
         for (int id : m_workers) {
             const SimTask& t = e.task(id);
             // Its planned steps behind the current event are on the pipes (syncAll) but not yet in t.a.
-            const std::int64_t n = t.a + e.plannedStepsBehindNow(id);
+            const std::int64_t n = t.a + plannedOpsBehindNow(e, id);
             if (t.role == kSender) sent += n;
             else recv += n;
         }
@@ -142,7 +167,13 @@ public:
             inflight += c.count;
             chSent += c.sent;
             chRecv += c.received;
-            if (c.reader >= 0 && e.task(c.reader).state == TaskState::Blocked && e.task(c.reader).b == kRun && c.count > 0)
+            if (m_locks) {
+                if (std::string m = c.mx.check(e); !m.empty()) return fmt::format("hackbench pipe {}: {}", i, m);
+            }
+            // (With pipe->mutex a reader may sleep in mutex_lock() with messages queued, and the
+            // writer that made the pipe non-empty wakes it at its unlock.)
+            const bool heldOrLocking = m_locks && (c.mx.owner() >= 0 || (c.reader >= 0 && (e.task(c.reader).c & kLocking)));
+            if (c.reader >= 0 && !heldOrLocking && e.task(c.reader).state == TaskState::Blocked && e.task(c.reader).b == kRun && c.count > 0)
                 return fmt::format("hackbench channel {}: reader pid {} asleep with {} messages queued (lost wakeup)", i, e.task(c.reader).t.pid,
                                    c.count);
         }
@@ -150,19 +181,21 @@ public:
             return fmt::format("hackbench: messages not conserved (sent {}, read {}, in flight {})", sent, recv, inflight);
         for (int id : m_workers) {
             const SimTask& t = e.task(id);
-            if (t.state == TaskState::Blocked && t.b == kRun && t.role == kSender) {
+            if (t.state == TaskState::Blocked && t.b == kRun && t.role == kSender && !(m_locks && (t.c & kLocking))) {
                 const Channel& c = m_chan[std::size_t(chanOf(t, t.a))];
                 if (std::find(c.writers.begin(), c.writers.end(), id) == c.writers.end())
                     return fmt::format("hackbench: sender pid {} asleep but not on the pipe's wait queue", t.t.pid);
                 // A pipe wakes a writer on every read of a full pipe; a socket when a read leaves
                 // wmem at a quarter of sk_sndbuf or less (unix_write_space).
                 const bool shouldBeAwake = m_p.pipe ? !full(c) : c.count * 4 <= m_sockCap;
-                if (shouldBeAwake) {
+                // (With pipe->mutex, a reader holding it owes the wakeup at its unlock.)
+                if (shouldBeAwake && !(m_locks && c.mx.owner() >= 0)) {
                     // Someone must still be on the way to wake it: a runnable writer that waited on this pipe.
                     bool waker = false;
                     for (int o : m_workers) {
                         const SimTask& w = e.task(o);
-                        if (w.role == kSender && w.b == kRun && w.state != TaskState::Blocked && w.c != 0 && chanOf(w, w.a) == chanOf(t, t.a))
+                        const bool wWaited = m_locks ? (w.c & kWaitedBit) != 0 : w.c != 0;
+                        if (w.role == kSender && w.b == kRun && w.state != TaskState::Blocked && wWaited && chanOf(w, w.a) == chanOf(t, t.a))
                             waker = true;
                     }
                     if (!waker)
@@ -190,6 +223,7 @@ public:
     // applies lazily. The results are the same either way (test).
     void plan(Engine& e, SimTask& t) override {
         if (t.b != kRun) return;
+        if (m_locks) return planLocked(e, t);
         const std::int64_t total = std::int64_t(m_p.loops) * m_p.fds;
         const int id = int(t.t.pid - 1000);  // engine task id (Engine::spawn)
         PlanInfo& pi = planOf(id);
@@ -208,7 +242,7 @@ public:
                 Channel& c = m_chan[std::size_t(base + fd)];
                 if (m_lean) sync(e, c);  // what is behind the current event first: only steps still to come
                 if (c.reader_waiting || !writeFits(c, c.resW + 1)) break;
-                insertOp(c, r.key(j), id, true);
+                insertOp(c, r.key(j), id, kOpWrite);
                 c.resW++;
             }
             e.planTake(r, j, w);
@@ -222,7 +256,7 @@ public:
             const Engine::PlanRun r = e.planRun(w);
             // Reads only while the pipe holds a message for each (writes only add).
             const int room = int(std::min<std::int64_t>({std::int64_t(r.room), total - t.a, c.count - c.resR}));
-            for (int j = 0; j < room; ++j) insertOp(c, r.key(j), id, false);
+            for (int j = 0; j < room; ++j) insertOp(c, r.key(j), id, kOpRead);
             const int n = std::max(0, room);
             c.resR += n;
             e.planTake(r, n, w);
@@ -233,6 +267,7 @@ public:
     void planEnded(Engine& e, SimTask& t, int done) override {
         const int id = int(t.t.pid - 1000);
         PlanInfo& pi = planOf(id);
+        if (m_locks) return planEndedLocked(e, t, pi, done);
         t.a += done;
         // The steps after the current event never happen: off their pipes (a sender's step k
         // writes to pipe chanOf(a0 + k), a reader's to its own). The task's steps on a pipe
@@ -250,8 +285,12 @@ public:
 
 private:
     struct PlanInfo {
-        std::int64_t a0 = 0;   ///< t.a when the current plan was made
-        std::int64_t ops = 0;  ///< steps in the current plan
+        std::int64_t a0 = 0;        ///< t.a when the current plan was made
+        std::int64_t ops = 0;       ///< steps in the current plan
+        bool firstRelease = false;  ///< pipe->mutex: its first step is the unlock of a hold (then acquire, unlock, ...)
+        std::uint8_t npipes = 0;    ///< pipe->mutex: the pipes it has steps on
+        std::array<std::int32_t, 8> pipes{};
+        PlanKey end;  ///< pipe->mutex: its real last step, the unlock of its last hold
     };
     const PlanInfo& planOf(int id) const {
         static const PlanInfo none;
@@ -295,6 +334,17 @@ private:
         r.counters.push_back({"sender_waits", "senders waited (full)", double(m_wSleeps), true, 0});
         r.counters.push_back({"sender_waits_still_full", "  woken, still full", double(m_wSleepsFull), true, 0});
         r.histograms.push_back({"waking write to first read", m_readLat});
+        if (m_locks) {
+            const MutexStats& ms = m_mutexStats;
+            r.output.back().back() = ';';
+            r.output.push_back(
+                fmt::format(" pipe->mutex taken {} times, {} of them contended ({:.2f} %): {} got it spinning, {} after sleeping, "
+                            "{} handoffs; {:.3f} ms spinning, {:.3f} ms asleep)",
+                            ms.acquisitions, ms.contended, ms.acquisitions ? 100.0 * double(ms.contended) / double(ms.acquisitions) : 0.0, ms.spun,
+                            ms.slept, ms.handoffs, double(ms.spin_ns) / 1e6, double(ms.sleep_ns) / 1e6));
+            mutexCounters(ms, r);
+            r.histograms.push_back({"pipe->mutex: contended wait", ms.wait});
+        }
     }
     bool writeFits(const Channel& c, std::int64_t n) const {
         if (m_p.pipe) return pagesBound(c, n) <= 16;
@@ -306,7 +356,7 @@ private:
     // (The fields are written one by one: a PendingOp built on the stack and copied in as a
     // whole was read back in 16-byte pieces over narrower stores, a store-forwarding stall
     // that took a fifth of a coalesced run.)
-    static void insertOp(Channel& c, const PlanKey& k, int task, bool write) {
+    static void insertOp(Channel& c, const PlanKey& k, int task, std::uint8_t kind) {
         std::size_t i = c.pend.size();
         c.pend.emplace_back();
         for (; i > c.pendHead && Engine::keyBefore(k, c.pend[i - 1].key); --i) c.pend[i] = c.pend[i - 1];
@@ -315,7 +365,7 @@ private:
         op.key.ctime = k.ctime;
         op.key.cpu = k.cpu;
         op.task = task;
-        op.write = write;
+        op.kind = kind;
     }
     // Takes the steps of task `id` that are not before the current event off the pipe.
     void dropPlanned(const Engine& e, Channel& c, int id) {
@@ -324,7 +374,8 @@ private:
         while (from > c.pendHead && !e.keyBeforeNow(c.pend[from - 1].key)) --from;
         const auto end = std::remove_if(c.pend.begin() + std::ptrdiff_t(from), c.pend.end(), [&](const Channel::PendingOp& op) {
             if (op.task != id || e.keyBeforeNow(op.key)) return false;
-            (op.write ? c.resW : c.resR)--;
+            if (op.kind == kOpWrite) c.resW--;
+            else if (op.kind == kOpRead) c.resR--;
             return true;
         });
         c.pend.erase(end, c.pend.end());
@@ -338,13 +389,19 @@ private:
         const std::size_t end = c.pend.size();
         std::size_t h = c.pendHead;
         for (; h < end && Engine::keyBefore(ops[h].key, now); ++h) {
-            if (ops[h].write) {
+            switch (ops[h].kind) {
+            case kOpWrite:
+                if (m_locks) c.mx.fastLock(const_cast<Engine&>(e), ops[h].task, ops[h].key.t);  // logically const, as syncAll()
                 if (!tryWrite(c, false)) throw std::logic_error("hackbench: a planned write found its pipe full");
                 c.resW--;
-            } else {
+                break;
+            case kOpRead:
+                if (m_locks) c.mx.fastLock(const_cast<Engine&>(e), ops[h].task, ops[h].key.t);
                 if (c.count <= 0) throw std::logic_error("hackbench: a planned read found its pipe empty");
                 if (read(c) && !c.writers.empty()) throw std::logic_error("hackbench: a planned read had a writer to wake");
                 c.resR--;
+                break;
+            default: c.mx.fastUnlock(const_cast<Engine&>(e), ops[h].task, ops[h].key.t); break;
             }
         }
         c.pendHead = std::uint32_t(h);
@@ -367,12 +424,20 @@ private:
     }
     // Every plan with steps on this pipe (all after the current event, once synced) ends.
     void cutPlansOn(Engine& e, Channel& c) {
-        m_cutTmp.clear();
+        if (c.pendHead == c.pend.size()) return;
+        // A cut can cut more (pipe->mutex: a hold that ends later than planned): the list is this
+        // call's own, on the stack (a pipe's planners are its writers and its reader).
+        std::array<int, 64> local;
+        std::vector<int> more;
+        std::size_t n = 0;
         for (std::size_t i = c.pendHead; i < c.pend.size(); ++i) {
-            const Channel::PendingOp& op = c.pend[i];
-            if (std::find(m_cutTmp.begin(), m_cutTmp.end(), op.task) == m_cutTmp.end()) m_cutTmp.push_back(op.task);
+            const int id = c.pend[i].task;
+            if (std::find(local.begin(), local.begin() + std::ptrdiff_t(n), id) != local.begin() + std::ptrdiff_t(n)) continue;
+            if (n < local.size()) local[n++] = id;
+            else if (std::find(more.begin(), more.end(), id) == more.end()) more.push_back(id);
         }
-        for (int id : m_cutTmp) e.cutPlan(id);
+        for (std::size_t k = 0; k < n; ++k) e.cutPlan(local[k]);
+        for (int id : more) e.cutPlan(id);
     }
 
     enum Role : std::uint8_t { kMain = 0, kSender = 1, kReceiver = 2 };
@@ -529,6 +594,237 @@ private:
         }
     }
 
+    // --- pipe->mutex --------------------------------------------------------------
+    // pipe_write() and pipe_read() hold pipe->mutex around their copy and wake after
+    // __pipe_unlock(). With the mutex on (m_locks), a write or read is two steps: __pipe_lock()
+    // and the copy (the message goes in or out), then the hold (m_wHold / m_rHold of work);
+    // __pipe_unlock() and the wakeups, then the rest of the syscall and the loop. A worker's t.c:
+    // kWaitedBit a writer that waited on a full pipe; kLocking inside mutex_lock() (spinning or
+    // asleep: its step retries); kHolding its next step unlocks; kWakeBit the wakeup that unlock
+    // owes (a writer: the pipe was empty; a reader: it was full).
+    static constexpr std::int64_t kWaitedBit = 1, kLocking = 2, kHolding = 4, kWakeBit = 8;
+    // The pipe whose mutex the worker is taking or holds.
+    int lockChan(const SimTask& t) const {
+        if (t.role == kReceiver) return t.idx;
+        return chanOf(t, (t.c & kHolding) ? t.a - 1 : t.a);
+    }
+    // __pipe_lock() by the stepping worker, a real step. The plans with a step on this pipe still
+    // to come are cut first: their holds assumed the lock free, and a planned hold in progress must
+    // end in a real unlock (it lets a spinner in or wakes a waiter). True when it holds the lock;
+    // else `wait` is what its step returns.
+    bool pipeLock(Engine& e, SimTask& t, Channel& c, Action& wait) {
+        cutPlansOn(e, c);
+        switch (c.mx.lock(e, e.current())) {
+        case KMutex::Lock::Acquired: t.c &= ~kLocking; return true;
+        case KMutex::Lock::Spin:
+            t.c |= kLocking;
+            wait = Action::run(KMutex::kSpinNs);
+            return false;
+        case KMutex::Lock::Sleep:
+            t.c |= kLocking;
+            wait = Action::block();
+            return false;
+        }
+        return false;
+    }
+    void wakeNextWriter(Engine& e, Channel& c) {
+        const int w = c.writers.front();
+        c.writers.pop_front();
+        e.wake(w, true);
+    }
+
+    Action senderStepLocked(Engine& e, SimTask& t) {
+        const int id = e.current();
+        if (t.c & kHolding) {
+            // __pipe_unlock(), then the wakeups: the reader if the pipe was empty, the next
+            // writer if this one had waited and left room (wake_next_writer).
+            Channel& c = m_chan[std::size_t(chanOf(t, t.a - 1))];
+            sync(e, c);
+            c.mx.unlock(e, id);
+            const bool wasEmpty = t.c & kWakeBit, waited = t.c & kWaitedBit;
+            t.c = 0;
+            if (wasEmpty && c.reader_waiting) {
+                c.reader_waiting = false;
+                m_wokenAt[std::size_t(c.reader)] = e.now();
+                e.wake(c.reader, true);
+            }
+            if (waited && !full(c) && !c.writers.empty()) wakeNextWriter(e, c);
+            return Action::run(m_wcost - m_wHold);
+        }
+        if (t.b >= kDone) return Action::exit();
+        if (t.b != kRun) return readyStep(e, t);
+        const std::int64_t total = std::int64_t(m_p.loops) * m_p.fds;
+        if (!(t.c & kLocking) && t.a >= total) return exitStep(e, t);
+        Channel& c = m_chan[std::size_t(chanOf(t, t.a))];
+        sync(e, c);
+        Action wait;
+        if (!pipeLock(e, t, c, wait)) return wait;
+        const bool waited = t.c & kWaitedBit;
+        const bool wasEmpty = c.count == 0;
+        if (!tryWrite(c, waited)) {
+            // Full: pipe_write() lets go of the mutex and waits on wr_wait; the path up to
+            // schedule() as in the mutex-less model.
+            c.mx.unlock(e, id);
+            m_wSleeps++;
+            m_wSleepsFull += waited;
+            t.c = kWaitedBit;
+            c.writers.push_back(id);
+            e.charge(m_wblock);
+            return Action::block();
+        }
+        t.a++;
+        t.c = (waited ? kWaitedBit : 0) | kHolding | (wasEmpty ? kWakeBit : 0);
+        return Action::run(m_wHold);
+    }
+
+    Action receiverStepLocked(Engine& e, SimTask& t) {
+        const int id = e.current();
+        Channel& c = m_chan[std::size_t(t.idx)];
+        if (t.c & kHolding) {
+            // __pipe_unlock(), then a writer woken if the pipe was full.
+            sync(e, c);
+            c.mx.unlock(e, id);
+            const bool wasFull = t.c & kWakeBit;
+            t.c = 0;
+            if (wasFull && !c.writers.empty()) wakeNextWriter(e, c);
+            return Action::run(m_rcost - m_rHold);
+        }
+        if (t.b >= kDone) return Action::exit();
+        if (t.b != kRun) return readyStep(e, t);
+        const std::int64_t total = std::int64_t(m_p.loops) * m_p.fds;
+        if (!(t.c & kLocking) && t.a >= total) return exitStep(e, t);
+        sync(e, c);
+        Action wait;
+        if (!pipeLock(e, t, c, wait)) return wait;
+        if (c.count == 0) {
+            // Empty: pipe_read() lets go of the mutex and waits on rd_wait; a write before it
+            // sleeps wakes it on its runqueue, as in the mutex-less model.
+            c.mx.unlock(e, id);
+            m_rSleeps++;
+            c.reader_waiting = true;
+            e.charge(m_rblock);
+            return Action::block();
+        }
+        if (std::int64_t& woken = m_wokenAt[std::size_t(id)]; woken >= 0) {
+            m_readLat.record(e.now() - woken);
+            woken = -1;
+        }
+        const bool wasFull = read(c);
+        t.a++;
+        t.c = kHolding | (wasFull ? kWakeBit : 0);
+        return Action::run(m_rHold);
+    }
+
+    // The pipe's mutex is free from kA to kR as planned so far: nobody in mutex_lock(), no hold
+    // (applied or planned) open at kA, and no planned step on the pipe between kA and kR.
+    static bool lockFree(const Channel& c, const PlanKey& kA, const PlanKey& kR) {
+        if (!c.mx.uncontended()) return false;
+        std::size_t i = c.pend.size();
+        while (i > c.pendHead && Engine::keyBefore(kA, c.pend[i - 1].key)) --i;
+        const bool freeAt = i > c.pendHead ? c.pend[i - 1].kind == kOpRelease : c.mx.owner() < 0;
+        return freeAt && (i == c.pend.size() || Engine::keyBefore(kR, c.pend[i].key));
+    }
+    static void addPipe(PlanInfo& pi, int ci) {
+        for (int k = 0; k < pi.npipes; ++k)
+            if (pi.pipes[std::size_t(k)] == ci) return;
+        pi.pipes[pi.npipes++] = ci;
+    }
+    // Takes the op of `task` at key `k` off the pipe (a tentative unlock the plan did not keep).
+    static void eraseOp(Channel& c, const PlanKey& k, int task) {
+        for (std::size_t i = c.pend.size(); i > c.pendHead; --i) {
+            const Channel::PendingOp& op = c.pend[i - 1];
+            if (op.task == task && op.key.t == k.t && op.key.ctime == k.ctime && op.key.cpu == k.cpu) {
+                c.pend.erase(c.pend.begin() + std::ptrdiff_t(i - 1));
+                return;
+            }
+        }
+    }
+
+    // Plans [unlock,] (write or read, unlock)*, ending with a write or read whose unlock is the
+    // real step: each hold fits where the pipe's mutex is free, each write or read is plain
+    // (as without the mutex), and no unlock owes a wakeup.
+    void planLocked(Engine& e, SimTask& t) {
+        if (t.c & (kLocking | kWaitedBit)) return;  // spinning; or a writer that waited (its unlock may wake the next)
+        const int id = int(t.t.pid - 1000);
+        const bool sender = t.role == kSender;
+        const std::int64_t total = std::int64_t(m_p.loops) * m_p.fds;
+        const std::int64_t hold = sender ? m_wHold : m_rHold, rest = (sender ? m_wcost : m_rcost) - hold;
+        PlanInfo& pi = planOf(id);
+        pi.a0 = t.a;
+        pi.ops = 0;
+        pi.npipes = 0;
+        pi.firstRelease = (t.c & kHolding) != 0;
+        bool holding = pi.firstRelease;
+        Channel* holdCh = nullptr;
+        if (holding) {
+            holdCh = &m_chan[std::size_t(lockChan(t))];
+            if (t.c & kWakeBit) return;  // its unlock may owe a wakeup
+            if (!holdCh->mx.uncontended()) return;
+            addPipe(pi, lockChan(t));
+        }
+        for (std::int64_t a = t.a; a < total; ++a) {
+            const Engine::PlanRun r = e.planRun(holding ? rest : hold);
+            if (r.room < (holding ? 2 : 1)) break;
+            PlanKey kRel0{}, kAcq, kRel;
+            if (holding) {
+                kRel0 = r.key(0);
+                kAcq = PlanKey{r.t0 + r.dur, r.t0, r.cpu};
+                kRel = PlanKey{kAcq.t + e.planRun(hold).dur, kAcq.t, r.cpu};
+            } else {
+                kAcq = r.key(0);
+                kRel = PlanKey{r.t0 + r.dur, r.t0, r.cpu};
+            }
+            const int ci = sender ? chanOf(t, a) : t.idx;
+            Channel& c = m_chan[std::size_t(ci)];
+            if (m_lean) sync(e, c);
+            if (holding) insertOp(*holdCh, kRel0, id, kOpRelease);  // first: the next hold may be on the same pipe
+            const bool plain = sender ? !c.reader_waiting && writeFits(c, c.resW + 1) : c.writers.empty() && c.count - c.resR >= 1;
+            if (!plain || !lockFree(c, kAcq, kRel)) {
+                if (holding) eraseOp(*holdCh, kRel0, id);
+                break;
+            }
+            if (holding) {
+                e.planTake(r, 1, rest);
+                pi.ops++;
+            }
+            insertOp(c, kAcq, id, sender ? kOpWrite : kOpRead);
+            (sender ? c.resW : c.resR)++;
+            e.planTake(e.planRun(hold), 1, hold);
+            pi.ops++;
+            addPipe(pi, ci);
+            holding = true;
+            holdCh = &c;
+            pi.end = kRel;
+        }
+    }
+
+    void planEndedLocked(Engine& e, SimTask& t, PlanInfo& pi, int done) {
+        const int id = int(t.t.pid - 1000);
+        // Its steps were [unlock,] write or read, unlock, ...: the first `done` happened.
+        const int acquires = pi.firstRelease ? done / 2 : (done + 1) / 2;
+        const bool holding = pi.firstRelease ? done % 2 == 0 : done % 2 == 1;
+        // (A plan cut inside its last hold has done all its steps, but its unlock may come late too.)
+        const bool early = !e.nowIs(pi.end);
+        t.a += acquires;
+        t.c = holding ? kHolding : 0;  // a planned hold owes no wakeup, and a planning writer had not waited
+        for (int k = 0; k < pi.npipes; ++k) dropPlanned(e, m_chan[std::size_t(pi.pipes[std::size_t(k)])], id);
+        pi.ops = 0;
+        pi.npipes = 0;
+        if (holding && early) {
+            // Cut inside a hold: its unlock is a real step now, maybe later than planned (a
+            // preemption, a slower SMT sibling); the plans after it on the pipe assumed it on time.
+            Channel& c = m_chan[std::size_t(lockChan(t))];
+            sync(e, c);
+            cutPlansOn(e, c);
+        }
+    }
+    // The writes or reads among the planned steps of `id` behind the current event.
+    std::int64_t plannedOpsBehindNow(const Engine& e, int id) const {
+        const int k = e.plannedStepsBehindNow(id);
+        if (!m_locks) return k;
+        return planOf(id).firstRelease ? k / 2 : (k + 1) / 2;
+    }
+
     Action senderStep(Engine& e, SimTask& t) {
         if (t.b >= kDone) return Action::exit();
         if (t.b != kRun) return readyStep(e, t);
@@ -603,6 +899,8 @@ private:
     bool m_lean = false;                      ///< many pipes: plans apply what is behind them, drained pipes free their buffers
     std::int64_t m_wcost = 0, m_rcost = 0;    ///< writeCost()/readCost(): the cost model is fixed for a run
     std::int64_t m_wblock = 0, m_rblock = 0;  ///< a write or read that finds the pipe full or empty, until it sleeps
+    std::int64_t m_wHold = 0, m_rHold = 0;    ///< pipe->mutex: the part of a write or read under it
+    bool m_locks = false;                     ///< pipes with pipe->mutex (the pipe_lock term on)
     std::uint16_t m_index;
     int m_perPage = 40;
     std::uint64_t m_ppRecip = 1;  ///< ceil(2^32 / m_perPage) (pagesBound)
@@ -618,7 +916,6 @@ private:
     std::vector<int> m_workers;
     std::vector<Channel> m_chan;
     std::vector<PlanInfo> m_plan;  ///< by engine task id
-    std::vector<int> m_cutTmp;
     // What the pipes did (report(): messages per reader wakeup is what messages per context
     // switch comes from). Counted in real steps only: a planned step never sleeps or is the
     // first after a wakeup, so the counts are the same with and without coalescing.
@@ -627,6 +924,7 @@ private:
     std::int64_t m_wSleepsFull = 0;       ///< of those, a woken writer's retry that found it still full
     std::vector<std::int64_t> m_wokenAt;  ///< by task id: when a write woke the waiting reader, -1 after its first read
     LatencyHistogram m_readLat;           ///< a waiting reader: from the write that wakes it to its first read
+    MutexStats m_mutexStats;              ///< every pipe->mutex (m_locks)
 };
 
 // ---------------------------------------------------------------------------
