@@ -651,6 +651,37 @@ TEST(MainWindow, APinnedRunNamesItsMaskAndDimsTheOtherCpus) {
     EXPECT_TRUE(w.caption().contains(QStringLiteral("taskset -c 2-5 hackbench"))) << w.caption().toStdString();
 }
 
+TEST(MainWindow, TheCompareTableCountsMutexContentionOfAPipeRunAndNoneOfASocketRun) {
+    for (const bool pipe : {true, false}) {
+        const sched::Scenario s = sched::parseScenario(
+            nlohmann::json{
+                {"topology", "i7-4790"},
+                {"workloads", nlohmann::json::array({{{"type", "hackbench"}, {"groups", 2}, {"fds", 10}, {"loops", 2000}, {"pipe", pipe}}})}},
+            "mx.json", ".");
+        MainWindow w;
+        StartOptions o;
+        o.autoplay = false;
+        w.openScenario(s, QStringLiteral("mx.json"), o);
+        w.show();
+        bool reached = false;
+        w.runUntil(3000000, [&] { reached = true; });
+        ASSERT_TRUE(waitFor([&] { return reached; }));
+        const QString table = w.findChild<QLabel*>(QStringLiteral("deltaTable"))->text();
+        EXPECT_EQ(table.contains(QStringLiteral("mutex contended %")), pipe) << table.toStdString();
+        if (!pipe) continue;
+        // A's figure is the workload's counters' share.
+        double taken = 0, contended = 0;
+        for (const auto& r : w.frame()->a->reports)
+            for (const auto& c : r.counters) {
+                if (c.key == "mutex_acquisitions") taken += c.value;
+                if (c.key == "mutex_contended") contended += c.value;
+            }
+        ASSERT_GT(taken, 0);
+        EXPECT_GT(contended, 0);
+        EXPECT_TRUE(deltaRow(w, 1).contains(QString::number(100.0 * contended / taken, 'f', 1))) << table.toStdString();
+    }
+}
+
 TEST(MainWindow, SavedScenarioReadsBackWithBothSidesKnobsAndTheSeed) {
     const sched::Scenario s = smallScenario();
     sched::Knobs a = sched::Knobs::preset("baseline");

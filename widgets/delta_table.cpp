@@ -44,6 +44,19 @@ QString deltaTable(const sched::Snapshot& a, const sched::Snapshot& b, bool fini
     cols.push_back({tr("wakeup p99 µs"), double(a.wakeup_latency.percentile(99)) / 1e3, double(b.wakeup_latency.percentile(99)) / 1e3, 1});
     if (!recorded || a.idle_delay_hits || b.idle_delay_hits)  // a trace has none
         cols.push_back({tr("idle-delay hits"), double(a.idle_delay_hits), double(b.idle_delay_hits), 0});
+    // Kernel mutexes (pipe->mutex, locktorture's): the share of mutex_lock() calls that found the lock taken.
+    auto counter = [](const sched::Snapshot& s, const char* key) {
+        double v = 0;
+        for (const auto& r : s.reports)
+            for (const auto& c : r.counters)
+                if (c.key == key) v += c.value;
+        return v;
+    };
+    const double takenA = counter(a, "mutex_acquisitions"), takenB = counter(b, "mutex_acquisitions");
+    if (takenA > 0 || takenB > 0) {
+        auto share = [&](const sched::Snapshot& s, double taken) { return taken > 0 ? 100.0 * counter(s, "mutex_contended") / taken : 0.0; };
+        cols.push_back({tr("mutex contended %"), share(a, takenA), share(b, takenB), 1});
+    }
     QStringList rows(4);
     rows[0] = QStringLiteral("%1").arg(QString(), -7);
     rows[1] = QStringLiteral("%1").arg(QStringLiteral("A"), -7);
