@@ -19,6 +19,8 @@
 
 #include <fmt/format.h>
 
+#include <tuple>
+
 using namespace sched;
 using nlohmann::json;
 
@@ -86,6 +88,32 @@ TEST(Coalescing, HackbenchPipesAndSocketsThreadsAndProcessesBitIdentical) {
                 const Scenario s = scenario(hb(topo, 2, 5, 60, threads, pipe));
                 expectSame(s, fmt::format("{} pipe={} threads={}", topo, pipe, threads), /*check=*/true);
             }
+}
+
+// pipe->mutex under contention (20 writers a pipe; preemption on 8 CPUs, SMT speed changes on
+// 40): holds planned around real ones, plans cut inside a hold, spinners and sleepers; also
+// with the lean bookkeeping (the mutexes' contender lists freed when idle). The same runs.
+TEST(Coalescing, PipeMutexUnderContentionBitIdentical) {
+    struct Restore {
+        int was = hackbenchLeanPipes();
+        ~Restore() { setHackbenchLeanPipes(was); }
+    } restore;
+    for (int lean : {4096, 0}) {
+        setHackbenchLeanPipes(lean);
+        for (const auto& [topo, g, loops] : {std::tuple{"i7-4790", 2, 60}, std::tuple{"x86-20c40t", 6, 40}}) {
+            const Scenario s = scenario(hb(topo, g, 20, loops));
+            expectSame(s, fmt::format("{} lean={}", topo, lean), /*check=*/lean == 0);
+            RunOptions o;
+            const RunResult r = runScenario(s, s.variants.front(), s.cost, o);
+            double contended = 0, slept = 0;
+            for (const auto& c : r.reports[0].counters) {
+                if (c.key == "mutex_contended") contended = c.value;
+                if (c.key == "mutex_sleep_ms") slept = c.value;
+            }
+            EXPECT_GT(contended, 100) << topo;  // the runs do exercise the contended paths
+            EXPECT_GT(slept, 0) << topo;
+        }
+    }
 }
 
 // The bookkeeping of jobs with many pipes (applied before planning, buffers freed when

@@ -434,6 +434,7 @@ void Engine::reschedSpeed(int cpu) {
         if (sp == m_cpus[o].speed) continue;
         accountSegment(o);
         startSegment(o);
+        if (SimTask& t = m_tasks[m_cpus[o].curr]; t.watch_off_cpu) m_workloads[t.workload]->segmentMoved(*this, t);
     }
 }
 

@@ -101,6 +101,9 @@ public:
     /// A task whose watch_off_cpu is set left its CPU: preempted (still queued), blocked or
     /// exited. (A mutex's spinners watch their owner: mutex_spin_on_owner()'s owner_on_cpu().)
     virtual void offCpu(Engine&, SimTask&) {}
+    /// A running task whose watch_off_cpu is set had its current work re-timed from outside its
+    /// own steps (a tick, an SMT sibling changing its speed): where that work ends may have moved.
+    virtual void segmentMoved(Engine&, SimTask&) {}
     /// Background workloads do not hold the simulation open.
     virtual bool background() const { return false; }
     /// `taskset -c`: the CPUs its tasks may run on (their cpus_ptr), null for every CPU. Set

@@ -271,6 +271,7 @@ void Engine::activeBalance(int busiest, int dst) {
         b.switch_from = id;
         b.switch_state = 'R';
         schedule(busiest);
+        if (SimTask& t = m_tasks[id]; t.watch_off_cpu) m_workloads[t.workload]->offCpu(*this, t);  // pushed off its CPU
     }
     if (m_cpus[dst].curr < 0) reschedCpu(dst, busiest);
     else reschedCpu(dst, dst);

@@ -461,6 +461,7 @@ void Engine::schedule(int cpu) {
         pp.t.on_cpu = false;
         if (pp.watch_off_cpu) m_workloads[pp.workload]->offCpu(*this, pp);
     }
+    const bool again = prev >= 0 && prev == next;  // curr runs on, its work re-timed (a pending charge, the speed)
     if (fromIdle) leaveIdle(cpu);
     if (next != prev) emitEvent(EvKind::sched_switch, cpu, prevPid, n.t.pid, -1, -1, prevState);
     syncRq(cpu);
@@ -471,6 +472,7 @@ void Engine::schedule(int cpu) {
     }
     if (fromIdle) reschedSpeed(cpu);
     startSegment(cpu);
+    if (again && n.watch_off_cpu) m_workloads[n.workload]->segmentMoved(*this, n);
 }
 
 void Engine::enterIdle(int cpu) {

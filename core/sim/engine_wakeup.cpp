@@ -261,6 +261,7 @@ void Engine::onTick(int cpu) {
         schedule(cpu);
     } else if (c.curr >= 0) {
         startSegment(cpu);  // speed or pending charge may have changed
+        if (SimTask& t = m_tasks[c.curr]; t.watch_off_cpu) m_workloads[t.workload]->segmentMoved(*this, t);
     }
 }
 

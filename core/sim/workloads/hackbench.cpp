@@ -104,7 +104,15 @@ public:
         if (!m_locks || t.role == kMain) return;
         Channel& c = m_chan[std::size_t(lockChan(t))];
         sync(e, c);
-        c.mx.offCpu(e, int(t.t.pid - 1000));
+        const int id = int(t.t.pid - 1000);
+        if (c.mx.owner() == id) cutPlansOn(e, c);  // its unlock comes when it runs again: the plans after it assumed it sooner
+        c.mx.offCpu(e, id);
+    }
+    void segmentMoved(Engine& e, SimTask& t) override {
+        if (!m_locks || t.role == kMain || !(t.c & kHolding)) return;
+        Channel& c = m_chan[std::size_t(lockChan(t))];
+        sync(e, c);
+        if (c.mx.owner() == int(t.t.pid - 1000)) cutPlansOn(e, c);  // its unlock moved
     }
 
     bool finished() const override { return m_finished; }
@@ -603,6 +611,15 @@ private:
     // asleep: its step retries); kHolding its next step unlocks; kWakeBit the wakeup that unlock
     // owes (a writer: the pipe was empty; a reader: it was full).
     static constexpr std::int64_t kWaitedBit = 1, kLocking = 2, kHolding = 4, kWakeBit = 8;
+    // Cuts the plans with a step on the pipe before `k` (a real hold that ends at k).
+    void cutPlansBefore(Engine& e, Channel& c, const PlanKey& k) {
+        std::array<int, 64> ids;
+        std::size_t n = 0;
+        for (std::size_t i = c.pendHead; i < c.pend.size() && n < ids.size() && Engine::keyBefore(c.pend[i].key, k); ++i)
+            if (std::find(ids.begin(), ids.begin() + std::ptrdiff_t(n), c.pend[i].task) == ids.begin() + std::ptrdiff_t(n)) ids[n++] = c.pend[i].task;
+        if (n == ids.size()) return cutPlansOn(e, c);
+        for (std::size_t j = 0; j < n; ++j) e.cutPlan(ids[j]);
+    }
     // The pipe whose mutex the worker is taking or holds.
     int lockChan(const SimTask& t) const {
         if (t.role == kReceiver) return t.idx;
@@ -613,7 +630,9 @@ private:
     // end in a real unlock (it lets a spinner in or wakes a waiter). True when it holds the lock;
     // else `wait` is what its step returns.
     bool pipeLock(Engine& e, SimTask& t, Channel& c, Action& wait) {
-        cutPlansOn(e, c);
+        // A free lock is taken now; the plans whose holds would start before this one's unlock
+        // are cut once its unlock's time is known (planLocked()).
+        if (c.mx.owner() >= 0 || !c.mx.uncontended()) cutPlansOn(e, c);
         switch (c.mx.lock(e, e.current())) {
         case KMutex::Lock::Acquired: t.c &= ~kLocking; return true;
         case KMutex::Lock::Spin:
@@ -669,11 +688,13 @@ private:
             m_wSleepsFull += waited;
             t.c = kWaitedBit;
             c.writers.push_back(id);
+            if (c.resR > 0) e.cutPlan(c.reader);  // its planned reads may now have a writer to wake
             e.charge(m_wblock);
             return Action::block();
         }
         t.a++;
         t.c = (waited ? kWaitedBit : 0) | kHolding | (wasEmpty ? kWakeBit : 0);
+        if (c.resW > 0 && !writeFits(c, c.resW)) cutPlansOn(e, c);  // no room left for the planned writes
         return Action::run(m_wHold);
     }
 
@@ -702,6 +723,7 @@ private:
             c.mx.unlock(e, id);
             m_rSleeps++;
             c.reader_waiting = true;
+            cutPlansOn(e, c);  // the next write wakes the reader
             e.charge(m_rblock);
             return Action::block();
         }
@@ -744,9 +766,17 @@ private:
     // real step: each hold fits where the pipe's mutex is free, each write or read is plain
     // (as without the mutex), and no unlock owes a wakeup.
     void planLocked(Engine& e, SimTask& t) {
-        if (t.c & (kLocking | kWaitedBit)) return;  // spinning; or a writer that waited (its unlock may wake the next)
+        if (t.c & kLocking) return;  // spinning
         const int id = int(t.t.pid - 1000);
         const bool sender = t.role == kSender;
+        if (t.c & kHolding) {
+            // It took the lock in the step just done: the plans whose holds start before its
+            // unlock (this step's end) are cut.
+            Channel& hc = m_chan[std::size_t(lockChan(t))];
+            const Engine::PlanRun r0 = e.planRun(1);
+            cutPlansBefore(e, hc, r0.key(0));
+        }
+        if (t.c & kWaitedBit) return;  // a writer that waited: its unlock may wake the next
         const std::int64_t total = std::int64_t(m_p.loops) * m_p.fds;
         const std::int64_t hold = sender ? m_wHold : m_rHold, rest = (sender ? m_wcost : m_rcost) - hold;
         PlanInfo& pi = planOf(id);
