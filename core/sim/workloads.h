@@ -7,6 +7,7 @@
 #include "sim/engine.h"
 #include "sim/kmutex.h"
 
+#include <algorithm>
 #include <cstdint>
 #include <deque>
 #include <memory>
@@ -72,6 +73,34 @@ struct LockTortureParams {
     std::int64_t hold_ns = 1000;   ///< CPU work inside the lock
     std::int64_t pause_ns = 2000;  ///< CPU work between an unlock and the next lock
     std::string cpus;              ///< `taskset -c` cpulist its tasks may run on; "" = every CPU
+};
+
+/// The clock of a workload that runs for a set time once its tasks exist (tbench, schbench,
+/// locktorture): it starts when the main task has created them, measures after `warm`, and
+/// finishes at the first step at or past `end` (warm-up plus the measured time) from the start.
+struct TimedRun {
+    bool started = false, finished = false;
+    std::int64_t startAt = 0, warm = 0, end = 0, stopAt = 0;
+    void start(std::int64_t now) {
+        if (!started) {
+            started = true;
+            startAt = now;
+        }
+    }
+    /// At every step: once the time is up, the workload is finished (Engine::workloadFinished()).
+    void check(Engine& e) {
+        if (started && !finished && e.now() >= startAt + end) {
+            finished = true;
+            stopAt = e.now();
+            e.workloadFinished();
+        }
+    }
+    double progress(const Engine& e) const {
+        return finished ? 1.0 : started ? std::min(1.0, double(e.now() - startAt) / double(std::max<std::int64_t>(1, end))) : 0.0;
+    }
+    bool measuring(const Engine& e) const { return started && e.now() >= startAt + warm; }
+    /// The measured time so far, or up to the stop.
+    double measuredSeconds(const Engine& e) const { return double((stopAt ? stopAt : e.now()) - startAt - warm) / 1e9; }
 };
 
 std::unique_ptr<Workload> makeHackbench(const HackbenchParams& p, std::uint16_t index);

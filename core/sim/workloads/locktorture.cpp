@@ -24,30 +24,21 @@ public:
     void start(Engine& e) override {
         m_n = m_p.writers > 0 ? m_p.writers : 2 * e.nrCpus();  // locktorture: nwriters_stress = 2 * num_online_cpus()
         m_main = e.spawn(m_index, "modprobe", 5000000 * (m_index + 1), -1, kMain, 0, 0);
-        m_end = std::int64_t(m_p.runtime_s * 1e9);
+        m_run.end = std::int64_t(m_p.runtime_s * 1e9);
         m_acquired.assign(std::size_t(m_n), 0);
     }
-    bool finished() const override { return m_finished; }
-    double progress(const Engine& e) const override {
-        return m_finished ? 1.0 : m_started ? std::min(1.0, double(e.now() - m_startAt) / double(std::max<std::int64_t>(1, m_end))) : 0.0;
-    }
+    bool finished() const override { return m_run.finished; }
+    double progress(const Engine& e) const override { return m_run.progress(e); }
 
     Action step(Engine& e, SimTask& t) override {
-        if (m_started && !m_finished && e.now() >= m_startAt + m_end) {
-            m_finished = true;
-            m_stopAt = e.now();
-            e.workloadFinished();
-        }
+        m_run.check(e);
         if (t.role == kMain) {
             if (t.a < m_n) {  // kthread_run() of each writer (one address space: kernel threads)
                 m_writers.push_back(e.spawn(m_index, "lock_torture_wr", t.mm, e.current(), kWriter, int(t.a), 0));
                 t.a++;
                 return Action::run(1000);
             }
-            if (!m_started) {
-                m_started = true;
-                m_startAt = e.now();
-            }
+            m_run.start(e.now());
             return Action::block();
         }
         const int id = e.current();
@@ -58,7 +49,7 @@ public:
             t.b = 0;
             return Action::run(m_p.pause_ns);
         }
-        if (t.c == 0 && m_finished) return Action::exit();  // torture_must_stop()
+        if (t.c == 0 && m_run.finished) return Action::exit();  // torture_must_stop()
         switch (m_mutex.lock(e, id)) {
         case KMutex::Lock::Acquired:
             t.c = 0;
@@ -82,7 +73,7 @@ public:
     void report(const Engine& e, WorkloadReport& r) const override {
         r.name = name();
         r.command = commandLine();
-        const double secs = double((m_stopAt ? m_stopAt : e.now()) - m_startAt) / 1e9;
+        const double secs = m_run.measuredSeconds(e);
         std::int64_t total = 0, mx = 0, mn = std::numeric_limits<std::int64_t>::max();
         for (std::int64_t a : m_acquired) {
             total += a;
@@ -110,8 +101,7 @@ private:
     std::uint16_t m_index;
     int m_n = 0;
     int m_main = -1;
-    bool m_started = false, m_finished = false;
-    std::int64_t m_startAt = 0, m_end = 0, m_stopAt = 0;
+    TimedRun m_run;
     std::vector<int> m_writers;
     std::vector<std::int64_t> m_acquired;  ///< per writer (lwsp->n_lock_acquired)
     int m_held = 0;

@@ -20,21 +20,15 @@ public:
     }
     void start(Engine& e) override {
         m_main = e.spawn(m_index, m_p.netperf ? "netperf" : "tbench", 4000000 * (m_index + 1), -1, kMain, 0, 0);
-        m_warm = std::int64_t(m_p.warmup_s * 1e9);
-        m_end = m_warm + std::int64_t(m_p.runtime_s * 1e9);
+        m_run.warm = std::int64_t(m_p.warmup_s * 1e9);
+        m_run.end = m_run.warm + std::int64_t(m_p.runtime_s * 1e9);
         m_client.assign(std::size_t(m_p.pairs), -1);
         m_server.assign(std::size_t(m_p.pairs), -1);
     }
-    bool finished() const override { return m_finished; }
-    double progress(const Engine& e) const override {
-        return m_finished ? 1.0 : m_started ? std::min(1.0, double(e.now() - m_startAt) / double(m_end)) : 0.0;
-    }
+    bool finished() const override { return m_run.finished; }
+    double progress(const Engine& e) const override { return m_run.progress(e); }
     Action step(Engine& e, SimTask& t) override {
-        if (m_started && !m_finished && e.now() >= m_startAt + m_end) {
-            m_finished = true;
-            m_stopAt = e.now();
-            e.workloadFinished();
-        }
+        m_run.check(e);
         const CostModel& cm = e.cost();
         if (t.role == kMain) {
             // Fork each pair: the server (tbench_srv's child), then the client, each its own process.
@@ -46,10 +40,7 @@ public:
                 t.a++;
                 return Action::run(1000);
             }
-            if (!m_started) {
-                m_started = true;
-                m_startAt = e.now();
-            }
+            m_run.start(e.now());
             return Action::block();
         }
         const std::size_t i = std::size_t(t.idx);
@@ -94,7 +85,7 @@ public:
     void report(const Engine& e, WorkloadReport& r) const override {
         r.name = name();
         r.command = commandLine();
-        const double secs = std::max(1e-9, double((m_stopAt ? m_stopAt : e.now()) - m_startAt - m_warm) / 1e9);
+        const double secs = std::max(1e-9, m_run.measuredSeconds(e));
         const double tps = double(m_done) / secs;
         const double mbs = tps * double(m_p.bytes) / 1e6;
         if (m_p.netperf) {
@@ -126,13 +117,12 @@ public:
 
 private:
     enum Role : std::uint8_t { kMain = 0, kClient = 1, kServer = 2 };
-    bool measuring(const Engine& e) const { return m_started && e.now() >= m_startAt + m_warm; }
+    bool measuring(const Engine& e) const { return m_run.measuring(e); }
     PingPongParams m_p;
     std::uint16_t m_index;
     int m_main = -1;
     std::vector<int> m_client, m_server;
-    bool m_started = false, m_finished = false;
-    std::int64_t m_startAt = 0, m_warm = 0, m_end = 0, m_stopAt = 0;
+    TimedRun m_run;
     std::int64_t m_done = 0;
     LatencyHistogram m_lat;
 };

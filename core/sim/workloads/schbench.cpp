@@ -28,25 +28,17 @@ public:
         m_mt.resize(std::size_t(m_p.message_threads));
         const int mm = 2000000 * (m_index + 1);
         m_mainId = e.spawn(m_index, "schbench", mm, -1, kMain, 0, 0);
-        m_warmEnd = std::int64_t(m_p.warmup_s * 1e9);
-        m_end = m_warmEnd + std::int64_t(m_p.runtime_s * 1e9);
+        m_run.warm = std::int64_t(m_p.warmup_s * 1e9);
+        m_run.end = m_run.warm + std::int64_t(m_p.runtime_s * 1e9);
         m_rpsBucket.assign(std::size_t(std::max(1.0, std::ceil(m_p.runtime_s))), 0);
         m_lockOwner.assign(std::size_t(e.nrCpus()), -1);
     }
 
-    bool finished() const override { return m_finished; }
-    double progress(const Engine& e) const override {
-        if (m_finished) return 1.0;
-        if (!m_started) return 0.0;
-        return std::min(1.0, double(e.now() - m_startAt) / double(std::max<std::int64_t>(1, m_end)));
-    }
+    bool finished() const override { return m_run.finished; }
+    double progress(const Engine& e) const override { return m_run.progress(e); }
 
     Action step(Engine& e, SimTask& t) override {
-        if (e.now() >= m_end + m_startAt && m_started && !m_finished) {
-            m_finished = true;
-            m_stopAt = e.now();
-            e.workloadFinished();
-        }
+        m_run.check(e);
         switch (t.role) {
         case kMain: return mainStep(e, t);
         case kMessage: return messageStep(e, t);
@@ -57,7 +49,7 @@ public:
     void report(const Engine& e, WorkloadReport& r) const override {
         r.name = name();
         r.command = commandLine();
-        const double secs = double((m_stopAt ? m_stopAt : e.now()) - m_startAt - m_warmEnd) / 1e9;
+        const double secs = m_run.measuredSeconds(e);
         if (!m_p.v2023) {
             r.output.push_back("Latency percentiles (usec)");
             for (double p : {50.0, 75.0, 90.0, 95.0, 99.0, 99.5, 99.9})
@@ -119,7 +111,7 @@ private:
             r.headline.push_back({fmt::format("{}_p{}_us", key, p), fmt::format("{} p{} (us)", label, p), double(h.percentile(p)) / 1000.0, true, 1});
     }
 
-    bool measuring(const Engine& e) const { return m_started && e.now() >= m_startAt + m_warmEnd; }
+    bool measuring(const Engine& e) const { return m_run.measuring(e); }
 
     Action mainStep(Engine& e, SimTask& t) {
         // Create the message threads and their workers, then wait forever.
@@ -131,10 +123,7 @@ private:
             t.a++;
             return Action::run(1000);
         }
-        if (!m_started) {
-            m_started = true;
-            m_startAt = e.now();
-        }
+        m_run.start(e.now());
         return Action::block();
     }
 
@@ -188,11 +177,11 @@ private:
             return Action::block();
         case kPosted: return Action::block();  // spurious: still on the list
         case kThink:                           // classic: woken, record the latency, spin cputime
-            if (measuring(e) && t.c >= m_startAt + m_warmEnd) m_wake.record(e.now() - t.c);
+            if (measuring(e) && t.c >= m_run.startAt + m_run.warm) m_wake.record(e.now() - t.c);
             t.b = kPost;
             return Action::run(m_p.cputime_us * 1000);
         case kSleep1:  // 2023: woken; the request starts with a usleep
-            if (measuring(e) && t.c >= m_startAt + m_warmEnd) m_wake.record(e.now() - t.c);
+            if (measuring(e) && t.c >= m_run.startAt + m_run.warm) m_wake.record(e.now() - t.c);
             t.a = e.now();  // request start
             t.b = kCompute;
             return Action::sleep(m_p.sleep_us * 1000 + cm.timer_slack);
@@ -218,10 +207,10 @@ private:
             t.b = 6;
             return Action::sleep(m_p.sleep_us * 1000 + cm.timer_slack);
         default:  // request done
-            if (measuring(e) && t.a >= m_startAt + m_warmEnd) {
+            if (measuring(e) && t.a >= m_run.startAt + m_run.warm) {
                 m_req.record(e.now() - t.a);
                 m_completed++;
-                const std::size_t sec = std::size_t((e.now() - m_startAt - m_warmEnd) / 1000000000);
+                const std::size_t sec = std::size_t((e.now() - m_run.startAt - m_run.warm) / 1000000000);
                 if (sec < m_rpsBucket.size()) m_rpsBucket[sec]++;
             }
             t.b = kPost;
@@ -234,8 +223,7 @@ private:
     int m_workersPer = 0;
     int m_mainId = -1;
     std::vector<MsgThread> m_mt;
-    bool m_started = false, m_finished = false;
-    std::int64_t m_startAt = 0, m_warmEnd = 0, m_end = 0, m_stopAt = 0;
+    TimedRun m_run;
     LatencyHistogram m_wake, m_req;
     std::int64_t m_completed = 0;
     std::vector<int> m_lockOwner;  ///< per-CPU lock holder (task id), -1 free
