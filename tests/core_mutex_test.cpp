@@ -87,6 +87,7 @@ public:
                     continue;
                 case KMutex::Lock::Spin: return Action::run(KMutex::kSpinNs);
                 case KMutex::Lock::Sleep: return Action::block();
+                case KMutex::Lock::Yield: return Action::run(0);
                 }
             }
         }

@@ -177,7 +177,7 @@ TEST(SteadyState, TheWindDownIsLeftOut) {
 
 // The engine tells the detector when the first worker exits.
 TEST(SteadyState, TheEngineEndsSteadyStateAtTheFirstWorkersExit) {
-    const Scenario s = hackbenchOn("qemu-2s2c2t", 2, 20000);
+    const Scenario s = hackbenchOn("qemu-2s2c2t", 2, 40000);
     RunOptions o;
     std::int64_t firstExit = -1;
     o.event_sink = [&](const SchedEvent& e) {
@@ -193,9 +193,9 @@ TEST(SteadyState, TheEngineEndsSteadyStateAtTheFirstWorkersExit) {
     const nlohmann::json j = runReportJson(s, r);
     EXPECT_DOUBLE_EQ(j["steady_state"]["wind_down_s"].get<double>(), double(firstExit) / 1e9);
     EXPECT_EQ(j["steady_state"]["window_ms"].get<int>(), 60);  // 50 ms cut at the 20 ms samples
-    // Messages per context switch at the steady rate: 2 groups x 4 x 4 fds x 20000 messages.
+    // Messages per context switch at the steady rate: 2 groups x 4 x 4 fds x 40000 messages.
     const double mps = steadyMessagesPerSwitch(r);
-    EXPECT_NEAR(mps, st.progress_per_s * 2 * 4 * 4 * 20000 / st.switches_per_s, 1e-9);
+    EXPECT_NEAR(mps, st.progress_per_s * 2 * 4 * 4 * 40000 / st.switches_per_s, 1e-9);
     EXPECT_GT(mps, 1.0);
     EXPECT_NE(runReportText(s, r).find(fmt::format("{:.1f} messages per context switch", mps)), std::string::npos);
 }

@@ -105,7 +105,15 @@ KMutex::Lock KMutex::spinOrSleep(Engine& e, Contender& c, bool woken, bool wasSp
     const bool first = c.onList && firstWaiter() == c.id;
     if (woken && first) m_handoff = true;
     const bool maySpin = !c.onList || first;
-    if (maySpin && !e.needResched(e.task(c.id).t.cpu) && ownerOnCpu(e)) {
+    if (maySpin && e.needResched(e.task(c.id).t.cpu)) {
+        // mutex_optimistic_spin()'s fail path: __set_current_state(TASK_RUNNING) and
+        // schedule_preempt_disabled(), a preemption; the slow path (a waiter: its loop, whose
+        // schedule() then returns at once) goes on when it runs again.
+        c.phase = Phase::Yielded;
+        c.phaseSince = e.now();
+        return Lock::Yield;
+    }
+    if (maySpin && ownerOnCpu(e)) {
         c.phase = Phase::Spinning;
         c.phaseSince = e.now();
         if (!wasSpinning) c.spinOrder = m_c->nextOrder++;  // an OSQ spinner keeps its place in the queue
@@ -137,6 +145,8 @@ KMutex::Lock KMutex::lock(Engine& e, int id) {
         return sleep(e, *c);
     case Phase::Sleeping:  // woken by an unlock, and someone took the lock first
         return spinOrSleep(e, *c, true, false);
+    case Phase::Yielded:  // back after yielding: a waiter's loop retries as if woken; else the slow path
+        return c->onList ? spinOrSleep(e, *c, true, false) : sleep(e, *c);
     }
     return sleep(e, *c);
 }
@@ -185,7 +195,10 @@ void KMutex::unlock(Engine& e, int id) {
 
 void KMutex::offCpu(Engine& e, int id) {
     if (Contender* c = find(id); c && c->phase == Phase::Spinning) {
-        endPhase(e, *c);  // SpinFailed: its next step takes the slow path
+        // Preempted while spinning (it saw need_resched()): on the OSQ its next step takes the
+        // slow path; a first waiter's loop retries as if woken.
+        endPhase(e, *c);
+        if (c->onList) c->phase = Phase::Yielded;
         e.interruptWork(id);
     }
     if (id == m_owner && !m_pickup && m_c) {

@@ -2,7 +2,7 @@
 // kmutex.h: struct mutex as kernel/locking/mutex.c (Linux 6.1) has it, for the simulated
 // tasks: the owner word with its MUTEX_FLAG_WAITERS / HANDOFF / PICKUP flags, the FIFO
 // wait list, optimistic spinning on a running owner (the OSQ), and the handoff to a
-// starved first waiter. Workloads take it where the kernel code they model takes one.
+// first waiter that found it taken after a wakeup. Workloads take it where the kernel code they model takes one.
 //
 // How a task uses it, in its workload's step():
 //   switch (m.lock(e, id)) {
@@ -17,10 +17,11 @@
 // for the tasks concerned to offCpu() here.
 //
 // What is not modelled: the time a spinner takes to see the owner change (cpu_relax()
-// loops; the hand-over is instantaneous), and which of the OSQ's head and a woken first
-// waiter (which spins outside the OSQ) wins the cmpxchg race when both spin: here the one
-// that started spinning first. A spinner sees need_resched() when its CPU acts on it
-// (the resched IPI's delay), not when the flag is written.
+// loops; the hand-over is instantaneous); when the owner leaves its CPU, every spinner gives
+// up at once (in 6.1 the OSQ's head notices and the others follow as each becomes head, a
+// few nanoseconds apart). A spinner sees need_resched() when its CPU acts on it (the resched
+// IPI's delay), not when the flag is written. (A woken first waiter that spins has set
+// MUTEX_FLAG_HANDOFF first, so the next unlock hands it the lock: it never races the OSQ.)
 #pragma once
 
 #include "util/histogram.h"
@@ -54,6 +55,7 @@ public:
         Acquired,  ///< the caller owns the lock
         Spin,      ///< spinning on a running owner: step() returns spin()
         Sleep,     ///< on the wait list: step() returns Action::block()
+        Yield,     ///< need_resched(): schedule() as a preemption (step() returns Action::run(0)); it goes on when it runs again
     };
     /// What a spinner's step() returns: CPU work that only an interruption ends.
     static constexpr std::int64_t kSpinNs = std::int64_t(1) << 46;
@@ -107,6 +109,7 @@ private:
         Spinning,    ///< mutex_optimistic_spin(): on the OSQ, or as the woken first waiter (on the list)
         SpinFailed,  ///< its spinning ended because the owner or it left its CPU: the slow path's trylock comes next
         Sleeping,    ///< on the wait list, asleep or woken and not yet retried
+        Yielded,     ///< it saw need_resched() where it would spin and was preempted: a waiter retries as if woken, else the slow path
     };
     struct Contender {
         int id = -1;

@@ -643,6 +643,10 @@ private:
             t.c |= kLocking;
             wait = Action::block();
             return false;
+        case KMutex::Lock::Yield:
+            t.c |= kLocking;
+            wait = Action::run(0);  // need_resched: preempted here, retries when it runs again
+            return false;
         }
         return false;
     }

@@ -59,6 +59,7 @@ public:
             return Action::run(m_p.hold_ns);
         case KMutex::Lock::Spin: t.c = 1; return Action::run(KMutex::kSpinNs);
         case KMutex::Lock::Sleep: t.c = 1; return Action::block();
+        case KMutex::Lock::Yield: t.c = 1; return Action::run(0);  // preempted here (need_resched), retries after
         }
         return Action::block();
     }
