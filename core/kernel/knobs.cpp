@@ -103,6 +103,7 @@ const std::vector<KnobDesc>& table() {
                  },
                  [](const Knobs& k) { return std::string(k.EAS ? "1" : "0"); }},
         BOOL_KNOB(SIS_DEBOUNCE),
+        BOOL_KNOB(proxy_exec),
         KnobDesc{"hz", [](Knobs& k, const std::string& v) {
                      auto hz = parseInt("hz", v, 100, 1000);
                      if (hz != 100 && hz != 250 && hz != 300 && hz != 1000) throw KnobError("knob hz: must be 100, 250, 300 or 1000");
@@ -186,6 +187,10 @@ const std::map<std::string, PresetDesc>& presetTable() {
         {"sis-debounce",
          {"keep a task placed this jiffy on prev; stay in prev's LLC when cold (docs/patch-variants.md: SIS_DEBOUNCE)",
           [](Knobs& k) { k.SIS_DEBOUNCE = true; }}},
+        {"proxy-exec-v6",
+         {"proxy execution v6 (Stultz, Nov 2023): mutex handoffs, blocked donors stay queued and run their lock's owner, chain "
+          "migration to the owner's CPU (docs/patch-variants.md: Proxy execution)",
+          [](Knobs& k) { k.proxy_exec = true; }}},
     };
     return t;
 }

@@ -65,6 +65,11 @@ struct Knobs {
     IdleDelayClock idle_delay_clock = IdleDelayClock::IdleEndTime;
     ClaimMode claim = ClaimMode::Off;
     bool SIS_DEBOUNCE = false;
+    /// Proxy execution as John Stultz's v6 series has it (docs/patch-variants.md: Proxy
+    /// execution): mutexes hand off instead of spinning, a task blocked on a mutex stays on its
+    /// runqueue as a donor, and picking it runs the owner in its place, migrating it to the
+    /// owner's CPU first. A boot parameter (proxy_exec=): fixed for a run.
+    bool proxy_exec = false;
     KernelVersion kernel = KernelVersion::V6_1;
 
     std::int64_t jiffyNs() const { return 1000000000LL / hz; }

@@ -11,7 +11,9 @@
 namespace sched {
 
 /// Which path moved a task (the cause a sched_migrate_task event carries in schedlab's traces).
-enum class MigrationCause : std::uint8_t { wakeup, periodic, newidle, nohz, active, fork, count_ };
+/// Why a task moved. `proxy`: proxy execution moved a blocked donor to its lock owner's CPU
+/// (proxy_migrate_task()) or a woken donor back to a CPU it may run on (proxy_return_migration()).
+enum class MigrationCause : std::uint8_t { wakeup, periodic, newidle, nohz, active, fork, proxy, count_ };
 inline constexpr int kMigrationCauses = int(MigrationCause::count_);
 inline const char* toString(MigrationCause c) {
     switch (c) {
@@ -21,6 +23,7 @@ inline const char* toString(MigrationCause c) {
     case MigrationCause::nohz: return "nohz";
     case MigrationCause::active: return "active";
     case MigrationCause::fork: return "fork";
+    case MigrationCause::proxy: return "proxy";
     case MigrationCause::count_: break;
     }
     return "?";

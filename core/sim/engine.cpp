@@ -40,7 +40,10 @@ Engine::Engine(EngineConfig cfg)
       m_rng(m_cfg.seed),
       m_metrics(m_nrCpus, m_cfg.topo->nrLlcs(), m_cfg.sample_period_ns, m_cfg.timeline_rows, m_cfg.decision_ring) {
     m_st.hook = this;
-    m_coalesce = m_cfg.coalesce && m_cfg.max_events == 0;
+    m_proxyOn = m_cfg.knobs.proxy_exec;
+    // Proxy execution runs without coalescing: its donors and handoffs are not in the plans'
+    // rules (a run is still exact, one event per step).
+    m_coalesce = m_cfg.coalesce && m_cfg.max_events == 0 && !m_proxyOn;
     m_coalesceAllowed = m_coalesce;
     m_plans.resize(std::size_t(m_nrCpus));
     m_metrics.event_ring_cap = m_cfg.event_ring;
@@ -249,7 +252,8 @@ std::int64_t Engine::removedLoad(int cpu) const { return m_cpus[std::size_t(cpu)
 bool Engine::nohzIdle(int cpu) const { return m_cpus[std::size_t(cpu)].nohz_tick_stopped; }
 
 void Engine::setKnobs(Knobs k) {
-    k.hz = m_cfg.knobs.hz;  // the tick's period is built into queued events
+    k.hz = m_cfg.knobs.hz;                  // the tick's period is built into queued events
+    k.proxy_exec = m_cfg.knobs.proxy_exec;  // a boot parameter: donors on the runqueues depend on it
     m_cfg.knobs = std::move(k);
 }
 
@@ -470,6 +474,13 @@ void Engine::afterWork(int cpu) {
                 p.wake_pending = false;
             } else {
                 p.wake_pending = false;
+                if (k == Action::Block && taskIsBlocked(id)) {
+                    // Proxy execution: __schedule()'s try_to_deactivate_task(..., !task_is_blocked(prev))
+                    // leaves a task blocked on a mutex on its runqueue (a donor), in TASK_UNINTERRUPTIBLE.
+                    m_proxyBlocking = true;
+                    schedule(cpu);
+                    return;
+                }
                 if (k == Action::Sleep) {
                     p.timer_gen++;
                     push(m_now + p.pending_ns, EvTimer, id, p.timer_gen);
@@ -576,6 +587,7 @@ int Engine::spawn(std::uint16_t workload, const std::string& comm, int mm, int p
     SimTask& p = m_tasks.emplace_back();
     p.t.pid = 1000 + id;
     m_comm.emplace_back(comm);
+    if (m_proxyOn) m_blocked.emplace_back();
     // The workload's taskset mask (cpus_ptr), else every CPU.
     const CpuMask* allowed = workload < m_workloads.size() ? m_workloads[workload]->cpus() : nullptr;
     p.t.setAffinity(allowed ? *allowed : m_cfg.topo->allCpus());
@@ -647,7 +659,7 @@ std::string Engine::checkInvariants() const {
     for (int c = 0; c < m_nrCpus; ++c) {
         const Cpu& cpu = m_cpus[c];
         const Rq& rq = m_st.rq[c];
-        const unsigned n = unsigned(cpu.queue.size()) + (cpu.curr >= 0 ? 1u : 0u);
+        const unsigned n = nrOnRq(cpu);
         if (rq.nr_running != n) return fmt::format("CPU {}: nr_running {} but {} tasks on the queue", c, rq.nr_running, n);
         if (rq.ttwu_pending != !cpu.wakelist.empty())
             return fmt::format("CPU {}: ttwu_pending {} with {} on the wakelist", c, rq.ttwu_pending, cpu.wakelist.size());
@@ -668,6 +680,11 @@ std::string Engine::checkInvariants() const {
             if (m_tasks[cpu.curr].state != TaskState::Running) return fmt::format("CPU {}: curr pid {} not Running", c, m_tasks[cpu.curr].t.pid);
             if (auto e = mark(cpu.curr, "running"); !e.empty()) return e;
         }
+        if (cpu.donor >= 0) {  // proxy execution: curr runs for this donor, which waits for a lock curr holds
+            if (cpu.curr < 0) return fmt::format("CPU {}: a donor (pid {}) and nobody running for it", c, m_tasks[cpu.donor].t.pid);
+            if (m_tasks[cpu.donor].state != TaskState::Runnable) return fmt::format("CPU {}: donor pid {} not Runnable", c, m_tasks[cpu.donor].t.pid);
+            if (auto e = mark(cpu.donor, "the donor"); !e.empty()) return e;
+        }
         for (int id : cpu.queue) {
             if (m_tasks[id].state != TaskState::Runnable) return fmt::format("CPU {}: queued pid {} not Runnable", c, m_tasks[id].t.pid);
             if (auto e = mark(id, "queued"); !e.empty()) return e;
@@ -681,10 +698,9 @@ std::string Engine::checkInvariants() const {
             if (m_tasks[id].cfs_newer != newer) return fmt::format("CPU {}: cfs_tasks broken at pid {}", c, m_tasks[id].t.pid);
             if (!m_tasks[id].t.on_rq || m_tasks[id].t.cpu != c)
                 return fmt::format("CPU {}: pid {} on cfs_tasks but not queued here", c, m_tasks[id].t.pid);
-            if (++onList > cpu.queue.size() + 1) return fmt::format("CPU {}: cfs_tasks longer than its runqueue", c);
+            if (++onList > nrOnRq(cpu)) return fmt::format("CPU {}: cfs_tasks longer than its runqueue", c);
         }
-        if (onList != cpu.queue.size() + (cpu.curr >= 0 ? 1 : 0))
-            return fmt::format("CPU {}: cfs_tasks has {} tasks, the runqueue {}", c, onList, cpu.queue.size() + (cpu.curr >= 0 ? 1 : 0));
+        if (onList != nrOnRq(cpu)) return fmt::format("CPU {}: cfs_tasks has {} tasks, the runqueue {}", c, onList, nrOnRq(cpu));
     }
     for (std::size_t i = 0; i < m_tasks.size(); ++i) {
         const SimTask& p = m_tasks[i];

@@ -34,6 +34,7 @@
 namespace sched {
 
 class Engine;
+class KMutex;
 
 /// What a task does next, returned by its workload when its current work is done.
 struct Action {
@@ -226,6 +227,25 @@ public:
     void interruptWork(int id);
     /// TIF_NEED_RESCHED of the task running on `cpu` (need_resched() as that task sees it).
     bool needResched(int cpu) const;
+    // --- Proxy execution (knob proxy_exec; docs/patch-variants.md: Proxy execution) ------
+    /// Whether this run has proxy execution (the knob at the start: a boot parameter).
+    bool proxyExec() const { return m_proxyOn; }
+    /// p->blocked_on: the mutex task `id` waits for (set_task_blocked_on(); nullptr clears it),
+    /// and p->blocked_on_waking, which an unlock sets when it wakes the task.
+    void setBlockedOn(int id, KMutex* m);
+    void setBlockedOnWaking(int id);
+    KMutex* blockedOn(int id) const { return m_proxyOn ? m_blocked[std::size_t(id)].on : nullptr; }
+    /// task_is_blocked(): blocked on a mutex and not being woken (a donor).
+    bool taskIsBlocked(int id) const { return m_proxyOn && m_blocked[std::size_t(id)].on && !m_blocked[std::size_t(id)].waking; }
+    /// p->blocked_donor: the task the owner `id` last ran for (find_proxy_task() sets it; the
+    /// unlock hands the lock to it when it waits for this lock). -1 none.
+    int blockedDonor(int id) const { return m_proxyOn ? m_blocked[std::size_t(id)].donor : -1; }
+    void clearBlockedDonor(int id) {
+        if (m_proxyOn) m_blocked[std::size_t(id)].donor = -1;
+    }
+    /// rq_selected(): the task whose scheduling context `cpu` runs (a donor while its lock's
+    /// owner runs for it; otherwise curr), -1 idle.
+    int selectedTask(int cpu) const;
     /// Notify that a workload finished (checks the stop condition).
     void workloadFinished() { m_checkDone = true; }
 
@@ -356,6 +376,7 @@ public:
 
 private:
     struct Cpu;
+    static unsigned nrOnRq(const Cpu& c);
     // The order of events: time, then the time the event was created, then its type and
     // target (the tag), then creation order. Nothing in the key depends on how many other
     // events exist, so a run with fewer intermediate events (coalesced) orders
@@ -437,6 +458,12 @@ private:
     void feedSteadyState();
     void doWake(int id, int waker_cpu, bool in_task, std::uint32_t wf, Task* waker);
     void checkPreemptTick(int cpu);
+    // Proxy execution (engine_proxy.cpp).
+    int findProxyTask(int cpu, int next);
+    void proxyMigrateTask(int cpu, int p, int target);
+    bool proxyReturnMigration(int cpu, int next);
+    void attachPreempt(int dst, int id, int from);
+    void ttwuRunnableDonor(int id);
     std::int64_t sched_slice(std::int64_t nr) const;
 
     // Load balancing.
@@ -538,6 +565,16 @@ private:
     std::vector<std::uint16_t> m_rowBuf;
     std::vector<int> m_llcShared;  ///< MachineState::shared's index of each LLC (the steady state's nr_idle_scan samples)
     std::vector<int> m_tmp2;
+    // Proxy execution: per task blocked_on / blocked_on_waking / blocked_donor (outside
+    // SimTask, which has no room; empty when the knob is off).
+    struct BlockedOn {
+        KMutex* on = nullptr;
+        std::int32_t donor = -1;
+        bool waking = false;
+    };
+    bool m_proxyOn = false;
+    std::vector<BlockedOn> m_blocked;
+    bool m_proxyBlocking = false;  ///< schedule() is switching out a task that blocked on a mutex and stays queued
 };
 
 }  // namespace sched

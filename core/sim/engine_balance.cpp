@@ -224,13 +224,14 @@ int Engine::detachAttachTasks(LbEnv& env, int level) {
 bool Engine::canMigrateTask(int id, LbEnv& env, int level) const {
     const SimTask& p = m_tasks[id];
     if (p.t.is_per_cpu_kthread()) return false;
+    if (taskIsBlocked(id)) return false;  // proxy execution (v6 17/20): proxy() moves donors, balancing does not
     if (!p.t.cpus_ptr->test(env.dst_cpu)) {
         env.flags |= LBF_SOME_PINNED;
         return false;
     }
     env.flags &= ~LBF_ALL_PINNED;
     const Cpu& s = m_cpus[env.src_cpu];
-    if (s.curr == id) return false;  // task_on_cpu
+    if (s.curr == id || s.donor == id) return false;  // task_on_cpu, task_current_selected
     if (env.flags & LBF_ACTIVE_LB) return true;
     const SchedDomain& sd = m_st.sd->domains(env.dst_cpu)[std::size_t(level)];
     TaskHotInput in;
@@ -255,7 +256,7 @@ void Engine::activeBalance(int busiest, int dst) {
     // The stopper runs: curr is put back (still on the rq, at its list position).
     int id = -1;
     for (int t = b.cfs_tail; t >= 0; t = m_tasks[t].cfs_newer)  // detach_one_task(): list_for_each_entry_reverse
-        if (m_tasks[t].t.cpus_ptr->test(dst) && !m_tasks[t].t.is_per_cpu_kthread()) {
+        if (m_tasks[t].t.cpus_ptr->test(dst) && !m_tasks[t].t.is_per_cpu_kthread() && !taskIsBlocked(t) && b.donor != t) {  // can_migrate_task()
             id = t;
             break;
         }

@@ -38,8 +38,8 @@ void Engine::updateMinVruntime(int cpu) {
     std::int64_t vr = rq.min_vruntime;
     bool have = false;
     std::int64_t cand = 0;
-    if (c.curr >= 0) {
-        cand = m_tasks[c.curr].t.vruntime;
+    if (const int sel = c.donor >= 0 ? c.donor : c.curr; sel >= 0) {  // cfs_rq->curr: the selected entity
+        cand = m_tasks[sel].t.vruntime;
         have = true;
     }
     if (!c.queue.empty()) {
@@ -59,11 +59,15 @@ void Engine::update_curr(int cpu) {
     const std::int64_t delta = m_now - c.exec_start;
     if (delta <= 0) return;
     c.exec_start = m_now;
+    // Proxy execution (v6 "Fix runtime accounting w/ split exec & sched contexts"): the task
+    // executing gets the runtime (sum_exec_runtime), the selected one (the donor) the vruntime.
+    SimTask& sel = c.donor >= 0 ? m_tasks[c.donor] : p;
     p.sum_exec += delta;
-    p.t.vruntime += delta;  // nice 0: calc_delta_fair() is the identity
+    sel.t.vruntime += delta;  // nice 0: calc_delta_fair() is the identity
     p.t.exec_start = m_now;
+    sel.t.exec_start = m_now;
     updateMinVruntime(cpu);
-    m_st.rq[cpu].curr_vruntime = p.t.vruntime;
+    m_st.rq[cpu].curr_vruntime = sel.t.vruntime;
 }
 
 void Engine::recordStateChange(int cpu) {
@@ -93,14 +97,14 @@ void Engine::recordStateChange(int cpu) {
 void Engine::syncRq(int cpu) {
     Cpu& c = m_cpus[cpu];
     Rq& rq = m_st.rq[cpu];
-    const unsigned n = unsigned(c.queue.size()) + (c.curr >= 0 ? 1u : 0u);
+    const unsigned n = nrOnRq(c);
     // add_nr_running(): crossing to two runnable tasks sets the root domain's overload flag.
     if (n >= 2 && rq.nr_running < 2) m_st.rd_overload = true;
     rq.nr_running = n;
     rq.h_nr_running = n;
     rq.idle_h_nr_running = 0;
     rq.curr = c.curr >= 0 ? CurrKind::Normal : CurrKind::Idle;
-    if (c.curr >= 0) rq.curr_vruntime = m_tasks[c.curr].t.vruntime;
+    if (c.curr >= 0) rq.curr_vruntime = m_tasks[c.donor >= 0 ? c.donor : c.curr].t.vruntime;
     rq.curr_need_resched = c.need_resched;
     rq.ttwu_pending = !c.wakelist.empty();
     rq.load_avg = std::int64_t(c.avg.load_avg);
@@ -177,9 +181,10 @@ void Engine::sync_entity_load_avg(Task& p) { pelt_update(m_cpus[p.cpu].avg.last_
 void Engine::updateLoadAvg(int cpu, SimTask* se, unsigned flags) {
     Cpu& c = m_cpus[cpu];
     const std::uint64_t now = std::uint64_t(m_now);
-    if (se && se->t.avg.last_update_time) {  // __update_load_avg_se(): not for an entity not attached yet
-        const bool onrq = se->t.on_rq;       // se->on_rq: still 0 in enqueue_entity's update, still 1 in dequeue_entity's
-        pelt_update(now, se->t.avg, onrq ? 1 : 0, onrq ? 1 : 0, c.curr >= 0 && &m_tasks[c.curr] == se ? 1 : 0);
+    if (se && se->t.avg.last_update_time) {               // __update_load_avg_se(): not for an entity not attached yet
+        const bool onrq = se->t.on_rq;                    // se->on_rq: still 0 in enqueue_entity's update, still 1 in dequeue_entity's
+        const int sel = c.donor >= 0 ? c.donor : c.curr;  // cfs_rq->curr == se: the selected entity
+        pelt_update(now, se->t.avg, onrq ? 1 : 0, onrq ? 1 : 0, sel >= 0 && &m_tasks[sel] == se ? 1 : 0);
     }
     bool decayed = false;
     if (c.removed_load || c.removed_util || c.removed_runnable) {
@@ -193,7 +198,7 @@ void Engine::updateLoadAvg(int cpu, SimTask* se, unsigned flags) {
         c.removed_load = c.removed_util = c.removed_runnable = 0;
         decayed = true;
     }
-    const unsigned long nr = (unsigned long)(c.queue.size() + (c.curr >= 0 ? 1 : 0));
+    const unsigned long nr = nrOnRq(c);
     decayed |= pelt_update_cfs(now, c.avg, 1024 * nr, nr, c.curr >= 0 ? 1 : 0);
     if (se && (flags & DO_ATTACH) && !se->t.avg.last_update_time) {
         // "DO_ATTACH means we're here from enqueue_entity()": a task that migrated (or a new
@@ -352,7 +357,7 @@ void Engine::migrateTask(int id, int from, int to, MigrationCause cause, int on_
 void Engine::setBuddies(int cpu, int id, bool preempted, bool fork) {
     Cpu& c = m_cpus[cpu];
     if (c.curr < 0 || c.curr == id) return;
-    const std::int64_t nr = std::int64_t(c.queue.size()) + 1;              // cfs_rq->nr_running: curr and the queued, p included
+    const std::int64_t nr = std::int64_t(nrOnRq(c));                       // cfs_rq->nr_running: curr and the queued, p included
     const bool scale = nr >= m_tun.latency_ns / m_tun.min_granularity_ns;  // sched_nr_latency
     bool marked = false;
     if (m_cfg.knobs.NEXT_BUDDY && scale && !fork) {
@@ -393,6 +398,8 @@ void Engine::schedule(int cpu) {
     c.need_resched = false;
     m_st.rq[cpu].curr_need_resched = false;
     bool involuntary = false;
+    const bool proxyBlocking = m_proxyBlocking;  // prev blocked on a mutex and stays queued (a donor)
+    m_proxyBlocking = false;
     if (prev >= 0) {
         SimTask& p = m_tasks[prev];
         accountSegment(cpu);
@@ -404,40 +411,70 @@ void Engine::schedule(int cpu) {
         clearBurst(cpu);
         p.state = TaskState::Runnable;
         queueInsert(cpu, prev);
-        involuntary = true;
+        involuntary = !proxyBlocking;
+    }
+    if (c.donor >= 0) {
+        // Proxy execution: put_prev_task(rq, rq_selected(rq)): the donor goes back into the tree.
+        const int d = c.donor;
+        updateLoadAvg(cpu, &m_tasks[d], 0);
+        c.donor = -1;
+        queueInsert(cpu, d);
     }
     // Who is switched out (for sched_switch): a preempted curr, a task that just slept or exited, or swapper.
     int prevPid = 0;
     char prevState = 'R';
     if (prev >= 0) {
         prevPid = m_tasks[prev].t.pid;
+        if (proxyBlocking) prevState = 'D';
     } else if (c.switch_from >= 0) {
         prevPid = m_tasks[c.switch_from].t.pid;
         prevState = c.switch_state;
     }
     c.switch_from = -1;
-    // pick_next_task_fair(): newidle balance when nothing is queued.
-    if (c.queue.empty()) {
-        newidleBalance(cpu);
+    int next = -1, exec = -1;
+    for (;;) {
+        // pick_next_task_fair(): newidle balance when nothing is queued.
         if (c.queue.empty()) {
-            if (prevPid != 0) emitEvent(EvKind::sched_switch, cpu, prevPid, 0, -1, -1, prevState);
-            enterIdle(cpu);
-            return;
+            newidleBalance(cpu);
+            if (c.queue.empty()) {
+                if (prevPid != 0) emitEvent(EvKind::sched_switch, cpu, prevPid, 0, -1, -1, prevState);
+                if (prev >= 0) {  // a donor that went back into the tree and was moved away
+                    m_tasks[prev].t.on_cpu = false;
+                    if (m_tasks[prev].watch_off_cpu) m_workloads[m_tasks[prev].workload]->offCpu(*this, m_tasks[prev]);
+                }
+                enterIdle(cpu);
+                return;
+            }
         }
+        next = pickNextEntity(cpu);
+        exec = next;
+        if (!m_proxyOn) break;
+        m_blocked[std::size_t(next)].donor = -1;  // __schedule(): next->blocked_donor = NULL after each pick
+        if (taskIsBlocked(next)) {
+            exec = findProxyTask(cpu, next);  // -1: next (or a task of its chain) was moved or deactivated: pick again
+            if (exec >= 0) break;
+            continue;
+        }
+        if (!proxyReturnMigration(cpu, next)) break;
     }
-    const int next = pickNextEntity(cpu);
-    SimTask& n = m_tasks[next];
+    SimTask& n = m_tasks[exec];
+    SimTask& sel = m_tasks[next];
     const bool fromIdle = c.in_idle;
-    setCurr(cpu, next);
+    setCurr(cpu, exec);
     n.state = TaskState::Running;
+    if (exec != next) {
+        c.donor = next;  // rq_set_selected(rq, next); rq->curr = the owner
+        m_metrics.proxy_runs++;
+    }
     cfsListDel(cpu, next);  // pick_next_task_fair(): list_move(&p->se.group_node, &rq->cfs_tasks)
     cfsListAdd(cpu, next);
-    updateLoadAvg(cpu, &n);  // set_next_entity: update_load_avg before it becomes curr
+    updateLoadAvg(cpu, &sel);  // set_next_entity: update_load_avg before it becomes curr
     c.exec_start = m_now;
+    sel.t.exec_start = m_now;
     n.t.exec_start = m_now;
-    n.prev_sum_exec = n.sum_exec;
+    sel.prev_sum_exec = sel.sum_exec;
     n.t.on_cpu = true;
-    if (next != prev) {
+    if (exec != prev) {
         m_metrics.ctx_switches++;
         if (involuntary) m_metrics.involuntary_switches++;
         const CostModel& cm = m_cfg.cost;
@@ -456,14 +493,14 @@ void Engine::schedule(int cpu) {
             n.wake_time = -1;
         }
     }
-    if (prev >= 0 && prev != next) {
+    if (prev >= 0 && prev != exec) {
         SimTask& pp = m_tasks[prev];
         pp.t.on_cpu = false;
         if (pp.watch_off_cpu) m_workloads[pp.workload]->offCpu(*this, pp);
     }
-    const bool again = prev >= 0 && prev == next;  // curr runs on, its work re-timed (a pending charge, the speed)
+    const bool again = prev >= 0 && prev == exec;  // curr runs on, its work re-timed (a pending charge, the speed)
     if (fromIdle) leaveIdle(cpu);
-    if (next != prev) emitEvent(EvKind::sched_switch, cpu, prevPid, n.t.pid, -1, -1, prevState);
+    if (exec != prev) emitEvent(EvKind::sched_switch, cpu, prevPid, n.t.pid, -1, -1, prevState);
     syncRq(cpu);
     if (c.tick_next < 0) {  // tick_nohz_idle_exit(): the tick restarts on the jiffy grid
         const std::int64_t j = m_jiffyNs;

@@ -18,6 +18,7 @@ inline constexpr std::int64_t kNever = std::numeric_limits<std::int64_t>::max();
 
 struct Engine::Cpu {
     int curr = -1;              ///< running task, -1 = the idle task
+    int donor = -1;             ///< proxy execution: the donor curr runs for (rq_selected(), out of the tree), -1 none
     std::vector<int> queue;     ///< queued (not running) tasks, ascending vruntime (the rb-tree)
     std::vector<int> wakelist;  ///< rq->wake_list (llist), in arrival order
     std::int64_t seg_start = 0;
@@ -60,6 +61,9 @@ struct Engine::Cpu {
     int next_buddy = -1;                             ///< cfs_rq->next (a task id), -1 none
     int last_buddy = -1;                             ///< cfs_rq->last
 };
+
+/// rq->nr_running of a CPU: the queued tasks, curr, and a donor curr runs for.
+inline unsigned Engine::nrOnRq(const Cpu& c) { return unsigned(c.queue.size()) + (c.curr >= 0 ? 1u : 0u) + (c.donor >= 0 ? 1u : 0u); }
 
 // Small and called on every switch from each of the engine's files: defined here, inline.
 inline void Engine::clearBurst(int cpu) { m_bq.clear(cpu); }

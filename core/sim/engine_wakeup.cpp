@@ -39,6 +39,11 @@ bool Engine::wake(int id, bool sync) {
         if (waker == p.t.cpu) m_metrics.ttwu_local++;
         return true;
     }
+    // Proxy execution: a donor, still on its runqueue, woken by the unlock that handed it the lock.
+    if (p.state == TaskState::Runnable && blockedOn(id)) {
+        ttwuRunnableDonor(id);
+        return true;
+    }
     return false;
 }
 
@@ -199,16 +204,17 @@ std::int64_t Engine::sched_slice(std::int64_t nr) const {
 void Engine::checkPreemptTick(int cpu) {
     // check_preempt_tick() (6.1, nice 0).
     Cpu& c = m_cpus[cpu];
-    SimTask& p = m_tasks[c.curr];
-    const std::int64_t ideal = sched_slice(std::int64_t(c.queue.size()) + 1);
+    const int sel = c.donor >= 0 ? c.donor : c.curr;  // cfs_rq->curr: a donor while its lock's owner runs for it
+    SimTask& p = m_tasks[sel];
+    const std::int64_t ideal = sched_slice(std::int64_t(nrOnRq(c)));
     const std::int64_t delta_exec = p.sum_exec - p.prev_sum_exec;
     bool resched = false;
     if (delta_exec > ideal) {
         // "The current task ran long enough, ensure it doesn't get re-elected due to buddy
         // favours": clear_buddies(cfs_rq, curr).
         resched = true;
-        if (c.next_buddy == c.curr) c.next_buddy = -1;
-        if (c.last_buddy == c.curr) c.last_buddy = -1;
+        if (c.next_buddy == sel) c.next_buddy = -1;
+        if (c.last_buddy == sel) c.last_buddy = -1;
     } else if (delta_exec >= m_tun.min_granularity_ns) {
         const std::int64_t delta = p.t.vruntime - m_tasks[c.queue.front()].t.vruntime;
         if (delta > ideal) resched = true;

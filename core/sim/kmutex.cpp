@@ -82,6 +82,7 @@ void KMutex::acquire(Engine& e, int id, const Contender* c) {
     m_pickup = false;
     m_acquiredAt = e.now();
     watch(e, id, +1);
+    if (c) e.setBlockedOn(id, nullptr);  // __mutex_lock_common()'s acquired: set_task_blocked_on(current, NULL)
 }
 
 // The slow path's sleep: on the wait list (at its tail the first time: __mutex_add_waiter()),
@@ -94,6 +95,7 @@ KMutex::Lock KMutex::sleep(Engine& e, Contender& c) {
     c.phase = Phase::Sleeping;
     c.phaseSince = e.now();
     c.slept = true;
+    e.setBlockedOn(c.id, this);  // proxy execution: p->blocked_on = lock, not waking; it stays queued (a donor)
     return Lock::Sleep;
 }
 
@@ -104,6 +106,9 @@ KMutex::Lock KMutex::sleep(Engine& e, Contender& c) {
 KMutex::Lock KMutex::spinOrSleep(Engine& e, Contender& c, bool woken, bool wasSpinning) {
     const bool first = c.onList && firstWaiter() == c.id;
     if (woken && first) m_handoff = true;
+    // Proxy execution v6 (10/20): MUTEX_SPIN_ON_OWNER depends on !PROXY_EXEC: no optimistic
+    // spinning (and so no need_resched() yield in it): the wait list.
+    if (e.proxyExec()) return sleep(e, c);
     const bool maySpin = !c.onList || first;
     if (maySpin && e.needResched(e.task(c.id).t.cpu)) {
         // mutex_optimistic_spin()'s fail path: __set_current_state(TASK_RUNNING) and
@@ -172,6 +177,28 @@ void KMutex::unlock(Engine& e, int id) {
     if (m_owner != id || m_pickup) throw std::logic_error(fmt::format("mutex_unlock by task {} which does not own it (owner {})", id, m_owner));
     st().hold_ns += e.now() - m_acquiredAt;
     watch(e, id, -1);
+    if (e.proxyExec()) {
+        // Proxy execution v6: __mutex_unlock_slowpath() always hands off (10/20: owner =
+        // MUTEX_FLAG_HANDOFF), to the owner's blocked_donor when it waits for this lock, else
+        // to the first waiter (19/20), which it wakes with blocked_on_waking set (09/20).
+        int next = -1;
+        if (const int d = e.blockedDonor(id); d >= 0 && e.blockedOn(d) == this && isWaiting(d)) {
+            next = d;
+            e.clearBlockedDonor(id);
+        }
+        if (next < 0) next = firstWaiter();
+        m_handoff = false;
+        if (next < 0) {
+            m_owner = -1;
+            return;
+        }
+        m_owner = next;
+        m_pickup = true;
+        st().handoffs++;
+        e.setBlockedOnWaking(next);
+        e.wake(next, false);
+        return;
+    }
     if (m_handoff && m_c && !m_c->list.empty()) {
         // __mutex_unlock_slowpath() with MUTEX_FLAG_HANDOFF: __mutex_handoff() to the first
         // waiter (owner = it | PICKUP), then wake_up_q(). Spinners see a new owner.
@@ -236,7 +263,8 @@ std::string KMutex::check(const Engine& e) const {
     if (m_owner >= 0) {
         if (e.task(m_owner).state == TaskState::Exited) return fmt::format("mutex owned by pid {}, which exited", pid(m_owner));
         const Contender* o = find(m_owner);
-        if (m_pickup ? (!o || firstWaiter() != m_owner) : o != nullptr)
+        // (Proxy execution hands the lock to the owner's blocked_donor, which may not be first.)
+        if (m_pickup ? (!o || !o->onList || (!e.proxyExec() && firstWaiter() != m_owner)) : o != nullptr)
             return fmt::format("mutex owner pid {} is {}", pid(m_owner),
                                m_pickup ? "handed the lock but not its first waiter" : "also waiting for it");
     } else if (m_pickup || m_handoff) {

@@ -58,6 +58,7 @@ void Metrics::resetCounters(std::int64_t t) {
     decisions = ttwu_count = ttwu_local = ttwu_wakelist = ttwu_remote_direct = wakeup_new = wake_preempt = 0;
     idle_delay_hits = claims = ctx_switches = involuntary_switches = ipis = wake_idle_without_ipi = 0;
     lb_calls = lb_balanced = lb_failed = lb_moved_tasks = newidle_calls = nohz_kicks = newilb_runs = idle_ticks = buddy_picks = tick_preempt = 0;
+    proxy_runs = proxy_migrations = proxy_return_migrations = proxy_deactivations = 0;
     steady.reset();
     stage0 = {};
     stage1 = {};

@@ -74,7 +74,12 @@ struct Metrics {
     std::uint64_t nohz_kicks = 0;
     std::uint64_t newilb_runs = 0;  ///< nohz_run_idle_balance() updated the idle CPUs' blocked load on the way into idle
     std::uint64_t idle_ticks = 0;   ///< ticks on idle CPUs whose tick the governor kept
-    std::uint64_t buddy_picks = 0;  ///< pick_next_entity() chose a next/last buddy over the leftmost
+    // Proxy execution (knob proxy_exec).
+    std::uint64_t proxy_runs = 0;               ///< picks of a donor that ran its lock's owner in its place
+    std::uint64_t proxy_migrations = 0;         ///< donors moved to their lock owner's CPU (proxy_migrate_task())
+    std::uint64_t proxy_return_migrations = 0;  ///< woken donors moved back to a CPU they may run on
+    std::uint64_t proxy_deactivations = 0;      ///< donors whose lock owner was asleep: dequeued (proxy_deactivate())
+    std::uint64_t buddy_picks = 0;              ///< pick_next_entity() chose a next/last buddy over the leftmost
     std::uint64_t tick_preempt = 0;
     std::array<std::uint64_t, 16> stage0{};
     std::array<std::uint64_t, 32> stage1{};

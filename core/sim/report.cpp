@@ -142,6 +142,11 @@ std::string runReportText(const Scenario& s, const RunResult& r) {
         m.idle_delay_hits, m.claims, m.ipis, m.wake_idle_without_ipi, m.nohz_kicks, m.newilb_runs, m.idle_ticks, m.buddy_picks);
     o += fmt::format("  load_balance: {} calls, {} balanced, {} failed, {} tasks moved; newidle entries {}\n", m.lb_calls, m.lb_balanced, m.lb_failed,
                      m.lb_moved_tasks, m.newidle_calls);
+    if (e.proxyExec())
+        o += fmt::format(
+            "  proxy execution: {} owner runs for a donor, {} chain migrations to an owner's CPU, {} return migrations, {} donors "
+            "dequeued (owner asleep)\n",
+            m.proxy_runs, m.proxy_migrations, m.proxy_return_migrations, m.proxy_deactivations);
     o += "\nwakeups by reason (select_task_rq_fair -> select_idle_sibling)\n";
     forEachReason(m, [&](const char*, std::size_t i, const char* name, std::uint64_t n) {
         if (i > 0) o += fmt::format("  {:<28} {:>12}\n", name, n);
@@ -151,6 +156,7 @@ std::string runReportText(const Scenario& s, const RunResult& r) {
     for (int d = 1; d < kDistClasses; ++d) o += fmt::format(" {:>12}", toString(DistClass(d)));
     o += fmt::format(" {:>12}\n", "total");
     for (int c = 0; c < kMigrationCauses; ++c) {
+        if (c == int(MigrationCause::proxy) && !e.proxyExec()) continue;  // only proxy execution moves tasks so
         o += fmt::format("  {:<10}", toString(MigrationCause(c)));
         for (int d = 1; d < kDistClasses; ++d) o += fmt::format(" {:>12}", m.migration_matrix[c][d]);
         o += fmt::format(" {:>12}\n", m.migrations[c]);
@@ -260,7 +266,11 @@ json runReportJson(const Scenario& s, const RunResult& r) {
                       {"newidle_calls", m.newidle_calls},
                       {"nohz_kicks", m.nohz_kicks},
                       {"idle_ticks", m.idle_ticks},
-                      {"buddy_picks", m.buddy_picks}};
+                      {"buddy_picks", m.buddy_picks},
+                      {"proxy_runs", m.proxy_runs},
+                      {"proxy_migrations", m.proxy_migrations},
+                      {"proxy_return_migrations", m.proxy_return_migrations},
+                      {"proxy_deactivations", m.proxy_deactivations}};
     json reasons;
     forEachReason(m, [&](const char* stage, std::size_t, const char* name, std::uint64_t n) { reasons[stage][name] = n; });
     j["reasons"] = reasons;
