@@ -13,6 +13,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <functional>
 #include <map>
 #include <memory>
 #include <vector>
@@ -131,9 +132,14 @@ struct Result {
     std::uint64_t digest = 0;
     std::string violation;
     bool finished = false;
+    std::uint64_t proxy_runs = 0, proxy_migrations = 0, proxy_returns = 0, proxy_cause = 0;
 };
 
-Result runScripts(const std::vector<Script>& scripts, const std::vector<int>& pin = {}, const char* topo = "i7-4790", std::uint64_t seed = 1) {
+// Called every simulated microsecond of a probed run (proxy execution's tests look at the runqueues).
+using Probe = std::function<void(const Engine&, const Scripted&)>;
+
+Result runScripts(const std::vector<Script>& scripts, const std::vector<int>& pin = {}, const char* topo = "i7-4790", std::uint64_t seed = 1,
+                  bool proxy = false, const Probe& probe = {}) {
     Result r;
     EngineConfig cfg;
     cfg.topo = std::make_shared<const Topology>(Topology::preset(topo));
@@ -141,15 +147,24 @@ Result runScripts(const std::vector<Script>& scripts, const std::vector<int>& pi
     cfg.seed = seed;
     cfg.check_invariants = true;
     cfg.stop_ns = 2'000'000'000;
+    cfg.knobs.proxy_exec = proxy;
     Engine e(cfg);
     auto w = std::make_unique<Scripted>(scripts, pin, r.log);
     Scripted* sw = w.get();
     e.addWorkload(std::move(w));
     try {
-        e.run();
+        if (probe) {
+            while (e.advance(1000)) probe(e, *sw);
+        } else {
+            e.run();
+        }
     } catch (const std::exception& ex) {
         r.violation = ex.what();
     }
+    r.proxy_runs = e.metrics().proxy_runs;
+    r.proxy_migrations = e.metrics().proxy_migrations;
+    r.proxy_returns = e.metrics().proxy_return_migrations;
+    r.proxy_cause = e.metrics().migrations[int(MigrationCause::proxy)];
     r.stats = sw->m.stats();
     r.digest = e.digest();
     r.finished = sw->finished();
@@ -328,4 +343,88 @@ TEST(LockTorture, WritersShareTheLockAndTheReportSaysHow) {
     const RunResult one = runScenario(s, s.variants.front(), s.cost, o);
     for (const auto& v : one.reports[0].counters)
         if (v.key == "mutex_contended") EXPECT_EQ(v.value, 0);
+}
+
+// --- Proxy execution (knob proxy_exec, engine_proxy.cpp; v6 of the series) -------------------
+
+TEST(ProxyExec, ADonorStaysQueuedAndItsLockOwnerRunsInItsPlace) {
+    // A and B share CPU 0: A takes the lock and works 20 ms holding it; B, run when the tick
+    // preempts A, asks for it.
+    // B blocks on it but stays on the runqueue (nr_running 2); when CFS picks B, A runs in its
+    // place (rq->curr A, rq_selected() B). No spinning: the unlock hands the lock to B.
+    bool sawDonorQueued = false, sawOwnerForDonor = false, donorRan = false;
+    const Result r = runScripts({{lock(), run(20'000'000), unlock()}, {run(100'000), lock(), run(1000), unlock()}}, {0, 0}, "i7-4790", 1, true,
+                                [&](const Engine& e, const Scripted& w) {
+                                    const int a = w.m_ids[0], b = w.m_ids[1];
+                                    if (e.taskIsBlocked(b)) {
+                                        if (e.task(b).state == TaskState::Runnable && e.nrRunning(0) == 2) sawDonorQueued = true;
+                                        if (e.currTask(0) == a && e.selectedTask(0) == b) sawOwnerForDonor = true;
+                                        if (e.currTask(0) == b) donorRan = true;
+                                    }
+                                });
+    ASSERT_TRUE(r.violation.empty()) << r.violation;
+    EXPECT_TRUE(r.finished);
+    EXPECT_TRUE(sawDonorQueued);
+    EXPECT_TRUE(sawOwnerForDonor);
+    EXPECT_FALSE(donorRan);  // a blocked donor never executes
+    EXPECT_GT(r.proxy_runs, 0u);
+    EXPECT_EQ(r.stats.spin_ns, 0);
+    EXPECT_EQ(r.stats.slept, 1);
+    EXPECT_EQ(r.stats.handoffs, 1);
+    EXPECT_EQ(order(r.log), (std::vector<int>{0, 1}));
+}
+
+TEST(ProxyExec, ADonorMovesToItsOwnersCpuAndReturnsWhenWoken) {
+    // A holds the lock 2 ms on CPU 1; B (allowed on CPU 0 only) asks for it on CPU 0. Picking B
+    // finds the owner on CPU 1: B is moved there (the chain migration, outside its mask: a
+    // scheduling context only); the unlock wakes it on CPU 1, and being picked there, where it
+    // may not run, sends it back through select_task_rq() (the return migration) to CPU 0.
+    bool sawOnOwnersCpu = false, ranOutsideMask = false;
+    const Result r = runScripts({{lock(), run(2'000'000), unlock(), run(1'000'000)}, {run(50'000), lock(), run(1000), unlock()}}, {1, 0}, "i7-4790",
+                                1, true, [&](const Engine& e, const Scripted& w) {
+                                    const int b = w.m_ids[1];
+                                    if (e.taskIsBlocked(b) && e.task(b).t.cpu == 1) sawOnOwnersCpu = true;
+                                    for (int c = 1; c < e.nrCpus(); ++c)
+                                        if (e.currTask(c) == b) ranOutsideMask = true;
+                                });
+    ASSERT_TRUE(r.violation.empty()) << r.violation;
+    EXPECT_TRUE(r.finished);
+    EXPECT_TRUE(sawOnOwnersCpu);
+    EXPECT_FALSE(ranOutsideMask);
+    EXPECT_EQ(r.proxy_migrations, 1u);
+    EXPECT_EQ(r.proxy_returns, 1u);
+    EXPECT_EQ(r.proxy_cause, 2u);  // both counted as the migration cause `proxy`
+    EXPECT_EQ(order(r.log), (std::vector<int>{0, 1}));
+    EXPECT_GE(acquiredAt(r.log, 1), r.log.released.at(0).front());
+}
+
+TEST(ProxyExec, WithoutTheKnobTheSameScriptsSpinAndNothingMovesForALock) {
+    const Result r = runScripts({{lock(), run(2'000'000), unlock(), run(1'000'000)}, {run(50'000), lock(), run(1000), unlock()}}, {1, 0});
+    ASSERT_TRUE(r.violation.empty()) << r.violation;
+    EXPECT_GT(r.stats.spin_ns, 1'000'000);
+    EXPECT_EQ(r.proxy_cause, 0u);
+    EXPECT_EQ(r.proxy_runs, 0u);
+}
+
+TEST(ProxyExec, RandomScriptsKeepOneOwnerAndEveryDonorGetsTheLock) {
+    // Eight tasks on four CPUs take the lock in random scripts, with proxy execution: the
+    // invariant checker runs at every event (one owner, donors queued and never running), and
+    // every script finishes (no lost handoff).
+    for (std::uint64_t seed = 1; seed <= 6; ++seed) {
+        Rng rng(seed);
+        std::vector<Script> scripts(8);
+        for (auto& s : scripts)
+            for (int k = 0; k < 6; ++k) {
+                s.push_back(run(std::int64_t(rng.below(200'000)) + 1000));
+                s.push_back(lock());
+                s.push_back(run(std::int64_t(rng.below(300'000)) + 1000));
+                if (rng.below(4) == 0) s.push_back(sleepFor(std::int64_t(rng.below(100'000)) + 1000));
+                s.push_back(unlock());
+            }
+        const Result r = runScripts(scripts, {}, "i7-4790", seed, true);
+        ASSERT_TRUE(r.violation.empty()) << "seed " << seed << ": " << r.violation;
+        EXPECT_TRUE(r.finished) << "seed " << seed;
+        EXPECT_EQ(r.stats.acquisitions, 48) << "seed " << seed;
+        EXPECT_EQ(r.stats.spin_ns, 0) << "seed " << seed;
+    }
 }
