@@ -100,7 +100,9 @@ private:
                                      QStringLiteral("Render offscreen to <file> (.png, .svg or .pdf) with its caption, and exit."),
                                      QStringLiteral("file")};
     const QCommandLineOption viewOpt{
-        QStringLiteral("view"), QStringLiteral("With --screenshot: window (default), heatmapA, heatmapB, rq, rqB, latency, counters, inspector."),
+        QStringLiteral("view"),
+        QStringLiteral(
+            "With --screenshot: window (default), heatmapA, heatmapB, rq, rqB, rqAB (A and B side by side), latency, counters, inspector."),
         QStringLiteral("name"), QStringLiteral("window")};
     const QCommandLineOption aOpt{QStringLiteral("a"), QStringLiteral("Knob preset of side A."), QStringLiteral("preset")};
     const QCommandLineOption bOpt{QStringLiteral("b"), QStringLiteral("Knob preset of side B."), QStringLiteral("preset")};
@@ -202,9 +204,9 @@ private:
             return 1;
         }
 
-        static const QStringList kViews = {QStringLiteral("window"),   QStringLiteral("heatmapA"), QStringLiteral("heatmapB"),
-                                           QStringLiteral("rq"),       QStringLiteral("rqB"),      QStringLiteral("latency"),
-                                           QStringLiteral("counters"), QStringLiteral("inspector")};
+        static const QStringList kViews = {QStringLiteral("window"),   QStringLiteral("heatmapA"),  QStringLiteral("heatmapB"),
+                                           QStringLiteral("rq"),       QStringLiteral("rqB"),       QStringLiteral("latency"),
+                                           QStringLiteral("counters"), QStringLiteral("inspector"), QStringLiteral("rqAB")};
         if (!kViews.contains(viewName)) return usage(QStringLiteral("--view '%1': unknown view").arg(viewName));
         return -1;
     }
@@ -385,7 +387,7 @@ int GuiMain::exec() {
     // Headless: export the asked view with its caption once the views took the last frame and laid out.
     auto capture = [&window, shot = shot, viewName = viewName] {
         QTimer::singleShot(50, &window, [&window, shot, viewName] {
-            const QString err = window.exportView(window.view(viewName), shot);
+            const QString err = viewName == QLatin1String("rqAB") ? window.exportRqPair(shot) : window.exportView(window.view(viewName), shot);
             if (!err.isEmpty()) {
                 std::fprintf(stderr, "schedlab: %s\n", qPrintable(err));
                 QApplication::exit(1);

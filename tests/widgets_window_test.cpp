@@ -20,10 +20,13 @@
 #include "topology_heatmap.h"
 #include "trace_timeline.h"
 
+#include <qcustomplot.h>
+
 #include <QAction>
 #include <QApplication>
 #include <QCheckBox>
 #include <QComboBox>
+#include <QDockWidget>
 #include <QClipboard>
 #include <QDir>
 #include <QElapsedTimer>
@@ -649,6 +652,47 @@ TEST(MainWindow, APinnedRunNamesItsMaskAndDimsTheOtherCpus) {
     for (const auto& v : w.frame()->a->cpus) marks += v.outside_masks ? 'x' : '.';
     EXPECT_EQ(marks, "xx....xx");
     EXPECT_TRUE(w.caption().contains(QStringLiteral("taskset -c 2-5 hackbench"))) << w.caption().toStdString();
+    // A pinned A/B run shows A's and B's runqueue maps side by side, each with the 4 pinned CPUs as its rows.
+    auto* dRq = w.findChild<QDockWidget*>(QStringLiteral("dockRq"));
+    auto* dRqB = w.findChild<QDockWidget*>(QStringLiteral("dockRqB"));
+    ASSERT_TRUE(dRq && dRqB);
+    EXPECT_FALSE(w.tabifiedDockWidgets(dRq).contains(dRqB));
+    EXPECT_TRUE(dRqB->isVisible());
+    auto* rq = qobject_cast<RqPlot*>(w.view(QStringLiteral("rq")));
+    ASSERT_NE(rq, nullptr);
+    rq->setSnapshot(w.frame()->a);
+    auto* map = qobject_cast<QCPColorMap*>(rq->mapPlot()->plottable(0));
+    ASSERT_NE(map, nullptr);
+    EXPECT_EQ(map->data()->valueSize(), 4);
+    EXPECT_EQ(rq->mapPlot()->yAxis->label(), QStringLiteral("CPU (taskset)"));
+    // Unpinned views go back to tabs.
+    w.setRqSideBySide(false);
+    EXPECT_TRUE(w.tabifiedDockWidgets(dRq).contains(dRqB));
+}
+
+TEST(MainWindow, PickingProxyExecutionStartsBothSidesAgainFromTimeZero) {
+    // proxy_exec is a boot parameter: picking the preset mid-run restarts the A/B run with it.
+    const sched::Scenario s = sched::parseScenario(
+        nlohmann::json::parse(R"({"topology":"i7-4790","seed":2,"workloads":[{"type":"hackbench","groups":1,"fds":4,"loops":100000}]})"), "px.json",
+        ".");
+    MainWindow w;
+    StartOptions o;
+    o.autoplay = false;
+    w.openScenario(s, QStringLiteral("px.json"), o);
+    w.show();
+    bool reached = false;
+    w.runUntil(3000000, [&] { reached = true; });
+    ASSERT_TRUE(waitFor([&] { return reached; }));
+    ASSERT_GE(w.frame()->a->now, 3000000);
+    auto* panel = w.findChild<KnobPanel*>();
+    ASSERT_NE(panel, nullptr);
+    auto* combo = panel->findChild<QComboBox*>(QStringLiteral("presetB"));
+    ASSERT_NE(combo, nullptr);
+    combo->setCurrentText(QStringLiteral("proxy-exec-v6"));
+    emit combo->textActivated(combo->currentText());  // as a user's pick
+    ASSERT_TRUE(
+        waitFor([&] { return w.frame() && w.frame()->b && w.frame()->b->now < 3000000 && w.frame()->b->knobs.find("proxy") != std::string::npos; }));
+    EXPECT_LT(w.frame()->a->now, 3000000);  // A started again too
 }
 
 TEST(MainWindow, TheCompareTableCountsMutexContentionOfAPipeRunAndNoneOfASocketRun) {

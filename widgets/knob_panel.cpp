@@ -36,7 +36,9 @@ KnobPanel::KnobPanel(QWidget* parent) : QWidget(parent) {
     auto* sides = new QGroupBox(tr("Variants"), this);
     auto* sf = new QFormLayout(sides);
     m_presetA = new QComboBox(sides);
+    m_presetA->setObjectName(QStringLiteral("presetA"));
     m_presetB = new QComboBox(sides);
+    m_presetB->setObjectName(QStringLiteral("presetB"));
     for (const auto& n : sched::Knobs::presetNames()) {
         m_presetA->addItem(q(n));
         m_presetB->addItem(q(n));

@@ -212,6 +212,11 @@ void MainWindow::createViews() {
     });
     m_viewMenu = new QMenu(tr("&View"), this);
     for (QDockWidget* d : {dRq, dRqB, dLat, dCnt, dKnob, dIns}) m_viewMenu->addAction(d->toggleViewAction());
+    m_viewMenu->addSeparator();
+    m_rqSideAct = m_viewMenu->addAction(tr("Runqueue maps A | B side by side"));
+    m_rqSideAct->setCheckable(true);
+    m_rqSideAct->setToolTip(tr("A's and B's runqueue lengths next to each other instead of in tabs (on by default for a pinned run)"));
+    connect(m_rqSideAct, &QAction::toggled, this, [this](bool on) { setRqSideBySide(on); });
 
     auto syncSelection = [this](const QList<int>& cpus) {
         m_heatA->setSelection(cpus);
@@ -252,8 +257,15 @@ void MainWindow::createViews() {
         setRunning(false);
         m_sim->post([](SimWorker& w) { w.stepWakeup(); });
     });
-    connect(m_knobs, &KnobPanel::knobsChanged, this,
-            [this](int side, const sched::Knobs& k) { m_sim->post([side, k](SimWorker& w) { w.setKnobs(side, k); }); });
+    connect(m_knobs, &KnobPanel::knobsChanged, this, [this](int side, const sched::Knobs& k) {
+        if (k.proxy_exec != m_proxyRun[side ? 1 : 0]) {
+            // proxy_exec is a boot parameter (donors sit on the runqueues): a new machine from t = 0.
+            statusBar()->showMessage(tr("proxy_exec is a boot parameter: both sides start again from t = 0"), 6000);
+            restart();
+            return;
+        }
+        m_sim->post([side, k](SimWorker& w) { w.setKnobs(side, k); });
+    });
     connect(m_knobs, &KnobPanel::abToggled, this, [this](bool) { restart(); });
     connect(m_knobs, &KnobPanel::workloadsApplied, this, [this](const QString& text) {
         const QString err = applyWorkloads(text);
@@ -332,6 +344,14 @@ void MainWindow::createMenus() {
                                                                               {QStringLiteral("latency"), tr("Wakeup latency")},
                                                                               {QStringLiteral("counters"), tr("Counters")}})
         ev->addAction(label, this, [this, n = name] { exportDialog(view(n)); });
+    ev->addAction(tr("Runqueue lengths A | B side by side"), this, [this] {
+        const QString p =
+            QFileDialog::getSaveFileName(this, tr("Export"), QStringLiteral("schedlab-rq-ab.png"), tr("PNG (*.png);;SVG (*.svg);;PDF (*.pdf)"));
+        if (p.isEmpty()) return;
+        const QString err = exportRqPair(p);
+        if (!err.isEmpty()) QMessageBox::warning(this, tr("Export failed"), err);
+        else statusBar()->showMessage(tr("Exported %1").arg(p), 4000);
+    });
     m_exportTraceAct = file->addAction(tr("Export &trace (ftrace text)…"), this, [this] { exportTraceDialog(); });
     m_exportTraceAct->setToolTip(tr("Side A's run from t = 0 to the shown time as ftrace text, as schedlab-cli run --ftrace writes it"));
     file->addAction(tr("Export rq-length &CSV…"), this, [this] { exportRqCsvDialog(); });
@@ -407,6 +427,10 @@ void MainWindow::start(const sched::Scenario& s, const StartOptions& o) {
     QStringList cmds;
     for (const auto& w : s.workloads) cmds << QStringLiteral("<tt>%1</tt>").arg(q(sched::workloadCommand(w)).toHtmlEscaped());
     m_knobs->setWorkloads(q(s.doc.contains("workloads") ? s.doc["workloads"].dump(1) : std::string("[]")), cmds.join(QStringLiteral("<br>")));
+    // A pinned run (taskset -c, as in the proxy-execution thread) has few CPUs per map: A and B side by side.
+    bool pinned = !s.workloads.empty();
+    for (const auto& w : s.workloads) pinned = pinned && !sched::workloadCpus(w).empty();
+    m_rqSideAct->setChecked(pinned && o.ab);
     restart();
     if (o.autoplay) setRunning(true);
 }
@@ -439,6 +463,8 @@ void MainWindow::restart() {
     if (auto* d = findChild<QDockWidget*>(QStringLiteral("dockRqB"))) d->setVisible(ab);
     const sched::Scenario s = *m_scenario;
     const sched::Knobs a = m_knobs->knobs(0), b = m_knobs->knobs(1);
+    m_proxyRun[0] = a.proxy_exec;
+    m_proxyRun[1] = b.proxy_exec;
     const quint64 seed = m_seed;
     const double speed = m_runBar->speed();
     const bool wasRunning = m_running;
@@ -618,6 +644,74 @@ QString MainWindow::exportView(QWidget* w, const QString& path) {
     QFont capFont = font();
     capFont.setPointSizeF(std::max(7.0, capFont.pointSizeF() * 0.9));
     return exportWithCaption(w, caption(), capFont, path);
+}
+
+void MainWindow::setRqSideBySide(bool on) {
+    auto* dRq = findChild<QDockWidget*>(QStringLiteral("dockRq"));
+    auto* dRqB = findChild<QDockWidget*>(QStringLiteral("dockRqB"));
+    auto* dLat = findChild<QDockWidget*>(QStringLiteral("dockLatency"));
+    auto* dCnt = findChild<QDockWidget*>(QStringLiteral("dockCounters"));
+    if (!dRq || !dRqB || !dLat || !dCnt) return;
+    if (on && !m_knobs->abEnabled()) on = false;
+    // The bottom area is laid out again from scratch: splitDockWidget() adds a dock as a tab when
+    // its neighbour is (or was) in a tab group.
+    const bool latShown = !dLat->isHidden() || !dCnt->isHidden();
+    for (QDockWidget* d : {dRq, dRqB, dLat, dCnt}) removeDockWidget(d);
+    addDockWidget(Qt::BottomDockWidgetArea, dRq);
+    if (on) {
+        splitDockWidget(dRq, dRqB, Qt::Horizontal);
+        splitDockWidget(dRqB, dLat, Qt::Horizontal);
+    } else {
+        splitDockWidget(dRq, dLat, Qt::Horizontal);
+        tabifyDockWidget(dRq, dRqB);
+    }
+    tabifyDockWidget(dLat, dCnt);
+    for (QDockWidget* d : {dRq, dRqB, dLat, dCnt}) d->show();
+    if (!m_knobs->abEnabled()) dRqB->hide();
+    if (!latShown) dLat->hide(), dCnt->hide();
+    dRq->raise();
+    dLat->raise();
+    if (on) resizeDocks({dRq, dRqB, dLat}, {width() * 36 / 100, width() * 36 / 100, width() * 28 / 100}, Qt::Horizontal);
+    else resizeDocks({dRq, dLat}, {width() * 45 / 100, width() * 55 / 100}, Qt::Horizontal);
+    resizeDocks({dRq}, {height() * 36 / 100}, Qt::Vertical);
+    if (on && m_frame && m_frame->b) m_rqB->setSnapshot(m_frame->b);
+    if (m_rqSideAct->isChecked() != on) {
+        const QSignalBlocker block(m_rqSideAct);
+        m_rqSideAct->setChecked(on);
+    }
+}
+
+QString MainWindow::exportRqPair(const QString& path) {
+    if (!m_knobs->abEnabled() || !m_frame || !m_frame->b) return tr("--view rqAB: needs an A/B run");
+    setRqSideBySide(true);
+    QApplication::processEvents();  // lay them out side by side at their real sizes
+    m_rq->setSnapshot(m_frame->a);
+    m_rqB->setSnapshot(m_frame->b);
+    for (RqPlot* r : {m_rq, m_rqB})
+        for (QCustomPlot* plot : r->findChildren<QCustomPlot*>()) plot->replot(QCustomPlot::rpImmediateRefresh);
+    // One picture: A's plots, then B's, each with its variant above it.
+    const QPixmap pa = m_rq->grab(), pb = m_rqB->grab();
+    QFont titleFont = font();
+    titleFont.setBold(true);
+    const int titleH = QFontMetrics(titleFont).height() + 6;
+    QPixmap pair(pa.width() + pb.width() + 12, std::max(pa.height(), pb.height()) + titleH);
+    pair.fill(Qt::white);
+    {
+        QPainter p(&pair);
+        p.setFont(titleFont);
+        const auto& fa = *m_frame->a;
+        const auto& fb = *m_frame->b;
+        p.drawText(QRect(0, 0, pa.width(), titleH), Qt::AlignCenter, QStringLiteral("A: %1").arg(q(fa.knobs)));
+        p.drawText(QRect(pa.width() + 12, 0, pb.width(), titleH), Qt::AlignCenter, QStringLiteral("B: %1").arg(q(fb.knobs)));
+        p.drawPixmap(0, titleH, pa);
+        p.drawPixmap(pa.width() + 12, titleH, pb);
+    }
+    QLabel holder;
+    holder.setPixmap(pair);
+    holder.resize(pair.size());
+    QFont capFont = font();
+    capFont.setPointSizeF(std::max(7.0, capFont.pointSizeF() * 0.9));
+    return exportWithCaption(&holder, caption(), capFont, path);
 }
 
 void MainWindow::exportDialog(QWidget* w) {

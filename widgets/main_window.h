@@ -69,6 +69,10 @@ public:
     /// Exports `w` (nullptr: the whole window) to PNG, SVG or PDF (by suffix) with the caption
     /// below it; writes a temporary file and renames it. Returns an error message or "".
     QString exportView(QWidget* w, const QString& path);
+    /// A's and B's runqueue plots side by side in one picture, with the caption (--view rqAB).
+    QString exportRqPair(const QString& path);
+    /// The A and B runqueue docks next to each other (true) or in tabs.
+    void setRqSideBySide(bool on);
 
     /// File > Export trace: side A's run from t = 0 to the shown time as ftrace text (the knobs A
     /// has now, the run's seed), through a temporary file. "" or the one-line error ("cancelled"
@@ -222,6 +226,8 @@ private:
     TopologyHeatmap* m_heatB = nullptr;
     RqPlot* m_rq = nullptr;
     RqPlot* m_rqB = nullptr;
+    QAction* m_rqSideAct = nullptr;
+    bool m_proxyRun[2] = {false, false};  ///< proxy_exec of the running A and B (a boot parameter: changing it restarts)
     LatencyPlot* m_latency = nullptr;
     CountersPlot* m_counters = nullptr;
     DecisionInspector* m_inspector = nullptr;

@@ -269,8 +269,31 @@ void RqPlot::rebuild() {
         m_colorScale->setDataRange(QCPRange(0, m_scaleMax > 0 ? m_scaleMax : kMinScaleMax));
         return;
     }
-    const auto& len = m_snapshot->sample_len;
-    const std::size_t ncpus = w.ncpus;
+    // A pinned run (taskset -c): the map's rows and the mean line are the CPUs its workloads may
+    // use, in CPU order, as the seed's rqlen.bt printed them; otherwise every CPU.
+    std::vector<int> rowCpu;
+    bool pinned = false;
+    for (std::size_t c = 0; c < m_snapshot->cpus.size(); ++c) {
+        if (m_snapshot->cpus[c].outside_masks) pinned = true;
+        else rowCpu.push_back(int(c));
+    }
+    if (!pinned || rowCpu.empty()) rowCpu.clear();
+    std::vector<std::uint16_t> sub;
+    const std::uint16_t* len = m_snapshot->sample_len.data();
+    std::size_t ncpus = w.ncpus;
+    if (!rowCpu.empty()) {
+        const std::size_t k = rowCpu.size();
+        sub.assign((w.first + w.rows) * k, 0);
+        for (std::size_t i = w.first; i < w.first + w.rows; ++i)
+            for (std::size_t r = 0; r < k; ++r) sub[i * k + r] = len[i * w.ncpus + std::size_t(rowCpu[r])];
+        len = sub.data();
+        ncpus = k;
+    }
+    auto rowOf = [&](int cpu) -> int {
+        if (rowCpu.empty()) return cpu >= 0 && std::size_t(cpu) < ncpus ? cpu : -1;
+        const auto it = std::find(rowCpu.begin(), rowCpu.end(), cpu);
+        return it == rowCpu.end() ? -1 : int(it - rowCpu.begin());
+    };
 
     // Map: per pixel column the max over its rows, so a one-sample spike stays visible. With more CPUs
     // than pixel rows, one cell row holds the max of `group` adjacent CPUs: scaling the image down
@@ -288,9 +311,10 @@ void RqPlot::rebuild() {
     std::vector<std::uint16_t> colMax(cells);
     std::uint16_t overallMax = 0;
     // Lines: the selected CPUs this machine has, else the machine's mean.
-    QList<int> cpus;
+    QList<int> cpus;  // rows of `len`
+    QList<int> cpuIds;
     for (int c : m_selected)
-        if (c >= 0 && std::size_t(c) < ncpus && !cpus.contains(c)) cpus.append(c);
+        if (const int r = rowOf(c); r >= 0 && !cpus.contains(r)) cpus.append(r), cpuIds.append(c);
     const bool mean = cpus.isEmpty();
     // The same pass keeps each sample row's total for the mean line (integer sums: a double
     // accumulator made this loop a chain of dependent additions through memory).
@@ -325,6 +349,19 @@ void RqPlot::rebuild() {
     m_colorScale->setDataRange(QCPRange(0, scaleTop));  // values above get the top colour
     m_mapPlot->xAxis->setRange(w.xLo, w.xHi);
     m_mapPlot->yAxis->setRange(-0.5, double(ncpus) - 0.5);
+    if (!rowCpu.empty()) {
+        // Row r is CPU rowCpu[r]: label every row when they fit, else every few.
+        auto t = QSharedPointer<QCPAxisTickerText>::create();
+        const int rowsFit = std::max(1, m_mapPlot->axisRect()->height() / std::max(1, QFontMetrics(m_mapPlot->yAxis->tickLabelFont()).height()));
+        const std::size_t every = std::max<std::size_t>(1, (rowCpu.size() + std::size_t(rowsFit) - 1) / std::size_t(rowsFit));
+        for (std::size_t r = 0; r < rowCpu.size(); r += every) t->addTick(double(r), QString::number(rowCpu[r]));
+        m_mapPlot->yAxis->setTicker(t);
+        m_mapPlot->yAxis->setLabel(QStringLiteral("CPU (taskset)"));
+    } else if (m_rowsPinned) {
+        m_mapPlot->yAxis->setTicker(integerTicker());
+        m_mapPlot->yAxis->setLabel(QStringLiteral("CPU"));
+    }
+    m_rowsPinned = !rowCpu.empty();
 
     // Lines: per pixel column the mean over its rows (for the machine line, over rows and CPUs).
     const int lines = mean ? 1 : int(cpus.size());
@@ -354,7 +391,8 @@ void RqPlot::rebuild() {
         pen.setStyle(kStyles[std::size_t(l) / kLineColours.size() % kStyles.size()]);
         g->setPen(pen);
         g->setAntialiased(false);  // all segments are horizontal or vertical
-        g->setName(mean ? QStringLiteral("all CPUs (mean)") : QStringLiteral("CPU %1").arg(cpus[l]));
+        g->setName(mean ? (rowCpu.empty() ? QStringLiteral("all CPUs (mean)") : QStringLiteral("taskset CPUs (mean)"))
+                        : QStringLiteral("CPU %1").arg(cpuIds[l]));
         if (l >= kMaxLegendItems) g->removeFromLegend();
     }
     m_linePlot->legend->setVisible(true);

@@ -68,6 +68,7 @@ protected:
 
 private:
     void rebuild();
+    bool m_rowsPinned = false;  ///< the map's y axis shows a pinned run's CPUs (its own ticker)
     void replotIfVisible();
     int pixelColumns() const;
     int pixelRows() const;

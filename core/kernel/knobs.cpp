@@ -212,7 +212,7 @@ Knobs Knobs::preset(const std::string& name) {
 
 std::vector<std::string> Knobs::presetNames() {
     // Presentation order: baseline first, then the variants in spec order.
-    return {"baseline", "idle-delay-v1", "idle-delay-v2", "idle-delay-v3", "claim-wakeup", "claim-wakeup-str", "sis-debounce"};
+    return {"baseline", "idle-delay-v1", "idle-delay-v2", "idle-delay-v3", "claim-wakeup", "claim-wakeup-str", "sis-debounce", "proxy-exec-v6"};
 }
 
 std::string Knobs::presetDescription(const std::string& name) {
