@@ -257,6 +257,21 @@ TEST(AggregateArrows, GroupsByPairAndKind) {
     EXPECT_EQ(a[2].dist, sched::DistClass::smt);
 }
 
+TEST(AggregateArrows, ProxyExecutionMovesAreAnArrowOfTheirOwn) {
+    using C = sched::MigrationCause;
+    const std::vector<sched::MigrationView> ms{mig(100, 1, 2, C::proxy), mig(200, 1, 2, C::proxy), mig(300, 1, 2, C::periodic),
+                                               mig(400, 1, 2, C::wakeup)};
+    const auto a = schedlab::aggregateArrows(ms, 1000, 1000, 10);
+    ASSERT_EQ(a.size(), 3u);
+    EXPECT_TRUE(a[0].proxy);
+    EXPECT_FALSE(a[0].wakeup);
+    EXPECT_EQ(a[0].count, 2);
+    EXPECT_FALSE(a[1].proxy);  // the wakeup (newer) before the balance
+    EXPECT_TRUE(a[1].wakeup);
+    EXPECT_FALSE(a[2].proxy);
+    EXPECT_FALSE(a[2].wakeup);
+}
+
 TEST(AggregateArrows, DropsMigrationsOutsideTheSpan) {
     using C = sched::MigrationCause;
     const std::vector<sched::MigrationView> ms{mig(0, 1, 2, C::wakeup), mig(499, 1, 2, C::wakeup), mig(500, 4, 5, C::wakeup),
@@ -655,8 +670,10 @@ TEST(TopologyHeatmap, TooltipsDescribeTheCpuAndTheArrow) {
     ASSERT_EQ(hit.from, 1);
     EXPECT_EQ(hit.count, 12);
     EXPECT_EQ(w.arrowTooltip(hit), QString::fromUtf8("12 wakeup migrations CPU 1 \u2192 CPU 6 (same LLC) in the last 5.0 ms"));
-    EXPECT_EQ(w.arrowTooltip({2, 5, false, 1}), QString::fromUtf8("1 load-balance migration CPU 2 \u2192 CPU 5 (same LLC) in the last 5.0 ms"));
+    EXPECT_EQ(w.arrowTooltip({2, 5, false, false, 1}),
+              QString::fromUtf8("1 load-balance migration CPU 2 \u2192 CPU 5 (same LLC) in the last 5.0 ms"));
     EXPECT_TRUE(w.arrowTooltip({}).isEmpty());
+    EXPECT_TRUE(w.arrowTooltip({2, 5, false, true, 3}).startsWith(QStringLiteral("3 proxy-execution migrations CPU 2")));
 
     // The ToolTip event: the arrow's text over the arrow, the CPU's over a CPU away from arrows.
     w.show();

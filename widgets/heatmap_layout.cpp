@@ -413,9 +413,11 @@ std::vector<ArrowAgg> aggregateArrows(const std::vector<sched::MigrationView>& m
         const sched::MigrationView& m = migrations[i];
         if (m.time > now || m.time < now - spanNs || m.from == m.to || m.from < 0 || m.to < 0) continue;
         // Placement through select_task_rq (wakeups and forks) vs moves by the load balancer.
-        const bool wakeup = m.cause == sched::MigrationCause::wakeup || m.cause == sched::MigrationCause::fork;
-        moves.push_back(
-            {(std::uint64_t(std::uint32_t(m.from)) << 33) | (std::uint64_t(std::uint32_t(m.to)) << 1) | std::uint64_t(wakeup), std::uint32_t(i)});
+        // Kind: 1 placement, 2 proxy execution's chain and return migrations, 0 load balance.
+        const std::uint64_t kind = m.cause == sched::MigrationCause::wakeup || m.cause == sched::MigrationCause::fork ? 1
+                                   : m.cause == sched::MigrationCause::proxy                                          ? 2
+                                                                                                                      : 0;
+        moves.push_back({(std::uint64_t(std::uint32_t(m.from)) << 34) | (std::uint64_t(std::uint32_t(m.to)) << 2) | kind, std::uint32_t(i)});
     }
     std::sort(moves.begin(), moves.end(), [](const Move& x, const Move& y) { return x.key != y.key ? x.key < y.key : x.index < y.index; });
     std::vector<Acc> acc;
@@ -424,10 +426,10 @@ std::vector<ArrowAgg> aggregateArrows(const std::vector<sched::MigrationView>& m
         const sched::MigrationView& first = migrations[moves[i].index];
         a.a.from = first.from;
         a.a.to = first.to;
-        a.a.wakeup = (moves[i].key & 1) != 0;
-        for (; i < moves.size() &&
-               moves[i].key == (std::uint64_t(std::uint32_t(a.a.from)) << 33 | std::uint64_t(std::uint32_t(a.a.to)) << 1 | std::uint64_t(a.a.wakeup));
-             ++i) {
+        const std::uint64_t key = moves[i].key;
+        a.a.wakeup = (key & 3) == 1;
+        a.a.proxy = (key & 3) == 2;
+        for (; i < moves.size() && moves[i].key == key; ++i) {
             const sched::MigrationView& m = migrations[moves[i].index];
             if (a.a.count == 0 || m.time >= a.newest) {
                 a.newest = m.time;
@@ -441,7 +443,7 @@ std::vector<ArrowAgg> aggregateArrows(const std::vector<sched::MigrationView>& m
     std::sort(v.begin(), v.end(), [](const Acc& x, const Acc& y) {
         if (x.a.count != y.a.count) return x.a.count > y.a.count;
         if (x.newest != y.newest) return x.newest > y.newest;
-        return std::tie(x.a.from, x.a.to, x.a.wakeup) < std::tie(y.a.from, y.a.to, y.a.wakeup);
+        return std::tie(x.a.from, x.a.to, x.a.wakeup, x.a.proxy) < std::tie(y.a.from, y.a.to, y.a.wakeup, y.a.proxy);
     });
     if (v.size() > maxArrows) v.resize(maxArrows);
     out.reserve(v.size());

@@ -111,6 +111,7 @@ struct ArrowAgg {
     double age = 0;                                 ///< of the newest one: 0 = at `now` .. 1 = `spanNs` old
     sched::DistClass dist = sched::DistClass::llc;  ///< of the newest one
     bool wakeup = true;                             ///< placement (wakeup or fork, select_task_rq) vs load balance (periodic, newidle, nohz, active)
+    bool proxy = false;                             ///< proxy execution moved a donor (cause proxy; wakeup is false): drawn dotted
 };
 
 /// Aggregates the migrations with now - spanNs <= time <= now by (from, to, wakeup), skipping

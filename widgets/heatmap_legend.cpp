@@ -15,6 +15,14 @@
 
 namespace schedlab {
 
+namespace {
+// The arrow kinds' key: a run with proxy execution has a third kind.
+QString arrowNote(const HeatmapScene& sc) {
+    const bool proxy = sc.snapshot && sc.snapshot->knobs.find("proxy") != std::string::npos;
+    return proxy ? QStringLiteral("solid wakeup, hollow balance, dotted proxy") : QStringLiteral("solid wakeup, hollow balance");
+}
+}  // namespace
+
 HeatmapRenderer::LegendGeom HeatmapRenderer::legendGeometry(const Geometry& g, const HeatmapScene& sc) const {
     LegendGeom lg;
     if (g.legend.height() <= 0) return lg;
@@ -42,7 +50,7 @@ HeatmapRenderer::LegendGeom HeatmapRenderer::legendGeometry(const Geometry& g, c
     }
     const double room = g.legend.right() - left;
     // The "solid wakeup, hollow balance" note when it fits next to a bar of 150 px.
-    const double noteW = fm.horizontalAdvance(QStringLiteral("solid wakeup, hollow balance"));
+    const double noteW = fm.horizontalAdvance(arrowNote(sc));
     if (keyW > 0 && room - keyW - noteW - 24 >= (sc.metric == Metric::State ? barW : 150.0)) keyW += noteW;
     if (sc.metric != Metric::State && keyW > 0 && room - keyW - 24 < std::min(barW, 150.0)) {
         // Shrink the bar first (down to 150 px), then drop the key.
@@ -164,7 +172,7 @@ void HeatmapRenderer::paintLegend(QPainter& p, const Geometry& g, const HeatmapS
         }
         if (lg.arrows.right() - x > 20)
             p.drawText(QRectF(x, lg.arrows.top() - 2, lg.arrows.right() - x + 2, lg.arrows.height() + 4), Qt::AlignLeft | Qt::AlignVCenter,
-                       QStringLiteral("solid wakeup, hollow balance"));
+                       arrowNote(sc));
     }
 }
 

@@ -213,7 +213,7 @@ HeatmapRenderer::ArrowHit HeatmapRenderer::arrowAt(const QRect& target, QPointF 
         if (!sh.visible) continue;
         const double halfPen = std::round(sh.width) / 2;
         if (distanceToSegment(p, sh.p1, sh.shaftEnd) <= halfPen + tolerancePx || distanceToTriangle(p, sh.headPts) <= tolerancePx)
-            return {a.from, a.to, a.wakeup, a.count};
+            return {a.from, a.to, a.wakeup, a.proxy, a.count};
     }
     return {};
 }
@@ -533,8 +533,9 @@ void HeatmapRenderer::paintArrows(QPainter& p, const Geometry& g, const HeatmapS
             p.setBrush(d.col);
             p.drawPolygon(quad, 4);
         } else {
+            // Load balance: two solid rails; proxy execution's moves: two dotted ones.
             p.setBrush(Qt::NoBrush);
-            p.setPen(QPen(d.col, 1, Qt::SolidLine, Qt::FlatCap));
+            p.setPen(QPen(d.col, 1, sc.arrows().list[d.i].proxy ? Qt::DotLine : Qt::SolidLine, Qt::FlatCap));
             const QPointF off = d.sh.n * std::max(1.0, d.sh.width / 2);
             const QLineF rails[2] = {shaft.translated(off), shaft.translated(-off)};
             p.drawLines(rails, 2);

@@ -37,6 +37,7 @@ enum class HeatmapMetric {
 struct HeatmapArrowHit {
     int from = -1, to = -1;
     bool wakeup = true;  ///< placement (wakeup, fork) vs load balance
+    bool proxy = false;  ///< proxy execution's chain or return migration
     int count = 0;       ///< migrations aggregated into the arrow
 };
 

@@ -253,12 +253,15 @@ QString TopologyHeatmap::arrowTooltip(const ArrowHit& hit) const {
     if (hit.from < 0 || hit.to < 0) return {};
     QString s = QStringLiteral("%1 %2 migration%3 CPU %4 \u2192 CPU %5")
                     .arg(hit.count)
-                    .arg(hit.wakeup ? QStringLiteral("wakeup") : QStringLiteral("load-balance"))
+                    .arg(hit.wakeup  ? QStringLiteral("wakeup")
+                         : hit.proxy ? QStringLiteral("proxy-execution")
+                                     : QStringLiteral("load-balance"))
                     .arg(hit.count == 1 ? QString() : QStringLiteral("s"))
                     .arg(hit.from)
                     .arg(hit.to);
-    const auto it = std::find_if(sc.arrows().list.begin(), sc.arrows().list.end(),
-                                 [&](const ArrowAgg& a) { return a.from == hit.from && a.to == hit.to && a.wakeup == hit.wakeup; });
+    const auto it = std::find_if(sc.arrows().list.begin(), sc.arrows().list.end(), [&](const ArrowAgg& a) {
+        return a.from == hit.from && a.to == hit.to && a.wakeup == hit.wakeup && a.proxy == hit.proxy;
+    });
     if (it != sc.arrows().list.end()) s += QStringLiteral(" (") + distSentenceName(it->dist) + QLatin1Char(')');
     s += QStringLiteral(" in the last %1 ms").arg(double(sc.arrowSpanNs) / 1e6, 0, 'f', 1);
     return s;
