@@ -391,7 +391,7 @@ void RqPlot::rebuild() {
         pen.setStyle(kStyles[std::size_t(l) / kLineColours.size() % kStyles.size()]);
         g->setPen(pen);
         g->setAntialiased(false);  // all segments are horizontal or vertical
-        g->setName(mean ? (rowCpu.empty() ? QStringLiteral("all CPUs (mean)") : QStringLiteral("taskset CPUs (mean)"))
+        g->setName(mean ? (rowCpu.empty() ? QStringLiteral("all CPUs (mean)") : QStringLiteral("taskset mean"))
                         : QStringLiteral("CPU %1").arg(cpuIds[l]));
         if (l >= kMaxLegendItems) g->removeFromLegend();
     }
