@@ -463,6 +463,8 @@ private:
     void proxyMigrateTask(int cpu, int p, int target);
     bool proxyReturnMigration(int cpu, int next);
     void attachPreempt(int dst, int id, int from);
+    void checkPreemptAttached(int dst, int id, int from);
+    void ttwuRunnableStat(const SimTask& p);
     void ttwuRunnableDonor(int id);
     std::int64_t sched_slice(std::int64_t nr) const;
 

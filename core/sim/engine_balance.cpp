@@ -200,19 +200,7 @@ int Engine::detachAttachTasks(LbEnv& env, int level) {
         migrateTask(*it, src, dst, cause, dst);
         enqueueTask(dst, *it, false, true);
         m_metrics.lb_moved_tasks++;
-        Cpu& d = m_cpus[dst];
-        if (d.curr >= 0 && !d.need_resched) {  // attach_task(): check_preempt_curr() against a running curr
-            Decision dummy;
-            Waker w;
-            w.cpu = from;
-            w.in_task = false;
-            w.current_ptr = &m_tasks[d.curr].t;
-            WakeCtx ctx{m_st, m_cfg.knobs, w, dummy, false};
-            if (check_preempt_curr(ctx, m_tasks[*it].t, dst, 0, false, dst)) {
-                setBuddies(dst, *it, true, false);
-                reschedCpu(dst, from);
-            }
-        }
+        if (m_cpus[dst].curr >= 0) checkPreemptAttached(dst, *it, from);  // attach_task(): check_preempt_curr() against a running curr
     }
     // check_preempt_curr on this CPU: an idle CPU reschedules (a newidle balance is already in schedule()).
     if (m_cpus[dst].curr < 0 && env.idle != IdleType::CPU_NEWLY_IDLE) reschedCpu(dst, m_balancingOn >= 0 ? m_balancingOn : dst);

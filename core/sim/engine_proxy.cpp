@@ -59,11 +59,14 @@ int Engine::selectedTask(int cpu) const {
 // attach_task() / activate_task() + check_preempt_curr() on `dst`, for a task `id` just
 // enqueued there by `from`: an idle CPU reschedules, a running one when the task preempts it.
 void Engine::attachPreempt(int dst, int id, int from) {
+    if (m_cpus[dst].curr < 0) reschedCpu(dst, from);
+    else checkPreemptAttached(dst, id, from);
+}
+
+// check_preempt_curr() on `dst` against its running curr for a task `id` just attached there
+// by `from` (attach_task()); nothing when curr already has need_resched.
+void Engine::checkPreemptAttached(int dst, int id, int from) {
     Cpu& d = m_cpus[dst];
-    if (d.curr < 0) {
-        reschedCpu(dst, from);
-        return;
-    }
     if (d.need_resched) return;
     Decision dummy;
     Waker w;
@@ -165,12 +168,8 @@ bool Engine::proxyReturnMigration(int cpu, int next) {
 // compares it with rq_selected(), itself), then ttwu_do_wakeup().
 void Engine::ttwuRunnableDonor(int id) {
     SimTask& p = m_tasks[id];
-    m_metrics.stage0[std::size_t(Stage0::TTWU_RUNNABLE)]++;
+    ttwuRunnableStat(p);
     const int waker = m_stepCpu >= 0 ? m_stepCpu : p.t.cpu;
-    emitEvent(EvKind::sched_waking, waker, p.t.pid, 0, p.t.cpu);
-    emitEvent(EvKind::sched_wakeup, waker, p.t.pid, 0, p.t.cpu);
-    m_metrics.ttwu_count++;
-    if (waker == p.t.cpu) m_metrics.ttwu_local++;
     if (m_cpus[p.t.cpu].donor != id) attachPreempt(p.t.cpu, id, waker);
 }
 

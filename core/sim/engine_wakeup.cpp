@@ -29,14 +29,7 @@ bool Engine::wake(int id, bool sync) {
     // Running or queued with a block still pending: try_to_wake_up finds it on the rq.
     if (p.pending == Action::Block) {
         p.wake_pending = true;
-        m_metrics.stage0[std::size_t(Stage0::TTWU_RUNNABLE)]++;
-        // try_to_wake_up(): sched_waking, then ttwu_runnable()'s ttwu_do_wakeup(): sched_wakeup;
-        // ttwu_stat() counts it.
-        const int waker = m_stepCpu >= 0 ? m_stepCpu : p.t.cpu;
-        emitEvent(EvKind::sched_waking, waker, p.t.pid, 0, p.t.cpu);
-        emitEvent(EvKind::sched_wakeup, waker, p.t.pid, 0, p.t.cpu);
-        m_metrics.ttwu_count++;
-        if (waker == p.t.cpu) m_metrics.ttwu_local++;
+        ttwuRunnableStat(p);
         return true;
     }
     // Proxy execution: a donor, still on its runqueue, woken by the unlock that handed it the lock.
@@ -45,6 +38,17 @@ bool Engine::wake(int id, bool sync) {
         return true;
     }
     return false;
+}
+
+// try_to_wake_up() finding p on its runqueue: sched_waking, then ttwu_runnable()'s
+// ttwu_do_wakeup(): sched_wakeup; ttwu_stat() counts it.
+void Engine::ttwuRunnableStat(const SimTask& p) {
+    m_metrics.stage0[std::size_t(Stage0::TTWU_RUNNABLE)]++;
+    const int waker = m_stepCpu >= 0 ? m_stepCpu : p.t.cpu;
+    emitEvent(EvKind::sched_waking, waker, p.t.pid, 0, p.t.cpu);
+    emitEvent(EvKind::sched_wakeup, waker, p.t.pid, 0, p.t.cpu);
+    m_metrics.ttwu_count++;
+    if (waker == p.t.cpu) m_metrics.ttwu_local++;
 }
 
 void Engine::doWake(int id, int waker_cpu, bool in_task, std::uint32_t wf, Task* waker) {
