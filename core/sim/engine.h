@@ -461,7 +461,7 @@ private:
     // Proxy execution (engine_proxy.cpp).
     int findProxyTask(int cpu, int next);
     void proxyMigrateTask(int cpu, int p, int target);
-    bool proxyReturnMigration(int cpu, int next);
+    bool proxyReturnMigration(int cpu, int next, int prev);
     void attachPreempt(int dst, int id, int from);
     void checkPreemptAttached(int dst, int id, int from);
     void ttwuRunnableStat(const SimTask& p);

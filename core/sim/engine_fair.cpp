@@ -356,7 +356,9 @@ void Engine::migrateTask(int id, int from, int to, MigrationCause cause, int on_
 // An idle curr is preempted by the class check alone: no buddy.
 void Engine::setBuddies(int cpu, int id, bool preempted, bool fork) {
     Cpu& c = m_cpus[cpu];
-    if (c.curr < 0 || c.curr == id) return;
+    // se = &rq_selected(rq)->se (proxy execution: the donor whose context curr runs)
+    const int sel = c.donor >= 0 ? c.donor : c.curr;
+    if (sel < 0 || sel == id) return;
     const std::int64_t nr = std::int64_t(nrOnRq(c));                       // cfs_rq->nr_running: curr and the queued, p included
     const bool scale = nr >= m_tun.latency_ns / m_tun.min_granularity_ns;  // sched_nr_latency
     bool marked = false;
@@ -366,7 +368,7 @@ void Engine::setBuddies(int cpu, int id, bool preempted, bool fork) {
     }
     if (!preempted) return;
     if (!marked) c.next_buddy = id;
-    if (m_cfg.knobs.LAST_BUDDY && scale) c.last_buddy = c.curr;
+    if (m_cfg.knobs.LAST_BUDDY && scale) c.last_buddy = sel;
 }
 
 // pick_next_entity() (6.1): the leftmost, unless the next buddy (else the last buddy) is
@@ -430,6 +432,7 @@ void Engine::schedule(int cpu) {
         prevPid = m_tasks[c.switch_from].t.pid;
         prevState = c.switch_state;
     }
+    const int current = prev >= 0 ? prev : c.switch_from;  // `current` in __schedule() (-1: the idle task)
     c.switch_from = -1;
     int next = -1, exec = -1;
     for (;;) {
@@ -455,7 +458,7 @@ void Engine::schedule(int cpu) {
             if (exec >= 0) break;
             continue;
         }
-        if (!proxyReturnMigration(cpu, next)) break;
+        if (!proxyReturnMigration(cpu, next, current)) break;
     }
     SimTask& n = m_tasks[exec];
     SimTask& sel = m_tasks[next];
@@ -464,6 +467,7 @@ void Engine::schedule(int cpu) {
     n.state = TaskState::Running;
     if (exec != next) {
         c.donor = next;  // rq_set_selected(rq, next); rq->curr = the owner
+        c.proxy_exec_base = n.sum_exec;
         m_metrics.proxy_runs++;
     }
     cfsListDel(cpu, next);  // pick_next_task_fair(): list_move(&p->se.group_node, &rq->cfs_tasks)

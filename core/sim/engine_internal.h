@@ -17,10 +17,11 @@ namespace sched {
 inline constexpr std::int64_t kNever = std::numeric_limits<std::int64_t>::max();
 
 struct Engine::Cpu {
-    int curr = -1;              ///< running task, -1 = the idle task
-    int donor = -1;             ///< proxy execution: the donor curr runs for (rq_selected(), out of the tree), -1 none
-    std::vector<int> queue;     ///< queued (not running) tasks, ascending vruntime (the rb-tree)
-    std::vector<int> wakelist;  ///< rq->wake_list (llist), in arrival order
+    int curr = -1;                     ///< running task, -1 = the idle task
+    int donor = -1;                    ///< proxy execution: the donor curr runs for (rq_selected(), out of the tree), -1 none
+    std::int64_t proxy_exec_base = 0;  ///< proxy execution: curr's sum_exec when it started running for the donor
+    std::vector<int> queue;            ///< queued (not running) tasks, ascending vruntime (the rb-tree)
+    std::vector<int> wakelist;         ///< rq->wake_list (llist), in arrival order
     std::int64_t seg_start = 0;
     int speed = 1024;
     bool need_resched = false;

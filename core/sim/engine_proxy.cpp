@@ -105,7 +105,7 @@ int Engine::findProxyTask(int cpu, int next) {
             proxyMigrateTask(cpu, p, o.t.cpu);
             return -1;
         }
-        if (o.state == TaskState::Blocked || o.state == TaskState::Exited) {
+        if (o.state == TaskState::Blocked || o.state == TaskState::Exited || !o.t.on_rq) {  // !owner->on_rq (asleep, or on a wakelist)
             // !owner->on_rq: proxy_deactivate(rq, next) (v6 17/20; 20/20 parks next on the owner
             // instead, not modelled): next sleeps as a task off the runqueue, and the unlock
             // wakes it with try_to_wake_up().
@@ -143,7 +143,7 @@ void Engine::proxyMigrateTask(int cpu, int p, int target) {
 // proxy_return_migration(): a donor woken by an unlock (blocked_on_waking) and picked on a
 // CPU it may not run on goes to select_task_rq(p, p->wake_cpu, WF_TTWU), then the pick is
 // done again. True when it moved.
-bool Engine::proxyReturnMigration(int cpu, int next) {
+bool Engine::proxyReturnMigration(int cpu, int next, int prev) {
     const BlockedOn& b = m_blocked[std::size_t(next)];
     SimTask& t = m_tasks[next];
     if (!b.on || !b.waking || t.t.cpus_ptr->test(cpu)) return false;
@@ -152,7 +152,7 @@ bool Engine::proxyReturnMigration(int cpu, int next) {
     Waker w;
     w.cpu = cpu;
     w.in_task = true;
-    w.current_ptr = &m_idleTasks[cpu];  // proxy_resched_idle(): the idle task is selected meanwhile
+    w.current_ptr = prev >= 0 ? &m_tasks[prev].t : &m_idleTasks[cpu];  // current: still prev, in __schedule()
     WakeCtx ctx{m_st, m_cfg.knobs, w, d, false};
     const int to = select_task_rq(ctx, t.t, t.t.wake_cpu, WF_TTWU);
     dequeueTask(cpu, next, false);

@@ -211,7 +211,10 @@ void Engine::checkPreemptTick(int cpu) {
     const int sel = c.donor >= 0 ? c.donor : c.curr;  // cfs_rq->curr: a donor while its lock's owner runs for it
     SimTask& p = m_tasks[sel];
     const std::int64_t ideal = sched_slice(std::int64_t(nrOnRq(c)));
-    const std::int64_t delta_exec = p.sum_exec - p.prev_sum_exec;
+    // A donor's context: the time it has run since the pick (the owner got the runtime, v6
+    // 12/20). v6 is on 6.6, whose EEVDF ends the context's slice through its vruntime
+    // (update_deadline()); 6.1's check here would otherwise never see it run.
+    const std::int64_t delta_exec = c.donor >= 0 ? m_tasks[c.curr].sum_exec - c.proxy_exec_base : p.sum_exec - p.prev_sum_exec;
     bool resched = false;
     if (delta_exec > ideal) {
         // "The current task ran long enough, ensure it doesn't get re-elected due to buddy
