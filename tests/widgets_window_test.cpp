@@ -631,20 +631,24 @@ TEST(MainWindow, ASimulationBesideATraceRunsTheChosenVariant) {
     EXPECT_TRUE(w.caption().contains(QStringLiteral("knobs %1").arg(QString::fromStdString(d.knobs)))) << w.caption().toStdString();
 }
 
-// A pinned workload (taskset -c): the heatmaps name the mask in their titles and dim the other
-// CPUs; the caption's command says taskset.
-TEST(MainWindow, APinnedRunNamesItsMaskAndDimsTheOtherCpus) {
-    const sched::Scenario s = sched::parseScenario(
-        nlohmann::json::parse(R"({"topology":"i7-4790","seed":2,"workloads":[{"type":"hackbench","groups":1,"fds":4,"loops":2000,"cpus":"2-5"}]})"),
-        "pinned.json", ".");
-    MainWindow w;
+// Opens the scenario `json` (named `name`) paused in `w`, shows it and runs it to 3 ms.
+bool openAndRunTo3ms(MainWindow& w, const char* json, const char* name) {
+    const sched::Scenario s = sched::parseScenario(nlohmann::json::parse(json), name, ".");
     StartOptions o;
     o.autoplay = false;
-    w.openScenario(s, QStringLiteral("pinned.json"), o);
+    w.openScenario(s, QString::fromLatin1(name), o);
     w.show();
     bool reached = false;
     w.runUntil(3000000, [&] { reached = true; });
-    ASSERT_TRUE(waitFor([&] { return reached; }));
+    return waitFor([&] { return reached; });
+}
+
+// A pinned workload (taskset -c): the heatmaps name the mask in their titles and dim the other
+// CPUs; the caption's command says taskset.
+TEST(MainWindow, APinnedRunNamesItsMaskAndDimsTheOtherCpus) {
+    MainWindow w;
+    ASSERT_TRUE(openAndRunTo3ms(
+        w, R"({"topology":"i7-4790","seed":2,"workloads":[{"type":"hackbench","groups":1,"fds":4,"loops":2000,"cpus":"2-5"}]})", "pinned.json"));
     auto* heat = qobject_cast<TopologyHeatmap*>(w.view(QStringLiteral("heatmapA")));
     ASSERT_NE(heat, nullptr);
     EXPECT_TRUE(heat->title().endsWith(QStringLiteral(" · taskset -c 2-5 (other CPUs dimmed)"))) << heat->title().toStdString();
@@ -672,17 +676,9 @@ TEST(MainWindow, APinnedRunNamesItsMaskAndDimsTheOtherCpus) {
 
 TEST(MainWindow, PickingProxyExecutionStartsBothSidesAgainFromTimeZero) {
     // proxy_exec is a boot parameter: picking the preset mid-run restarts the A/B run with it.
-    const sched::Scenario s = sched::parseScenario(
-        nlohmann::json::parse(R"({"topology":"i7-4790","seed":2,"workloads":[{"type":"hackbench","groups":1,"fds":4,"loops":100000}]})"), "px.json",
-        ".");
     MainWindow w;
-    StartOptions o;
-    o.autoplay = false;
-    w.openScenario(s, QStringLiteral("px.json"), o);
-    w.show();
-    bool reached = false;
-    w.runUntil(3000000, [&] { reached = true; });
-    ASSERT_TRUE(waitFor([&] { return reached; }));
+    ASSERT_TRUE(
+        openAndRunTo3ms(w, R"({"topology":"i7-4790","seed":2,"workloads":[{"type":"hackbench","groups":1,"fds":4,"loops":100000}]})", "px.json"));
     ASSERT_GE(w.frame()->a->now, 3000000);
     auto* panel = w.findChild<KnobPanel*>();
     ASSERT_NE(panel, nullptr);

@@ -377,6 +377,7 @@ public:
 private:
     struct Cpu;
     static unsigned nrOnRq(const Cpu& c);
+    static int selOf(const Cpu& c);
     // The order of events: time, then the time the event was created, then its type and
     // target (the tag), then creation order. Nothing in the key depends on how many other
     // events exist, so a run with fewer intermediate events (coalesced) orders

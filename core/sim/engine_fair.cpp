@@ -38,7 +38,7 @@ void Engine::updateMinVruntime(int cpu) {
     std::int64_t vr = rq.min_vruntime;
     bool have = false;
     std::int64_t cand = 0;
-    if (const int sel = c.donor >= 0 ? c.donor : c.curr; sel >= 0) {  // cfs_rq->curr: the selected entity
+    if (const int sel = selOf(c); sel >= 0) {  // cfs_rq->curr: the selected entity
         cand = m_tasks[sel].t.vruntime;
         have = true;
     }
@@ -61,7 +61,7 @@ void Engine::update_curr(int cpu) {
     c.exec_start = m_now;
     // Proxy execution (v6 "Fix runtime accounting w/ split exec & sched contexts"): the task
     // executing gets the runtime (sum_exec_runtime), the selected one (the donor) the vruntime.
-    SimTask& sel = c.donor >= 0 ? m_tasks[c.donor] : p;
+    SimTask& sel = m_tasks[selOf(c)];
     p.sum_exec += delta;
     sel.t.vruntime += delta;  // nice 0: calc_delta_fair() is the identity
     p.t.exec_start = m_now;
@@ -104,7 +104,7 @@ void Engine::syncRq(int cpu) {
     rq.h_nr_running = n;
     rq.idle_h_nr_running = 0;
     rq.curr = c.curr >= 0 ? CurrKind::Normal : CurrKind::Idle;
-    if (c.curr >= 0) rq.curr_vruntime = m_tasks[c.donor >= 0 ? c.donor : c.curr].t.vruntime;
+    if (c.curr >= 0) rq.curr_vruntime = m_tasks[selOf(c)].t.vruntime;
     rq.curr_need_resched = c.need_resched;
     rq.ttwu_pending = !c.wakelist.empty();
     rq.load_avg = std::int64_t(c.avg.load_avg);
@@ -181,9 +181,9 @@ void Engine::sync_entity_load_avg(Task& p) { pelt_update(m_cpus[p.cpu].avg.last_
 void Engine::updateLoadAvg(int cpu, SimTask* se, unsigned flags) {
     Cpu& c = m_cpus[cpu];
     const std::uint64_t now = std::uint64_t(m_now);
-    if (se && se->t.avg.last_update_time) {               // __update_load_avg_se(): not for an entity not attached yet
-        const bool onrq = se->t.on_rq;                    // se->on_rq: still 0 in enqueue_entity's update, still 1 in dequeue_entity's
-        const int sel = c.donor >= 0 ? c.donor : c.curr;  // cfs_rq->curr == se: the selected entity
+    if (se && se->t.avg.last_update_time) {  // __update_load_avg_se(): not for an entity not attached yet
+        const bool onrq = se->t.on_rq;       // se->on_rq: still 0 in enqueue_entity's update, still 1 in dequeue_entity's
+        const int sel = selOf(c);            // cfs_rq->curr == se: the selected entity
         pelt_update(now, se->t.avg, onrq ? 1 : 0, onrq ? 1 : 0, sel >= 0 && &m_tasks[sel] == se ? 1 : 0);
     }
     bool decayed = false;
@@ -357,7 +357,7 @@ void Engine::migrateTask(int id, int from, int to, MigrationCause cause, int on_
 void Engine::setBuddies(int cpu, int id, bool preempted, bool fork) {
     Cpu& c = m_cpus[cpu];
     // se = &rq_selected(rq)->se (proxy execution: the donor whose context curr runs)
-    const int sel = c.donor >= 0 ? c.donor : c.curr;
+    const int sel = selOf(c);
     if (sel < 0 || sel == id) return;
     const std::int64_t nr = std::int64_t(nrOnRq(c));                       // cfs_rq->nr_running: curr and the queued, p included
     const bool scale = nr >= m_tun.latency_ns / m_tun.min_granularity_ns;  // sched_nr_latency

@@ -64,6 +64,8 @@ struct Engine::Cpu {
 };
 
 /// rq->nr_running of a CPU: the queued tasks, curr, and a donor curr runs for.
+/// rq_selected() of a CPU: the donor curr runs for (proxy execution), else curr; -1 idle.
+inline int Engine::selOf(const Cpu& c) { return c.donor >= 0 ? c.donor : c.curr; }
 inline unsigned Engine::nrOnRq(const Cpu& c) { return unsigned(c.queue.size()) + (c.curr >= 0 ? 1u : 0u) + (c.donor >= 0 ? 1u : 0u); }
 
 // Small and called on every switch from each of the engine's files: defined here, inline.

@@ -53,7 +53,7 @@ void Engine::setBlockedOnWaking(int id) {
 
 int Engine::selectedTask(int cpu) const {
     const Cpu& c = m_cpus[std::size_t(cpu)];
-    return c.donor >= 0 ? c.donor : c.curr;
+    return selOf(c);
 }
 
 // attach_task() / activate_task() + check_preempt_curr() on `dst`, for a task `id` just

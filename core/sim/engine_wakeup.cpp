@@ -208,7 +208,7 @@ std::int64_t Engine::sched_slice(std::int64_t nr) const {
 void Engine::checkPreemptTick(int cpu) {
     // check_preempt_tick() (6.1, nice 0).
     Cpu& c = m_cpus[cpu];
-    const int sel = c.donor >= 0 ? c.donor : c.curr;  // cfs_rq->curr: a donor while its lock's owner runs for it
+    const int sel = selOf(c);  // cfs_rq->curr: a donor while its lock's owner runs for it
     SimTask& p = m_tasks[sel];
     const std::int64_t ideal = sched_slice(std::int64_t(nrOnRq(c)));
     // A donor's context: the time it has run since the pick (the owner got the runtime, v6
