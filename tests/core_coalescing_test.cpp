@@ -31,7 +31,7 @@ namespace {
 // Everything a run shows: its digest (which counts logical events), every wakeup decision
 // and the report text, with and without coalescing.
 struct Observed {
-    std::uint64_t digest = 0, decisions = 0, planned = 0;
+    std::uint64_t digest = 0, decisions = 0, planned = 0, paused = 0, events = 0;
     std::size_t ndecisions = 0;
     std::string report;
 };
@@ -52,6 +52,8 @@ Observed observe(const Scenario& s, bool coalesce, bool check = false) {
     ob.digest = r.digest;
     ob.decisions = h;
     ob.planned = r.engine->plannedSteps();
+    ob.paused = r.engine->coalescingPausedWindows();
+    ob.events = r.engine->events();
     ob.report = runReportText(s, r);
     // The line that says how much was coalesced differs by design; the rest may not.
     auto cut = [](std::string t) {
@@ -114,6 +116,25 @@ TEST(Coalescing, PipeMutexUnderContentionBitIdentical) {
             EXPECT_GT(slept, 0) << topo;
         }
     }
+}
+
+// The governor (Engine::governCoalescing()): where plans keep being cut (20 writers contending
+// for each pipe's mutex) it pauses coalescing for windows of events, and where they hold (AF_UNIX
+// sockets, no mutex) it leaves it on; either way the run is the step-by-step one.
+TEST(Coalescing, GovernorPausesWhereItDoesNotPaySameRun) {
+    const Scenario contended = scenario(hb("x86-20c40t", 6, 20, 150));
+    expectSame(contended, "pipe->mutex, 6 groups");
+    const Observed c = observe(contended, true);
+    EXPECT_GT(c.events, 20u * 32768u) << "the run must span the governor's windows";
+    EXPECT_GT(c.paused, 10u) << "planned " << c.planned << " of " << c.events << " steps";
+    EXPECT_GT(c.planned, 0u);  // measured windows coalesced
+    const Scenario sockets = scenario(hb("i7-4790", 2, 10, 3000, true, false));
+    expectSame(sockets, "sockets, 2 groups");
+    const Observed k = observe(sockets, true);
+    EXPECT_GT(k.events, 20u * 32768u) << "the run must span the governor's windows";
+    // (Its start-up, forks and first writes, plans little: at most the first, shortest pause.)
+    EXPECT_LE(k.paused, 2u) << "planned " << k.planned << " of " << k.events << " steps";
+    EXPECT_GT(5 * k.planned, 2 * k.events);
 }
 
 // The bookkeeping of jobs with many pipes (applied before planning, buffers freed when

@@ -215,9 +215,37 @@ void Engine::addPendingCharge(int cpu, std::int64_t ns) {
 }
 
 void Engine::setCoalescing(bool on) {
+    m_coalesceWanted = on;
+    applyCoalescing();
+}
+
+void Engine::applyCoalescing() {
+    const bool on = m_coalesceAllowed && m_coalesceWanted && m_govOff == 0;
     if (on == m_coalesce) return;
-    if (!on) finishPlans();
-    m_coalesce = on && m_coalesceAllowed;
+    if (!on) finishPlans();  // every plan cut at the current event: what a change of assumptions does anyway
+    m_coalesce = on;
+}
+
+// Between events, every kGovWindow real events (engine.h): coalescing on while it pays. Its
+// choices depend on event counts only, and either choice gives the same run (Coalescing tests).
+void Engine::governCoalescing() {
+    m_govEvents = 0;
+    const std::uint64_t planned = m_plannedSteps - m_govPlanned0;
+    m_govPlanned0 = m_plannedSteps;
+    if (m_govOff > 0) {
+        m_govPausedWindows++;
+        if (--m_govOff == 0) applyCoalescing();  // measured again over the next window
+        return;
+    }
+    if (!m_coalesce) return;  // turned off from outside (Step event): nothing was measured
+    // The planned share of the window's steps: planned / (planned + real).
+    if (planned * 100 < kGovPayPct * (planned + kGovWindow)) {
+        m_govOff = m_govPause;
+        m_govPause = std::min(2 * m_govPause, kGovMaxPause);
+        applyCoalescing();
+    } else {
+        m_govPause = 2;
+    }
 }
 
 // The run is over: every plan ends at the last event (its boundaries up to it happened).
@@ -319,6 +347,7 @@ bool Engine::advance(std::int64_t ns, std::uint64_t max_events) {
             if (burstT(bc) == bt && m_bq.lo(bc) == blo) clearBurst(bc);  // no new burst was started
         }
         if (m_cfg.check_invariants) check("event");
+        if (m_coalesceAllowed && ++m_govEvents == kGovWindow) governCoalescing();
         if (m_checkDone) {
             m_checkDone = false;
             bool all = true;

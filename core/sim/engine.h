@@ -317,6 +317,9 @@ public:
     /// same run either way (a cut is what a plan's change of assumptions does anyway). On
     /// is a no-op for a run whose configuration does not allow coalescing.
     void setCoalescing(bool on);
+    /// Windows of real events (kGovWindow each) in which the governor kept coalescing off
+    /// because it did not pay (setCoalescing() and governCoalescing()).
+    std::uint64_t coalescingPausedWindows() const { return m_govPausedWindows; }
     /// Planned steps that happened (counted in events()) and plans cut early.
     std::uint64_t plannedSteps() const { return m_plannedSteps; }
     std::uint64_t plansCut() const { return m_plansCut; }
@@ -556,8 +559,25 @@ private:
     std::vector<int> m_ipiList;  ///< onIpi: the wakelist being run
     bool m_coalesce = false;
     bool m_coalesceAllowed = false;  ///< m_coalesce as configured
-    std::vector<Plan> m_plans;       ///< per CPU: the running task's plan
-    int m_planning = -1;             ///< CPU whose plan Workload::plan() is building
+    bool m_coalesceWanted = true;    ///< setCoalescing()'s last word (the window's Step event turns it off)
+    // The governor (governCoalescing()): coalescing is exact either way, so whether it runs is a
+    // matter of speed only. Every kGovWindow real events it compares the planned steps with the
+    // real events; below kGovPayPct planned, planning costs more than the events it saves, and
+    // coalescing stays off for a pause of windows, then is measured again. The pause doubles
+    // while it keeps not paying (from 2 windows to kGovMaxPause: a start-up's few plans cost
+    // little) and starts again at 2 once it pays.
+    static constexpr std::uint32_t kGovWindow = 1u << 15;
+    static constexpr std::uint64_t kGovPayPct = 45;
+    static constexpr int kGovMaxPause = 32;
+    std::uint32_t m_govEvents = 0;    ///< real events in the current window
+    int m_govOff = 0;                 ///< windows left with coalescing paused
+    int m_govPause = 2;               ///< the next pause's length
+    std::uint64_t m_govPlanned0 = 0;  ///< m_plannedSteps when the window began
+    std::uint64_t m_govPausedWindows = 0;
+    void applyCoalescing();
+    void governCoalescing();
+    std::vector<Plan> m_plans;  ///< per CPU: the running task's plan
+    int m_planning = -1;        ///< CPU whose plan Workload::plan() is building
     EventKey m_cur;
     std::uint64_t m_plannedSteps = 0, m_plansCut = 0, m_plansMade = 0;
     static constexpr std::size_t kTgRecent = 64;       ///< a power of two: the ring's index is a mask

@@ -20,6 +20,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <string>
+#include <vector>
 
 using namespace sched;
 
@@ -27,18 +28,21 @@ int main(int argc, char** argv) {
     bool coalesce = false;
     double warm_ms = 500, window_ms = 20;
     int loops = 20000;
+    std::vector<std::string> costs;  // --cost NAME=VALUE (e.g. off=pipe_lock: the model before pipe->mutex)
     for (int i = 1; i < argc; ++i) {
         const std::string a = argv[i];
         if (a == "--coalesce") coalesce = true;
         else if (a == "--warm-ms" && i + 1 < argc) warm_ms = std::atof(argv[++i]);
         else if (a == "--window-ms" && i + 1 < argc) window_ms = std::atof(argv[++i]);
         else if (a == "--loops" && i + 1 < argc) loops = std::atoi(argv[++i]);
+        else if (a == "--cost" && i + 1 < argc) costs.emplace_back(argv[++i]);
         else {
-            std::fprintf(stderr, "usage: steady_window [--coalesce] [--warm-ms MS] [--window-ms MS] [--loops N]\n");
+            std::fprintf(stderr, "usage: steady_window [--coalesce] [--warm-ms MS] [--window-ms MS] [--loops N] [--cost NAME=VALUE]...\n");
             return 2;
         }
     }
-    const Scenario s = bench::hackbench("epyc-9654-2s", 32, loops);
+    Scenario s = bench::hackbench("epyc-9654-2s", 32, loops);
+    for (const auto& c : costs) s.cost.set(c);
     RunOptions o;
     o.decision_ring = 0;
     o.coalesce = coalesce;
