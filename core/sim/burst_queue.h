@@ -169,6 +169,9 @@ private:
             kt = sibFirst ? st : kt;
             kc = sibFirst ? sc : kc;
             i >>= 1;
+            // A node whose winner does not change leaves every node above it as it is (a spinner's
+            // far entry mostly loses low in the tree, and its removal mostly was not the winner).
+            if (w[i].t == kt && w[i].cpu == kc) break;
             w[i].t = kt;
             w[i].cpu = kc;
         }
