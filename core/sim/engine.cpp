@@ -13,6 +13,7 @@
 #include <cassert>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <limits>
 #include <type_traits>
 
@@ -45,6 +46,8 @@ Engine::Engine(EngineConfig cfg)
     // rules (a run is still exact, one event per step).
     m_coalesce = m_cfg.coalesce && m_cfg.max_events == 0 && !m_proxyOn;
     m_coalesceAllowed = m_coalesce;
+    m_govOn = m_coalesceAllowed;
+    if (const char* g = std::getenv("SCHEDLAB_COALESCE_GOVERNOR")) m_govOn = std::strcmp(g, "0") != 0;  // measuring: plans everywhere
     m_plans.resize(std::size_t(m_nrCpus));
     m_metrics.event_ring_cap = m_cfg.event_ring;
     m_st.now_ns = 0;
@@ -347,7 +350,7 @@ bool Engine::advance(std::int64_t ns, std::uint64_t max_events) {
             if (burstT(bc) == bt && m_bq.lo(bc) == blo) clearBurst(bc);  // no new burst was started
         }
         if (m_cfg.check_invariants) check("event");
-        if (m_coalesceAllowed && ++m_govEvents == kGovWindow) governCoalescing();
+        if (m_govOn && ++m_govEvents == kGovWindow) governCoalescing();
         if (m_checkDone) {
             m_checkDone = false;
             bool all = true;

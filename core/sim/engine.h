@@ -569,6 +569,7 @@ private:
     static constexpr std::uint32_t kGovWindow = 1u << 15;
     static constexpr std::uint64_t kGovPayPct = 45;
     static constexpr int kGovMaxPause = 32;
+    bool m_govOn = false;             ///< a run that coalesces (SCHEDLAB_COALESCE_GOVERNOR=0: never paused)
     std::uint32_t m_govEvents = 0;    ///< real events in the current window
     int m_govOff = 0;                 ///< windows left with coalescing paused
     int m_govPause = 2;               ///< the next pause's length
