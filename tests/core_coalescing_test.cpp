@@ -68,7 +68,8 @@ Observed observe(const Scenario& s, bool coalesce, bool check = false) {
     return ob;
 }
 
-void expectSame(const Scenario& s, const std::string& what, bool check = false, bool mustCoalesce = true) {
+// Returns the coalesced run's observations.
+Observed expectSame(const Scenario& s, const std::string& what, bool check = false, bool mustCoalesce = true) {
     const Observed slow = observe(s, false, check);
     const Observed fast = observe(s, true, check);
     EXPECT_EQ(slow.planned, 0u) << what;
@@ -79,6 +80,7 @@ void expectSame(const Scenario& s, const std::string& what, bool check = false, 
     EXPECT_EQ(fast.ndecisions, slow.ndecisions) << what;
     EXPECT_EQ(fast.decisions, slow.decisions) << what;
     EXPECT_EQ(fast.report, slow.report) << what;
+    return fast;
 }
 
 }  // namespace
@@ -123,14 +125,12 @@ TEST(Coalescing, PipeMutexUnderContentionBitIdentical) {
 // sockets, no mutex) it leaves it on; either way the run is the step-by-step one.
 TEST(Coalescing, GovernorPausesWhereItDoesNotPaySameRun) {
     const Scenario contended = scenario(hb("x86-20c40t", 6, 20, 150));
-    expectSame(contended, "pipe->mutex, 6 groups");
-    const Observed c = observe(contended, true);
+    const Observed c = expectSame(contended, "pipe->mutex, 6 groups");
     EXPECT_GT(c.events, 20u * 32768u) << "the run must span the governor's windows";
     EXPECT_GT(c.paused, 10u) << "planned " << c.planned << " of " << c.events << " steps";
     EXPECT_GT(c.planned, 0u);  // measured windows coalesced
     const Scenario sockets = scenario(hb("i7-4790", 2, 10, 3000, true, false));
-    expectSame(sockets, "sockets, 2 groups");
-    const Observed k = observe(sockets, true);
+    const Observed k = expectSame(sockets, "sockets, 2 groups");
     EXPECT_GT(k.events, 20u * 32768u) << "the run must span the governor's windows";
     // (Its start-up, forks and first writes, plans little: at most the first, shortest pause.)
     EXPECT_LE(k.paused, 2u) << "planned " << k.planned << " of " << k.events << " steps";

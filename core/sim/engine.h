@@ -315,7 +315,8 @@ public:
     /// Off: every plan is cut at the current event and each step is an event again (the
     /// window's "Step event" steps one of them); on: plans again from the next step. The
     /// same run either way (a cut is what a plan's change of assumptions does anyway). On
-    /// is a no-op for a run whose configuration does not allow coalescing.
+    /// is a no-op for a run whose configuration does not allow coalescing, and waits for the
+    /// end of a pause the governor (governCoalescing()) is in.
     void setCoalescing(bool on);
     /// Windows of real events (kGovWindow each) in which the governor kept coalescing off
     /// because it did not pay (setCoalescing() and governCoalescing()).
