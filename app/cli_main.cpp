@@ -187,6 +187,10 @@ void addScenarioOptions(CLI::App* c, SimArgs& sim) {
         ->required();
     c->add_option("--cost", sim.cost, "cost model override: name=ns, scale.TERM=x, off=TERM (repeatable)");
     c->add_option("--seed", sim.seed, "RNG seed (default: the scenario's)");
+    c->add_option("--until-steady", sim.untilSteady,
+                  "stop once the simulated machine has been at steady state this many simulated seconds (the figures at the steady rate "
+                  "are then the run's result; a run that never settles runs to its end)")
+        ->check(CLI::Range(0.0, 3600.0));
     c->add_option("--json", sim.jsonOut, "write every metric as JSON to FILE");
     c->add_flag("--check", sim.check, "run the invariant checker after every event (slow)");
     c->add_flag("--coalesce,!--no-coalesce", sim.coalesce,
@@ -301,6 +305,11 @@ void addReproduceCommand(CLI::App& app, Cli& o) {
                      "RNG seed of every run, or a list (1,2,3): each claim runs with each seed and matches only when all go the published way "
                      "(default: each scenario's own, 1 in the shipped ones)")
         ->delimiter(',');
+    reproduce
+        ->add_option("--steady-hold", rep.steadyHold,
+                     "hackbench claims: stop each run once it has been at steady state this many simulated seconds and compare the job "
+                     "time at the steady rate (default 1; 0: run each to its end and compare whole-run times)")
+        ->check(CLI::Range(0.0, 3600.0));
     reproduce->add_option("--scenarios", rep.scenarios,
                           "the shipped scenarios' directory (default: the installed ones, or the source tree's resources/scenarios)");
     o.reproduce = reproduce;

@@ -109,6 +109,7 @@ RunOptions simOptions(const Scenario& s, const SimArgs& a) {
     o.seed = a.seed ? *a.seed : s.seed;
     o.check_invariants = a.check;
     o.coalesce = a.coalesce;
+    o.steady_hold_ns = std::int64_t(a.untilSteady * 1e9);
     return o;
 }
 
@@ -136,6 +137,7 @@ struct SimJob {
     const Scenario* s = nullptr;
     Variant variant;
     CostModel cost;
+    std::int64_t steady_hold_ns = -1;  ///< RunOptions::steady_hold_ns for this run (-1: the command line's)
 };
 std::vector<RunResult> runJobs(const std::vector<SimJob>& runs, const SimArgs& a, const std::vector<std::string>& labels) {
     const std::size_t n = runs.size();
@@ -144,7 +146,11 @@ std::vector<RunResult> runJobs(const std::vector<SimJob>& runs, const SimArgs& a
     unsigned jobs = a.jobs ? a.jobs : std::max(1u, std::thread::hardware_concurrency());
     jobs = unsigned(std::min<std::size_t>(jobs, n));
     if (jobs <= 1) {
-        for (std::size_t i = 0; i < n; ++i) results[i] = runOne(*runs[i].s, runs[i].variant, runs[i].cost, a, labels[i]);
+        for (std::size_t i = 0; i < n; ++i) {
+            SimArgs ai = a;
+            if (runs[i].steady_hold_ns >= 0) ai.untilSteady = double(runs[i].steady_hold_ns) / 1e9;
+            results[i] = runOne(*runs[i].s, runs[i].variant, runs[i].cost, ai, labels[i]);
+        }
         return results;
     }
     const bool tty = ::isatty(2) != 0;
@@ -168,6 +174,7 @@ std::vector<RunResult> runJobs(const std::vector<SimJob>& runs, const SimArgs& a
         for (std::size_t i; (i = next.fetch_add(1)) < n;) {
             try {
                 RunOptions o = simOptions(*runs[i].s, a);
+                if (runs[i].steady_hold_ns >= 0) o.steady_hold_ns = runs[i].steady_hold_ns;
                 if (tty)
                     o.progress = [&, i](const Engine& e) {
                         std::lock_guard<std::mutex> g(mu);
@@ -747,45 +754,57 @@ int cliReproduce(const ReproduceArgs& a) {
     std::vector<std::string> keys;
     std::vector<ClaimRun> runs;
     std::vector<std::optional<std::uint64_t>> runSeed;
-    auto indexOf = [&](const ClaimRun& r, std::optional<std::uint64_t> seed) {
+    std::vector<bool> runFixed;  // a fixed-work claim's run: stops after the steady hold (full runs)
+    auto indexOf = [&](const ClaimRun& r, std::optional<std::uint64_t> seed, bool fixedWork) {
         const std::string k = r.key() + (seed ? fmt::format("|seed={}", *seed) : "");
         for (std::size_t i = 0; i < keys.size(); ++i)
             if (keys[i] == k) return i;
         keys.push_back(k);
         runs.push_back(r);
         runSeed.push_back(seed);
+        runFixed.push_back(fixedWork);
         return keys.size() - 1;
     };
     // sides[claim][seed]: the base and patch runs.
     std::vector<std::vector<std::pair<std::size_t, std::size_t>>> sides(claims.size());
     for (const auto& sd : seeds)
         for (std::size_t i = 0; i < claims.size(); ++i)
-            sides[i].push_back({indexOf(claimRun(*claims[i], false, a.quick), sd), indexOf(claimRun(*claims[i], true, a.quick), sd)});
+            sides[i].push_back({indexOf(claimRun(*claims[i], false, a.quick), sd, claims[i]->fixed_work),
+                                indexOf(claimRun(*claims[i], true, a.quick), sd, claims[i]->fixed_work)});
+    const double hold = a.quick ? 0.0 : a.steadyHold;
     std::vector<PreparedRun> prepared;
     prepared.reserve(runs.size());
     for (std::size_t i = 0; i < runs.size(); ++i) {
         prepared.push_back(prepareClaimRun(runs[i], dir));
         if (runSeed[i]) prepared.back().scenario.seed = *runSeed[i];
     }
+    // The fixed-work (hackbench) runs first: they are the long ones, and `--jobs` workers take
+    // the runs in this order, so the short ones fill in at the end (the results are the same
+    // in any order: each run is its own simulation).
+    std::vector<std::size_t> order(prepared.size());
+    for (std::size_t i = 0; i < order.size(); ++i) order[i] = i;
+    std::stable_partition(order.begin(), order.end(), [&](std::size_t i) { return bool(runFixed[i]); });
     std::vector<SimJob> jobs;
     std::vector<std::string> labels;
-    for (std::size_t i = 0; i < prepared.size(); ++i) {
-        jobs.push_back({&prepared[i].scenario, prepared[i].variant, prepared[i].cost});
+    for (std::size_t i : order) {
+        jobs.push_back({&prepared[i].scenario, prepared[i].variant, prepared[i].cost, runFixed[i] ? std::int64_t(hold * 1e9) : 0});
         labels.push_back(fmt::format("{}", i + 1));
     }
     SimArgs sa;
     sa.jobs = a.jobs;
     const auto t0 = std::chrono::steady_clock::now();
-    std::vector<RunResult> results = runJobs(jobs, sa, labels);
+    std::vector<RunResult> ran = runJobs(jobs, sa, labels);
     const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    std::vector<RunResult> results(ran.size());
+    for (std::size_t k = 0; k < order.size(); ++k) results[order[k]] = std::move(ran[k]);
     std::vector<ClaimOutcome> out;
     for (std::size_t i = 0; i < claims.size(); ++i) {
-        ClaimOutcome o = evaluateClaim(*claims[i], results[sides[i][0].first], results[sides[i][0].second]);
+        ClaimOutcome o = evaluateClaim(*claims[i], results[sides[i][0].first], results[sides[i][0].second], hold);
         if (a.seeds.size() > 1)
             for (std::size_t k = 0; k < seeds.size(); ++k) {
                 const RunResult& b = results[sides[i][k].first];
                 const RunResult& p = results[sides[i][k].second];
-                o.seeds.push_back({*seeds[k], claimMetric(*claims[i], b), claimMetric(*claims[i], p)});
+                o.seeds.push_back({*seeds[k], claimFigure(*claims[i], b, hold > 0), claimFigure(*claims[i], p, hold > 0)});
             }
         out.push_back(std::move(o));
     }

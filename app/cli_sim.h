@@ -26,10 +26,11 @@ struct SimArgs {
     bool coalesce = true;  ///< exact coalescing of plain workload steps (same results; --no-coalesce)
     std::string a, b;      ///< compare
     std::vector<std::string> setsA, setsB;
-    std::string vary;      ///< sweep
-    unsigned jobs = 0;     ///< compare/sweep: simulations at once (0 = the machine's cores)
-    std::string emitJobs;  ///< sweep: write DIR (scenario copy, jobs.txt, sweep.sbatch) instead of running
-    std::string merge;     ///< sweep: the table from DIR's point results
+    std::string vary;        ///< sweep
+    unsigned jobs = 0;       ///< compare/sweep: simulations at once (0 = the machine's cores)
+    std::string emitJobs;    ///< sweep: write DIR (scenario copy, jobs.txt, sweep.sbatch) instead of running
+    std::string merge;       ///< sweep: the table from DIR's point results
+    double untilSteady = 0;  ///< run/compare: stop once the run has been at steady state this many simulated seconds (0: to the end)
 };
 
 int cliRun(const SimArgs& a);
@@ -60,6 +61,9 @@ struct ReproduceArgs {
     bool quick = false, list = false;
     std::string jsonOut, scenarios;
     std::vector<std::uint64_t> seeds;  ///< every claim runs with each (default: each scenario's own seed)
+    /// Fixed-work claims (hackbench) stop once their run has been at steady state this long and
+    /// give the job time at the steady rate (0: every run to its end, whole-run figures).
+    double steadyHold = 1.0;
 };
 /// schedlab-cli reproduce: the seed threads' claims beside schedlab's figures (reproduce.h).
 int cliReproduce(const ReproduceArgs& a);

@@ -137,6 +137,10 @@ expect_run(variant_file_order 0 "variant zeta: baseline" ARGS run ${T}/order.jso
 expect_run(sweep_knob_any_case 0 "sweeping wa_idle" ARGS sweep ${T}/small.json --vary wa_idle=0,1)
 expect_run(sweep_bad 2 "--vary: nope: .*not a knob either" ARGS sweep ${T}/small.json --vary nope=1,2)
 expect_run(sweep_bad_value 2 "--vary: idle_delay_max_running" ARGS sweep ${T}/small.json --vary idle_delay_max_running=x)
+# --until-steady: the run stops once it has been steady that long and says so; a bad value is refused.
+file(WRITE ${T}/steady.json "{\"topology\":\"qemu-2s2c2t\",\"workloads\":[{\"type\":\"hackbench\",\"groups\":2,\"fds\":4,\"threads\":true,\"pipe\":true,\"loops\":250000}]}\n")
+expect_run(run_until_steady 0 "stopped at steady state \\(--until-steady\\): steady from 0\\.[0-9]+ s.*stopped before the last worker exited.*the whole job in [0-9.]+ s at this rate" ARGS run ${T}/steady.json --until-steady 0.3)
+expect_run(run_until_steady_bad 2 "--until-steady" ARGS run ${T}/steady.json --until-steady -1)
 # reproduce: the claims list, bad names and directories, and one claim pair run on small
 # stand-ins named as the shipped scenarios (--scenarios), with its JSON.
 set(RC ${T}/claims)

@@ -200,6 +200,48 @@ TEST(SteadyState, TheEngineEndsSteadyStateAtTheFirstWorkersExit) {
     EXPECT_NE(runReportText(s, r).find(fmt::format("{:.1f} messages per context switch", mps)), std::string::npos);
 }
 
+// RunOptions::steady_hold_ns (run --until-steady, reproduce's hackbench claims): the run stops
+// once it has been at steady state that long, the stop changes nothing before it (the same
+// engine state as a run advanced to the same instant), and the job time at the steady rate is
+// the full run's within a few per cent.
+TEST(SteadyState, ARunStopsOnceItHasBeenSteadyForTheHold) {
+    const Scenario s = hackbenchOn("qemu-2s2c2t", 2, 250000);
+    RunOptions o;
+    const RunResult full = runScenario(s, s.variants[0], s.cost, o);
+    const SteadyResult fst = full.engine->metrics().steady.result();  // settled at 0.8 s; its migrations then drift (+25 %)
+    EXPECT_FALSE(full.stopped_at_steady);
+    o.steady_hold_ns = 300000000;  // 0.3 s
+    const RunResult held = runScenario(s, s.variants[0], s.cost, o);
+    EXPECT_TRUE(held.stopped_at_steady);
+    EXPECT_TRUE(steadyHeld(*held.engine, o.steady_hold_ns));
+    const SteadyResult hst = held.engine->metrics().steady.result();
+    EXPECT_GE(hst.end_ns - hst.from_ns, o.steady_hold_ns);
+    EXPECT_LT(hst.end_ns - hst.from_ns, o.steady_hold_ns + 100000000);  // stopped within a window or two of the hold
+    EXPECT_LT(held.engine->now(), full.engine->now());
+    // Nothing the stop test reads changes the run.
+    RunOptions plain;
+    auto e = buildEngine(s, s.variants[0].knobs, s.cost, plain);
+    e->advance(held.engine->now());
+    EXPECT_EQ(e->now(), held.engine->now());
+    EXPECT_EQ(e->digest(), held.digest);
+    // The job time at the steady rate: the stopped run's against the full run's.
+    ASSERT_GT(fst.steadyJobTime(), 0);
+    EXPECT_NEAR(hst.steadyJobTime(), fst.steadyJobTime(), 0.05 * fst.steadyJobTime())
+        << describeSteady(hst, held.engine->metrics().steady.options()) << " / " << describeSteady(fst, full.engine->metrics().steady.options());
+    const std::string text = runReportText(s, held);
+    EXPECT_NE(text.find("stopped at steady state"), std::string::npos) << text;
+    // Its whole-run figures end at the stop (the integrals closed there, not left at 0).
+    EXPECT_EQ(held.engine->metrics().end_time, held.engine->now());
+    const nlohmann::json j = runReportJson(s, held);
+    EXPECT_GT(j["busy_fraction"].get<double>(), 0.5);  // 2 groups of 8 tasks on 8 CPUs
+    EXPECT_LE(j["busy_fraction"].get<double>(), 1.0);
+    // A run that never settles runs to its end.
+    const Scenario shortRun = hackbenchOn("qemu-2s2c2t", 2, 200);
+    const RunResult never = runScenario(shortRun, shortRun.variants[0], shortRun.cost, o);
+    EXPECT_FALSE(never.stopped_at_steady);
+    EXPECT_TRUE(never.engine->workloads().front()->finished());
+}
+
 // The engine feeds the detector: a short hackbench that ends during start-up says so.
 TEST(SteadyState, TheEngineReportsWhetherARunSettled) {
     const Scenario s = hackbenchOn("qemu-2s2c2t", 2, 200);

@@ -366,22 +366,25 @@ bool Engine::advance(std::int64_t ns, std::uint64_t max_events) {
     }
     if (m_done) {
         finishPlans();
-        // Close the integrals at the end time.
-        for (int c = 0; c < m_nrCpus; ++c) recordStateChange(c);
-        for (std::size_t l = 0; l < m_metrics.llc_idle.size(); ++l) {
-            if (m_metrics.llc_idle[l] > 0 && m_metrics.llc_over[l] > 0) m_metrics.idle_while_overloaded_ns[l] += m_now - m_metrics.llc_last[l];
-            m_metrics.llc_last[l] = m_now;
-        }
-        for (int c = 0; c < m_nrCpus; ++c) {
-            auto& mc = m_metrics;
-            const std::int64_t dt = m_now - mc.last_change[c];
-            mc.rqlen_area[c] += std::int64_t(mc.cur_len[c]) * dt;
-            mc.busy_ns[c] += mc.cur_busy[c] ? dt : 0;
-            mc.last_change[c] = m_now;
-        }
-        m_metrics.end_time = m_now;
+        closeIntegrals();
     }
     return !m_done;
+}
+
+void Engine::closeIntegrals() {
+    for (int c = 0; c < m_nrCpus; ++c) recordStateChange(c);
+    for (std::size_t l = 0; l < m_metrics.llc_idle.size(); ++l) {
+        if (m_metrics.llc_idle[l] > 0 && m_metrics.llc_over[l] > 0) m_metrics.idle_while_overloaded_ns[l] += m_now - m_metrics.llc_last[l];
+        m_metrics.llc_last[l] = m_now;
+    }
+    for (int c = 0; c < m_nrCpus; ++c) {
+        auto& mc = m_metrics;
+        const std::int64_t dt = m_now - mc.last_change[c];
+        mc.rqlen_area[c] += std::int64_t(mc.cur_len[c]) * dt;
+        mc.busy_ns[c] += mc.cur_busy[c] ? dt : 0;
+        mc.last_change[c] = m_now;
+    }
+    m_metrics.end_time = m_now;
 }
 
 void Engine::run(const std::function<void(std::int64_t)>& progress) {

@@ -193,6 +193,11 @@ public:
     /// Advances by at most `ns` of simulated time (for the GUI), or until `max_events` events
     /// have run in this call; false when done. Chunked advances give the same run as run().
     bool advance(std::int64_t ns, std::uint64_t max_events = ~std::uint64_t(0));
+    /// Closes the metrics' time integrals (busy time, rq length, idle-while-overloaded) at
+    /// now and sets metrics().end_time: the end of a run, or a run stopped before its end
+    /// (RunOptions::steady_hold_ns). Changes no scheduler state; advancing afterwards goes on
+    /// integrating from now.
+    void closeIntegrals();
     bool done() const { return m_done; }
 
     // --- for workloads -------------------------------------------------------

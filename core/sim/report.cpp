@@ -122,6 +122,12 @@ std::string runReportText(const Scenario& s, const RunResult& r) {
     o += fmt::format("seed {}, cost model: {}\n", r.seed, costLine(s, r.cost));
     o += fmt::format("simulated {:.6f} s ({:.6f} s measured), {} events, {:.2f} s wall, digest {:016x}\n\n", double(e.now()) / 1e9,
                      double(measured(r)) / 1e9, e.events(), r.wall_s, r.digest);
+    if (r.stopped_at_steady) {
+        const SteadyResult st = m.steady.result();
+        o.insert(o.size() - 1, fmt::format("stopped at steady state (--until-steady): steady from {:.3f} s; the job's figures at the steady rate "
+                                           "are below (the workloads did not finish)\n",
+                                           double(st.from_ns) / 1e9));
+    }
     if (e.coalescingAllowed())
         o.insert(o.size() - 1, fmt::format("coalesced: {} of the events were steps run without an event of their own ({} plans, {} cut early)\n",
                                            e.plannedSteps(), e.plansMade(), e.plansCut()));
@@ -536,7 +542,11 @@ std::string compareTable(const Scenario& s, const RunResult& a, const RunResult&
     o += fmt::format("# base:  {}\n# patch: {}\n", knobsLine(a.knobs), knobsLine(b.knobs));
     for (const RunResult* x : runs) {
         const SteadyState& st = x->engine->metrics().steady;
-        o += fmt::format("# {}: {}\n", x == &a ? "base " : "patch", describeSteady(st.result(), st.options()));
+        o += fmt::format("# {}: {}{}\n", x == &a ? "base " : "patch", describeSteady(st.result(), st.options()),
+                         x->stopped_at_steady ? fmt::format("; stopped at {:.3f} s (--until-steady): its workloads did not finish, their "
+                                                            "figures are so far; compare the job time at the steady rate",
+                                                            double(x->engine->now()) / 1e9)
+                                              : std::string());
     }
     o += "# change: patch vs base; (+) marks a change for the better, (-) for the worse\n\n";
     const std::string ha = a.knobs.presetName, hb = b.knobs.presetName == ha ? "patch" : b.knobs.presetName;

@@ -91,8 +91,14 @@ struct ClaimOutcome {
     double base_tg_ms = 0, patch_tg_ms = 0;                        ///< CPU time in tg->load_avg updates
     double base_refill_ms = 0, patch_refill_ms = 0;                ///< CPU time refilling caches after migrations
     double base_msgs_per_switch = -1, patch_msgs_per_switch = -1;  ///< hackbench: messages per context switch at the steady rate
-    double publishedChange() const;                                ///< %
-    double change() const;                                         ///< %
+    /// The figures are the job time at the steady rate (a fixed-work claim run with a steady
+    /// hold), not the whole-run metric; base_stopped / patch_stopped: the run ended there.
+    bool at_steady_rate = false, base_stopped = false, patch_stopped = false;
+    double steady_hold_s = 0;                  ///< the hold those runs had (RunOptions::steady_hold_ns)
+    double base_wall_s = 0, patch_wall_s = 0;  ///< what each run cost (wall seconds on its core)
+    double base_sim_s = 0, patch_sim_s = 0;    ///< simulated seconds each run took
+    double publishedChange() const;            ///< %
+    double change() const;                     ///< %
     /// The same sign of change as published (a change under 1 % on either side counts as none).
     bool directionMatches() const;
     /// Every seed run, when the claim ran with several (--seed 1,2,3); the first is the one above.
@@ -105,7 +111,14 @@ struct ClaimOutcome {
 bool sameDirection(double publishedPct, double changePct);
 /// The claim's metric in one run (an InputError when the run does not report it).
 double claimMetric(const Claim& c, const RunResult& r);
-ClaimOutcome evaluateClaim(const Claim& c, const RunResult& base, const RunResult& patch);
+/// The claim's figure: with `steadyRate` and a fixed-work claim, the job time at the run's
+/// steady rate (its last windows' when it never settled; SteadyResult::steadyJobTime()),
+/// else claimMetric().
+double claimFigure(const Claim& c, const RunResult& r, bool steadyRate);
+/// `steadyHoldS` > 0: fixed-work claims compare the job time at the steady rate (their runs
+/// stopped after that many seconds at steady state, RunOptions::steady_hold_ns), not the
+/// whole-run metric.
+ClaimOutcome evaluateClaim(const Claim& c, const RunResult& base, const RunResult& patch, double steadyHoldS = 0);
 
 /// The table: one line per claim (published, schedlab, direction), then the counters that
 /// explain each, then the claims not run. `quick`: shorter runs, marked as such.

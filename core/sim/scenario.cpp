@@ -305,12 +305,32 @@ RunResult runScenario(const Scenario& s, const Variant& v, const CostModel& cost
     r.engine = buildEngine(s, v.knobs, cost, o);
     if (o.on_start) o.on_start(*r.engine);
     const auto t0 = std::chrono::steady_clock::now();
-    if (o.progress) r.engine->run([&](std::int64_t) { o.progress(*r.engine); });
-    else r.engine->run();
+    if (o.steady_hold_ns > 0) {
+        // Engine::run()'s 10-ms steps, with the stop test between them.
+        Engine& e = *r.engine;
+        while (e.advance(10000000)) {
+            if (o.progress) o.progress(e);
+            if (steadyHeld(e, o.steady_hold_ns)) {
+                r.stopped_at_steady = true;
+                e.closeIntegrals();
+                break;
+            }
+        }
+        if (o.progress) o.progress(e);
+    } else if (o.progress) {
+        r.engine->run([&](std::int64_t) { o.progress(*r.engine); });
+    } else {
+        r.engine->run();
+    }
     r.wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     r.reports = workloadReports(*r.engine);
     r.digest = r.engine->digest();
     return r;
+}
+
+bool steadyHeld(const Engine& e, std::int64_t hold_ns) {
+    const SteadyResult s = e.metrics().steady.result();
+    return s.reached && !s.drifting && s.from_ns >= 0 && s.end_ns - s.from_ns >= hold_ns;
 }
 
 std::vector<WorkloadReport> workloadReports(const Engine& e) {

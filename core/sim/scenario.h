@@ -67,7 +67,16 @@ struct RunOptions {
     std::function<void(const WakeInputs&)> wake_inputs_sink;  ///< each wakeup decision's untraced inputs
     std::function<void(const Engine&)> progress;              ///< called every 10 ms of simulated time
     std::function<void(const Engine&)> on_start;              ///< called once the engine exists, before the first event
+    /// Stop once the machine has been at steady state this long (simulated ns; 0: run to the
+    /// end): the steady-state detector (metrics().steady) reached, not drifting, and its steady
+    /// period at least this long. The results are those of the full run up to that instant
+    /// (checked between 10-ms advances, so it stops at a 10-ms boundary); a run that never
+    /// settles runs to the end. For figures taken at the steady rate (the job time at it).
+    std::int64_t steady_hold_ns = 0;
 };
+
+/// The run has been at steady state for `hold_ns` (RunOptions::steady_hold_ns).
+bool steadyHeld(const Engine& e, std::int64_t hold_ns);
 
 struct RunResult {
     std::string variant;
@@ -78,6 +87,7 @@ struct RunResult {
     std::vector<WorkloadReport> reports;
     double wall_s = 0;
     std::uint64_t digest = 0;
+    bool stopped_at_steady = false;  ///< RunOptions::steady_hold_ns ended it before the workloads did
 };
 
 /// A ready-to-run engine for the scenario (the GUI advances it itself).
