@@ -327,6 +327,15 @@ ClaimOutcome evaluateClaim(const Claim& c, const RunResult& base, const RunResul
     o.patch_idle_delay_hits = pm.idle_delay_hits;
     o.patch_claims = pm.claims;
     o.patch_debounce = pm.stage1[std::size_t(Stage1::DEBOUNCE_PLACED)] + pm.stage1[std::size_t(Stage1::DEBOUNCE_COLD_LLC)];
+    auto share = [](const RunResult& r, std::int64_t cost) {
+        double busy = 0;
+        for (const auto b : r.engine->metrics().busy_ns) busy += double(b);
+        return busy > 0 ? double(cost) / busy * 100 : 0.0;
+    };
+    o.base_tg_pct = share(base, base.engine->metrics().cost_tg);
+    o.patch_tg_pct = share(patch, patch.engine->metrics().cost_tg);
+    o.base_refill_pct = share(base, base.engine->metrics().cost_refill);
+    o.patch_refill_pct = share(patch, patch.engine->metrics().cost_refill);
     o.base_msgs_per_switch = steadyMessagesPerSwitch(base);
     o.base_wall_s = base.wall_s;
     o.patch_wall_s = patch.wall_s;
@@ -393,7 +402,7 @@ std::string reproduceTable(const std::vector<ClaimOutcome>& out, bool quick, dou
                      quick ? " (quick runs)" : "");
     if (seeds.size() > 1) o += fmt::format("{} claims flip with the seed: their direction is not a result.\n", flips);
     o += "\nwhy (base -> patch): busy CPUs and migrations/s from the steady state (or the last windows), whole-run migrations,\n"
-         "idle-delay hits, CPU time on the tg->load_avg line and in cache refills, where each run settled\n";
+         "idle-delay hits, the shares of the busy CPU time on the tg->load_avg line and in cache refills, where each run settled\n";
     for (const auto& c : out) {
         const Claim& k = *c.claim;
         std::string sets;
@@ -407,8 +416,8 @@ std::string reproduceTable(const std::vector<ClaimOutcome>& out, bool quick, dou
         std::string own = fmt::format("idle-delay hits {}", si(double(c.patch_idle_delay_hits)));
         if (c.patch_claims > 0) own += fmt::format(", claims {}", si(double(c.patch_claims)));
         if (c.patch_debounce > 0) own += fmt::format(", debounce placements {}", si(double(c.patch_debounce)));
-        o += fmt::format("  {}; tg_load_avg {:.0f} -> {:.0f} ms; cache refill {:.0f} -> {:.0f} ms; steady: {} / {}", own, c.base_tg_ms, c.patch_tg_ms,
-                         c.base_refill_ms, c.patch_refill_ms, steadyWord(c.base_steady, c.base_steady_from),
+        o += fmt::format("  {}; tg_load_avg {:.1f} -> {:.1f} %, cache refill {:.1f} -> {:.1f} % of the busy CPU time; steady: {} / {}", own,
+                         c.base_tg_pct, c.patch_tg_pct, c.base_refill_pct, c.patch_refill_pct, steadyWord(c.base_steady, c.base_steady_from),
                          steadyWord(c.patch_steady, c.patch_steady_from));
         if (c.at_steady_rate) {
             auto end = [](bool stopped, double t) { return fmt::format("{} at {:.2f} s", stopped ? "stopped" : "ran to its end", t); };
@@ -474,6 +483,8 @@ nlohmann::json reproduceJson(const std::vector<ClaimOutcome>& out, bool quick, d
              {"debounce_placements", c.patch_debounce},
              {"tg_load_avg_ms", {c.base_tg_ms, c.patch_tg_ms}},
              {"cache_refill_ms", {c.base_refill_ms, c.patch_refill_ms}},
+             {"tg_load_avg_pct_of_busy", {c.base_tg_pct, c.patch_tg_pct}},
+             {"cache_refill_pct_of_busy", {c.base_refill_pct, c.patch_refill_pct}},
              {"simulated_s", {c.base_sim_s, c.patch_sim_s}},
              {"run_wall_s", {c.base_wall_s, c.patch_wall_s}},
              {"at_steady_rate", c.at_steady_rate},

@@ -86,10 +86,13 @@ struct ClaimOutcome {
     double base_migr_s = 0, patch_migr_s = 0;                  ///< migrations per second (same)
     std::uint64_t base_migrations = 0, patch_migrations = 0;   ///< whole run
     std::uint64_t patch_idle_delay_hits = 0;
-    std::uint64_t patch_claims = 0;                                ///< CPUs claimed (claim_wakeup)
-    std::uint64_t patch_debounce = 0;                              ///< SIS_DEBOUNCE placements (DEBOUNCE_PLACED + DEBOUNCE_COLD_LLC)
-    double base_tg_ms = 0, patch_tg_ms = 0;                        ///< CPU time in tg->load_avg updates
-    double base_refill_ms = 0, patch_refill_ms = 0;                ///< CPU time refilling caches after migrations
+    std::uint64_t patch_claims = 0;                  ///< CPUs claimed (claim_wakeup)
+    std::uint64_t patch_debounce = 0;                ///< SIS_DEBOUNCE placements (DEBOUNCE_PLACED + DEBOUNCE_COLD_LLC)
+    double base_tg_ms = 0, patch_tg_ms = 0;          ///< CPU time in tg->load_avg updates
+    double base_refill_ms = 0, patch_refill_ms = 0;  ///< CPU time refilling caches after migrations
+    /// The same two as shares of the run's busy CPU time (%): comparable between runs of
+    /// different lengths (a run stopped at steady state, one run to its end).
+    double base_tg_pct = 0, patch_tg_pct = 0, base_refill_pct = 0, patch_refill_pct = 0;
     double base_msgs_per_switch = -1, patch_msgs_per_switch = -1;  ///< hackbench: messages per context switch at the steady rate
     /// The figures are the job time at the steady rate (a fixed-work claim run with a steady
     /// hold), not the whole-run metric; base_stopped / patch_stopped: the run ended there.
