@@ -23,8 +23,8 @@ namespace schedlab {
 namespace {
 
 /// The sched_features worth toggling while watching the wakeup path.
-const char* const kFeatureToggles[] = {"SIS_UTIL", "SIS_PROP",   "SIS_DEBOUNCE",      "WA_IDLE",  "WA_WEIGHT",
-                                       "WA_BIAS",  "TTWU_QUEUE", "WAKEUP_PREEMPTION", "UTIL_EST", "NI_RANDOM"};
+const char* const kFeatureToggles[] = {"SIS_UTIL",   "SIS_PROP",          "SIS_DEBOUNCE", "WA_IDLE",   "WA_WEIGHT",      "WA_BIAS",
+                                       "TTWU_QUEUE", "WAKEUP_PREEMPTION", "UTIL_EST",     "NI_RANDOM", "timer_migration"};
 constexpr int kDelayStepUs = 100;  ///< slider unit: 0.1 ms, 0..5 ms
 
 }  // namespace

@@ -50,6 +50,10 @@ struct Knobs {
     bool NI_RANDOM = true;        ///< 6.1.y newidle dice
     bool ALT_PERIOD = true;
     bool BASE_SLICE = true;
+    /// /proc/sys/kernel/timer_migration (default 1): a task's (non-pinned) hrtimer goes where
+    /// get_nohz_timer_target() says when its CPU is idle_cpu(); 0: every timer stays on the CPU
+    /// that arms it. Not a sched feature, but a reader of idle_cpu() that the patches reach.
+    bool timer_migration = true;
     /// Energy-aware scheduling (find_energy_efficient_cpu). Not modelled: must stay off.
     bool EAS = false;
 

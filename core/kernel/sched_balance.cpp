@@ -59,6 +59,48 @@ bool newidle_balance_begins(MachineState& st, int cpu, bool rd_overload, std::in
 
 bool tick_idle_balance(const MachineState& st, const Knobs& k, int cpu) { return idle_cpu(st, k, cpu); }
 
+const char* toString(TimerTarget::Why w) {
+    switch (w) {
+    case TimerTarget::Why::ThisBusy: return "this CPU busy";
+    case TimerTarget::Why::Pinned: return "pinned";
+    case TimerTarget::Why::Moved: return "moved to a busy CPU";
+    case TimerTarget::Why::NoneBusy: return "no busy CPU";
+    }
+    return "?";
+}
+
+TimerTarget get_nohz_timer_target(const MachineState& st, const Knobs& k, int cpu) {
+    TimerTarget t;
+    t.cpu = cpu;
+    t.examined = 1;
+    const IdleVerdict self = idleVerdict(st, k, cpu);
+    if (self == IdleVerdict::NotIdle) return t;  // housekeeping_cpu(cpu) && !idle_cpu(cpu)
+    t.this_idle_by_delay = self == IdleVerdict::IdleByDelay;
+    if (st.sd) {
+        const auto& doms = st.sd->domains(cpu);
+        for (std::size_t l = 0; l < doms.size(); ++l) {
+            int found = -1;
+            const CpuMask& span = doms[l].span;
+            for (int i = span.next(0); i < kMaxCpus; i = span.next(i + 1)) {  // for_each_cpu_and(i, sched_domain_span(sd), hk_mask)
+                if (i == cpu || !st.rq[i].active) continue;
+                t.examined++;
+                if (!idle_cpu(st, k, i)) {
+                    found = i;
+                    break;
+                }
+            }
+            if (found >= 0) {
+                t.cpu = found;
+                t.why = TimerTarget::Why::Moved;
+                t.level = int(l);
+                return t;
+            }
+        }
+    }
+    t.why = TimerTarget::Why::NoneBusy;  // default_cpu: this CPU
+    return t;
+}
+
 bool sg_lb_counts_idle(const MachineState& st, const Knobs& k, int cpu) { return st.rq[cpu].nr_running == 0 && idle_cpu(st, k, cpu); }
 
 void set_next_task_idle(MachineState& st, const Knobs& k, int cpu) {

@@ -41,6 +41,28 @@ bool newidle_balance_begins(MachineState& st, int cpu, bool rd_overload, std::in
 /// scheduler_tick(): rq->idle_balance = idle_cpu(cpu).
 bool tick_idle_balance(const MachineState& st, const Knobs& k, int cpu);
 
+/// Where get_nohz_timer_target() put a timer, and why (the hrtimer's placement, issue 17).
+struct TimerTarget {
+    enum class Why : std::uint8_t {
+        ThisBusy,  ///< idle_cpu(this) false: the timer stays on the arming CPU
+        Pinned,    ///< HRTIMER_MODE_PINNED, or timer_migration off: no target search
+        Moved,     ///< idle_cpu(this) true: the first CPU of the lowest domain that is not idle
+        NoneBusy,  ///< every CPU of every domain idle: default_cpu, the arming CPU
+    };
+    int cpu = -1;
+    Why why = Why::ThisBusy;
+    int level = -1;                   ///< Moved: the domain level (index in domains(this)) it was found in
+    int examined = 0;                 ///< idle_cpu() calls made
+    bool this_idle_by_delay = false;  ///< idle_cpu(this) was true only because of the idle-delay knob
+};
+const char* toString(TimerTarget::Why w);
+/// kernel/sched/core.c get_nohz_timer_target() (6.1, every CPU a housekeeping CPU for
+/// HK_TYPE_TIMER): the arming CPU when idle_cpu() says it is busy, else the first CPU that is not
+/// idle in for_each_domain() order, each domain's span in CPU order, else the arming CPU. It
+/// reads the knob-aware idle_cpu(): the idle-delay patches call a CPU that left idle less than
+/// idle_delay_ns ago idle, so a task arming its timer there sends it elsewhere.
+TimerTarget get_nohz_timer_target(const MachineState& st, const Knobs& k, int cpu);
+
 /// update_sg_lb_stats(): does `cpu` count as an idle CPU of its group?
 bool sg_lb_counts_idle(const MachineState& st, const Knobs& k, int cpu);
 

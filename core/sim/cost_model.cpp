@@ -75,7 +75,7 @@ constexpr Field kFields[] = {
     {"fork_thread", &CostModel::fork_thread, "pthread_create on the parent (estimate)"},
     {"fork_process", &CostModel::fork_process, "fork() on the parent (estimate)"},
     {"exit_cost", &CostModel::exit_cost, "task exit (estimate)"},
-    {"timer_slack", &CostModel::timer_slack, "usleep overshoot: usleep(100) returns after ~150 us"},
+    {"timer_slack", &CostModel::timer_slack, "current->timer_slack_ns: a sleep timer expires up to this late (usleep(100) returns after ~150 us)"},
     {"lb_newidle_base", &CostModel::lb_newidle_base,
      "one newidle load_balance() of a domain: the line through sd->max_newidle_lb_cost 2236/3444/4590 ns of SMT/MC/NUMA (spans 2/24/48) on 2x "
      "E5-2680 v3, 6.8.1 (Vitalii Bursov, LKML 2024-03-28)"},

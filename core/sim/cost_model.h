@@ -98,7 +98,7 @@ struct CostModel {
     std::int64_t fork_thread = 15000;
     std::int64_t fork_process = 60000;
     std::int64_t exit_cost = 10000;
-    std::int64_t timer_slack = 50000;  ///< usleep overshoot
+    std::int64_t timer_slack = 50000;  ///< current->timer_slack_ns (SCHED_OTHER default): the range of a sleep's hrtimer
     // Newidle balancing: one load_balance() of a domain, measured (sd->max_newidle_lb_cost).
     std::int64_t lb_newidle_base = 2160;
     std::int64_t lb_newidle_per_cpu = 51;  ///< per CPU of the domain's span

@@ -54,6 +54,7 @@ Engine::Engine(EngineConfig cfg)
     m_st.jiffies = 0;
     m_cpus.resize(std::size_t(m_nrCpus));
     m_idleTasks.resize(std::size_t(m_nrCpus));
+    m_cpuTimers.resize(std::size_t(m_nrCpus));
     // Dense LLC numbering.
     std::vector<int> llcIds;
     for (int c = 0; c < m_nrCpus; ++c) {
@@ -422,6 +423,10 @@ void Engine::dispatchEvent(const Ev& e) {
     case EvIpi: onIpi(a); return;
     case EvTick: onTick(a); return;
     case EvTimer: onTimer(a, e.b()); return;
+    case EvTimerIrq:
+        m_cpus[std::size_t(a)].timer_irq_pending = false;
+        hrtimerInterrupt(a);
+        return;
     case EvSample: onSample(); return;
     case EvNohzKick: onNohzKick(a); return;
     }
@@ -516,9 +521,9 @@ void Engine::afterWork(int cpu) {
                     schedule(cpu);
                     return;
                 }
-                if (k == Action::Sleep) {
-                    p.timer_gen++;
-                    push(m_now + p.pending_ns, EvTimer, id, p.timer_gen);
+                if (k == Action::Sleep) {  // do_nanosleep(): hrtimer_sleeper_start_expires(), then schedule()
+                    const TimerInfo& ti = m_hrt[std::size_t(id)];
+                    armTimer(id, cpu, p.pending_ns, ti.next_slack, ti.next_pinned);
                 }
                 if (k == Action::Exit) {  // do_exit(): wake a joiner (CLONE_CHILD_CLEARTID futex) from this task
                     // The first worker to leave ends the job's steady state (its wind-down is not measured).
@@ -558,6 +563,11 @@ void Engine::afterWork(int cpu) {
         } else {
             p.pending = a.kind;
             p.pending_ns = a.ns;
+            if (a.kind == Action::Sleep) {
+                TimerInfo& ti = m_hrt[std::size_t(id)];
+                ti.next_slack = a.slack;
+                ti.next_pinned = a.pinned;
+            }
         }
         if (c.need_resched) {  // preemption point: return to user space
             schedule(cpu);
@@ -623,6 +633,7 @@ int Engine::spawn(std::uint16_t workload, const std::string& comm, int mm, int p
     p.t.pid = 1000 + id;
     m_comm.emplace_back(comm);
     if (m_proxyOn) m_blocked.emplace_back();
+    m_hrt.emplace_back();
     // The workload's taskset mask (cpus_ptr), else every CPU.
     const CpuMask* allowed = workload < m_workloads.size() ? m_workloads[workload]->cpus() : nullptr;
     p.t.setAffinity(allowed ? *allowed : m_cfg.topo->allCpus());
@@ -797,6 +808,8 @@ std::uint64_t Engine::digest() const {
     const Metrics& m = m_metrics;
     for (auto v : {m.ttwu_count, m.ttwu_local, m.ttwu_wakelist, m.ctx_switches, m.migrationsTotal(), m.lb_moved_tasks, m.ipis}) h = fnv(h, v);
     for (auto v : m.stage2) h = fnv(h, v);
+    if (m.timers_armed)  // runs without sleep timers keep the digests they had before timers were counted
+        for (auto v : {m.timers_armed, m.timers_moved, m.wake_by_timer_local, m.wake_by_timer_remote}) h = fnv(h, v);
     h = fnv(h, m.wakeup_latency.count());
     h = fnv(h, std::uint64_t(m.wakeup_latency.max()));
     return h;

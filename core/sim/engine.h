@@ -39,11 +39,26 @@ class KMutex;
 /// What a task does next, returned by its workload when its current work is done.
 struct Action {
     enum Kind : std::uint8_t { Run, Block, Sleep, Exit } kind = Run;
-    std::int64_t ns = 0;  ///< Run: CPU work (ns at full speed); Sleep: timer delay
-    static Action run(std::int64_t ns) { return {Run, ns}; }
-    static Action block() { return {Block, 0}; }
-    static Action sleep(std::int64_t ns) { return {Sleep, ns}; }
-    static Action exit() { return {Exit, 0}; }
+    bool pinned = false;     ///< Sleep: HRTIMER_MODE_PINNED (the timer stays on the arming CPU)
+    std::int64_t ns = 0;     ///< Run: CPU work (ns at full speed); Sleep: timer delay (the soft expiry, from now)
+    std::int64_t slack = 0;  ///< Sleep: the hrtimer's range (timer_slack_ns): it expires at the latest `slack` after the delay
+    static Action run(std::int64_t ns) { return {Run, false, ns, 0}; }
+    static Action block() { return {Block, false, 0, 0}; }
+    /// nanosleep()/usleep()/clock_nanosleep(): an hrtimer armed where 6.1's
+    /// hrtimer_start_range_ns() puts it (get_nohz_timer_target()), fired by that CPU's interrupt.
+    static Action sleep(std::int64_t ns, std::int64_t slack = 0, bool pinned = false) { return {Sleep, pinned, ns, slack}; }
+    static Action exit() { return {Exit, false, 0, 0}; }
+};
+
+/// A task's sleep timer (struct hrtimer_sleeper) as the engine placed it.
+struct TimerInfo {
+    std::int64_t soft = 0, hard = 0;  ///< _softexpires and expires (soft + slack)
+    std::int32_t cpu = -1;            ///< the CPU whose hrtimer base holds it; -1 when not armed
+    std::int32_t armed_on = -1;       ///< the CPU of the task that armed it (smp_processor_id())
+    TimerTarget target;               ///< get_nohz_timer_target()'s answer (or Pinned)
+    bool kept_by_check = false;       ///< the target's next event was earlier: hrtimer_check_target() kept it on armed_on
+    bool next_pinned = false;         ///< the pending Action::sleep's mode and range (applied when its work is done)
+    std::int64_t next_slack = 0;
 };
 
 enum class TaskState : std::uint8_t { Runnable, Running, Blocked, Exited };
@@ -230,6 +245,14 @@ public:
     /// runs at a burst end at the current time; a queued one's as soon as it runs again. Its
     /// pending charge stays. For a spinner whose owner let go of the lock or left its CPU.
     void interruptWork(int id);
+    /// Task `id`'s sleep timer: where it is armed (cpu -1 once it fired or before any sleep).
+    const TimerInfo& timerOf(int id) const { return m_hrt[std::size_t(id)]; }
+    /// cpu_base->expires_next of `cpu`: its earliest hrtimer (its tick while the tick runs, the
+    /// sleep timers armed on it); kNever for none.
+    std::int64_t hrtimerExpiresNext(int cpu) const;
+    /// The cpuidle PM QoS limit (/dev/cpu_dma_latency, e.g. cyclictest writes 0): the governor
+    /// picks no state whose exit latency exceeds it. A large value for none.
+    void setCpuLatencyQos(std::int64_t ns) { m_latencyQos = ns; }
     /// TIF_NEED_RESCHED of the task running on `cpu` (need_resched() as that task sees it).
     bool needResched(int cpu) const;
     // --- Proxy execution (knob proxy_exec; docs/patch-variants.md: Proxy execution) ------
@@ -399,7 +422,7 @@ private:
         if (c1 != c2) return c1 < c2;
         return g1 < g2;
     }
-    enum EvType : std::uint8_t { EvBurstEnd, EvResched, EvIpi, EvTick, EvTimer, EvSample, EvNohzKick };
+    enum EvType : std::uint8_t { EvBurstEnd, EvResched, EvIpi, EvTick, EvTimer, EvSample, EvNohzKick, EvTimerIrq };
     static constexpr int kMaxPlan = 8;  ///< most steps a plan has (endPlan adapts each task's limit up to it)
     struct Plan {
         int task = -1;  ///< -1: none
@@ -462,6 +485,12 @@ private:
     void onTick(int cpu);
     void onIpi(int cpu);
     void onTimer(int id, std::uint32_t gen);
+    // hrtimers (engine_wakeup.cpp): arming a task's sleep timer, the CPU's timer interrupt.
+    void armTimer(int id, int cpu, std::int64_t delay, std::int64_t slack, bool pinned);
+    void cancelTimer(int id);
+    void hrtimerInterrupt(int cpu);
+    void runExpiredTimers(int cpu, std::int64_t hardMax);
+    void onTickBody(int cpu);
     void onSample();
     void setBuddies(int cpu, int id, bool preempted, bool fork);
     int pickNextEntity(int cpu);
@@ -604,6 +633,12 @@ private:
     };
     bool m_proxyOn = false;
     std::vector<BlockedOn> m_blocked;
+    // hrtimers: each task's sleep timer (by task id), the sleep timers armed on each CPU's base
+    // (task ids by (expires, id): __hrtimer_run_queues' order).
+    std::vector<TimerInfo> m_hrt;
+    std::vector<std::vector<int>> m_cpuTimers;
+    std::vector<int> m_expiredBuf;
+    std::int64_t m_latencyQos = std::numeric_limits<std::int64_t>::max();
     bool m_proxyBlocking = false;  ///< schedule() is switching out a task that blocked on a mutex and stays queued
 };
 

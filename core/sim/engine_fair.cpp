@@ -525,11 +525,12 @@ void Engine::enterIdle(int cpu) {
     // set_next_task_idle(): __update_idle_core, claim cleared, clock_idle.
     set_next_task_idle(m_st, m_cfg.knobs, cpu);
     nohzRunIdleBalance(cpu);  // do_idle()
-    // cpuidle governor: deepest state whose target residency fits the predicted idle time.
+    // cpuidle governor: deepest state whose target residency fits the predicted idle time and
+    // whose exit latency the PM QoS limit allows (cpuidle_governor_latency_req()).
     const auto& cs = m_cfg.cost.cstates;
     int pick = 0;
     for (int i = 0; i < int(cs.size()); ++i)
-        if (cs[i].residency_ns <= c.predicted_idle) pick = i;
+        if (cs[i].residency_ns <= c.predicted_idle && cs[i].exit_ns <= m_latencyQos) pick = i;
     c.cstate = pick;
     rq.exit_latency_ns = cs[pick].exit_ns;
     emitEvent(EvKind::cpu_idle, cpu, 0, 0, -1, -1, 'R', 0, std::uint32_t(pick));
@@ -565,7 +566,7 @@ void Engine::leaveIdle(int cpu) {
 std::int64_t Engine::kickDelay(int cpu, int from_cpu) {
     const Cpu& c = m_cpus[cpu];
     const CostModel& cm = m_cfg.cost;
-    const bool idle = c.curr < 0 && c.in_idle;
+    const bool idle = c.curr < 0 && c.in_idle && !c.irq_awake;  // a timer interrupt's handler already woke it
     std::int64_t delay = 0;
     if (idle && cm.cstates[c.cstate].polling) {
         if (cpu != from_cpu) m_metrics.wake_idle_without_ipi++;

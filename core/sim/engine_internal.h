@@ -25,9 +25,11 @@ struct Engine::Cpu {
     std::int64_t seg_start = 0;
     int speed = 1024;
     bool need_resched = false;
-    bool resched_pending = false;  ///< an EvResched is queued
-    bool ipi_pending = false;      ///< an EvIpi is queued
-    bool in_idle = true;           ///< in the idle loop (C-state)
+    bool resched_pending = false;    ///< an EvResched is queued
+    bool ipi_pending = false;        ///< an EvIpi is queued
+    bool in_idle = true;             ///< in the idle loop (C-state)
+    bool irq_awake = false;          ///< a timer interrupt is running on this idle CPU: it left its C-state for it
+    bool timer_irq_pending = false;  ///< an EvTimerIrq is queued (the C-state exit before the handler)
     std::int64_t exec_start = 0;
     int cstate = 0;
     std::int64_t idle_since = 0;

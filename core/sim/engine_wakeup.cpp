@@ -22,6 +22,8 @@ bool Engine::wake(int id, bool sync) {
     SimTask& p = m_tasks[id];
     if (p.state == TaskState::Exited) return false;
     if (p.state == TaskState::Blocked) {
+        if (m_hrt[std::size_t(id)].cpu >= 0) cancelTimer(id);  // woken before its sleep timer: do_nanosleep()'s hrtimer_cancel()
+        m_metrics.wake_by_task++;
         doWake(id, m_stepCpu >= 0 ? m_stepCpu : 0, m_stepping >= 0, sync ? std::uint32_t(WF_SYNC) : 0u,
                m_stepping >= 0 ? &m_tasks[m_stepping].t : nullptr);
         return true;
@@ -185,13 +187,126 @@ void Engine::onIpi(int cpu) {
     }
 }
 
-void Engine::onTimer(int id, std::uint32_t gen) {
+// ---------------------------------------------------------------------------
+// hrtimers: a sleeping task's timer (kernel/time/hrtimer.c, 6.1)
+
+std::int64_t Engine::hrtimerExpiresNext(int cpu) const {
+    const Cpu& c = m_cpus[std::size_t(cpu)];
+    std::int64_t t = c.tick_next >= 0 ? c.tick_next : kNever;  // tick_sched_timer, while the tick runs
+    const auto& l = m_cpuTimers[std::size_t(cpu)];
+    if (!l.empty()) t = std::min(t, m_hrt[std::size_t(l.front())].hard);
+    return t;
+}
+
+// do_nanosleep() on `cpu`: hrtimer_start_range_ns() of the task's sleeper, the soft expiry
+// `delay` from now and the hard one `slack` later. __hrtimer_start_range_ns() ->
+// switch_hrtimer_base(): unless pinned (or timer_migration is off), the base of
+// get_nohz_timer_target()'s CPU, kept on this CPU when hrtimer_check_target() finds the
+// timer earlier than that CPU's next event (a remote clock event is not reprogrammed).
+void Engine::armTimer(int id, int cpu, std::int64_t delay, std::int64_t slack, bool pinned) {
     SimTask& p = m_tasks[id];
-    if (p.timer_gen != gen || p.state != TaskState::Blocked) return;
-    // hrtimer_wakeup() in interrupt context on the CPU the timer was armed on.
-    const int cpu = p.last_ran_cpu >= 0 ? p.last_ran_cpu : 0;
-    Cpu& c = m_cpus[cpu];
-    doWake(id, cpu, false, 0, c.curr >= 0 ? &m_tasks[c.curr].t : &m_idleTasks[cpu]);
+    TimerInfo& ti = m_hrt[std::size_t(id)];
+    if (ti.cpu >= 0) cancelTimer(id);
+    p.timer_gen++;
+    ti.soft = m_now + std::max<std::int64_t>(0, delay);
+    ti.hard = ti.soft + std::max<std::int64_t>(0, slack);
+    ti.armed_on = cpu;
+    ti.kept_by_check = false;
+    syncRq(cpu);  // idle_cpu() reads nr_running and curr as they are now
+    if (pinned || !m_cfg.knobs.timer_migration) {
+        ti.target = TimerTarget{};
+        ti.target.cpu = cpu;
+        ti.target.why = TimerTarget::Why::Pinned;
+    } else {
+        ti.target = get_nohz_timer_target(m_st, m_cfg.knobs, cpu);
+    }
+    int where = ti.target.cpu;
+    if (where != cpu && ti.hard < hrtimerExpiresNext(where)) {
+        where = cpu;  // hrtimer_check_target(): expires < new_base->cpu_base->expires_next
+        ti.kept_by_check = true;
+        m_metrics.timers_kept_local++;
+    }
+    m_metrics.timers_armed++;
+    if (ti.target.this_idle_by_delay) m_metrics.timers_by_delay++;
+    if (where != cpu) m_metrics.timers_moved++;
+    ti.cpu = where;
+    auto& l = m_cpuTimers[std::size_t(where)];
+    const auto pos = std::upper_bound(l.begin(), l.end(), id, [&](int a, int b) {
+        const std::int64_t ha = m_hrt[std::size_t(a)].hard, hb = m_hrt[std::size_t(b)].hard;
+        return ha != hb ? ha < hb : a < b;
+    });
+    l.insert(pos, id);
+    push(ti.hard, EvTimer, id, p.timer_gen);  // the clock event programmed for its hard expiry
+}
+
+void Engine::cancelTimer(int id) {
+    TimerInfo& ti = m_hrt[std::size_t(id)];
+    if (ti.cpu < 0) return;
+    auto& l = m_cpuTimers[std::size_t(ti.cpu)];
+    l.erase(std::find(l.begin(), l.end(), id));
+    ti.cpu = -1;
+}
+
+// The clock event of a timer's hard expiry. On an idle CPU the interrupt first takes the CPU
+// out of its C-state (the exit latency); then hrtimer_interrupt() runs the expired timers.
+void Engine::onTimer(int id, std::uint32_t gen) {
+    const SimTask& p = m_tasks[id];
+    const TimerInfo& ti = m_hrt[std::size_t(id)];
+    if (p.timer_gen != gen || ti.cpu < 0) return;  // it already ran (another interrupt in its slack) or was cancelled
+    const int cpu = ti.cpu;
+    Cpu& c = m_cpus[std::size_t(cpu)];
+    if (c.curr < 0 && c.in_idle && !c.irq_awake) {
+        if (c.timer_irq_pending) return;  // the interrupt is on its way: it runs this timer too
+        const std::int64_t ex = m_cfg.cost.c(CostTerm::idle_exit, m_cfg.cost.cstates[std::size_t(c.cstate)].exit_ns);
+        m_metrics.timer_irqs_idle++;
+        if (ex > 0) {
+            m_metrics.idle_exit_latency += ex;
+            c.timer_irq_pending = true;
+            push(m_now + ex, EvTimerIrq, cpu);
+            return;
+        }
+    }
+    hrtimerInterrupt(cpu);
+}
+
+void Engine::hrtimerInterrupt(int cpu) {
+    Cpu& c = m_cpus[std::size_t(cpu)];
+    const bool wasAwake = c.irq_awake;
+    if (c.curr < 0 && c.in_idle) c.irq_awake = true;
+    runExpiredTimers(cpu, kNever);
+    c.irq_awake = wasAwake;
+}
+
+// __hrtimer_run_queues(): the CPU's timers in expiry order, each run when its soft expiry has
+// passed, up to the first that has not; the tick (tick_sched_timer) is one of them, so a sleep
+// timer behind a tick that is not due waits for it. `hardMax`: only timers expiring by then
+// (those ordered before the tick being run). hrtimer_wakeup() -> wake_up_process() on this
+// CPU in hard-interrupt context: try_to_wake_up(p, TASK_NORMAL, 0) with current the task the
+// interrupt found (or the idle task).
+void Engine::runExpiredTimers(int cpu, std::int64_t hardMax) {
+    auto& l = m_cpuTimers[std::size_t(cpu)];
+    if (l.empty()) return;
+    const Cpu& c = m_cpus[std::size_t(cpu)];
+    const std::int64_t tickAt = c.tick_next > m_now ? c.tick_next : kNever;
+    std::size_t n = 0;
+    while (n < l.size()) {
+        const TimerInfo& ti = m_hrt[std::size_t(l[n])];
+        if (ti.soft > m_now || ti.hard > hardMax || ti.hard > tickAt) break;
+        ++n;
+    }
+    if (n == 0) return;
+    std::vector<int>& expired = m_expiredBuf;  // doWake() does not run timers: the buffer is not reentered
+    expired.assign(l.begin(), l.begin() + std::ptrdiff_t(n));
+    l.erase(l.begin(), l.begin() + std::ptrdiff_t(n));
+    for (int id : expired) {
+        m_hrt[std::size_t(id)].cpu = -1;
+        SimTask& p = m_tasks[id];
+        if (p.state != TaskState::Blocked) continue;
+        if (cpu == p.t.cpu) m_metrics.wake_by_timer_local++;
+        else m_metrics.wake_by_timer_remote++;
+        const Cpu& cc = m_cpus[std::size_t(cpu)];
+        doWake(id, cpu, false, 0, cc.curr >= 0 ? &m_tasks[cc.curr].t : &m_idleTasks[std::size_t(cpu)]);
+    }
 }
 
 // ---------------------------------------------------------------------------
@@ -247,6 +362,19 @@ void Engine::onTick(int cpu) {
     Cpu& c = m_cpus[cpu];
     if (c.tick_queued == m_now) c.tick_queued = -1;
     if (c.tick_next != m_now) return;  // the tick was stopped (nohz idle) and not restarted for this jiffy
+    if (m_cpuTimers[std::size_t(cpu)].empty()) return onTickBody(cpu);
+    // The tick is an hrtimer of this CPU's interrupt: sleep timers expiring by now run before
+    // it, the ones in their slack window after it.
+    const bool wasAwake = c.irq_awake;
+    if (c.curr < 0 && c.in_idle) c.irq_awake = true;
+    runExpiredTimers(cpu, m_now);
+    c.irq_awake = wasAwake;
+    onTickBody(cpu);
+    hrtimerInterrupt(cpu);
+}
+
+void Engine::onTickBody(int cpu) {
+    Cpu& c = m_cpus[cpu];
     if (c.curr < 0) {
         onIdleTick(cpu);
         return;

@@ -59,6 +59,8 @@ void Metrics::resetCounters(std::int64_t t) {
     idle_delay_hits = claims = ctx_switches = involuntary_switches = ipis = wake_idle_without_ipi = 0;
     lb_calls = lb_balanced = lb_failed = lb_moved_tasks = newidle_calls = nohz_kicks = newilb_runs = idle_ticks = buddy_picks = tick_preempt = 0;
     proxy_runs = proxy_migrations = proxy_return_migrations = proxy_deactivations = 0;
+    wake_by_task = wake_by_timer_local = wake_by_timer_remote = 0;
+    timers_armed = timers_moved = timers_kept_local = timers_by_delay = timer_irqs_idle = 0;
     steady.reset();
     stage0 = {};
     stage1 = {};

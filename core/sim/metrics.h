@@ -81,6 +81,14 @@ struct Metrics {
     std::uint64_t proxy_deactivations = 0;      ///< donors whose lock owner was asleep: dequeued (proxy_deactivate())
     std::uint64_t buddy_picks = 0;              ///< pick_next_entity() chose a next/last buddy over the leftmost
     std::uint64_t tick_preempt = 0;
+    // Who woke the tasks that try_to_wake_up() found asleep (issue 17): a task, or an hrtimer's
+    // interrupt on the wakee's own CPU (task_cpu(p), "local") or on another CPU ("remote").
+    std::uint64_t wake_by_task = 0, wake_by_timer_local = 0, wake_by_timer_remote = 0;
+    std::uint64_t timers_armed = 0;       ///< sleep timers armed (nanosleep, usleep, clock_nanosleep)
+    std::uint64_t timers_moved = 0;       ///< of those, put on another CPU by get_nohz_timer_target()
+    std::uint64_t timers_kept_local = 0;  ///< a target was found, but hrtimer_check_target() kept the timer on its CPU
+    std::uint64_t timers_by_delay = 0;    ///< armed on a CPU that idle_cpu() called idle only because of the idle delay
+    std::uint64_t timer_irqs_idle = 0;    ///< timer interrupts that took an idle CPU out of its C-state
     std::array<std::uint64_t, 16> stage0{};
     std::array<std::uint64_t, 32> stage1{};
     std::array<std::uint64_t, 16> idlest{};

@@ -153,7 +153,7 @@ private:
             if (!m_p.v2023) {
                 t.b = 2;
                 const std::int64_t jitter = e.rng().uniform(0, m_p.sleep_us / 4);
-                return Action::sleep((m_p.sleep_us + jitter) * 1000 + cm.timer_slack);
+                return Action::sleep((m_p.sleep_us + jitter) * 1000, cm.timer_slack);
             }
             t.b = 0;
             return Action::run(100);
@@ -184,7 +184,7 @@ private:
             if (measuring(e) && t.c >= m_run.startAt + m_run.warm) m_wake.record(e.now() - t.c);
             t.a = e.now();  // request start
             t.b = kCompute;
-            return Action::sleep(m_p.sleep_us * 1000 + cm.timer_slack);
+            return Action::sleep(m_p.sleep_us * 1000, cm.timer_slack);
         case kCompute: {
             // The matrix work runs under the per-CPU lock of the CPU it starts on (schbench's
             // per-cpu spinlock, unless -L): a holder that is preempted or migrated makes the
@@ -205,7 +205,7 @@ private:
         case kSleep2:
             if (m_p.cpu_lock) m_lockOwner[std::size_t(t.c)] = -1;  // spin_unlock
             t.b = 6;
-            return Action::sleep(m_p.sleep_us * 1000 + cm.timer_slack);
+            return Action::sleep(m_p.sleep_us * 1000, cm.timer_slack);
         default:  // request done
             if (measuring(e) && t.a >= m_run.startAt + m_run.warm) {
                 m_req.record(e.now() - t.a);

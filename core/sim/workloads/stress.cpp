@@ -43,7 +43,7 @@ public:
         }
         t.b = 0;
         if (m_p.load >= 100) return Action::run(0);
-        return Action::sleep(t.c * (100 - m_p.load) / std::max(1, m_p.load));
+        return Action::sleep(t.c * (100 - m_p.load) / std::max(1, m_p.load), e.cost().timer_slack);  // nanosleep(): the task's timer_slack_ns
     }
     void report(const Engine&, WorkloadReport& r) const override {
         r.name = name();
