@@ -139,8 +139,16 @@ CostModel CostModel::forTopology(const Topology& t) {
         // intel_idle: MWAIT states, all polling. A qemu guest (the qemu-* presets) has no MWAIT
         // (qemu's CPU models hide it; the 6.1 recordings in tests/data/traces idle in HLT): its
         // idle CPUs need an IPI.
-        const bool mwait = !startsWith(n, "qemu");
-        m.cstates = {{"POLL", 0, 0, true}, {"C1", 2000, 2000, mwait}, {"C1E", 10000, 20000, mwait}, {"C6", 133000, 400000, mwait}};
+        if (startsWith(n, "qemu")) {
+            // A qemu guest has no cpuidle driver ("cpuidle driver: none" in the 6.1 recordings,
+            // whose cpu_idle events are all state=1): do_idle() -> default_idle_call() -> HLT, one
+            // state, not polling, whatever the PM QoS limit. Its exit is taken as bare metal's C1
+            // (2 us); the host's own cost of waking a vCPU is not modelled.
+            m.cpuidle_driver = false;
+            m.cstates = {{"HLT", 2000, 0, false}};
+        } else {
+            m.cstates = {{"POLL", 0, 0, true}, {"C1", 2000, 2000, true}, {"C1E", 10000, 20000, true}, {"C6", 133000, 400000, true}};
+        }
     }
     return m;
 }

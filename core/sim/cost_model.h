@@ -94,6 +94,10 @@ struct CostModel {
     std::int64_t rq_lock_hold = 300;  ///< hold time of a remote enqueue
     // Idle driver.
     std::vector<CState> cstates;  ///< shallowest first; [0] is POLL
+    /// A cpuidle driver picks the states (its governor honours the PM QoS latency limit,
+    /// /dev/cpu_dma_latency); false: none (a qemu guest: "cpuidle driver: none"), the idle loop's
+    /// default_idle_call() ignores the limit.
+    bool cpuidle_driver = true;
     // Fork / thread creation (ns of CPU on the parent) and exit.
     std::int64_t fork_thread = 15000;
     std::int64_t fork_process = 60000;

@@ -530,7 +530,7 @@ void Engine::enterIdle(int cpu) {
     const auto& cs = m_cfg.cost.cstates;
     int pick = 0;
     for (int i = 0; i < int(cs.size()); ++i)
-        if (cs[i].residency_ns <= c.predicted_idle && cs[i].exit_ns <= m_latencyQos) pick = i;
+        if (cs[i].residency_ns <= c.predicted_idle && (cs[i].exit_ns <= m_latencyQos || !m_cfg.cost.cpuidle_driver)) pick = i;
     c.cstate = pick;
     rq.exit_latency_ns = cs[pick].exit_ns;
     emitEvent(EvKind::cpu_idle, cpu, 0, 0, -1, -1, 'R', 0, std::uint32_t(pick));

@@ -148,6 +148,16 @@ std::string runReportText(const Scenario& s, const RunResult& r) {
         m.idle_delay_hits, m.claims, m.ipis, m.wake_idle_without_ipi, m.nohz_kicks, m.newilb_runs, m.idle_ticks, m.buddy_picks);
     o += fmt::format("  load_balance: {} calls, {} balanced, {} failed, {} tasks moved; newidle entries {}\n", m.lb_calls, m.lb_balanced, m.lb_failed,
                      m.lb_moved_tasks, m.newidle_calls);
+    if (m.timers_armed) {
+        const std::uint64_t woken = m.wake_by_task + m.wake_by_timer_local + m.wake_by_timer_remote;
+        const auto pct = [&](std::uint64_t n) { return woken ? 100.0 * double(n) / double(woken) : 0.0; };
+        o += fmt::format("  who woke the sleepers: a task {} ({:.1f} %), a local timer {} ({:.1f} %), a remote timer {} ({:.1f} %)\n", m.wake_by_task,
+                         pct(m.wake_by_task), m.wake_by_timer_local, pct(m.wake_by_timer_local), m.wake_by_timer_remote, pct(m.wake_by_timer_remote));
+        o += fmt::format(
+            "  sleep timers: {} armed, {} moved to another CPU by get_nohz_timer_target() ({} armed on a CPU idle only by the idle delay), "
+            "{} kept local by hrtimer_check_target(); {} timer interrupts on idle CPUs\n",
+            m.timers_armed, m.timers_moved, m.timers_by_delay, m.timers_kept_local, m.timer_irqs_idle);
+    }
     if (e.proxyExec())
         o += fmt::format(
             "  proxy execution: {} owner runs for a donor, {} chain migrations to an owner's CPU, {} return migrations, {} donors "
@@ -273,6 +283,14 @@ json runReportJson(const Scenario& s, const RunResult& r) {
                       {"nohz_kicks", m.nohz_kicks},
                       {"idle_ticks", m.idle_ticks},
                       {"buddy_picks", m.buddy_picks},
+                      {"wake_by_task", m.wake_by_task},
+                      {"wake_by_timer_local", m.wake_by_timer_local},
+                      {"wake_by_timer_remote", m.wake_by_timer_remote},
+                      {"timers_armed", m.timers_armed},
+                      {"timers_moved", m.timers_moved},
+                      {"timers_by_delay", m.timers_by_delay},
+                      {"timers_kept_local", m.timers_kept_local},
+                      {"timer_irqs_idle", m.timer_irqs_idle},
                       {"proxy_runs", m.proxy_runs},
                       {"proxy_migrations", m.proxy_migrations},
                       {"proxy_return_migrations", m.proxy_return_migrations},
@@ -468,6 +486,15 @@ std::vector<CompareRow> compareRows(const std::vector<const RunResult*>& runs) {
     add("  wakelist (IPI)", 0, 0, [&](const RunResult& x) { return M(x).ttwu_wakelist; });
     add("  remote direct", 0, 0, [&](const RunResult& x) { return M(x).ttwu_remote_direct; });
     add("  idle-delay hits", 0, 0, [&](const RunResult& x) { return M(x).idle_delay_hits; });
+    bool timers = false;
+    for (const RunResult* x : runs) timers |= M(*x).timers_armed != 0;
+    if (timers) {  // who woke the sleepers, and where their timers went
+        add("  woken by a task", 0, 0, [&](const RunResult& x) { return M(x).wake_by_task; });
+        add("  woken by a local timer", 0, 0, [&](const RunResult& x) { return M(x).wake_by_timer_local; });
+        add("  woken by a remote timer", 0, 0, [&](const RunResult& x) { return M(x).wake_by_timer_remote; });
+        add("  sleep timers armed", 0, 0, [&](const RunResult& x) { return M(x).timers_armed; });
+        add("    moved (get_nohz_timer_target)", 0, 0, [&](const RunResult& x) { return M(x).timers_moved; });
+    }
     add("context switches", 0, 0, [&](const RunResult& x) { return M(x).ctx_switches; });
     // Reason codes seen in any run.
     auto reasonRows = [&](auto arr, auto name) {

@@ -46,7 +46,7 @@ WorkloadParams workloadFromJson(const json& v, const std::string& file, const st
     if (!v.is_object()) throw InputError(file, key, "must be an object with a \"type\"");
     if (!v.contains("type") || !v["type"].is_string())
         throw InputError(file, key + ".type",
-                         "missing (hackbench, perf-messaging, schbench, schbench-classic, stress, tbench, netperf-rr, locktorture)");
+                         "missing (hackbench, perf-messaging, schbench, schbench-classic, stress, tbench, netperf-rr, locktorture, cyclictest)");
     const std::string type = v["type"].get<std::string>();
     if (type == "hackbench" || type == "perf-messaging") {
         Obj o(v, file, key, {"type", "groups", "fds", "loops", "datasize", "threads", "pipe", "hot_set_bytes", "cpus"});
@@ -120,9 +120,25 @@ WorkloadParams workloadFromJson(const json& v, const std::string& file, const st
         p.pause_ns = o.i64("pause_ns", 0, 1000000000).value_or(p.pause_ns);
         return p;
     }
-    throw InputError(
-        file, key + ".type",
-        fmt::format("'{}' is not one of hackbench, perf-messaging, schbench, schbench-classic, stress, tbench, netperf-rr, locktorture", type));
+    if (type == "cyclictest") {
+        Obj o(v, file, key, {"type", "threads", "interval_us", "distance_us", "duration_s", "loops", "mlock", "delay_s", "loop_ns", "cpus"});
+        CyclictestParams p;
+        p.cpus = cpusFromJson(o, file, key);
+        p.threads = intIn(o, "threads", 1, 4096, p.threads);
+        p.interval_us = o.i64("interval_us", 1, 10000000).value_or(p.interval_us);
+        p.distance_us = o.i64("distance_us", 0, 10000000).value_or(p.distance_us);
+        p.duration_s = o.number("duration_s", 0, 3600).value_or(p.duration_s);
+        p.loops = o.i64("loops", 0, 100000000).value_or(p.loops);
+        p.mlock = o.boolean("mlock").value_or(p.mlock);
+        p.delay_s = o.number("delay_s", 0, 3600).value_or(p.delay_s);
+        p.loop_ns = o.i64("loop_ns", 0, 1000000000).value_or(p.loop_ns);
+        if (p.duration_s == 0 && p.loops == 0) throw InputError(file, key, "needs duration_s (-D) or loops (-l): it would run forever");
+        return p;
+    }
+    throw InputError(file, key + ".type",
+                     fmt::format("'{}' is not one of hackbench, perf-messaging, schbench, schbench-classic, stress, tbench, netperf-rr, "
+                                 "locktorture, cyclictest",
+                                 type));
 }
 
 std::string workloadCommand(const WorkloadParams& w) {
@@ -134,6 +150,8 @@ std::string workloadCommand(const WorkloadParams& w) {
                                                     else if constexpr (std::is_same_v<T, PingPongParams>) return makePingPong(p, 0)->commandLine();
                                                     else if constexpr (std::is_same_v<T, LockTortureParams>)
                                                         return makeLockTorture(p, 0)->commandLine();
+                                                    else if constexpr (std::is_same_v<T, CyclictestParams>)
+                                                        return makeCyclictest(p, 0)->commandLine();
                                                     else return makeStress(p, 0)->commandLine();
                                                 },
                                                 w);
@@ -287,6 +305,7 @@ std::unique_ptr<Engine> buildEngine(const Scenario& s, const Knobs& k, const Cos
                 else if constexpr (std::is_same_v<T, SchbenchParams>) e->addWorkload(makeSchbench(p, idx));
                 else if constexpr (std::is_same_v<T, PingPongParams>) e->addWorkload(makePingPong(p, idx));
                 else if constexpr (std::is_same_v<T, LockTortureParams>) e->addWorkload(makeLockTorture(p, idx));
+                else if constexpr (std::is_same_v<T, CyclictestParams>) e->addWorkload(makeCyclictest(p, idx));
                 else e->addWorkload(makeStress(p, idx));
             },
             s.workloads[i]);

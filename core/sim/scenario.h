@@ -21,7 +21,7 @@
 
 namespace sched {
 
-using WorkloadParams = std::variant<HackbenchParams, SchbenchParams, StressParams, PingPongParams, LockTortureParams>;
+using WorkloadParams = std::variant<HackbenchParams, SchbenchParams, StressParams, PingPongParams, LockTortureParams, CyclictestParams>;
 
 struct Variant {
     std::string name;  ///< "A", "B", ... or the name given

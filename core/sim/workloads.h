@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 // workloads.h: the benchmarks of the LKML threads, as task programs for the
 // engine (docs/workloads.md: Workloads): hackbench / perf bench sched messaging,
-// schbench classic and 2023, stress-ng --cpu N --cpu-load P.
+// schbench classic and 2023, stress-ng --cpu N --cpu-load P, cyclictest.
 #pragma once
 
 #include "sim/engine.h"
@@ -75,6 +75,20 @@ struct LockTortureParams {
     std::string cpus;              ///< `taskset -c` cpulist its tasks may run on; "" = every CPU
 };
 
+/// rt-tests' cyclictest, clock_nanosleep(TIMER_ABSTIME) mode, SCHED_OTHER at priority 0 (no -p):
+/// thread i wakes every interval_us + i * distance_us and measures how late it woke.
+struct CyclictestParams {
+    int threads = 1;                  ///< -t
+    std::int64_t interval_us = 1000;  ///< -i
+    std::int64_t distance_us = 500;   ///< -d
+    double duration_s = 1;            ///< -D (0: until -l cycles)
+    std::int64_t loops = 0;           ///< -l (0: until -D)
+    bool mlock = true;                ///< -m (mlockall: nothing the scheduler sees)
+    double delay_s = 0;               ///< the command starts this late (a shell's sleep before it)
+    std::int64_t loop_ns = 1500;      ///< CPU per cycle: clock_nanosleep() entry and exit, clock_gettime(), the statistics (estimate)
+    std::string cpus;                 ///< `taskset -c` cpulist its tasks may run on; "" = every CPU
+};
+
 /// The clock of a workload that runs for a set time once its tasks exist (tbench, schbench,
 /// locktorture): it starts when the main task has created them, measures after `warm`, and
 /// finishes at the first step at or past `end` (warm-up plus the measured time) from the start.
@@ -114,6 +128,7 @@ std::unique_ptr<Workload> makeSchbench(const SchbenchParams& p, std::uint16_t in
 std::unique_ptr<Workload> makeStress(const StressParams& p, std::uint16_t index);
 std::unique_ptr<Workload> makePingPong(const PingPongParams& p, std::uint16_t index);
 std::unique_ptr<Workload> makeLockTorture(const LockTortureParams& p, std::uint16_t index);
+std::unique_ptr<Workload> makeCyclictest(const CyclictestParams& p, std::uint16_t index);
 /// A mutex's figures as a workload's counters (acquisitions, contended, spin and sleep time, handoffs).
 void mutexCounters(const MutexStats& s, WorkloadReport& r);
 
