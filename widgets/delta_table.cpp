@@ -44,6 +44,14 @@ QString deltaTable(const sched::Snapshot& a, const sched::Snapshot& b, bool fini
     cols.push_back({tr("wakeup p99 µs"), double(a.wakeup_latency.percentile(99)) / 1e3, double(b.wakeup_latency.percentile(99)) / 1e3, 1});
     if (!recorded || a.idle_delay_hits || b.idle_delay_hits)  // a trace has none
         cols.push_back({tr("idle-delay hits"), double(a.idle_delay_hits), double(b.idle_delay_hits), 0});
+    // Sleep timers (issue 17): the share of timer wakeups that came from another CPU's interrupt.
+    if (a.timers_armed || b.timers_armed) {
+        auto remote = [](const sched::Snapshot& s) {
+            const std::uint64_t n = s.wake_by_timer_local + s.wake_by_timer_remote;
+            return n ? 100.0 * double(s.wake_by_timer_remote) / double(n) : 0.0;
+        };
+        cols.push_back({tr("remote timer %"), remote(a), remote(b), 1});
+    }
     // Kernel mutexes (pipe->mutex, locktorture's): the share of mutex_lock() calls that found the lock taken.
     auto counter = [](const sched::Snapshot& s, const char* key) {
         double v = 0;

@@ -413,10 +413,12 @@ std::vector<ArrowAgg> aggregateArrows(const std::vector<sched::MigrationView>& m
         const sched::MigrationView& m = migrations[i];
         if (m.time > now || m.time < now - spanNs || m.from == m.to || m.from < 0 || m.to < 0) continue;
         // Placement through select_task_rq (wakeups and forks) vs moves by the load balancer.
-        // Kind: 1 placement, 2 proxy execution's chain and return migrations, 0 load balance.
-        const std::uint64_t kind = m.cause == sched::MigrationCause::wakeup || m.cause == sched::MigrationCause::fork ? 1
-                                   : m.cause == sched::MigrationCause::proxy                                          ? 2
-                                                                                                                      : 0;
+        // Kind: 1 placement, 2 proxy execution's chain and return migrations, 3 sleep timers
+        // armed elsewhere, 0 load balance.
+        const std::uint64_t kind = m.timer                                                                              ? 3
+                                   : m.cause == sched::MigrationCause::wakeup || m.cause == sched::MigrationCause::fork ? 1
+                                   : m.cause == sched::MigrationCause::proxy                                            ? 2
+                                                                                                                        : 0;
         moves.push_back({(std::uint64_t(std::uint32_t(m.from)) << 34) | (std::uint64_t(std::uint32_t(m.to)) << 2) | kind, std::uint32_t(i)});
     }
     std::sort(moves.begin(), moves.end(), [](const Move& x, const Move& y) { return x.key != y.key ? x.key < y.key : x.index < y.index; });
@@ -429,6 +431,7 @@ std::vector<ArrowAgg> aggregateArrows(const std::vector<sched::MigrationView>& m
         const std::uint64_t key = moves[i].key;
         a.a.wakeup = (key & 3) == 1;
         a.a.proxy = (key & 3) == 2;
+        a.a.timer = (key & 3) == 3;
         for (; i < moves.size() && moves[i].key == key; ++i) {
             const sched::MigrationView& m = migrations[moves[i].index];
             if (a.a.count == 0 || m.time >= a.newest) {
@@ -443,7 +446,7 @@ std::vector<ArrowAgg> aggregateArrows(const std::vector<sched::MigrationView>& m
     std::sort(v.begin(), v.end(), [](const Acc& x, const Acc& y) {
         if (x.a.count != y.a.count) return x.a.count > y.a.count;
         if (x.newest != y.newest) return x.newest > y.newest;
-        return std::tie(x.a.from, x.a.to, x.a.wakeup, x.a.proxy) < std::tie(y.a.from, y.a.to, y.a.wakeup, y.a.proxy);
+        return std::tie(x.a.from, x.a.to, x.a.wakeup, x.a.proxy, x.a.timer) < std::tie(y.a.from, y.a.to, y.a.wakeup, y.a.proxy, y.a.timer);
     });
     if (v.size() > maxArrows) v.resize(maxArrows);
     out.reserve(v.size());

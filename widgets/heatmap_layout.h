@@ -112,6 +112,7 @@ struct ArrowAgg {
     sched::DistClass dist = sched::DistClass::llc;  ///< of the newest one
     bool wakeup = true;                             ///< placement (wakeup or fork, select_task_rq) vs load balance (periodic, newidle, nohz, active)
     bool proxy = false;                             ///< proxy execution moved a donor (cause proxy; wakeup is false): drawn dotted
+    bool timer = false;                             ///< sleep timers get_nohz_timer_target() put on `to` (wakeup is false): drawn dashed
 };
 
 /// Aggregates the migrations with now - spanNs <= time <= now by (from, to, wakeup), skipping

@@ -19,7 +19,11 @@ namespace {
 // The arrow kinds' key: a run with proxy execution has a third kind.
 QString arrowNote(const HeatmapScene& sc) {
     const bool proxy = sc.snapshot && sc.snapshot->knobs.find("proxy") != std::string::npos;
-    return proxy ? QStringLiteral("solid wakeup, hollow balance, dotted proxy") : QStringLiteral("solid wakeup, hollow balance");
+    bool timer = false;
+    for (const ArrowAgg& a : sc.arrows().list) timer |= a.timer;
+    QString s = proxy ? QStringLiteral("solid wakeup, hollow balance, dotted proxy") : QStringLiteral("solid wakeup, hollow balance");
+    if (timer) s += QStringLiteral(", dashed timer");
+    return s;
 }
 }  // namespace
 

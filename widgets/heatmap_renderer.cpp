@@ -213,7 +213,7 @@ HeatmapRenderer::ArrowHit HeatmapRenderer::arrowAt(const QRect& target, QPointF 
         if (!sh.visible) continue;
         const double halfPen = std::round(sh.width) / 2;
         if (distanceToSegment(p, sh.p1, sh.shaftEnd) <= halfPen + tolerancePx || distanceToTriangle(p, sh.headPts) <= tolerancePx)
-            return {a.from, a.to, a.wakeup, a.proxy, a.count};
+            return {a.from, a.to, a.wakeup, a.proxy, a.count, a.timer};
     }
     return {};
 }
@@ -532,6 +532,11 @@ void HeatmapRenderer::paintArrows(QPainter& p, const Geometry& g, const HeatmapS
             p.setPen(Qt::NoPen);
             p.setBrush(d.col);
             p.drawPolygon(quad, 4);
+        } else if (sc.arrows().list[d.i].timer) {
+            // Sleep timers get_nohz_timer_target() moved: one dashed line (no task moved).
+            p.setBrush(Qt::NoBrush);
+            p.setPen(QPen(d.col, std::max(1.0, std::round(d.sh.width / 2)), Qt::DashLine, Qt::FlatCap));
+            p.drawLine(shaft);
         } else {
             // Load balance: two solid rails; proxy execution's moves: two dotted ones.
             p.setBrush(Qt::NoBrush);

@@ -34,13 +34,13 @@ const HeatmapScene::Arrows& HeatmapScene::arrows() const {
         out.list.erase(
             std::remove_if(out.list.begin(), out.list.end(), [n](const ArrowAgg& a) { return a.from < 0 || a.to < 0 || a.from >= n || a.to >= n; }),
             out.list.end());
-        std::vector<std::tuple<int, int, bool, bool>> present;
+        std::vector<std::tuple<int, int, bool, bool, bool>> present;
         present.reserve(out.list.size());
-        for (const ArrowAgg& a : out.list) present.emplace_back(a.from, a.to, a.wakeup, a.proxy);
+        for (const ArrowAgg& a : out.list) present.emplace_back(a.from, a.to, a.wakeup, a.proxy, a.timer);
         std::sort(present.begin(), present.end());
         out.twoWay.reserve(out.list.size());
         for (const ArrowAgg& a : out.list)
-            out.twoWay.push_back(std::binary_search(present.begin(), present.end(), std::make_tuple(a.to, a.from, a.wakeup, a.proxy)));
+            out.twoWay.push_back(std::binary_search(present.begin(), present.end(), std::make_tuple(a.to, a.from, a.wakeup, a.proxy, a.timer)));
     });
     return m_arrows->a;
 }

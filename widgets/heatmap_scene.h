@@ -39,6 +39,7 @@ struct HeatmapArrowHit {
     bool wakeup = true;  ///< placement (wakeup, fork) vs load balance
     bool proxy = false;  ///< proxy execution's chain or return migration
     int count = 0;       ///< migrations aggregated into the arrow
+    bool timer = false;  ///< sleep timers armed on `from` that fire on `to` (get_nohz_timer_target())
 };
 
 class HeatmapScene {

@@ -251,6 +251,14 @@ QString TopologyHeatmap::tooltipFor(int cpu) const {
 QString TopologyHeatmap::arrowTooltip(const ArrowHit& hit) const {
     const HeatmapScene& sc = *m_scene;
     if (hit.from < 0 || hit.to < 0) return {};
+    if (hit.timer)
+        return QStringLiteral(
+                   "%1 sleep timer%2 armed on CPU %3 and fired by CPU %4 (get_nohz_timer_target(): CPU %3 was idle_cpu()) in the last %5 ms")
+            .arg(hit.count)
+            .arg(hit.count == 1 ? QString() : QStringLiteral("s"))
+            .arg(hit.from)
+            .arg(hit.to)
+            .arg(double(sc.arrowSpanNs) / 1e6, 0, 'f', 1);
     QString s = QStringLiteral("%1 %2 migration%3 CPU %4 \u2192 CPU %5")
                     .arg(hit.count)
                     .arg(hit.wakeup  ? QStringLiteral("wakeup")
@@ -260,7 +268,7 @@ QString TopologyHeatmap::arrowTooltip(const ArrowHit& hit) const {
                     .arg(hit.from)
                     .arg(hit.to);
     const auto it = std::find_if(sc.arrows().list.begin(), sc.arrows().list.end(), [&](const ArrowAgg& a) {
-        return a.from == hit.from && a.to == hit.to && a.wakeup == hit.wakeup && a.proxy == hit.proxy;
+        return a.from == hit.from && a.to == hit.to && a.wakeup == hit.wakeup && a.proxy == hit.proxy && !a.timer;
     });
     if (it != sc.arrows().list.end()) s += QStringLiteral(" (") + distSentenceName(it->dist) + QLatin1Char(')');
     s += QStringLiteral(" in the last %1 ms").arg(double(sc.arrowSpanNs) / 1e6, 0, 'f', 1);

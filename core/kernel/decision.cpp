@@ -90,6 +90,7 @@ const char* toString(Fn f) {
     case Fn::find_idlest_group: return "find_idlest_group";
     case Fn::find_idlest_group_cpu: return "find_idlest_group_cpu";
     case Fn::check_preempt_curr: return "check_preempt_curr";
+    case Fn::hrtimer_wakeup: return "hrtimer_wakeup";
     }
     return "?";
 }

@@ -80,6 +80,7 @@ enum class Fn : std::uint8_t {
     find_idlest_group,
     find_idlest_group_cpu,
     check_preempt_curr,
+    hrtimer_wakeup,  ///< a sleep timer's handler: where the timer was armed and why (get_nohz_timer_target())
 };
 const char* toString(Fn f);
 

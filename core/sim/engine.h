@@ -400,6 +400,9 @@ public:
     void traceNextWakeup() { m_traceNext = true; }
     /// The last traced decision (with steps), or nullptr.
     const DecisionRecord* lastTraced() const { return m_lastTraced.pid ? &m_lastTraced : nullptr; }
+    /// Called for every sleep timer armed on another CPU than its task's (time, pid, arming CPU,
+    /// timer CPU): get_nohz_timer_target() moved it. The heatmap draws these as timer arrows.
+    std::function<void(std::int64_t, int, int, int)> timer_sink;
     /// Called for every migration (time, pid, from, to, cause); cheaper than the full event stream.
     std::function<void(std::int64_t, int, int, int, MigrationCause)> migration_sink;
     /// Called at each wakeup decision, after its sched_waking event, with what the decision
@@ -638,6 +641,7 @@ private:
     std::vector<TimerInfo> m_hrt;
     std::vector<std::vector<int>> m_cpuTimers;
     std::vector<int> m_expiredBuf;
+    int m_timerWaking = -1;  ///< runExpiredTimers(): the task whose timer doWake() is running (its traced decision says where the timer was)
     std::int64_t m_latencyQos = std::numeric_limits<std::int64_t>::max();
     bool m_proxyBlocking = false;  ///< schedule() is switching out a task that blocked on a mutex and stays queued
 };

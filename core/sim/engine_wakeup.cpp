@@ -89,6 +89,29 @@ void Engine::doWake(int id, int waker_cpu, bool in_task, std::uint32_t wf, Task*
     const bool tr = m_tracePid == p.t.pid || m_traceNext;
     Decision& d = m_decision;  // reused: no allocation per wakeup (doWake does not nest)
     try_to_wake_up(m_st, m_cfg.knobs, p.t, w, wf, tr, d);
+    if (tr && m_timerWaking == id) {
+        // A timer's wakeup: where its timer was armed, where it went and why, first.
+        const TimerInfo& ti = m_hrt[std::size_t(id)];
+        std::string why;
+        switch (ti.target.why) {
+        case TimerTarget::Why::ThisBusy: why = fmt::format("idle_cpu({}) false: the timer stays on CPU {}", ti.armed_on, ti.armed_on); break;
+        case TimerTarget::Why::Pinned: why = "pinned (or timer_migration = 0): no target search"; break;
+        case TimerTarget::Why::NoneBusy:
+            why = fmt::format("idle_cpu({}) true{}, and no CPU of its domains is busy: default_cpu {}", ti.armed_on,
+                              ti.target.this_idle_by_delay ? " (idle delay)" : "", ti.armed_on);
+            break;
+        case TimerTarget::Why::Moved:
+            why = fmt::format("idle_cpu({}) true{}: CPU {} is the first busy CPU of domain level {} ({} CPUs examined)", ti.armed_on,
+                              ti.target.this_idle_by_delay ? " (idle delay)" : "", ti.target.cpu, ti.target.level, ti.target.examined);
+            if (ti.kept_by_check)
+                why += fmt::format("; hrtimer_check_target(): it expires before CPU {}'s next event, kept on CPU {}", ti.target.cpu, ti.armed_on);
+            break;
+        }
+        d.steps.insert(d.steps.begin(),
+                       Step{Fn::hrtimer_wakeup, fmt::format("timer of pid {} armed on CPU {} (clock_nanosleep, expires {} ns + {} ns slack); "
+                                                            "get_nohz_timer_target(): {}; fired on CPU {} in hard-interrupt context",
+                                                            p.t.pid, ti.armed_on, ti.soft, ti.hard - ti.soft, why, waker_cpu)});
+    }
     if (tr) traced(p.t.pid, d);
     const int cpu = d.cpu;
     m_metrics.ttwu_count++;
@@ -228,7 +251,10 @@ void Engine::armTimer(int id, int cpu, std::int64_t delay, std::int64_t slack, b
     }
     m_metrics.timers_armed++;
     if (ti.target.this_idle_by_delay) m_metrics.timers_by_delay++;
-    if (where != cpu) m_metrics.timers_moved++;
+    if (where != cpu) {
+        m_metrics.timers_moved++;
+        if (timer_sink) timer_sink(m_now, p.t.pid, cpu, where);
+    }
     ti.cpu = where;
     auto& l = m_cpuTimers[std::size_t(where)];
     const auto pos = std::upper_bound(l.begin(), l.end(), id, [&](int a, int b) {
@@ -305,7 +331,9 @@ void Engine::runExpiredTimers(int cpu, std::int64_t hardMax) {
         if (cpu == p.t.cpu) m_metrics.wake_by_timer_local++;
         else m_metrics.wake_by_timer_remote++;
         const Cpu& cc = m_cpus[std::size_t(cpu)];
+        m_timerWaking = id;
         doWake(id, cpu, false, 0, cc.curr >= 0 ? &m_tasks[cc.curr].t : &m_idleTasks[std::size_t(cpu)]);
+        m_timerWaking = -1;
     }
 }
 

@@ -39,6 +39,17 @@ Simulation::Simulation(const Scenario& s, Knobs knobs, std::string label, SimOpt
         m_migrations.push_back(v);
         if (m_migrations.size() > m_opt.max_migrations) m_migrations.pop_front();
     };
+    m_engine->timer_sink = [this](std::int64_t t, int pid, int from, int to) {
+        MigrationView v;
+        v.time = t;
+        v.pid = pid;
+        v.from = std::int16_t(from);
+        v.to = std::int16_t(to);
+        v.timer = true;
+        v.dist = distClass(m_engine->topo(), from, to);
+        m_migrations.push_back(v);
+        if (m_migrations.size() > m_opt.max_migrations) m_migrations.pop_front();
+    };
 }
 
 void Simulation::collect() {
@@ -154,6 +165,11 @@ Snapshot Simulation::snapshot() const {
     s.ctx_switches = m.ctx_switches;
     s.idle_delay_hits = m.idle_delay_hits;
     s.claims = m.claims;
+    s.wake_by_task = m.wake_by_task;
+    s.wake_by_timer_local = m.wake_by_timer_local;
+    s.wake_by_timer_remote = m.wake_by_timer_remote;
+    s.timers_armed = m.timers_armed;
+    s.timers_moved = m.timers_moved;
     for (std::size_t i = 0; i < m.stage2.size(); ++i)
         if (m.stage2[i]) s.reasons.emplace_back(toString(Stage2(i)), m.stage2[i]);
     s.migrations_by_cause = m.migrations;

@@ -48,6 +48,7 @@ struct MigrationView {
     std::int16_t from = 0, to = 0;
     MigrationCause cause = MigrationCause::wakeup;
     DistClass dist = DistClass::llc;
+    bool timer = false;  ///< not a task's move: a sleep timer armed on `from` that get_nohz_timer_target() put on `to`
 };
 
 /// Immutable view of one simulation at one instant; a plain value.
@@ -72,6 +73,8 @@ struct Snapshot {
 
     LatencyHistogram wakeup_latency;
     std::uint64_t ttwu_count = 0, ttwu_local = 0, ttwu_wakelist = 0, ctx_switches = 0, idle_delay_hits = 0, claims = 0;
+    /// Who woke the sleepers (Metrics::wake_by_*), and the sleep timers get_nohz_timer_target() moved.
+    std::uint64_t wake_by_task = 0, wake_by_timer_local = 0, wake_by_timer_remote = 0, timers_armed = 0, timers_moved = 0;
     /// Wakeups by final reason (stage 2 code name, count), non-zero ones, in code order.
     std::vector<std::pair<std::string, std::uint64_t>> reasons;
     std::array<std::uint64_t, kMigrationCauses> migrations_by_cause{};

@@ -1,0 +1,377 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+// core_timer_test.cpp: sleep timers as Linux 6.1's hrtimers (issue 17) -- where
+// get_nohz_timer_target() puts a timer (busy, idle and idle-by-delay CPUs, pinned timers,
+// timer_migration off, hrtimer_check_target()), the wakeup a timer makes (its CPU, hard-interrupt
+// context, no WF_SYNC), the C-state exit before the handler on an idle CPU, a tick ending a timer
+// inside its slack, cyclictest's output, and the side effect of the idle delay on cyclictest beside
+// busy hogs, against the real 6.1 recording of that command.
+#include "kernel/sched_balance.h"
+#include "kernel/wakeup_path.h"
+#include "sim/engine.h"
+#include "sim/scenario.h"
+#include "test_scenarios.h"
+#include "trace/trace.h"
+
+#include <gtest/gtest.h>
+
+#include <regex>
+#include <set>
+
+using namespace sched;
+
+namespace {
+
+std::shared_ptr<const Topology> topo(const char* name) { return std::make_shared<const Topology>(Topology::preset(name)); }
+
+/// `cpu` runs one task that left idle `ago` ns before now (st.now_ns).
+void running(MachineState& st, int cpu, std::int64_t ago) {
+    Rq& rq = st.rq[std::size_t(cpu)];
+    rq.nr_running = rq.h_nr_running = 1;
+    rq.curr = CurrKind::Normal;
+    rq.idle_end_time = st.now_ns - ago;
+    rq.clock_idle = st.now_ns - ago;
+}
+
+void idleCpus(MachineState& st) {
+    for (int c = 0; c < int(st.rq.size()); ++c) {
+        Rq& rq = st.rq[std::size_t(c)];
+        rq.nr_running = rq.h_nr_running = 0;
+        rq.curr = CurrKind::Idle;
+        rq.idle_end_time = rq.clock_idle = -10000000000LL;
+    }
+}
+
+}  // namespace
+
+// qemu-2s2c2t: SMT pairs (0,1) (2,3) (4,5) (6,7), one LLC per socket: CPU 2's domains are
+// {2,3}, {0-3}, {0-7}. A CPU running a task is not idle_cpu(): the timer stays there.
+TEST(TimerTarget, ABusyCpuKeepsItsTimer) {
+    MachineState st(topo("qemu-2s2c2t"));
+    st.now_ns = 10000000000LL;
+    idleCpus(st);
+    running(st, 2, 100000);  // left idle 100 us ago
+    running(st, 0, 5000000000LL);
+    const TimerTarget t = get_nohz_timer_target(st, Knobs::preset("baseline"), 2);
+    EXPECT_EQ(t.cpu, 2);
+    EXPECT_EQ(t.why, TimerTarget::Why::ThisBusy);
+    EXPECT_FALSE(t.this_idle_by_delay);
+}
+
+// The idle delay makes the arming CPU idle_cpu(): the first CPU that is not idle, lowest
+// domain first, each span in CPU order, gets the timer.
+TEST(TimerTarget, AnIdleByDelayCpuSendsItToTheNearestBusyCpu) {
+    const Knobs v2 = Knobs::preset("idle-delay-v2");
+    MachineState st(topo("qemu-2s2c2t"));
+    st.now_ns = 10000000000LL;
+    idleCpus(st);
+    running(st, 2, 100000);        // within the 1 ms delay, nr_running 1 <= 4: idle by delay
+    running(st, 5, 5000000000LL);  // busy for 5 s: not idle
+    TimerTarget t = get_nohz_timer_target(st, v2, 2);
+    EXPECT_TRUE(t.this_idle_by_delay);
+    EXPECT_EQ(t.why, TimerTarget::Why::Moved);
+    EXPECT_EQ(t.cpu, 5) << "the only busy CPU, in the machine-wide domain";
+    EXPECT_EQ(t.level, int(st.sd->domains(2).size()) - 1);
+    running(st, 1, 5000000000LL);  // the same LLC
+    t = get_nohz_timer_target(st, v2, 2);
+    EXPECT_EQ(t.cpu, 1);
+    EXPECT_EQ(t.level, 1);
+    running(st, 3, 5000000000LL);  // the SMT sibling comes first
+    t = get_nohz_timer_target(st, v2, 2);
+    EXPECT_EQ(t.cpu, 3);
+    EXPECT_EQ(t.level, 0);
+    // A CPU that left idle just now is idle_cpu() as well: it is no target.
+    idleCpus(st);
+    running(st, 2, 100000);
+    running(st, 3, 200000);
+    running(st, 6, 300000);
+    t = get_nohz_timer_target(st, v2, 2);
+    EXPECT_EQ(t.why, TimerTarget::Why::NoneBusy);
+    EXPECT_EQ(t.cpu, 2) << "default_cpu: the arming CPU";
+    EXPECT_EQ(t.examined, 1 + 1 + 3 + 7) << "itself, then each domain's other CPUs";
+    // Without the patch the same CPU is busy.
+    EXPECT_EQ(get_nohz_timer_target(st, Knobs::preset("baseline"), 2).why, TimerTarget::Why::ThisBusy);
+    // With more than idle_delay_max_running tasks the delay does not apply.
+    st.rq[2].nr_running = st.rq[2].h_nr_running = 5;
+    EXPECT_EQ(get_nohz_timer_target(st, v2, 2).why, TimerTarget::Why::ThisBusy);
+}
+
+namespace {
+
+/// A task pinned to `cpus` that never sleeps.
+class Hog : public Workload {
+public:
+    std::string name() const override { return "hog"; }
+    std::string commandLine() const override { return "hog"; }
+    void start(Engine& e) override { id = e.spawn(0, "hog", 1, -1, 0, 0, 0); }
+    Action step(Engine&, SimTask&) override { return Action::run(1000000); }
+    bool finished() const override { return false; }
+    void report(const Engine&, WorkloadReport&) const override {}
+    int id = -1;
+};
+
+/// Runs 20 us, then sleeps `sleep` ns with `slack` (pinned or not), over and over; at each
+/// wakeup it notes how its last timer was placed.
+class Sleeper : public Workload {
+public:
+    Sleeper(std::int64_t sleep, std::int64_t slack, bool pinned, std::uint16_t index)
+        : m_sleep(sleep), m_slack(slack), m_pinned(pinned), m_index(index) {}
+    std::string name() const override { return "sleeper"; }
+    std::string commandLine() const override { return "sleeper"; }
+    void start(Engine& e) override { id = e.spawn(m_index, "sleeper", 2, -1, 0, 0, 0); }
+    Action step(Engine& e, SimTask& t) override {
+        if (t.b == 0) {
+            if (t.a++ > 0) {
+                placed.push_back(e.timerOf(id));
+                wokeOn.push_back(e.currentCpu());
+            }
+            t.b = 1;
+            return Action::run(20000);
+        }
+        t.b = 0;
+        return Action::sleep(m_sleep, m_slack, m_pinned);
+    }
+    bool finished() const override { return false; }
+    void report(const Engine&, WorkloadReport&) const override {}
+    int id = -1;
+    std::vector<TimerInfo> placed;
+    std::vector<int> wokeOn;
+
+private:
+    std::int64_t m_sleep, m_slack;
+    bool m_pinned;
+    std::uint16_t m_index;
+};
+
+struct TimerRun {
+    std::unique_ptr<Engine> e;
+    Sleeper* s = nullptr;
+    std::vector<WakeInputs> wakes;  ///< the sleeper's wakeups
+};
+
+/// qemu-2s2c2t with a hog pinned to CPU 5 and the sleeper, for 200 ms.
+TimerRun runSleeper(const Knobs& k, std::int64_t sleep, std::int64_t slack, bool pinned, const char* t = "qemu-2s2c2t", std::int64_t ns = 200000000) {
+    EngineConfig cfg;
+    cfg.topo = topo(t);
+    cfg.cost = CostModel::forTopology(*cfg.topo);
+    cfg.knobs = k;
+    cfg.check_invariants = true;
+    TimerRun r;
+    r.e = std::make_unique<Engine>(cfg);
+    auto hog = std::make_unique<Hog>();
+    hog->setCpus(CpuMask::intern(CpuMask::single(5)));
+    r.e->addWorkload(std::move(hog));
+    auto s = std::make_unique<Sleeper>(sleep, slack, pinned, 1);
+    r.s = s.get();
+    r.e->addWorkload(std::move(s));
+    Engine* e = r.e.get();
+    r.e->wake_inputs_sink = [&r, e](const WakeInputs& in) {
+        if (in.pid == e->task(r.s->id).t.pid) r.wakes.push_back(in);
+    };
+    r.e->advance(ns);
+    return r;
+}
+
+}  // namespace
+
+// Under the idle delay the sleeper's CPU (it just left idle) is idle_cpu() when it arms its
+// 10-ms timer: the timer goes to the hog's CPU, whose interrupt wakes the sleeper from there,
+// in hard-interrupt context, without WF_SYNC; a remote wakeup, counted as a remote timer.
+TEST(Timers, IdleDelayMovesTheTimerToTheBusyCpuWhichWakesTheSleeper) {
+    TimerRun r = runSleeper(Knobs::preset("idle-delay-v2"), 10000000, 50000, false);
+    ASSERT_GE(r.s->placed.size(), 10u);
+    ASSERT_GE(r.wakes.size(), r.s->placed.size());  // wake_up_new_task() is no wakeup here: wakes[i] is placed[i]'s
+    // The first timer is armed 20 us into the run, when the hog has run less than the 1 ms
+    // delay itself: no CPU is busy yet, the timer stays (NoneBusy). From the second on:
+    EXPECT_EQ(r.s->placed[0].target.why, TimerTarget::Why::NoneBusy);
+    for (std::size_t i = 1; i < r.s->placed.size(); ++i) {
+        const TimerInfo& ti = r.s->placed[i];
+        EXPECT_EQ(ti.target.why, TimerTarget::Why::Moved) << i;
+        EXPECT_TRUE(ti.target.this_idle_by_delay) << i;
+        EXPECT_EQ(ti.target.cpu, 5) << i;
+        EXPECT_FALSE(ti.kept_by_check) << "10 ms is past the hog's next tick (HZ=250)";
+        EXPECT_EQ(ti.hard - ti.soft, 50000) << "timer_slack";
+        const WakeInputs& w = r.wakes[i];
+        EXPECT_EQ(w.cpu, 5) << "try_to_wake_up() runs on the timer's CPU";
+        EXPECT_FALSE(w.in_task) << "hrtimer_wakeup() runs in hard-interrupt context";
+        EXPECT_FALSE(w.sync);
+        EXPECT_EQ(w.prev, ti.armed_on);
+        EXPECT_NE(w.cpu, w.prev);
+    }
+    const Metrics& m = r.e->metrics();
+    EXPECT_EQ(m.wake_by_timer_remote, r.s->placed.size() - 1);
+    EXPECT_EQ(m.wake_by_timer_local, 1u);
+    EXPECT_GE(m.timers_moved, m.wake_by_timer_remote);  // the last one may not have fired yet
+    EXPECT_EQ(m.timers_by_delay, m.timers_armed);
+}
+
+// The same run without the patch: the sleeper's CPU runs it, so it is not idle; every timer
+// stays and fires on the sleeper's own CPU (a local timer).
+TEST(Timers, BaselineKeepsEveryTimerOnTheSleepersCpu) {
+    TimerRun r = runSleeper(Knobs::preset("baseline"), 10000000, 50000, false);
+    ASSERT_GE(r.s->placed.size(), 10u);
+    for (std::size_t i = 0; i < r.s->placed.size(); ++i) {
+        EXPECT_EQ(r.s->placed[i].target.why, TimerTarget::Why::ThisBusy) << i;
+        EXPECT_EQ(r.wakes[i].cpu, r.s->placed[i].armed_on) << i;
+        EXPECT_EQ(r.wakes[i].cpu, r.wakes[i].prev) << i;
+    }
+    EXPECT_EQ(r.e->metrics().wake_by_timer_remote, 0u);
+    EXPECT_EQ(r.e->metrics().wake_by_timer_local, r.s->placed.size());
+}
+
+// Pinned timers (HRTIMER_MODE_PINNED) and timer_migration = 0 never move.
+TEST(Timers, PinnedTimersAndTimerMigrationOffStayLocal) {
+    TimerRun pinned = runSleeper(Knobs::preset("idle-delay-v2"), 10000000, 50000, true);
+    Knobs off = Knobs::preset("idle-delay-v2");
+    off.set("timer_migration", "0");
+    TimerRun noMig = runSleeper(off, 10000000, 50000, false);
+    for (TimerRun* r : {&pinned, &noMig}) {
+        ASSERT_GE(r->s->placed.size(), 10u);
+        for (std::size_t i = 0; i < r->s->placed.size(); ++i) {
+            EXPECT_EQ(r->s->placed[i].target.why, TimerTarget::Why::Pinned) << i;
+            EXPECT_EQ(r->wakes[i].cpu, r->s->placed[i].armed_on) << i;
+        }
+        EXPECT_EQ(r->e->metrics().timers_moved, 0u);
+    }
+}
+
+// hrtimer_check_target(): a timer that expires before the target CPU's next event (the hog's
+// tick, every 4 ms at HZ=250) stays on the arming CPU, which can program its own clock event.
+TEST(Timers, CheckTargetKeepsATimerEarlierThanTheTargetsNextEvent) {
+    TimerRun r = runSleeper(Knobs::preset("idle-delay-v2"), 100000, 50000, false);
+    ASSERT_GE(r.s->placed.size(), 100u);
+    std::size_t kept = 0, moved = 0;
+    for (std::size_t i = 0; i < r.s->placed.size(); ++i) {
+        const TimerInfo& ti = r.s->placed[i];
+        if (ti.soft < 2000000) continue;  // the hog's first millisecond: it is idle by delay itself (see above)
+        ASSERT_EQ(ti.target.cpu, 5) << i;
+        const int fired = r.wakes[i].cpu;
+        if (ti.kept_by_check) {
+            ++kept;
+            EXPECT_EQ(fired, ti.armed_on) << i;
+        } else {
+            ++moved;
+            EXPECT_EQ(fired, 5) << i;
+            // Moved only when the hog's next tick came first: a tick boundary lies in (armed, hard].
+            const std::int64_t jiffy = 4000000;
+            EXPECT_LE((ti.soft - 100000) / jiffy + 1, ti.hard / jiffy) << i;
+        }
+    }
+    EXPECT_GT(kept, moved * 5) << "150 us fits between most pairs of 4-ms ticks";
+    EXPECT_GE(r.e->metrics().timers_kept_local, kept);  // and the first millisecond's, and the last one's
+    EXPECT_LE(r.e->metrics().timers_kept_local, kept + 10);
+}
+
+// A timer interrupt on an idle CPU runs after the CPU left its C-state: a qemu guest idles in
+// HLT (2 us to leave, no cpuidle driver), so the wakeup comes 2 us after the hard expiry.
+TEST(Timers, AnIdleCpuLeavesItsCStateBeforeTheHandlerRuns) {
+    TimerRun r = runSleeper(Knobs::preset("baseline"), 10000000, 0, false);
+    ASSERT_GE(r.s->placed.size(), 10u);
+    const std::int64_t exit = r.e->cost().cstates[0].exit_ns;
+    ASSERT_EQ(exit, 2000);
+    for (std::size_t i = 0; i < r.s->placed.size(); ++i)
+        EXPECT_EQ(r.wakes[i].time, r.s->placed[i].hard + exit) << "the handler runs once the CPU is out of HLT: " << i;
+    EXPECT_EQ(r.e->metrics().timer_irqs_idle, r.s->placed.size());
+}
+
+// The tick is one of the CPU's hrtimers: a tick between a sleep timer's soft and hard expiry
+// runs it (__hrtimer_run_queues() runs every timer whose soft expiry has passed). The sleeper
+// shares the hog's CPU, so that CPU's tick runs; with 6 ms of slack a tick always falls inside.
+TEST(Timers, ATickInsideTheSlackEndsTheSleep) {
+    EngineConfig cfg;
+    cfg.topo = topo("qemu-2s2c2t");
+    cfg.cost = CostModel::forTopology(*cfg.topo);
+    cfg.check_invariants = true;
+    Engine e(cfg);
+    auto hog = std::make_unique<Hog>();
+    hog->setCpus(CpuMask::intern(CpuMask::single(5)));
+    e.addWorkload(std::move(hog));
+    auto s = std::make_unique<Sleeper>(1000000, 6000000, true, 1);
+    s->setCpus(CpuMask::intern(CpuMask::single(5)));
+    Sleeper* sl = s.get();
+    e.addWorkload(std::move(s));
+    std::vector<std::int64_t> woke;
+    e.wake_inputs_sink = [&](const WakeInputs& in) {
+        if (in.pid == e.task(sl->id).t.pid) woke.push_back(in.time);
+    };
+    e.advance(200000000);
+    ASSERT_GE(sl->placed.size(), 10u);
+    for (std::size_t i = 0; i < sl->placed.size(); ++i) {
+        const TimerInfo& ti = sl->placed[i];
+        EXPECT_GE(woke[i], ti.soft) << i;
+        EXPECT_LT(woke[i], ti.hard) << "a tick came first: " << i;
+        EXPECT_EQ(woke[i] % 4000000, 0) << "at a tick (HZ=250): " << i;
+    }
+}
+
+// cyclictest prints print_stat()'s line per thread; on an idle machine each period wakes
+// timer_slack (50 us) late plus the wakeup's own cost, and thread i runs every 1000 + 500 i us.
+TEST(Cyclictest, OutputAndLatenciesOnAnIdleMachine) {
+    const Scenario s = scenario(R"({"topology": "qemu-2s2c2t", "workloads": [
+        {"type": "cyclictest", "threads": 2, "interval_us": 1000, "distance_us": 500, "duration_s": 0.3}]})");
+    const RunResult r = runScenario(s, s.variants[0], s.cost, RunOptions{});
+    ASSERT_EQ(r.reports.size(), 1u);
+    const WorkloadReport& rep = r.reports[0];
+    EXPECT_EQ(rep.command, "cyclictest -t 2 -i 1000 -d 500 -D 0.3 -q -m");
+    ASSERT_EQ(rep.output.size(), 3u);
+    EXPECT_EQ(rep.output[0], "# /dev/cpu_dma_latency set to 0us");
+    const std::regex line(
+        R"(T: ([01]) \( {0,4}(\d+)\) P: 0 I:(1000|1500) C: {0,6}(\d+) Min: {0,6}(\d+) Act: {0,4}(\d+) Avg: {0,4}(\d+) Max: {0,7}(\d+))");
+    for (int i = 0; i < 2; ++i) {
+        std::smatch m;
+        ASSERT_TRUE(std::regex_match(rep.output[std::size_t(i) + 1], m, line)) << rep.output[std::size_t(i) + 1];
+        EXPECT_EQ(std::stoi(m[1]), i);
+        EXPECT_EQ(std::stoi(m[3]), 1000 + 500 * i);
+        const int cycles = std::stoi(m[4]), mn = std::stoi(m[5]), avg = std::stoi(m[7]), mx = std::stoi(m[8]);
+        EXPECT_NEAR(cycles, 300000 / (1000 + 500 * i), 1);
+        EXPECT_GE(mn, 0);
+        EXPECT_GE(avg, 50) << "timer_slack: a lone timer fires at its hard expiry";
+        EXPECT_LE(mx, 60);
+        EXPECT_LE(mn, avg);
+        EXPECT_LE(avg, mx);
+    }
+    // The fixed-width fields as cyclictest pads them.
+    EXPECT_EQ(rep.output[1].substr(0, 5), "T: 0 ");
+    EXPECT_NE(rep.output[1].find(" C:    300 "), std::string::npos) << rep.output[1];
+}
+
+// The recording and the simulation of `cyclictest -t 4 -i 1000 -d 500 -D 4 -q -m` beside 4
+// busy-loop hogs on the qemu-2s2c2t guest (stock 6.1): nearly every cyclictest wakeup is made
+// by a timer on the thread's own CPU (the sched_waking line's CPU is its target_cpu). Under
+// idle-delay-v2 most of them come from a remote timer, through the wakelist and an IPI, and the
+// tail latency grows.
+TEST(Cyclictest, HogsScenarioAgainstTheRecordingAndUnderTheIdleDelay) {
+    const Trace t = readFtraceText(std::string(SCHEDLAB_TEST_DATA) + "/traces/qemu-6.1-2s2c2t-cyclictest-hogs/trace.txt.gz");
+    std::uint64_t rec = 0, recLocal = 0;
+    for (const SchedEvent& ev : t.events) {
+        if (ev.kind != EvKind::sched_waking) continue;
+        const auto c = t.comm.find(ev.pid);
+        if (c == t.comm.end() || c->second != "cyclictest") continue;
+        ++rec;
+        recLocal += ev.cpu == ev.target_cpu;
+    }
+    ASSERT_GT(rec, 4000u);
+    const double recShare = double(recLocal) / double(rec);
+
+    const Scenario s = loadScenario(std::string(SCHEDLAB_SOURCE_DIR) + "/resources/scenarios/cyclictest-hogs-qemu.json");
+    ASSERT_EQ(s.variants.size(), 2u);
+    const RunResult a = runScenario(s, s.variants[0], s.cost, RunOptions{});
+    const RunResult b = runScenario(s, s.variants[1], s.cost, RunOptions{});
+    const Metrics& ma = a.engine->metrics();
+    const Metrics& mb = b.engine->metrics();
+    const auto share = [](const Metrics& m) {
+        return double(m.wake_by_timer_local) / double(std::max<std::uint64_t>(1, m.wake_by_timer_local + m.wake_by_timer_remote));
+    };
+    EXPECT_GT(recShare, 0.95);
+    EXPECT_NEAR(share(ma), recShare, 0.05) << "recorded " << recLocal << " of " << rec << " local";
+    EXPECT_LT(share(mb), 0.5) << "the idle delay moves the timers";
+    EXPECT_GT(mb.timers_moved, 10 * std::max<std::uint64_t>(1, ma.timers_moved));
+    EXPECT_GT(mb.ttwu_wakelist, ma.ttwu_wakelist + 1000);
+    const auto headline = [](const RunResult& r, const char* key) {
+        for (const auto& rep : r.reports)
+            for (const auto& h : rep.headline)
+                if (h.key == key) return h.value;
+        return -1.0;
+    };
+    EXPECT_GT(headline(b, "p99_us"), headline(a, "p99_us"));
+    EXPECT_GE(headline(b, "max_us"), headline(a, "max_us"));
+}
