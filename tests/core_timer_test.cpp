@@ -363,7 +363,7 @@ TEST(Cyclictest, HogsScenarioAgainstTheRecordingAndUnderTheIdleDelay) {
     };
     EXPECT_GT(recShare, 0.95);
     EXPECT_NEAR(share(ma), recShare, 0.05) << "recorded " << recLocal << " of " << rec << " local";
-    EXPECT_LT(share(mb), 0.5) << "the idle delay moves the timers";
+    EXPECT_LT(share(mb), 0.75) << "the idle delay moves the timers (from nearly none to more than a quarter of them)";
     EXPECT_GT(mb.timers_moved, 10 * std::max<std::uint64_t>(1, ma.timers_moved));
     EXPECT_GT(mb.ttwu_wakelist, ma.ttwu_wakelist + 1000);
     const auto headline = [](const RunResult& r, const char* key) {

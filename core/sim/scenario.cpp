@@ -121,7 +121,8 @@ WorkloadParams workloadFromJson(const json& v, const std::string& file, const st
         return p;
     }
     if (type == "cyclictest") {
-        Obj o(v, file, key, {"type", "threads", "interval_us", "distance_us", "duration_s", "loops", "mlock", "delay_s", "loop_ns", "cpus"});
+        Obj o(v, file, key,
+              {"type", "threads", "interval_us", "distance_us", "duration_s", "loops", "mlock", "delay_s", "loop_ns", "pin_threads", "cpus"});
         CyclictestParams p;
         p.cpus = cpusFromJson(o, file, key);
         p.threads = intIn(o, "threads", 1, 4096, p.threads);
@@ -132,6 +133,7 @@ WorkloadParams workloadFromJson(const json& v, const std::string& file, const st
         p.mlock = o.boolean("mlock").value_or(p.mlock);
         p.delay_s = o.number("delay_s", 0, 3600).value_or(p.delay_s);
         p.loop_ns = o.i64("loop_ns", 0, 1000000000).value_or(p.loop_ns);
+        p.pin_threads = o.boolean("pin_threads").value_or(p.pin_threads);
         if (p.duration_s == 0 && p.loops == 0) throw InputError(file, key, "needs duration_s (-D) or loops (-l): it would run forever");
         return p;
     }

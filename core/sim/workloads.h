@@ -85,8 +85,12 @@ struct CyclictestParams {
     std::int64_t loops = 0;           ///< -l (0: until -D)
     bool mlock = true;                ///< -m (mlockall: nothing the scheduler sees)
     double delay_s = 0;               ///< the command starts this late (a shell's sleep before it)
-    std::int64_t loop_ns = 1500;      ///< CPU per cycle: clock_nanosleep() entry and exit, clock_gettime(), the statistics (estimate)
-    std::string cpus;                 ///< `taskset -c` cpulist its tasks may run on; "" = every CPU
+    /// Thread i runs on the i-th CPU it may use (modulo their number): what the 6.1 recording's
+    /// cyclictest (rt-tests of Debian 12, no -a) did, its threads moved by the migration
+    /// stopper right after they started. false: the threads may run anywhere.
+    bool pin_threads = true;
+    std::int64_t loop_ns = 1500;  ///< CPU per cycle: clock_nanosleep() entry and exit, clock_gettime(), the statistics (estimate)
+    std::string cpus;             ///< `taskset -c` cpulist its tasks may run on; "" = every CPU
 };
 
 /// The clock of a workload that runs for a set time once its tasks exist (tbench, schbench,
