@@ -493,7 +493,7 @@ std::vector<CompareRow> compareRows(const std::vector<const RunResult*>& runs) {
         add("  woken by a local timer", 0, 0, [&](const RunResult& x) { return M(x).wake_by_timer_local; });
         add("  woken by a remote timer", 0, 0, [&](const RunResult& x) { return M(x).wake_by_timer_remote; });
         add("  sleep timers armed", 0, 0, [&](const RunResult& x) { return M(x).timers_armed; });
-        add("    moved (get_nohz_timer_target)", 0, 0, [&](const RunResult& x) { return M(x).timers_moved; });
+        add("    moved to another CPU", 0, 0, [&](const RunResult& x) { return M(x).timers_moved; });
     }
     add("context switches", 0, 0, [&](const RunResult& x) { return M(x).ctx_switches; });
     // Reason codes seen in any run.
