@@ -54,6 +54,13 @@ if(NOT outjson MATCHES "\"idle_delay_ns\"" OR NOT outjson MATCHES "\"ttwu_count\
   message(SEND_ERROR "run --json lacks knobs, schedstat or the scenario")
   math(EXPR failures "${failures} + 1")
 endif()
+# cyclictest: its output lines, who woke the sleepers, and a cyclictest that would run forever refused.
+file(WRITE ${T}/cyc.json "{\"topology\":\"qemu-2s2c2t\",\"workloads\":[{\"type\":\"cyclictest\",\"threads\":2,\"interval_us\":1000,\"duration_s\":0.05}]}\n")
+file(WRITE ${T}/cyc_forever.json "{\"topology\":\"qemu-2s2c2t\",\"workloads\":[{\"type\":\"cyclictest\",\"duration_s\":0}]}\n")
+file(WRITE ${T}/cyc_bad.json "{\"topology\":\"qemu-2s2c2t\",\"workloads\":[{\"type\":\"cyclictest\",\"interval_us\":0,\"duration_s\":1}]}\n")
+expect_run(run_cyclictest 0 "T: 0 \\( +[0-9]+\\) P: 0 I:1000 C: +50 Min: +[0-9]+ Act: +[0-9]+ Avg: +[0-9]+ Max: +[0-9]+.*who woke the sleepers: a task [0-9]+ \\([0-9.]+ %\\), a local timer" ARGS run ${T}/cyc.json)
+expect_run(run_cyclictest_forever 2 "cyc_forever.json: workloads\\[0\\]: needs duration_s \\(-D\\) or loops \\(-l\\)" ARGS run ${T}/cyc_forever.json)
+expect_run(run_cyclictest_bad 2 "cyc_bad.json: workloads\\[0\\].interval_us" ARGS run ${T}/cyc_bad.json)
 # Determinism across processes: the same digest twice, another with another seed.
 execute_process(COMMAND ${CLI} run ${T}/small.json --digest OUTPUT_VARIABLE d1)
 execute_process(COMMAND ${CLI} run ${T}/small.json --digest OUTPUT_VARIABLE d2)
