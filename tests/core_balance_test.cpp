@@ -259,17 +259,7 @@ TEST(Balance, BalanceIntervalRoundsUpAndBusyIsOneJiffyShorter) {
 
 namespace {
 
-/// One task that never sleeps, and a fork from it once asked.
-class Hog : public Workload {
-public:
-    std::string name() const override { return "hog"; }
-    std::string commandLine() const override { return "hog"; }
-    void start(Engine& e) override { id = e.spawn(0, "hog", 1, -1, 0, 0, 0); }
-    Action step(Engine&, SimTask&) override { return Action::run(1000000); }
-    bool finished() const override { return false; }
-    void report(const Engine&, WorkloadReport&) const override {}
-    int id = -1;
-};
+using Hog = TestHog;
 
 /// A waker that runs 20 ms, wakes a sleeper (which runs 1 ms and blocks again) and sleeps
 /// 5 ms, over and over; it notes the two tasks' se.avg.load_avg just before each wakeup.

@@ -97,17 +97,7 @@ TEST(TimerTarget, AnIdleByDelayCpuSendsItToTheNearestBusyCpu) {
 
 namespace {
 
-/// A task pinned to `cpus` that never sleeps.
-class Hog : public Workload {
-public:
-    std::string name() const override { return "hog"; }
-    std::string commandLine() const override { return "hog"; }
-    void start(Engine& e) override { id = e.spawn(0, "hog", 1, -1, 0, 0, 0); }
-    Action step(Engine&, SimTask&) override { return Action::run(1000000); }
-    bool finished() const override { return false; }
-    void report(const Engine&, WorkloadReport&) const override {}
-    int id = -1;
-};
+using Hog = TestHog;
 
 /// Runs 20 us, then sleeps `sleep` ns with `slack` (pinned or not), over and over; at each
 /// wakeup it notes how its last timer was placed.

@@ -18,6 +18,18 @@ inline sched::Scenario hackbenchOn(const char* topo, int groups, int loops) {
         "nohz.json", ".");
 }
 
+/// One task that never sleeps (a hog; its workload's setCpus() pins it).
+class TestHog : public sched::Workload {
+public:
+    std::string name() const override { return "hog"; }
+    std::string commandLine() const override { return "hog"; }
+    void start(sched::Engine& e) override { id = e.spawn(0, "hog", 1, -1, 0, 0, 0); }
+    sched::Action step(sched::Engine&, sched::SimTask&) override { return sched::Action::run(1000000); }
+    bool finished() const override { return false; }
+    void report(const sched::Engine&, sched::WorkloadReport&) const override {}
+    int id = -1;
+};
+
 /// A scenario from JSON text (file name "test.json").
 inline sched::Scenario scenario(const std::string& text) { return sched::parseScenario(nlohmann::json::parse(text), "test.json", "."); }
 

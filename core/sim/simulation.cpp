@@ -28,28 +28,21 @@ Simulation::Simulation(const Scenario& s, Knobs knobs, std::string label, SimOpt
     m_run.seed = ro.seed;
     m_run.engine = buildEngine(m_scenario, knobs, m_scenario.cost, ro);
     m_engine = m_run.engine.get();
-    m_engine->migration_sink = [this](std::int64_t t, int pid, int from, int to, MigrationCause cause) {
+    // Task moves and (dashed in the heatmap) sleep timers moved by get_nohz_timer_target().
+    const auto keep = [this](std::int64_t t, int pid, int from, int to, MigrationCause cause, bool timer) {
         MigrationView v;
         v.time = t;
         v.pid = pid;
         v.from = std::int16_t(from);
         v.to = std::int16_t(to);
         v.cause = cause;
+        v.timer = timer;
         v.dist = distClass(m_engine->topo(), from, to);
         m_migrations.push_back(v);
         if (m_migrations.size() > m_opt.max_migrations) m_migrations.pop_front();
     };
-    m_engine->timer_sink = [this](std::int64_t t, int pid, int from, int to) {
-        MigrationView v;
-        v.time = t;
-        v.pid = pid;
-        v.from = std::int16_t(from);
-        v.to = std::int16_t(to);
-        v.timer = true;
-        v.dist = distClass(m_engine->topo(), from, to);
-        m_migrations.push_back(v);
-        if (m_migrations.size() > m_opt.max_migrations) m_migrations.pop_front();
-    };
+    m_engine->migration_sink = [keep](std::int64_t t, int pid, int from, int to, MigrationCause cause) { keep(t, pid, from, to, cause, false); };
+    m_engine->timer_sink = [keep](std::int64_t t, int pid, int from, int to) { keep(t, pid, from, to, MigrationCause::wakeup, true); };
 }
 
 void Simulation::collect() {
