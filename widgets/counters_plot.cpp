@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
-// counters_plot.cpp: grouped A/B bar charts of wakeup reasons and migration causes.
+// counters_plot.cpp: grouped A/B bar charts of wakeup reasons, migration causes and who woke.
 // Core headers before any Qt header: engine.h has a member named emit, which Qt defines as a macro.
 #include "sim/metrics.h"
 #include "sim/simulation.h"
@@ -148,11 +148,14 @@ CountersPlot::CountersPlot(QWidget* parent) : QWidget(parent) {
     plots->setSpacing(4);
     m_reasons = new QCustomPlot(this);
     m_causes = new QCustomPlot(this);
+    m_wakers = new QCustomPlot(this);
     plots->addWidget(m_reasons, 3);
     plots->addWidget(m_causes, 2);
+    plots->addWidget(m_wakers, 2);
     layout->addLayout(plots, 1);
     setUp(m_reasons, QStringLiteral("wakeups by final reason"), QStringLiteral("wakeups"), font());
     setUp(m_causes, QStringLiteral("migrations by cause"), QStringLiteral("migrations"), font());
+    setUp(m_wakers, QStringLiteral("who woke the sleepers"), QStringLiteral("wakeups"), font());
     setSnapshots(nullptr, nullptr);
 }
 
@@ -198,12 +201,28 @@ void CountersPlot::setSnapshots(std::shared_ptr<const sched::Snapshot> a, std::s
         causes.push_back(cat);
     }
 
+    // Who woke: a task, or a sleep timer's interrupt on the wakee's CPU or another's (issue 17);
+    // and how many wakeups went through a wakelist and its IPI.
+    std::vector<Category> wakers = {{QStringLiteral("a task"), {}},
+                                    {QStringLiteral("a local timer"), {}},
+                                    {QStringLiteral("a remote timer"), {}},
+                                    {QStringLiteral("wakelist (IPI)"), {}}};
+    for (std::size_t s = 0; s < 2; ++s) {
+        if (!sides[s]) continue;
+        wakers[0].count[s] = double(sides[s]->wake_by_task);
+        wakers[1].count[s] = double(sides[s]->wake_by_timer_local);
+        wakers[2].count[s] = double(sides[s]->wake_by_timer_remote);
+        wakers[3].count[s] = double(sides[s]->ttwu_wakelist);
+    }
+
     showCategories(m_reasons, reasons, sides);
     showCategories(m_causes, causes, sides);
+    showCategories(m_wakers, wakers, sides);
     m_legend->setText(legendHtml(sides));
     if (isVisible()) {
         m_reasons->replot(QCustomPlot::rpQueuedRefresh);
         m_causes->replot(QCustomPlot::rpQueuedRefresh);
+        m_wakers->replot(QCustomPlot::rpQueuedRefresh);
     }
 }
 
@@ -211,6 +230,7 @@ void CountersPlot::showEvent(QShowEvent* event) {
     QWidget::showEvent(event);
     m_reasons->replot(QCustomPlot::rpQueuedRefresh);
     m_causes->replot(QCustomPlot::rpQueuedRefresh);
+    m_wakers->replot(QCustomPlot::rpQueuedRefresh);
 }
 
 }  // namespace schedlab

@@ -523,7 +523,7 @@ void Engine::afterWork(int cpu) {
                 }
                 if (k == Action::Sleep) {  // do_nanosleep(): hrtimer_sleeper_start_expires(), then schedule()
                     const TimerInfo& ti = m_hrt[std::size_t(id)];
-                    armTimer(id, cpu, p.pending_ns, ti.next_slack, ti.next_pinned);
+                    armTimer(id, cpu, ti.next_abs ? p.pending_ns - m_now : p.pending_ns, ti.next_slack, ti.next_pinned);
                 }
                 if (k == Action::Exit) {  // do_exit(): wake a joiner (CLONE_CHILD_CLEARTID futex) from this task
                     // The first worker to leave ends the job's steady state (its wind-down is not measured).
@@ -567,6 +567,7 @@ void Engine::afterWork(int cpu) {
                 TimerInfo& ti = m_hrt[std::size_t(id)];
                 ti.next_slack = a.slack;
                 ti.next_pinned = a.pinned;
+                ti.next_abs = a.abs;
             }
         }
         if (c.need_resched) {  // preemption point: return to user space

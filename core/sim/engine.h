@@ -40,14 +40,18 @@ class KMutex;
 struct Action {
     enum Kind : std::uint8_t { Run, Block, Sleep, Exit } kind = Run;
     bool pinned = false;     ///< Sleep: HRTIMER_MODE_PINNED (the timer stays on the arming CPU)
+    bool abs = false;        ///< Sleep: HRTIMER_MODE_ABS: `ns` is the soft expiry itself (clock_nanosleep(TIMER_ABSTIME))
     std::int64_t ns = 0;     ///< Run: CPU work (ns at full speed); Sleep: timer delay (the soft expiry, from now)
     std::int64_t slack = 0;  ///< Sleep: the hrtimer's range (timer_slack_ns): it expires at the latest `slack` after the delay
-    static Action run(std::int64_t ns) { return {Run, false, ns, 0}; }
-    static Action block() { return {Block, false, 0, 0}; }
+    static Action run(std::int64_t ns) { return {Run, false, false, ns, 0}; }
+    static Action block() { return {Block, false, false, 0, 0}; }
     /// nanosleep()/usleep()/clock_nanosleep(): an hrtimer armed where 6.1's
     /// hrtimer_start_range_ns() puts it (get_nohz_timer_target()), fired by that CPU's interrupt.
-    static Action sleep(std::int64_t ns, std::int64_t slack = 0, bool pinned = false) { return {Sleep, pinned, ns, slack}; }
-    static Action exit() { return {Exit, false, 0, 0}; }
+    static Action sleep(std::int64_t ns, std::int64_t slack = 0, bool pinned = false) { return {Sleep, pinned, false, ns, slack}; }
+    /// clock_nanosleep(TIMER_ABSTIME): the soft expiry at the absolute time `t` (it may have
+    /// passed by the time the task gets to sleep: do_nanosleep() still arms the timer and sleeps).
+    static Action sleepUntil(std::int64_t t, std::int64_t slack = 0, bool pinned = false) { return {Sleep, pinned, true, t, slack}; }
+    static Action exit() { return {Exit, false, false, 0, 0}; }
 };
 
 /// A task's sleep timer (struct hrtimer_sleeper) as the engine placed it.
@@ -58,6 +62,7 @@ struct TimerInfo {
     TimerTarget target;               ///< get_nohz_timer_target()'s answer (or Pinned)
     bool kept_by_check = false;       ///< the target's next event was earlier: hrtimer_check_target() kept it on armed_on
     bool next_pinned = false;         ///< the pending Action::sleep's mode and range (applied when its work is done)
+    bool next_abs = false;
     std::int64_t next_slack = 0;
 };
 

@@ -231,8 +231,10 @@ void Engine::armTimer(int id, int cpu, std::int64_t delay, std::int64_t slack, b
     TimerInfo& ti = m_hrt[std::size_t(id)];
     if (ti.cpu >= 0) cancelTimer(id);
     p.timer_gen++;
-    ti.soft = m_now + std::max<std::int64_t>(0, delay);
-    ti.hard = ti.soft + std::max<std::int64_t>(0, slack);
+    // An absolute expiry already passed (delay < 0) still arms the timer: it expires at the
+    // next interrupt of its CPU, at the latest now (the clock event's minimum delta: not modelled).
+    ti.soft = m_now + delay;
+    ti.hard = std::max(m_now, ti.soft + std::max<std::int64_t>(0, slack));
     ti.armed_on = cpu;
     ti.kept_by_check = false;
     syncRq(cpu);  // idle_cpu() reads nr_running and curr as they are now
@@ -257,10 +259,9 @@ void Engine::armTimer(int id, int cpu, std::int64_t delay, std::int64_t slack, b
     }
     ti.cpu = where;
     auto& l = m_cpuTimers[std::size_t(where)];
-    const auto pos = std::upper_bound(l.begin(), l.end(), id, [&](int a, int b) {
-        const std::int64_t ha = m_hrt[std::size_t(a)].hard, hb = m_hrt[std::size_t(b)].hard;
-        return ha != hb ? ha < hb : a < b;
-    });
+    // timerqueue_add(): after the timers that expire at the same time (their insertion order).
+    const std::int64_t h = ti.hard;
+    const auto pos = std::upper_bound(l.begin(), l.end(), h, [&](std::int64_t x, int b) { return x < m_hrt[std::size_t(b)].hard; });
     l.insert(pos, id);
     push(ti.hard, EvTimer, id, p.timer_gen);  // the clock event programmed for its hard expiry
 }
@@ -391,11 +392,12 @@ void Engine::onTick(int cpu) {
     if (c.tick_queued == m_now) c.tick_queued = -1;
     if (c.tick_next != m_now) return;  // the tick was stopped (nohz idle) and not restarted for this jiffy
     if (m_cpuTimers[std::size_t(cpu)].empty()) return onTickBody(cpu);
-    // The tick is an hrtimer of this CPU's interrupt: sleep timers expiring by now run before
-    // it, the ones in their slack window after it.
+    // The tick is an hrtimer of this CPU's interrupt: sleep timers expiring before now run before
+    // it (one expiring at the tick's own time was armed after it: it comes after), the ones in
+    // their slack window after it.
     const bool wasAwake = c.irq_awake;
     if (c.curr < 0 && c.in_idle) c.irq_awake = true;
-    runExpiredTimers(cpu, m_now);
+    runExpiredTimers(cpu, m_now - 1);
     c.irq_awake = wasAwake;
     onTickBody(cpu);
     hrtimerInterrupt(cpu);
@@ -437,6 +439,12 @@ void Engine::onTickBody(int cpu) {
 // The cpuidle governor's tick decision (menu: "Don't stop the tick if ... the expected idle
 // duration is shorter than the tick period length"), on idle entry and after each idle tick.
 bool Engine::idleStopsTick(int cpu) const {
+    // No cpuidle driver: cpuidle_idle_call() stops the tick and runs default_idle_call().
+    if (!m_cfg.cost.cpuidle_driver) return true;
+    // A PM QoS limit that leaves only state 0: menu_select() returns it with
+    // stop_tick = !(CPUIDLE_FLAG_POLLING), the tick kept on a polling state.
+    const auto& cs = m_cfg.cost.cstates;
+    if (cs.size() > 1 && m_latencyQos < cs[1].exit_ns) return !cs[0].polling;
     if (!m_cfg.knobs.idle_retain_tick) return true;
     return m_cpus[std::size_t(cpu)].predicted_idle >= m_jiffyNs;
 }

@@ -60,7 +60,7 @@ public:
             // print_stat(): "T:%2d (%5d) P:%2d I:%ld C:%7lu Min:%7ld Act:%5ld Avg:%5ld Max:%8ld".
             const std::int64_t avg = th.cycles ? std::int64_t(th.sum / double(th.cycles)) : 0;
             r.output.push_back(fmt::format("T:{:2d} ({:5d}) P:{:2d} I:{} C:{:7d} Min:{:7d} Act:{:5d} Avg:{:5d} Max:{:8d}", int(i), th.tid, 0,
-                                           th.interval_us, th.cycles, th.cycles ? th.min : 0, th.act, avg, th.max));
+                                           th.interval_us, th.cycles, th.min, th.act, avg, th.max));
             cycles += th.cycles;
             sum += th.sum;
             if (th.cycles) min = std::min(min, th.min), max = std::max(max, th.max);
@@ -81,7 +81,7 @@ private:
         std::int64_t next = 0;  ///< the period's expiry (CLOCK_MONOTONIC ns: the simulated clock)
         std::int64_t stop = 0;  ///< now + -D at its start (0: none)
         std::int64_t interval_us = 0;
-        std::int64_t cycles = 0, min = std::numeric_limits<std::int64_t>::max(), max = 0, act = 0;
+        std::int64_t cycles = 0, min = 1000000, max = 0, act = 0;  // stat->min starts at 1000000 (printed so without cycles)
         double sum = 0;
         int tid = 0;
     };
@@ -129,9 +129,9 @@ private:
             t.b = 3;
             [[fallthrough]];
         case 3:
-            // while (!shutdown) usleep(10000) (-q prints nothing meanwhile); the -D alarm sets shutdown.
-            if (m_p.duration_s > 0 && e.now() - m_startAt >= std::int64_t(m_p.duration_s * 1e9)) m_shutdown = true;
-            if (!m_shutdown) return Action::sleep(10000000, cm.timer_slack);
+            // while (!shutdown && !allstopped) usleep(10000) (-q prints nothing meanwhile): a thread
+            // past -D sets shutdown; allstopped once every thread ended its -l cycles.
+            if (!m_shutdown && m_exited < m_p.threads) return Action::sleep(10000000, cm.timer_slack);
             t.b = 4;
             [[fallthrough]];
         case 4:
@@ -170,9 +170,9 @@ private:
             th.cycles++;
             m_lat.record(std::max<std::int64_t>(0, now - th.next));
             th.next += interval;
-            while (now > th.next) th.next += interval;  // periods it missed are skipped
-            if ((th.stop && calcdiff(now, th.stop) >= 0) || (m_p.loops > 0 && th.cycles >= m_p.loops)) m_shutdown = true;
-            t.b = kLoop;
+            while (now > th.next) th.next += interval;                      // periods it missed are skipped
+            if (th.stop && calcdiff(now, th.stop) >= 0) m_shutdown = true;  // shutdown++: every thread stops
+            t.b = m_p.loops > 0 && th.cycles >= m_p.loops ? kDone : kLoop;  // -l: this thread breaks out of its loop
             return Action::run(loopCost(e));
         }
         case kLoop:
@@ -181,9 +181,9 @@ private:
                 return Action::exit();
             }
             t.b = kWoken;
-            // clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &next): a time already past returns at once.
-            if (th.next <= e.now()) return Action::run(0);
-            return Action::sleep(th.next - e.now(), cm.timer_slack);
+            // clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &next): the timer is armed even when
+            // `next` has passed (do_nanosleep() has no early return).
+            return Action::sleepUntil(th.next, cm.timer_slack);
         default: return Action::exit();
         }
     }

@@ -198,13 +198,15 @@ public:
                 const bool shouldBeAwake = m_p.pipe ? !full(c) : c.count * 4 <= m_sockCap;
                 // (With pipe->mutex, a reader holding it owes the wakeup at its unlock.)
                 if (shouldBeAwake && !(m_locks && c.mx.owner() >= 0)) {
-                    // Someone must still be on the way to wake it: a runnable writer that waited on this pipe.
+                    // Someone must still be on the way to wake it: a writer that waited on this pipe and
+                    // runs, or sleeps in mutex_lock() on its way to the write after which it wakes the
+                    // next writer (wake_next_writer).
                     bool waker = false;
                     for (int o : m_workers) {
                         const SimTask& w = e.task(o);
                         const bool wWaited = m_locks ? (w.c & kWaitedBit) != 0 : w.c != 0;
-                        if (w.role == kSender && w.b == kRun && w.state != TaskState::Blocked && wWaited && chanOf(w, w.a) == chanOf(t, t.a))
-                            waker = true;
+                        const bool onItsWay = w.state != TaskState::Blocked || (m_locks && (w.c & kLocking));
+                        if (w.role == kSender && w.b == kRun && onItsWay && wWaited && chanOf(w, w.a) == chanOf(t, t.a)) waker = true;
                     }
                     if (!waker)
                         return fmt::format(
