@@ -272,6 +272,23 @@ TEST(AggregateArrows, ProxyExecutionMovesAreAnArrowOfTheirOwn) {
     EXPECT_FALSE(a[2].wakeup);
 }
 
+// Sleep timers get_nohz_timer_target() moved (issue 17) are an arrow of their own, beside a
+// wakeup between the same CPUs, neither a placement nor a balance.
+TEST(AggregateArrows, MovedTimersAreAnArrowOfTheirOwn) {
+    using C = sched::MigrationCause;
+    std::vector<sched::MigrationView> ms{mig(100, 3, 2, C::wakeup), mig(200, 3, 2, C::wakeup), mig(300, 3, 2, C::wakeup), mig(400, 3, 2, C::wakeup)};
+    ms[0].timer = ms[1].timer = ms[2].timer = true;
+    const auto a = schedlab::aggregateArrows(ms, 1000, 1000, 10);
+    ASSERT_EQ(a.size(), 2u);
+    EXPECT_TRUE(a[0].timer);
+    EXPECT_FALSE(a[0].wakeup);
+    EXPECT_FALSE(a[0].proxy);
+    EXPECT_EQ(a[0].count, 3);
+    EXPECT_FALSE(a[1].timer);
+    EXPECT_TRUE(a[1].wakeup);
+    EXPECT_EQ(a[1].count, 1);
+}
+
 TEST(AggregateArrows, DropsMigrationsOutsideTheSpan) {
     using C = sched::MigrationCause;
     const std::vector<sched::MigrationView> ms{mig(0, 1, 2, C::wakeup), mig(499, 1, 2, C::wakeup), mig(500, 4, 5, C::wakeup),
