@@ -628,7 +628,8 @@ void Engine::postInitEntityUtilAvg(int cpu, SimTask& p) {
     p.t.avg.runnable_sum = p.t.avg.runnable_avg * (LOAD_AVG_MAX - 1024);
 }
 
-int Engine::spawn(std::uint16_t workload, const std::string& comm, int mm, int parent, std::uint8_t role, std::int32_t idx, std::int64_t hot_set) {
+int Engine::spawn(std::uint16_t workload, const std::string& comm, int mm, int parent, std::uint8_t role, std::int32_t idx, std::int64_t hot_set,
+                  const CpuMask* affinity) {
     const int id = int(m_tasks.size());
     SimTask& p = m_tasks.emplace_back();
     p.t.pid = 1000 + id;
@@ -636,7 +637,7 @@ int Engine::spawn(std::uint16_t workload, const std::string& comm, int mm, int p
     if (m_proxyOn) m_blocked.emplace_back();
     m_hrt.emplace_back();
     // The workload's taskset mask (cpus_ptr), else every CPU.
-    const CpuMask* allowed = workload < m_workloads.size() ? m_workloads[workload]->cpus() : nullptr;
+    const CpuMask* allowed = affinity ? affinity : workload < m_workloads.size() ? m_workloads[workload]->cpus() : nullptr;
     p.t.setAffinity(allowed ? *allowed : m_cfg.topo->allCpus());
     p.workload = workload;
     p.role = role;

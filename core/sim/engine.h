@@ -228,7 +228,9 @@ public:
     const Topology& topo() const { return *m_cfg.topo; }
     int nrCpus() const { return m_nrCpus; }
     /// Creates a task; `parent` (-1 none) forks it from its CPU through wake_up_new_task.
-    int spawn(std::uint16_t workload, const std::string& comm, int mm, int parent, std::uint8_t role, std::int32_t idx, std::int64_t hot_set);
+    /// `affinity`: its cpus_ptr when not its workload's mask (sched_setaffinity() at its start).
+    int spawn(std::uint16_t workload, const std::string& comm, int mm, int parent, std::uint8_t role, std::int32_t idx, std::int64_t hot_set,
+              const CpuMask* affinity = nullptr);
     SimTask& task(int id) { return m_tasks[id]; }
     const SimTask& task(int id) const { return m_tasks[id]; }
     int taskCount() const { return int(m_tasks.size()); }
@@ -496,9 +498,10 @@ private:
     // hrtimers (engine_wakeup.cpp): arming a task's sleep timer, the CPU's timer interrupt.
     void armTimer(int id, int cpu, std::int64_t delay, std::int64_t slack, bool pinned);
     void cancelTimer(int id);
-    void hrtimerInterrupt(int cpu);
+    void hrtimerInterrupt(int cpu, std::int64_t hardMax = std::numeric_limits<std::int64_t>::max());
     void runExpiredTimers(int cpu, std::int64_t hardMax);
     void onTickBody(int cpu);
+    std::string timerStepText(int id, int fired_on) const;
     void onSample();
     void setBuddies(int cpu, int id, bool preempted, bool fork);
     int pickNextEntity(int cpu);
@@ -646,7 +649,8 @@ private:
     std::vector<TimerInfo> m_hrt;
     std::vector<std::vector<int>> m_cpuTimers;
     std::vector<int> m_expiredBuf;
-    int m_timerWaking = -1;  ///< runExpiredTimers(): the task whose timer doWake() is running (its traced decision says where the timer was)
+    std::size_t m_armedTimers = 0;  ///< sleep timers armed now (wake() reads a task's timer only when some are)
+    int m_timerWaking = -1;         ///< runExpiredTimers(): the task whose timer doWake() is running (its traced decision says where the timer was)
     std::int64_t m_latencyQos = std::numeric_limits<std::int64_t>::max();
     bool m_proxyBlocking = false;  ///< schedule() is switching out a task that blocked on a mutex and stays queued
 };

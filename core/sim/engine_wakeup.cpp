@@ -22,7 +22,9 @@ bool Engine::wake(int id, bool sync) {
     SimTask& p = m_tasks[id];
     if (p.state == TaskState::Exited) return false;
     if (p.state == TaskState::Blocked) {
-        if (m_hrt[std::size_t(id)].cpu >= 0) cancelTimer(id);  // woken before its sleep timer: do_nanosleep()'s hrtimer_cancel()
+        // Woken before its sleep timer: do_nanosleep()'s hrtimer_cancel() (a run without armed
+        // timers, hackbench's, does not load the timer record on every wakeup).
+        if (m_armedTimers > 0 && m_hrt[std::size_t(id)].cpu >= 0) cancelTimer(id);
         m_metrics.wake_by_task++;
         doWake(id, m_stepCpu >= 0 ? m_stepCpu : 0, m_stepping >= 0, sync ? std::uint32_t(WF_SYNC) : 0u,
                m_stepping >= 0 ? &m_tasks[m_stepping].t : nullptr);
@@ -89,29 +91,8 @@ void Engine::doWake(int id, int waker_cpu, bool in_task, std::uint32_t wf, Task*
     const bool tr = m_tracePid == p.t.pid || m_traceNext;
     Decision& d = m_decision;  // reused: no allocation per wakeup (doWake does not nest)
     try_to_wake_up(m_st, m_cfg.knobs, p.t, w, wf, tr, d);
-    if (tr && m_timerWaking == id) {
-        // A timer's wakeup: where its timer was armed, where it went and why, first.
-        const TimerInfo& ti = m_hrt[std::size_t(id)];
-        std::string why;
-        switch (ti.target.why) {
-        case TimerTarget::Why::ThisBusy: why = fmt::format("idle_cpu({}) false: the timer stays on CPU {}", ti.armed_on, ti.armed_on); break;
-        case TimerTarget::Why::Pinned: why = "pinned (or timer_migration = 0): no target search"; break;
-        case TimerTarget::Why::NoneBusy:
-            why = fmt::format("idle_cpu({}) true{}, and no CPU of its domains is busy: default_cpu {}", ti.armed_on,
-                              ti.target.this_idle_by_delay ? " (idle delay)" : "", ti.armed_on);
-            break;
-        case TimerTarget::Why::Moved:
-            why = fmt::format("idle_cpu({}) true{}: CPU {} is the first busy CPU of domain level {} ({} CPUs examined)", ti.armed_on,
-                              ti.target.this_idle_by_delay ? " (idle delay)" : "", ti.target.cpu, ti.target.level, ti.target.examined);
-            if (ti.kept_by_check)
-                why += fmt::format("; hrtimer_check_target(): it expires before CPU {}'s next event, kept on CPU {}", ti.target.cpu, ti.armed_on);
-            break;
-        }
-        d.steps.insert(d.steps.begin(),
-                       Step{Fn::hrtimer_wakeup, fmt::format("timer of pid {} armed on CPU {} (clock_nanosleep, expires {} ns + {} ns slack); "
-                                                            "get_nohz_timer_target(): {}; fired on CPU {} in hard-interrupt context",
-                                                            p.t.pid, ti.armed_on, ti.soft, ti.hard - ti.soft, why, waker_cpu)});
-    }
+    // A timer's wakeup: where its timer was armed, where it went and why, first.
+    if (tr && m_timerWaking == id) d.steps.insert(d.steps.begin(), Step{Fn::hrtimer_wakeup, timerStepText(id, waker_cpu)});
     if (tr) traced(p.t.pid, d);
     const int cpu = d.cpu;
     m_metrics.ttwu_count++;
@@ -210,6 +191,30 @@ void Engine::onIpi(int cpu) {
     }
 }
 
+// The inspector's first step of a traced timer wakeup (doWake()).
+std::string Engine::timerStepText(int id, int fired_on) const {
+    const TimerInfo& ti = m_hrt[std::size_t(id)];
+    const char* delay = ti.target.this_idle_by_delay ? " (idle delay)" : "";
+    std::string why;
+    switch (ti.target.why) {
+    case TimerTarget::Why::ThisBusy: why = fmt::format("idle_cpu({}) false: the timer stays on CPU {}", ti.armed_on, ti.armed_on); break;
+    case TimerTarget::Why::Pinned: why = "pinned (or timer_migration = 0): no target search"; break;
+    case TimerTarget::Why::NoneBusy:
+        why = fmt::format("idle_cpu({}) true{}, and no CPU of its domains is busy: default_cpu {}", ti.armed_on, delay, ti.armed_on);
+        break;
+    case TimerTarget::Why::Moved:
+        why = fmt::format("idle_cpu({}) true{}: CPU {} is the first busy CPU of domain level {} ({} CPUs examined)", ti.armed_on, delay,
+                          ti.target.cpu, ti.target.level, ti.target.examined);
+        if (ti.kept_by_check)
+            why += fmt::format("; hrtimer_check_target(): it expires before CPU {}'s next event, kept on CPU {}", ti.target.cpu, ti.armed_on);
+        break;
+    }
+    return fmt::format(
+        "timer of pid {} armed on CPU {} (clock_nanosleep, expires {} ns + {} ns slack); get_nohz_timer_target(): {}; fired on CPU {} "
+        "in hard-interrupt context",
+        m_tasks[id].t.pid, ti.armed_on, ti.soft, ti.hard - ti.soft, why, fired_on);
+}
+
 // ---------------------------------------------------------------------------
 // hrtimers: a sleeping task's timer (kernel/time/hrtimer.c, 6.1)
 
@@ -263,6 +268,7 @@ void Engine::armTimer(int id, int cpu, std::int64_t delay, std::int64_t slack, b
     const std::int64_t h = ti.hard;
     const auto pos = std::upper_bound(l.begin(), l.end(), h, [&](std::int64_t x, int b) { return x < m_hrt[std::size_t(b)].hard; });
     l.insert(pos, id);
+    m_armedTimers++;
     push(ti.hard, EvTimer, id, p.timer_gen);  // the clock event programmed for its hard expiry
 }
 
@@ -272,6 +278,7 @@ void Engine::cancelTimer(int id) {
     auto& l = m_cpuTimers[std::size_t(ti.cpu)];
     l.erase(std::find(l.begin(), l.end(), id));
     ti.cpu = -1;
+    m_armedTimers--;
 }
 
 // The clock event of a timer's hard expiry. On an idle CPU the interrupt first takes the CPU
@@ -296,11 +303,12 @@ void Engine::onTimer(int id, std::uint32_t gen) {
     hrtimerInterrupt(cpu);
 }
 
-void Engine::hrtimerInterrupt(int cpu) {
+// hrtimer_interrupt() on `cpu`: an idle CPU is out of its C-state while the handler runs.
+void Engine::hrtimerInterrupt(int cpu, std::int64_t hardMax) {
     Cpu& c = m_cpus[std::size_t(cpu)];
     const bool wasAwake = c.irq_awake;
     if (c.curr < 0 && c.in_idle) c.irq_awake = true;
-    runExpiredTimers(cpu, kNever);
+    runExpiredTimers(cpu, hardMax);
     c.irq_awake = wasAwake;
 }
 
@@ -325,6 +333,7 @@ void Engine::runExpiredTimers(int cpu, std::int64_t hardMax) {
     std::vector<int>& expired = m_expiredBuf;  // doWake() does not run timers: the buffer is not reentered
     expired.assign(l.begin(), l.begin() + std::ptrdiff_t(n));
     l.erase(l.begin(), l.begin() + std::ptrdiff_t(n));
+    m_armedTimers -= n;
     for (int id : expired) {
         m_hrt[std::size_t(id)].cpu = -1;
         SimTask& p = m_tasks[id];
@@ -395,10 +404,7 @@ void Engine::onTick(int cpu) {
     // The tick is an hrtimer of this CPU's interrupt: sleep timers expiring before now run before
     // it (one expiring at the tick's own time was armed after it: it comes after), the ones in
     // their slack window after it.
-    const bool wasAwake = c.irq_awake;
-    if (c.curr < 0 && c.in_idle) c.irq_awake = true;
-    runExpiredTimers(cpu, m_now - 1);
-    c.irq_awake = wasAwake;
+    hrtimerInterrupt(cpu, m_now - 1);
     onTickBody(cpu);
     hrtimerInterrupt(cpu);
 }

@@ -113,15 +113,14 @@ private:
                 const int i = int(t.a++);
                 // Pinned threads are created on their CPU (the recording's were moved there by the
                 // stopper a few microseconds after they started: not modelled).
-                const CpuMask* all = cpus();
+                const CpuMask* pin = nullptr;
                 if (m_p.pin_threads) {
                     std::vector<int> usable;
                     for (int c = 0; c < e.nrCpus(); ++c)
-                        if (!all || all->test(c)) usable.push_back(c);
-                    setCpus(CpuMask::intern(CpuMask::single(usable[std::size_t(i) % usable.size()])));
+                        if (!cpus() || cpus()->test(c)) usable.push_back(c);
+                    pin = CpuMask::intern(CpuMask::single(usable[std::size_t(i) % usable.size()]));
                 }
-                const int id = e.spawn(m_index, "cyclictest", t.mm, e.current(), kThread, i, 0);
-                setCpus(all);
+                const int id = e.spawn(m_index, "cyclictest", t.mm, e.current(), kThread, i, 0, pin);
                 m_thr[std::size_t(i)].tid = e.task(id).t.pid;
                 m_thr[std::size_t(i)].interval_us = m_p.interval_us + std::int64_t(i) * m_p.distance_us;
                 return Action::run(1000);  // spawn() charged the thread's creation
