@@ -11,11 +11,20 @@
 #include "sim/scenario.h"
 #include "test_scenarios.h"
 #include "trace/trace.h"
+#include "trace/trace_dat_writer.h"
+
+#include <fmt/format.h>
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <filesystem>
+#include <memory>
 #include <regex>
+#include <sstream>
 #include <set>
+
+#include <unistd.h>
 
 using namespace sched;
 
@@ -364,4 +373,186 @@ TEST(Cyclictest, HogsScenarioAgainstTheRecordingAndUnderTheIdleDelay) {
     };
     EXPECT_GT(headline(b, "p99_us"), headline(a, "p99_us"));
     EXPECT_GE(headline(b, "max_us"), headline(a, "max_us"));
+}
+
+// ---------------------------------------------------------------------------------------------
+// Timer events in the exports (timer:hrtimer_*) and read back
+
+namespace {
+
+struct ExportedRun {
+    std::vector<SchedEvent> events;
+    std::uint64_t armed = 0, moved = 0;
+    std::string text;
+};
+
+ExportedRun exportCyclictestHogs(std::size_t variant, const std::string& datPath = {}) {
+    const Scenario s = loadScenario(std::string(SCHEDLAB_SOURCE_DIR) + "/resources/scenarios/cyclictest-hogs-qemu.json");
+    ExportedRun x;
+    std::ostringstream text;
+    std::unique_ptr<FtraceTextWriter> w;
+    std::unique_ptr<TraceDatWriter> dat;
+    RunOptions o;
+    o.on_start = [&](const Engine& e) {
+        auto commOf = [&e](std::int32_t pid) { return e.taskComm(pid); };
+        w = std::make_unique<FtraceTextWriter>(text, e.nrCpus(), commOf);
+        if (!datPath.empty()) dat = std::make_unique<TraceDatWriter>(datPath, e.nrCpus(), commOf);
+    };
+    o.event_sink = [&](const SchedEvent& e) {
+        x.events.push_back(e);
+        w->write(e);
+        if (dat) dat->write(e);
+    };
+    const RunResult r = runScenario(s, s.variants[variant], s.cost, o);
+    if (dat) dat->commit();
+    x.armed = r.engine->metrics().timers_armed;
+    x.moved = r.engine->metrics().timers_moved;
+    x.text = text.str();
+    return x;
+}
+
+/// The hrtimer events of `t` equal the simulated ones, field by field (timers by their pointer).
+void expectSameTimerEvents(const std::vector<SchedEvent>& sim, const Trace& t) {
+    std::vector<SchedEvent> a, b;
+    for (const SchedEvent& e : sim)
+        if (e.kind >= EvKind::hrtimer_start) a.push_back(e);
+    for (const SchedEvent& e : t.events)
+        if (e.kind >= EvKind::hrtimer_start) b.push_back(e);
+    ASSERT_EQ(a.size(), b.size());
+    // The trace.dat reader merges the CPUs by time (ties to the lower CPU): compare in that order.
+    auto order = [](const SchedEvent& x, const SchedEvent& y) { return x.time < y.time || (x.time == y.time && x.cpu < y.cpu); };
+    std::stable_sort(a.begin(), a.end(), order);
+    std::stable_sort(b.begin(), b.end(), order);
+    for (std::size_t i = 0; i < a.size(); ++i) {
+        SCOPED_TRACE(i);
+        ASSERT_EQ(a[i].kind, b[i].kind);
+        ASSERT_EQ(a[i].time, b[i].time);
+        ASSERT_EQ(a[i].cpu, b[i].cpu);
+        ASSERT_GE(b[i].pid, 0);
+        ASSERT_LT(std::size_t(b[i].pid), t.hrtimer_ptr.size());
+        ASSERT_EQ(t.hrtimer_ptr[std::size_t(b[i].pid)], hrtimerPointer(a[i].pid));
+        if (a[i].kind == EvKind::hrtimer_start || a[i].kind == EvKind::hrtimer_expire_entry) {
+            ASSERT_EQ(hrtimerTime(a[i]), hrtimerTime(b[i]));
+            ASSERT_EQ(hrtimerFunctionName(b[i], &t), "hrtimer_wakeup");
+        }
+        if (a[i].kind == EvKind::hrtimer_start) {
+            ASSERT_EQ(hrtimerSlack(a[i]), hrtimerSlack(b[i]));
+            ASSERT_EQ(a[i].cause, b[i].cause);
+        }
+    }
+}
+
+}  // namespace
+
+TEST(TimerEvents, EveryArmedTimerIsStartedCancelledAndExpiredInTheKernelsOrder) {
+    const ExportedRun x = exportCyclictestHogs(1);
+    std::uint64_t starts = 0, entries = 0;
+    for (std::size_t i = 0; i < x.events.size(); ++i) {
+        const SchedEvent& e = x.events[i];
+        if (e.kind == EvKind::hrtimer_start) {
+            ++starts;
+            EXPECT_EQ(hrtimerSlack(e), 50000u) << "timer_slack_ns of a SCHED_OTHER task";
+            EXPECT_TRUE(e.cause == HRTIMER_MODE_ABS || e.cause == HRTIMER_MODE_REL) << int(e.cause);
+        }
+        if (e.kind != EvKind::hrtimer_expire_entry) continue;
+        ++entries;
+        // __run_hrtimer(): hrtimer_cancel just before, on the same CPU, from the interrupt.
+        ASSERT_GT(i, 0u);
+        EXPECT_EQ(x.events[i - 1].kind, EvKind::hrtimer_cancel);
+        EXPECT_EQ(x.events[i - 1].cause, kHrtimerCancelInIrq);
+        EXPECT_EQ(x.events[i - 1].pid, e.pid);
+        EXPECT_EQ(hrtimerTime(e), e.time) << "now = the interrupt's time";
+        // The callback's sched_waking of the sleeper, then hrtimer_expire_exit, before any switch of that CPU.
+        ASSERT_LT(i + 1, x.events.size());
+        EXPECT_EQ(x.events[i + 1].kind, EvKind::sched_waking);
+        EXPECT_EQ(x.events[i + 1].pid, e.pid) << "the sleeper's pid names its timer";
+        EXPECT_EQ(x.events[i + 1].cpu, e.cpu);
+        bool exited = false;
+        for (std::size_t j = i + 1; j < x.events.size() && !exited; ++j) {
+            if (x.events[j].cpu != e.cpu) continue;
+            ASSERT_NE(x.events[j].kind, EvKind::sched_switch) << "a switch inside the timer's interrupt at event " << j;
+            exited = x.events[j].kind == EvKind::hrtimer_expire_exit && x.events[j].pid == e.pid;
+        }
+        EXPECT_TRUE(exited);
+    }
+    EXPECT_EQ(starts, x.armed);
+    EXPECT_GT(entries, x.armed - 10);
+}
+
+TEST(TimerEvents, TheFtraceTextExportReadsBackWithTheMovedTimers) {
+    const ExportedRun x = exportCyclictestHogs(1);
+    ASSERT_GT(x.moved, 1000u);
+    // As the kernel prints them.
+    EXPECT_TRUE(std::regex_search(x.text, std::regex(R"(cyclictest-\d+ +\[\d{3}\] d\.\.1\. +\d+\.\d{9}: hrtimer_start: hrtimer=ffffc900[0-9a-f]{8} )"
+                                                     R"(function=hrtimer_wakeup expires=\d+ softexpires=\d+ mode=ABS\n)")));
+    EXPECT_TRUE(std::regex_search(x.text, std::regex(R"(\] d\.h1\. +\d+\.\d{9}: hrtimer_cancel: hrtimer=ffffc900[0-9a-f]{8}\n)")));
+    EXPECT_TRUE(std::regex_search(
+        x.text, std::regex(R"(\] d\.h\.\. +\d+\.\d{9}: hrtimer_expire_entry: hrtimer=ffffc900[0-9a-f]{8} function=hrtimer_wakeup now=\d+\n)")));
+    const Trace t = parseFtraceText(x.text, "sim.txt");
+    EXPECT_EQ(t.problem_count, 0u);
+    expectSameTimerEvents(x.events, t);
+    const HrtimerStats h = hrtimerStats(t);
+    EXPECT_EQ(h.sleeps_started, x.armed);
+    EXPECT_EQ(h.sleeps_moved, x.moved) << "the trace says which timers get_nohz_timer_target() moved: start and expiry CPUs differ";
+    EXPECT_NE(t.summary().find(fmt::format("on the CPU that armed them, {} (", x.moved)), std::string::npos) << t.summary();
+    // Baseline: none moved.
+    const ExportedRun base = exportCyclictestHogs(0);
+    EXPECT_EQ(hrtimerStats(parseFtraceText(base.text, "base.txt")).sleeps_moved, 0u);
+}
+
+TEST(TimerEvents, TheTraceDatExportReadsBackTheSame) {
+    const auto dir = std::filesystem::temp_directory_path() / fmt::format("schedlab-timer-dat-{}", ::getpid());
+    std::filesystem::create_directories(dir);
+    const std::string path = (dir / "cyc.dat").string();
+    const ExportedRun x = exportCyclictestHogs(1, path);
+    const Trace t = readTraceDat(path);
+    std::filesystem::remove_all(dir);
+    EXPECT_EQ(t.problem_count, 0u);
+    expectSameTimerEvents(x.events, t);
+    EXPECT_EQ(hrtimerStats(t).sleeps_moved, x.moved);
+    EXPECT_EQ(t.event_counts.at("hrtimer_start"), x.armed);
+}
+
+TEST(TimerEvents, TheImporterReadsTheKernelsAndTraceCmdsLayoutsAndRefusesBadOnes) {
+    const std::string head = "# tracer: nop\n#\n";
+    const std::string text =
+        head +
+        "      cyclictest-1066    [000] d..1.    13.500000: hrtimer_start: hrtimer=00000000a1b2c3d4 function=hrtimer_wakeup "
+        "expires=13500050000 softexpires=13500000000 mode=REL|PINNED\n"
+        "      cyclictest-1066    [000] d..1.    13.500001: hrtimer_start: hrtimer=00000000deadbeef function=it_real_fn "
+        "expires=13600000000 softexpires=13600000000 mode=0x9\n"
+        "          <idle>-0       [003] d.h1.    13.500060: hrtimer_cancel: hrtimer=00000000a1b2c3d4\n"
+        "          <idle>-0       [003] d.h..    13.500060: hrtimer_expire_entry: hrtimer=00000000a1b2c3d4 function=hrtimer_wakeup "
+        "now=13500059000\n"
+        "          <idle>-0       [003] d.h..    13.500061: hrtimer_expire_exit: hrtimer=00000000a1b2c3d4\n"
+        // trace-cmd report's hrtimer plugin: 0x pointers, no mode, now= before function=.
+        "          <idle>-0     [001]    13.600000: hrtimer_expire_entry: hrtimer=0xdeadbeef now=13600000100 function=it_real_fn/0x0\n"
+        // Bad ones.
+        "          <idle>-0       [001] d.h..    13.700000: hrtimer_expire_entry: function=hrtimer_wakeup now=1\n"
+        "          <idle>-0       [001] d..1.    13.700001: hrtimer_start: hrtimer=00000000a1b2c3d4 function=hrtimer_wakeup "
+        "expires=10 softexpires=20 mode=ABS\n"
+        "          <idle>-0       [001] d..1.    13.700002: hrtimer_start: hrtimer=00000000a1b2c3d4 function=hrtimer_wakeup "
+        "expires=30 softexpires=20 mode=SIDEWAYS\n";
+    const Trace t = parseFtraceText(text, "timers.txt");
+    ASSERT_EQ(t.problem_count, 3u);
+    EXPECT_EQ(t.problems[0].what, "hrtimer_expire_entry: expected hrtimer=<pointer>");
+    EXPECT_EQ(t.problems[1].what, "hrtimer_start: softexpires 20 is after expires 10");
+    EXPECT_EQ(t.problems[2].what, "hrtimer_start: mode=SIDEWAYS is not an hrtimer mode");
+    ASSERT_EQ(t.events.size(), 6u);
+    const SchedEvent& s = t.events[0];
+    EXPECT_EQ(s.kind, EvKind::hrtimer_start);
+    EXPECT_EQ(hrtimerTime(s), 13500050000);
+    EXPECT_EQ(hrtimerSlack(s), 50000u);
+    EXPECT_EQ(s.cause, HRTIMER_MODE_REL | HRTIMER_MODE_PINNED);
+    EXPECT_EQ(t.events[1].cause, HRTIMER_MODE_REL | HRTIMER_MODE_HARD) << "6.1 prints the HARD modes as numbers";
+    EXPECT_EQ(hrtimerFunctionName(t.events[1], &t), "it_real_fn");
+    EXPECT_EQ(t.hrtimer_ptr.size(), 2u);
+    EXPECT_EQ(t.hrtimer_ptr[std::size_t(t.events[3].pid)], 0xa1b2c3d4u);
+    EXPECT_EQ(hrtimerTime(t.events[3]), 13500059000);
+    EXPECT_EQ(t.events[5].pid, t.events[1].pid) << "0xdeadbeef and 00000000deadbeef are one timer";
+    EXPECT_EQ(hrtimerFunctionName(t.events[5], &t), "it_real_fn") << "the plugin's /0x0 is not part of the name";
+    const HrtimerStats h = hrtimerStats(t);
+    EXPECT_EQ(h.sleeps_started, 1u);
+    EXPECT_EQ(h.sleeps_moved, 1u) << "armed on CPU 0, expired on CPU 3";
+    EXPECT_EQ(h.expired, 2u);
 }

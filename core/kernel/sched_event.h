@@ -7,6 +7,7 @@
 #include "util/cpumask.h"
 
 #include <cstdint>
+#include <string_view>
 
 namespace sched {
 
@@ -38,6 +39,13 @@ enum class EvKind : std::uint8_t {
     cpu_idle,            ///< state (cpuidle state index; 4294967295 = leaving idle), cpu
     sched_process_fork,  ///< pid = parent, pid2 = child
     sched_process_exit,  ///< pid
+    // timer:hrtimer_* (include/trace/events/timer.h). pid = the timer (schedlab: the sleeper's
+    // pid, one sleep timer per task; an imported trace: the index of its pointer in
+    // Trace::hrtimer_ptr); the other fields through hrtimerExpires() and the accessors below.
+    hrtimer_start,         ///< cpu = the arming CPU (the event does not say which base took it); expires, slack, mode, function
+    hrtimer_cancel,        ///< removed before expiry, or by __run_hrtimer() just before hrtimer_expire_entry
+    hrtimer_expire_entry,  ///< cpu = the CPU whose interrupt runs it; now (the base's time), function
+    hrtimer_expire_exit,   ///< its callback returned
 };
 inline const char* toString(EvKind k) {
     switch (k) {
@@ -49,11 +57,41 @@ inline const char* toString(EvKind k) {
     case EvKind::cpu_idle: return "cpu_idle";
     case EvKind::sched_process_fork: return "sched_process_fork";
     case EvKind::sched_process_exit: return "sched_process_exit";
+    case EvKind::hrtimer_start: return "hrtimer_start";
+    case EvKind::hrtimer_cancel: return "hrtimer_cancel";
+    case EvKind::hrtimer_expire_entry: return "hrtimer_expire_entry";
+    case EvKind::hrtimer_expire_exit: return "hrtimer_expire_exit";
     }
     return "?";
 }
 
 inline constexpr std::uint32_t PWR_EVENT_EXIT = 4294967295u;
+
+/// enum hrtimer_mode (include/linux/hrtimer.h): the mode bits hrtimer_start prints.
+enum HrtimerMode : std::uint8_t {
+    HRTIMER_MODE_ABS = 0x00,
+    HRTIMER_MODE_REL = 0x01,
+    HRTIMER_MODE_PINNED = 0x02,
+    HRTIMER_MODE_SOFT = 0x04,
+    HRTIMER_MODE_HARD = 0x08
+};
+/// 6.1's decode_hrtimer_mode(): the eight modes without HARD (the HARD ones were added to it in
+/// 6.4; 6.1 prints them, as any value it does not name, as __print_symbolic()'s "0x%lx").
+inline constexpr const char* kHrtimerModeNames[8] = {"ABS",      "REL",      "ABS|PINNED",      "REL|PINNED",
+                                                     "ABS|SOFT", "REL|SOFT", "ABS|PINNED|SOFT", "REL|PINNED|SOFT"};
+/// decode_hrtimer_mode(): "ABS", "REL|PINNED", ...; null for a value 6.1 does not name.
+inline const char* hrtimerModeName(std::uint8_t mode) { return mode < 8 ? kHrtimerModeNames[mode] : nullptr; }
+/// The mode of such a name; false for a name decode_hrtimer_mode() does not print.
+inline bool hrtimerModeOf(std::string_view name, std::uint8_t& mode) {
+    for (std::uint8_t m = 0; m < 8; ++m)
+        if (name == kHrtimerModeNames[m]) return mode = m, true;
+    if (name.size() != 3 || !name.starts_with("0x")) return false;  // "0x8".."0xf": the HARD modes as 6.1 prints them
+    const char c = name[2];
+    const int v = c >= '0' && c <= '9' ? c - '0' : c >= 'a' && c <= 'f' ? c - 'a' + 10 : -1;
+    if (v < 8) return false;
+    mode = std::uint8_t(v);
+    return true;
+}
 
 struct SchedEvent {
     std::int64_t time = 0;  ///< ns
@@ -67,6 +105,28 @@ struct SchedEvent {
     std::int32_t pid2 = 0;
     std::uint32_t state = 0;  ///< cpu_idle
 };
+
+// The hrtimer events keep their 64-bit time (hrtimer_start's expires, hrtimer_expire_entry's
+// now) in pid2:state, hrtimer_start's slack (expires - softexpires, ns) in target_cpu:orig_cpu,
+// its mode in `cause`, and the callback (an index in Trace::hrtimer_functions; 0 =
+// hrtimer_wakeup) in `prev_state`: a SchedEvent stays 32 bytes.
+inline std::int64_t hrtimerTime(const SchedEvent& e) {
+    const std::uint64_t v = (std::uint64_t(std::uint32_t(e.pid2)) << 32) | e.state;
+    return std::int64_t(v);
+}
+inline void setHrtimerTime(SchedEvent& e, std::int64_t t) {
+    e.pid2 = std::int32_t(std::uint32_t(std::uint64_t(t) >> 32));
+    e.state = std::uint32_t(std::uint64_t(t));
+}
+inline std::uint32_t hrtimerSlack(const SchedEvent& e) { return (std::uint32_t(std::uint16_t(e.target_cpu)) << 16) | std::uint16_t(e.orig_cpu); }
+inline void setHrtimerSlack(SchedEvent& e, std::uint32_t slack) {
+    e.target_cpu = std::int16_t(std::uint16_t(slack >> 16));
+    e.orig_cpu = std::int16_t(std::uint16_t(slack));
+}
+inline std::uint8_t hrtimerFunction(const SchedEvent& e) { return std::uint8_t(e.prev_state); }
+inline constexpr std::uint8_t kHrtimerWakeup = 0;
+/// hrtimer_cancel's `cause`: written by __run_hrtimer() in the timer's interrupt (1), not by a task (0).
+inline constexpr std::uint8_t kHrtimerCancelInIrq = 1;  ///< the function index of hrtimer_wakeup (the sleepers')
 
 /// What a wakeup decision reads that no scheduler tracepoint carries: the PELT loads
 /// wake_affine_weight() compares, WF_SYNC, the SIS_UTIL budget and has_idle_cores of the

@@ -81,7 +81,11 @@ public:
                 break;
             case EvKind::sched_waking: onWaking(i, e, c, now); break;
             case EvKind::sched_process_fork: onFork(e, now); break;
-            case EvKind::cpu_idle: break;
+            case EvKind::cpu_idle:
+            case EvKind::hrtimer_start:
+            case EvKind::hrtimer_cancel:
+            case EvKind::hrtimer_expire_entry:
+            case EvKind::hrtimer_expire_exit: break;
             }
         }
     }

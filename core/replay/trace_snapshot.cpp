@@ -137,7 +137,11 @@ struct TraceWalker : TraceRqWalk<TraceWalker> {
         }
         case EvKind::cpu_idle: cstate[std::size_t(c)] = e.state == PWR_EVENT_EXIT ? -1 : int(std::min<std::uint32_t>(e.state, 127)); break;
         case EvKind::sched_process_exit: dequeue(e.pid, e.time); break;
-        case EvKind::sched_process_fork: break;
+        case EvKind::sched_process_fork:
+        case EvKind::hrtimer_start:
+        case EvKind::hrtimer_cancel:
+        case EvKind::hrtimer_expire_entry:
+        case EvKind::hrtimer_expire_exit: break;
         }
     }
 

@@ -497,7 +497,7 @@ private:
     void onTimer(int id, std::uint32_t gen);
     // hrtimers (engine_wakeup.cpp): arming a task's sleep timer, the CPU's timer interrupt.
     void armTimer(int id, int cpu, std::int64_t delay, std::int64_t slack, bool pinned);
-    void cancelTimer(int id);
+    void cancelTimer(int id, int onCpu);
     void hrtimerInterrupt(int cpu, std::int64_t hardMax = std::numeric_limits<std::int64_t>::max());
     void runExpiredTimers(int cpu, std::int64_t hardMax);
     void onTickBody(int cpu);
@@ -546,6 +546,8 @@ private:
     MigrationCause causeOf(int this_cpu, IdleType idle) const;
 
     void recordStateChange(int cpu);
+    /// A timer:hrtimer_* event (sched_event.h: the sleeper's pid as the timer, `time` expires or now).
+    void emitHrtimer(EvKind kind, int cpu, int pid, std::int64_t time = 0, std::uint32_t slack = 0, std::uint8_t mode = 0);
     void emitEvent(EvKind kind, int cpu, int pid, int pid2 = 0, int target = -1, int orig = -1, char prev_state = 'R', std::uint8_t cause = 0,
                    std::uint32_t state = 0);
     void check(const char* where);

@@ -98,4 +98,17 @@ inline void Engine::emitEvent(EvKind kind, int cpu, int pid, int pid2, int targe
     m_metrics.recordEvent(e);
 }
 
+inline void Engine::emitHrtimer(EvKind kind, int cpu, int pid, std::int64_t time, std::uint32_t slack, std::uint8_t mode) {
+    SchedEvent e;
+    e.time = m_now;
+    e.kind = kind;
+    e.cpu = std::int16_t(cpu);
+    e.pid = pid;
+    e.prev_state = char(kHrtimerWakeup);
+    e.cause = mode;
+    setHrtimerTime(e, time);
+    setHrtimerSlack(e, slack);
+    m_metrics.recordEvent(e);
+}
+
 }  // namespace sched

@@ -24,7 +24,7 @@ bool Engine::wake(int id, bool sync) {
     if (p.state == TaskState::Blocked) {
         // Woken before its sleep timer: do_nanosleep()'s hrtimer_cancel() (a run without armed
         // timers, hackbench's, does not load the timer record on every wakeup).
-        if (m_armedTimers > 0 && m_hrt[std::size_t(id)].cpu >= 0) cancelTimer(id);
+        if (m_armedTimers > 0 && m_hrt[std::size_t(id)].cpu >= 0) cancelTimer(id, m_stepCpu >= 0 ? m_stepCpu : p.t.cpu);
         m_metrics.wake_by_task++;
         doWake(id, m_stepCpu >= 0 ? m_stepCpu : 0, m_stepping >= 0, sync ? std::uint32_t(WF_SYNC) : 0u,
                m_stepping >= 0 ? &m_tasks[m_stepping].t : nullptr);
@@ -234,12 +234,13 @@ std::int64_t Engine::hrtimerExpiresNext(int cpu) const {
 void Engine::armTimer(int id, int cpu, std::int64_t delay, std::int64_t slack, bool pinned) {
     SimTask& p = m_tasks[id];
     TimerInfo& ti = m_hrt[std::size_t(id)];
-    if (ti.cpu >= 0) cancelTimer(id);
+    if (ti.cpu >= 0) cancelTimer(id, cpu);  // hrtimer_start_range_ns() -> remove_hrtimer()
     p.timer_gen++;
     // An absolute expiry already passed (delay < 0) still arms the timer: it expires at the
     // next interrupt of its CPU, at the latest now (the clock event's minimum delta: not modelled).
     ti.soft = m_now + delay;
-    ti.hard = std::max(m_now, ti.soft + std::max<std::int64_t>(0, slack));
+    const std::int64_t range = std::max<std::int64_t>(0, slack);
+    ti.hard = std::max(m_now, ti.soft + range);
     ti.armed_on = cpu;
     ti.kept_by_check = false;
     syncRq(cpu);  // idle_cpu() reads nr_running and curr as they are now
@@ -269,12 +270,22 @@ void Engine::armTimer(int id, int cpu, std::int64_t delay, std::int64_t slack, b
     const auto pos = std::upper_bound(l.begin(), l.end(), h, [&](std::int64_t x, int b) { return x < m_hrt[std::size_t(b)].hard; });
     l.insert(pos, id);
     m_armedTimers++;
+    if (m_metrics.wantEvents()) {
+        // enqueue_hrtimer() -> debug_activate(): on the arming CPU, expires as
+        // hrtimer_set_expires_range_ns() set it (an absolute one already passed included).
+        const std::uint8_t mode = std::uint8_t((ti.next_abs ? HRTIMER_MODE_ABS : HRTIMER_MODE_REL) | (pinned ? HRTIMER_MODE_PINNED : 0));
+        emitHrtimer(EvKind::hrtimer_start, cpu, p.t.pid, ti.soft + range, std::uint32_t(std::min<std::int64_t>(range, UINT32_MAX)), mode);
+    }
     push(ti.hard, EvTimer, id, p.timer_gen);  // the clock event programmed for its hard expiry
 }
 
-void Engine::cancelTimer(int id) {
+// hrtimer_try_to_cancel() -> remove_hrtimer() of an armed timer (its hrtimer_cancel event on
+// `onCpu`: do_nanosleep()'s cancel runs when the woken task runs again; schedlab removes the
+// timer, and writes the event, at the wakeup).
+void Engine::cancelTimer(int id, int onCpu) {
     TimerInfo& ti = m_hrt[std::size_t(id)];
     if (ti.cpu < 0) return;
+    if (m_metrics.wantEvents()) emitHrtimer(EvKind::hrtimer_cancel, onCpu, m_tasks[id].t.pid);
     auto& l = m_cpuTimers[std::size_t(ti.cpu)];
     l.erase(std::find(l.begin(), l.end(), id));
     ti.cpu = -1;
@@ -334,16 +345,27 @@ void Engine::runExpiredTimers(int cpu, std::int64_t hardMax) {
     expired.assign(l.begin(), l.begin() + std::ptrdiff_t(n));
     l.erase(l.begin(), l.begin() + std::ptrdiff_t(n));
     m_armedTimers -= n;
+    const bool events = m_metrics.wantEvents();
     for (int id : expired) {
         m_hrt[std::size_t(id)].cpu = -1;
         SimTask& p = m_tasks[id];
-        if (p.state != TaskState::Blocked) continue;
+        // __run_hrtimer(): debug_deactivate() (hrtimer_cancel), hrtimer_expire_entry, the
+        // callback, hrtimer_expire_exit.
+        if (events) {
+            emitHrtimer(EvKind::hrtimer_cancel, cpu, p.t.pid, 0, 0, kHrtimerCancelInIrq);
+            emitHrtimer(EvKind::hrtimer_expire_entry, cpu, p.t.pid, m_now);
+        }
+        if (p.state != TaskState::Blocked) {
+            if (events) emitHrtimer(EvKind::hrtimer_expire_exit, cpu, p.t.pid);
+            continue;
+        }
         if (cpu == p.t.cpu) m_metrics.wake_by_timer_local++;
         else m_metrics.wake_by_timer_remote++;
         const Cpu& cc = m_cpus[std::size_t(cpu)];
         m_timerWaking = id;
         doWake(id, cpu, false, 0, cc.curr >= 0 ? &m_tasks[cc.curr].t : &m_idleTasks[std::size_t(cpu)]);
         m_timerWaking = -1;
+        if (events) emitHrtimer(EvKind::hrtimer_expire_exit, cpu, p.t.pid);
     }
 }
 

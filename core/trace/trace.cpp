@@ -46,6 +46,25 @@ bool intOf(std::string_view s, std::string_view key, T& v, std::size_t from = 0)
     return toInt(s.substr(b, e - b), v);
 }
 
+/// The text of `key=` (at the start of `s` or after a space) up to the next space; empty when absent.
+std::string_view fieldOf(std::string_view s, std::string_view key) {
+    for (std::size_t k = s.find(key); k != std::string_view::npos; k = s.find(key, k + 1)) {
+        if (k != 0 && s[k - 1] != ' ') continue;
+        const std::size_t b = k + key.size();
+        const std::size_t e = s.find(' ', b);
+        return s.substr(b, (e == std::string_view::npos ? s.size() : e) - b);
+    }
+    return {};
+}
+
+/// %p as ftrace prints it (hashed, 16 hex digits) or trace-cmd's hrtimer plugin (0x...).
+bool hexPointer(std::string_view s, std::uint64_t& v) {
+    if (s.starts_with("0x")) s.remove_prefix(2);
+    if (s.empty() || s.size() > 16) return false;
+    const auto [p, ec] = std::from_chars(s.data(), s.data() + s.size(), v, 16);
+    return ec == std::errc() && p == s.data() + s.size();
+}
+
 /// `secs.frac` to ns (frac of any length, digits past 9 dropped), or a bare integer as is.
 bool parseTimestamp(std::string_view s, std::int64_t& ns, bool& isNs) {
     const std::size_t dot = s.find('.');
@@ -359,6 +378,12 @@ bool FtraceTextParser::parseEvent(const Head& h, SchedEvent& e, bool& imported, 
         e.cpu = std::int16_t(cpuId);
         return true;
     }
+    if (name.starts_with("hrtimer_")) {
+        if (name == "hrtimer_start") return hrtimerEvent(EvKind::hrtimer_start, payload, e, why);
+        if (name == "hrtimer_cancel") return hrtimerEvent(EvKind::hrtimer_cancel, payload, e, why);
+        if (name == "hrtimer_expire_entry") return hrtimerEvent(EvKind::hrtimer_expire_entry, payload, e, why);
+        if (name == "hrtimer_expire_exit") return hrtimerEvent(EvKind::hrtimer_expire_exit, payload, e, why);
+    }
     if (name == "sched_process_fork") return processFork(payload, e, why);
     if (name == "sched_process_exit") {
         const std::size_t prioAt = payload.rfind(" prio=");
@@ -381,6 +406,57 @@ bool FtraceTextParser::parseEvent(const Head& h, SchedEvent& e, bool& imported, 
     }
     ++m_t.skipped_events[std::string(name)];
     return true;
+}
+
+// hrtimer=%p function=%ps expires=%llu softexpires=%llu mode=%s (hrtimer_start),
+// hrtimer=%p function=%ps now=%llu (hrtimer_expire_entry), hrtimer=%p (cancel, expire_exit);
+// trace-cmd's hrtimer plugin writes 0x pointers, no mode, and now= before function=.
+bool FtraceTextParser::hrtimerEvent(EvKind kind, std::string_view payload, SchedEvent& e, std::string& why) {
+    std::uint64_t ptr = 0;
+    if (!hexPointer(fieldOf(payload, "hrtimer="), ptr)) return fail(why, "expected hrtimer=<pointer>");
+    e.kind = kind;
+    e.pid = hrtimerId(m_t, ptr);
+    if (kind == EvKind::hrtimer_cancel || kind == EvKind::hrtimer_expire_exit) return true;
+    std::string_view fn = fieldOf(payload, "function=");
+    fn = fn.substr(0, std::min(fn.find('/'), fn.find('+')));  // trace-cmd's "hrtimer_wakeup/0x0", %pS's "+0x0/0x30"
+    if (fn.empty()) return fail(why, "expected function=");
+    e.prev_state = char(hrtimerFunctionIndex(m_t, fn));
+    if (kind == EvKind::hrtimer_expire_entry) {
+        std::uint64_t now = 0;
+        if (!toInt(fieldOf(payload, "now="), now)) return fail(why, "expected now=<ns>");
+        setHrtimerTime(e, std::int64_t(now));
+        return true;
+    }
+    std::uint64_t expires = 0, soft = 0;
+    if (!toInt(fieldOf(payload, "expires="), expires) || !toInt(fieldOf(payload, "softexpires="), soft))
+        return fail(why, "expected expires=<ns> softexpires=<ns>");
+    if (soft > expires) return fail(why, fmt::format("softexpires {} is after expires {}", soft, expires));
+    if (expires - soft > std::numeric_limits<std::uint32_t>::max())
+        return fail(why, fmt::format("a range of {} ns (expires - softexpires) is more than 4.29 s", expires - soft));
+    std::uint8_t mode = HRTIMER_MODE_ABS;
+    const std::string_view m = fieldOf(payload, "mode=");
+    if (!m.empty() && !hrtimerModeOf(m, mode)) return fail(why, fmt::format("mode={} is not an hrtimer mode", m));
+    setHrtimerTime(e, std::int64_t(expires));
+    setHrtimerSlack(e, std::uint32_t(expires - soft));
+    e.cause = mode;
+    return true;
+}
+
+std::int32_t hrtimerId(Trace& t, std::uint64_t ptr) {
+    const auto [it, added] = t.hrtimer_ids.try_emplace(ptr, std::int32_t(t.hrtimer_ptr.size()));
+    if (added) t.hrtimer_ptr.push_back(ptr);
+    return it->second;
+}
+
+std::uint8_t hrtimerFunctionIndex(Trace& t, std::string_view fn) {
+    for (std::size_t i = 0; i < t.hrtimer_functions.size(); ++i)
+        if (t.hrtimer_functions[i] == fn) return std::uint8_t(i);
+    if (t.hrtimer_functions.size() < 255) {
+        t.hrtimer_functions.emplace_back(fn);
+        return std::uint8_t(t.hrtimer_functions.size() - 1);
+    }
+    if (t.hrtimer_functions.size() == 255) t.hrtimer_functions.emplace_back("(other callbacks)");
+    return 255;
 }
 
 bool FtraceTextParser::wakeLike(EvKind kind, std::string_view payload, SchedEvent& e, std::string& why) {
@@ -694,6 +770,30 @@ std::string Trace::commOf(std::int32_t pid) const {
     return it != comm.end() ? it->second : std::string("<...>");
 }
 
+HrtimerStats hrtimerStats(const Trace& t) {
+    HrtimerStats s;
+    std::unordered_map<std::int32_t, std::int16_t> armedOn;  // timer -> the CPU of its last hrtimer_start
+    for (const SchedEvent& e : t.events) {
+        if (e.kind == EvKind::hrtimer_start) {
+            ++s.started;
+            if (hrtimerFunction(e) == kHrtimerWakeup) {
+                ++s.sleeps_started;
+                armedOn[e.pid] = e.cpu;
+            }
+        } else if (e.kind == EvKind::hrtimer_expire_entry) {
+            ++s.expired;
+            if (hrtimerFunction(e) != kHrtimerWakeup) continue;
+            ++s.sleeps_expired;
+            const auto it = armedOn.find(e.pid);
+            if (it == armedOn.end()) continue;
+            if (it->second == e.cpu) ++s.sleeps_local;
+            else ++s.sleeps_moved;
+            armedOn.erase(it);
+        }
+    }
+    return s;
+}
+
 std::string Trace::summary() const {
     std::string o = fmt::format("{}: {} events on {} CPUs", file, events.size(), nr_cpus);
     if (!events.empty()) {
@@ -710,6 +810,13 @@ std::string Trace::summary() const {
         o += "  not imported:";
         for (const auto& [n, c] : skipped_events) o += fmt::format(" {} {}", n, c);
         o += "\n";
+    }
+    if (const HrtimerStats h = hrtimerStats(*this); h.sleeps_started || h.sleeps_expired) {
+        const std::uint64_t seen = h.sleeps_local + h.sleeps_moved;
+        o += fmt::format(
+            "  sleep timers (hrtimer_wakeup): {} started, {} expired; of the {} whose start is in the trace, {} on the CPU that armed "
+            "them, {} ({:.1f} %) on another (moved by get_nohz_timer_target())\n",
+            h.sleeps_started, h.sleeps_expired, seen, h.sleeps_local, h.sleeps_moved, seen ? 100.0 * double(h.sleeps_moved) / double(seen) : 0.0);
     }
     if (entries_written > entries_in_buffer)
         o += fmt::format("  warning: the buffer overran ({} of {} entries kept)\n", entries_in_buffer, entries_written);

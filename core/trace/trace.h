@@ -94,6 +94,11 @@ struct Trace {
     /// schedlab's own exports: each decision's untraced inputs (`tracing_mark_write:
     /// schedlab_wake ...`, sched_event.h), by the index in `events` of the sched_waking before it.
     WakeInputsByEvent wake_inputs;
+    /// hrtimer events: the pointer of each timer (an event's pid is its index here) and the
+    /// callbacks' names (an event's hrtimerFunction() is its index here; 0 = hrtimer_wakeup).
+    std::vector<std::uint64_t> hrtimer_ptr;
+    std::vector<std::string> hrtimer_functions{"hrtimer_wakeup"};
+    std::unordered_map<std::uint64_t, std::int32_t> hrtimer_ids;  ///< pointer -> index in hrtimer_ptr
     /// schedlab's exports of a pinned run: a task's cpulist (the `allowed=` of its schedlab_wake lines).
     std::unordered_map<std::int32_t, std::string> affinity;
     std::uint64_t lines = 0;
@@ -150,6 +155,7 @@ private:
     bool rawSwitch(std::string_view payload, SchedEvent& e, std::string& why);
     bool migrateTask(std::string_view payload, SchedEvent& e, std::string& why);
     bool processFork(std::string_view payload, SchedEvent& e, std::string& why);
+    bool hrtimerEvent(EvKind kind, std::string_view payload, SchedEvent& e, std::string& why);
     /// schedlab's own export: the untraced inputs of the decision whose sched_waking came just before.
     bool wakeInputsMark(std::string_view payload, const Head& h, std::string& why);
     void problem(const std::string& why);
@@ -217,6 +223,27 @@ private:
 std::string formatWakeInputs(const WakeInputs& in);
 /// Parses such a message (after "schedlab_wake "); false, with `why`, if a field is missing or bad.
 bool parseWakeInputs(std::string_view msg, WakeInputs& in, std::string& why, std::string* allowed = nullptr);
+
+/// The pointer schedlab's exports print for the sleep timer of task `id` (its pid): an address in
+/// x86-64's vmalloc area, where task stacks (and so a sleeper's on-stack hrtimer) live.
+inline constexpr std::uint64_t kHrtimerPointerBase = 0xffffc90000000000ull, kHrtimerPointerStride = 0x40;
+std::uint64_t hrtimerPointer(std::int32_t id);
+/// What the hrtimer events of a trace say about sleep timers (callback hrtimer_wakeup): how many
+/// expired on the CPU whose task armed them and how many elsewhere (get_nohz_timer_target() moved
+/// them: hrtimer_start is written on the arming CPU, hrtimer_expire_entry on the timer's).
+struct HrtimerStats {
+    std::uint64_t started = 0, expired = 0;  ///< every callback
+    std::uint64_t sleeps_started = 0, sleeps_expired = 0;
+    std::uint64_t sleeps_local = 0, sleeps_moved = 0;  ///< expiries whose hrtimer_start is in the trace
+};
+HrtimerStats hrtimerStats(const Trace& t);
+
+/// The index of timer `ptr` in t.hrtimer_ptr (added when new): the pid of its events.
+std::int32_t hrtimerId(Trace& t, std::uint64_t ptr);
+/// The index of callback `fn` in t.hrtimer_functions (added when new; past 255 names, 255).
+std::uint8_t hrtimerFunctionIndex(Trace& t, std::string_view fn);
+/// The callback name of an hrtimer event (the trace's table when given, else hrtimer_wakeup).
+std::string hrtimerFunctionName(const SchedEvent& e, const Trace* t = nullptr);
 
 /// ns as ftrace prints a `secs.frac` timestamp with `decimals` (6 or 9) digits.
 std::string ftraceTimestamp(std::int64_t ns, int decimals);

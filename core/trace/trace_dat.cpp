@@ -381,6 +381,28 @@ Merged mergeRecords(const std::array<Child, kParts>& ch, Trace& t) {
         if (!meta[std::size_t(k)].at("problems").empty() || !meta[std::size_t(k)].at("gaps").empty())
             ordOf[std::size_t(k)].resize(nRec[std::size_t(k)]);
     }
+    // hrtimer events: each child numbered the timers and callbacks it saw (its own tables in its
+    // metadata); the merge gives them the trace's numbers. A child without metadata (it crashed):
+    // its timer events keep no timer (-1).
+    std::array<std::vector<std::int32_t>, kParts> timerOf;
+    std::array<std::vector<std::uint8_t>, kParts> fnOf;
+    for (int k = 0; k < kParts; ++k) {
+        const nlohmann::json& m = meta[std::size_t(k)];
+        if (!m.is_object()) continue;
+        if (m.contains("hrtimer_ptr"))
+            for (const auto& p : m.at("hrtimer_ptr")) timerOf[std::size_t(k)].push_back(hrtimerId(t, p.get<std::uint64_t>()));
+        if (m.contains("hrtimer_functions"))
+            for (const auto& f : m.at("hrtimer_functions")) fnOf[std::size_t(k)].push_back(hrtimerFunctionIndex(t, f.get<std::string>()));
+    }
+    auto mapTimer = [&](int k, SchedEvent& e) {
+        const auto& tm = timerOf[std::size_t(k)];
+        e.pid = e.pid >= 0 && std::size_t(e.pid) < tm.size() ? tm[std::size_t(e.pid)] : -1;
+        if (e.kind == EvKind::hrtimer_start || e.kind == EvKind::hrtimer_expire_entry) {
+            const auto& fm = fnOf[std::size_t(k)];
+            const std::uint8_t f = hrtimerFunction(e);
+            e.prev_state = char(f < fm.size() ? fm[f] : 255);
+        }
+    };
     struct Stream {
         int k = 0;
         std::uint64_t at = 0;  ///< the child's index of the current record
@@ -480,6 +502,7 @@ Merged mergeRecords(const std::array<Child, kParts>& ch, Trace& t) {
                 if (!kinds[std::size_t(s.k)].empty() && std::size_t(r->e.kind) < kinds[std::size_t(s.k)].size())
                     ++kinds[std::size_t(s.k)][std::size_t(r->e.kind)];
                 t.events.push_back(r->e);
+                if (r->e.kind >= EvKind::hrtimer_start && r->e.kind <= EvKind::hrtimer_expire_exit) mapTimer(s.k, t.events.back());
                 t.records.push_back({ord, r->current, r->context});
             }
             s.recs.pop();

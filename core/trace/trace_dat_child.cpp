@@ -106,6 +106,7 @@ struct Ctx {
     tep_handle* tep = nullptr;
     tep_event *waking = nullptr, *wakeup = nullptr, *wakeup_new = nullptr, *migrate = nullptr;  ///< the events read
     tep_event *sw = nullptr, *idle = nullptr, *fork = nullptr, *exit = nullptr, *print = nullptr;
+    tep_event *hrStart = nullptr, *hrCancel = nullptr, *hrEntry = nullptr, *hrExit = nullptr;
     bool swap = false;          ///< the file's byte order is not the host's: libtraceevent reads the numbers
     std::uint64_t ordinal = 0;  ///< the record being read: its index in the child's list, plus 1
     /// The last imported event of the CPU being read, when it is a sched_waking: its pid and index.
@@ -378,6 +379,32 @@ bool onRecord(Ctx& c, tep_record* rec, int cpu, Streamed& s) {
         if (!num(c, ev, "pid", rec, v)) return bad("missing pid");
         e.kind = EvKind::sched_process_exit;
         e.pid = std::int32_t(v);
+    } else if (ev && (ev == c.hrStart || ev == c.hrCancel || ev == c.hrEntry || ev == c.hrExit)) {
+        // The timer and callback numbered in this reader's tables (the merge renumbers them).
+        if (!num(c, ev, "hrtimer", rec, v)) return bad("missing hrtimer");
+        e.kind = ev == c.hrStart    ? EvKind::hrtimer_start
+                 : ev == c.hrCancel ? EvKind::hrtimer_cancel
+                 : ev == c.hrEntry  ? EvKind::hrtimer_expire_entry
+                                    : EvKind::hrtimer_expire_exit;
+        e.pid = hrtimerId(t, std::uint64_t(v));
+        if (ev == c.hrStart || ev == c.hrEntry) {
+            if (!num(c, ev, "function", rec, w)) return bad("missing function");
+            const char* fn = tep_find_function(c.tep, std::uint64_t(w));
+            e.prev_state = char(hrtimerFunctionIndex(t, fn ? std::string(fn) : fmt::format("0x{:x}", std::uint64_t(w))));
+        }
+        if (ev == c.hrEntry) {
+            if (!num(c, ev, "now", rec, x)) return bad("missing now");
+            setHrtimerTime(e, x);
+        } else if (ev == c.hrStart) {
+            long long soft = 0, mode = 0;
+            if (!num(c, ev, "expires", rec, x) || !num(c, ev, "softexpires", rec, soft) || !num(c, ev, "mode", rec, mode))
+                return bad("missing expires/softexpires/mode");
+            if (soft > x || std::uint64_t(x - soft) > std::numeric_limits<std::uint32_t>::max())
+                return bad("softexpires after expires, or a range over 4.29 s");
+            setHrtimerTime(e, x);
+            setHrtimerSlack(e, std::uint32_t(x - soft));
+            e.cause = std::uint8_t(mode);
+        }
     } else {
         if (ev == c.print) {
             std::string_view msg = str(c, ev, "buf", rec);
@@ -489,6 +516,10 @@ void findEvents(Ctx& c) {
     c.fork = find("sched", "sched_process_fork");
     c.exit = find("sched", "sched_process_exit");
     c.print = find("ftrace", "print");
+    c.hrStart = find("timer", "hrtimer_start");
+    c.hrCancel = find("timer", "hrtimer_cancel");
+    c.hrEntry = find("timer", "hrtimer_expire_entry");
+    c.hrExit = find("timer", "hrtimer_expire_exit");
     // The common fields (type, flags, pid) are at the same place in every event.
     for (tep_event* ev : {c.sw, c.waking, c.wakeup, c.print})
         if (ev && !c.commonType) {
@@ -634,6 +665,8 @@ nlohmann::json metadata(const ChildRead& r) {
     nlohmann::json aff = nlohmann::json::array();
     for (const auto& [pid, list] : r.c.affinity) aff.push_back({pid, list});
     m["affinity"] = aff;
+    m["hrtimer_ptr"] = t.hrtimer_ptr;
+    m["hrtimer_functions"] = t.hrtimer_functions;
     return m;
 }
 

@@ -60,8 +60,9 @@ namespace {
 
 static_assert(std::endian::native == std::endian::little, "the pages are written in the host's byte order, as x86's kernel does");
 
-constexpr unsigned short kOptionTraceClock = 4;           // TRACECMD_OPTION_TRACECLOCK
-constexpr std::uint64_t kMarkIp = 0xffffffff81000000ull;  // tracing_mark_write in our kallsyms
+constexpr unsigned short kOptionTraceClock = 4;                    // TRACECMD_OPTION_TRACECLOCK
+constexpr std::uint64_t kMarkIp = 0xffffffff81000000ull;           // tracing_mark_write in our kallsyms
+constexpr std::uint64_t kHrtimerWakeupIp = 0xffffffff81100000ull;  // hrtimer_wakeup in our kallsyms
 
 // The formats, byte for byte as Linux 6.1.192 (Debian 12, x86_64) gives them in tracefs (taken
 // from the recorded trace.dat in tests/data/traces/qemu-6.1-2s2c2t-hackbench-small-dat).
@@ -221,6 +222,66 @@ constexpr char kFmt_print[] =
     "\n"
     "print fmt: \"%ps: %s\", (void *)REC->ip, REC->buf\n";
 
+// timer:hrtimer_* as 6.1's include/trace/events/timer.h defines them (the recorded file had no
+// timer events: the IDs are schedlab's; decode_hrtimer_mode()'s names with their values, as
+// __print_symbolic() needs them to print).
+constexpr char kFmt_hrtimer_start[] =
+    "name: hrtimer_start\n"
+    "ID: 406\n"
+    "format:\n"
+    "\tfield:unsigned short common_type;\toffset:0;\tsize:2;\tsigned:0;\n"
+    "\tfield:unsigned char common_flags;\toffset:2;\tsize:1;\tsigned:0;\n"
+    "\tfield:unsigned char common_preempt_count;\toffset:3;\tsize:1;\tsigned:0;\n"
+    "\tfield:int common_pid;\toffset:4;\tsize:4;\tsigned:1;\n"
+    "\n"
+    "\tfield:void * hrtimer;\toffset:8;\tsize:8;\tsigned:0;\n"
+    "\tfield:void * function;\toffset:16;\tsize:8;\tsigned:0;\n"
+    "\tfield:s64 expires;\toffset:24;\tsize:8;\tsigned:1;\n"
+    "\tfield:s64 softexpires;\toffset:32;\tsize:8;\tsigned:1;\n"
+    "\tfield:enum hrtimer_mode mode;\toffset:40;\tsize:4;\tsigned:0;\n"
+    "\n"
+    "print fmt: \"hrtimer=%p function=%ps expires=%llu softexpires=%llu mode=%s\", REC->hrtimer, REC->function, (unsigned long long) "
+    "REC->expires, (unsigned long long) REC->softexpires, __print_symbolic(REC->mode, { 0, \"ABS\" }, { 1, \"REL\" }, { 2, \"ABS|PINNED\" }, "
+    "{ 3, \"REL|PINNED\" }, { 4, \"ABS|SOFT\" }, { 5, \"REL|SOFT\" }, { 6, \"ABS|PINNED|SOFT\" }, { 7, \"REL|PINNED|SOFT\" })\n";
+constexpr char kFmt_hrtimer_expire_entry[] =
+    "name: hrtimer_expire_entry\n"
+    "ID: 407\n"
+    "format:\n"
+    "\tfield:unsigned short common_type;\toffset:0;\tsize:2;\tsigned:0;\n"
+    "\tfield:unsigned char common_flags;\toffset:2;\tsize:1;\tsigned:0;\n"
+    "\tfield:unsigned char common_preempt_count;\toffset:3;\tsize:1;\tsigned:0;\n"
+    "\tfield:int common_pid;\toffset:4;\tsize:4;\tsigned:1;\n"
+    "\n"
+    "\tfield:void * hrtimer;\toffset:8;\tsize:8;\tsigned:0;\n"
+    "\tfield:s64 now;\toffset:16;\tsize:8;\tsigned:1;\n"
+    "\tfield:void * function;\toffset:24;\tsize:8;\tsigned:0;\n"
+    "\n"
+    "print fmt: \"hrtimer=%p function=%ps now=%llu\", REC->hrtimer, REC->function, (unsigned long long) REC->now\n";
+constexpr char kFmt_hrtimer_expire_exit[] =
+    "name: hrtimer_expire_exit\n"
+    "ID: 408\n"
+    "format:\n"
+    "\tfield:unsigned short common_type;\toffset:0;\tsize:2;\tsigned:0;\n"
+    "\tfield:unsigned char common_flags;\toffset:2;\tsize:1;\tsigned:0;\n"
+    "\tfield:unsigned char common_preempt_count;\toffset:3;\tsize:1;\tsigned:0;\n"
+    "\tfield:int common_pid;\toffset:4;\tsize:4;\tsigned:1;\n"
+    "\n"
+    "\tfield:void * hrtimer;\toffset:8;\tsize:8;\tsigned:0;\n"
+    "\n"
+    "print fmt: \"hrtimer=%p\", REC->hrtimer\n";
+constexpr char kFmt_hrtimer_cancel[] =
+    "name: hrtimer_cancel\n"
+    "ID: 409\n"
+    "format:\n"
+    "\tfield:unsigned short common_type;\toffset:0;\tsize:2;\tsigned:0;\n"
+    "\tfield:unsigned char common_flags;\toffset:2;\tsize:1;\tsigned:0;\n"
+    "\tfield:unsigned char common_preempt_count;\toffset:3;\tsize:1;\tsigned:0;\n"
+    "\tfield:int common_pid;\toffset:4;\tsize:4;\tsigned:1;\n"
+    "\n"
+    "\tfield:void * hrtimer;\toffset:8;\tsize:8;\tsigned:0;\n"
+    "\n"
+    "print fmt: \"hrtimer=%p\", REC->hrtimer\n";
+
 struct Format {
     const char* system;
     const char* name;
@@ -236,6 +297,10 @@ constexpr Format kFormats[] = {
     {"sched", "sched_process_exit", kFmt_sched_process_exit},
     {"power", "cpu_idle", kFmt_cpu_idle},
     {"ftrace", "print", kFmt_print},
+    {"timer", "hrtimer_start", kFmt_hrtimer_start},
+    {"timer", "hrtimer_expire_entry", kFmt_hrtimer_expire_entry},
+    {"timer", "hrtimer_expire_exit", kFmt_hrtimer_expire_exit},
+    {"timer", "hrtimer_cancel", kFmt_hrtimer_cancel},
 };
 // Their IDs (the "ID:" lines above) = common_type of the records.
 enum EventId : std::uint16_t {
@@ -248,6 +313,10 @@ enum EventId : std::uint16_t {
     kIdWakeup = 321,
     kIdWaking = 322,
     kIdCpuIdle = 472,
+    kIdHrtimerStart = 406,
+    kIdHrtimerExpireEntry = 407,
+    kIdHrtimerExpireExit = 408,
+    kIdHrtimerCancel = 409,
 };
 
 /// 6.1's prev_state (TASK_REPORT bits; 0x100 = TASK_REPORT_MAX, printed "R+" = preempted).
@@ -518,6 +587,35 @@ void TraceDatWriter::write(const SchedEvent& e) {
         f.at<std::int32_t>(24, e.pid);
         f.at<std::int32_t>(28, prio);
         break;
+    // The text export's flag columns: "d..1." (start; a task's cancel), "d.h1." (__run_hrtimer()'s
+    // cancel), "d.h.." (expire entry and exit).
+    case EvKind::hrtimer_start:
+        id = kIdHrtimerStart;
+        preempt = 1;
+        f.at<std::uint64_t>(8, hrtimerPointer(e.pid));
+        f.at<std::uint64_t>(16, kHrtimerWakeupIp);
+        f.at<std::int64_t>(24, hrtimerTime(e));
+        f.at<std::int64_t>(32, hrtimerTime(e) - std::int64_t(hrtimerSlack(e)));
+        f.at<std::uint32_t>(40, e.cause);
+        break;
+    case EvKind::hrtimer_cancel:
+        id = kIdHrtimerCancel;
+        preempt = 1;
+        if (e.cause == kHrtimerCancelInIrq) flags |= TRACE_FLAG_HARDIRQ;
+        f.at<std::uint64_t>(8, hrtimerPointer(e.pid));
+        break;
+    case EvKind::hrtimer_expire_entry:
+        id = kIdHrtimerExpireEntry;
+        flags |= TRACE_FLAG_HARDIRQ, preempt = 0;
+        f.at<std::uint64_t>(8, hrtimerPointer(e.pid));
+        f.at<std::int64_t>(16, hrtimerTime(e));
+        f.at<std::uint64_t>(24, kHrtimerWakeupIp);
+        break;
+    case EvKind::hrtimer_expire_exit:
+        id = kIdHrtimerExpireExit;
+        flags |= TRACE_FLAG_HARDIRQ, preempt = 0;
+        f.at<std::uint64_t>(8, hrtimerPointer(e.pid));
+        break;
     }
     if (cur) (void)commOf(cur, cpu);  // every common_pid gets a saved_cmdlines line
     emitRecord(cpu, ts, id, flags, preempt, cur, f.b, f.len);
@@ -556,7 +654,7 @@ void TraceDatWriter::commit() {
     if (clocks.find('[') == std::string::npos) clocks += fmt::format(" [{}]", m_opt.clock);
     clocks += "\n";
     writeFile(dir / "trace_clock", clocks, m_path);
-    writeFile(work / "kallsyms", fmt::format("{:016x} T tracing_mark_write\n", kMarkIp), m_path);
+    writeFile(work / "kallsyms", fmt::format("{:016x} T tracing_mark_write\n{:016x} t hrtimer_wakeup\n", kMarkIp, kHrtimerWakeupIp), m_path);
     std::vector<std::string> files;
     std::vector<char*> argv;
     for (const auto& c : m_cpus) files.push_back(c->file.string());

@@ -95,6 +95,31 @@ void FtraceTextWriter::write(const SchedEvent& e) {
         flags = ".....";
         body = fmt::format("sched_process_exit: comm={} pid={} prio={}", comm(e.pid, cpu), e.pid, prio);
         break;
+    case EvKind::hrtimer_start: {
+        // lock_hrtimer_base() holds the base's lock with interrupts off; expires and softexpires
+        // as the kernel prints them (%llu of s64).
+        flags = "d..1.";
+        const std::int64_t expires = hrtimerTime(e);
+        const char* mode = hrtimerModeName(e.cause);
+        body = fmt::format("hrtimer_start: hrtimer={:016x} function={} expires={} softexpires={} mode={}", hrtimerPointer(e.pid),
+                           hrtimerFunctionName(e), std::uint64_t(expires), std::uint64_t(expires - std::int64_t(hrtimerSlack(e))),
+                           mode ? mode : fmt::format("0x{:x}", unsigned(e.cause)));
+        break;
+    }
+    case EvKind::hrtimer_cancel:
+        // From __run_hrtimer() (hard interrupt, the base locked) or from a task's hrtimer_cancel().
+        flags = e.cause == kHrtimerCancelInIrq ? "d.h1." : "d..1.";
+        body = fmt::format("hrtimer_cancel: hrtimer={:016x}", hrtimerPointer(e.pid));
+        break;
+    case EvKind::hrtimer_expire_entry:
+        flags = "d.h..";
+        body = fmt::format("hrtimer_expire_entry: hrtimer={:016x} function={} now={}", hrtimerPointer(e.pid), hrtimerFunctionName(e),
+                           std::uint64_t(hrtimerTime(e)));
+        break;
+    case EvKind::hrtimer_expire_exit:
+        flags = "d.h..";
+        body = fmt::format("hrtimer_expire_exit: hrtimer={:016x}", hrtimerPointer(e.pid));
+        break;
     }
     m_out << fmt::format("{:>16}-{:<7} [{:03d}] {} {:>12}: {}\n", who, cur, cpu, flags, ftraceTimestamp(e.time, m_usecs ? 6 : 9), body);
     if (e.kind == EvKind::sched_switch) m_curr[std::size_t(cpu)] = e.pid2;
@@ -104,6 +129,14 @@ void FtraceTextWriter::write(const SchedEvent& e) {
                              ftraceTimestamp(e.time, m_usecs ? 6 : 9), formatWakeInputs(m_inputs));
         m_haveInputs = false;
     }
+}
+
+std::uint64_t hrtimerPointer(std::int32_t id) { return kHrtimerPointerBase + std::uint64_t(std::uint32_t(id)) * kHrtimerPointerStride; }
+
+std::string hrtimerFunctionName(const SchedEvent& e, const Trace* t) {
+    const std::uint8_t f = hrtimerFunction(e);
+    if (t && f < t->hrtimer_functions.size()) return t->hrtimer_functions[f];
+    return f == kHrtimerWakeup ? "hrtimer_wakeup" : fmt::format("function#{}", unsigned(f));
 }
 
 std::string formatWakeInputs(const WakeInputs& in) {
