@@ -7,6 +7,7 @@
 // busy hogs, against the real 6.1 recording of that command.
 #include "kernel/sched_balance.h"
 #include "kernel/wakeup_path.h"
+#include "replay/replay.h"
 #include "sim/engine.h"
 #include "sim/scenario.h"
 #include "test_scenarios.h"
@@ -382,7 +383,7 @@ namespace {
 
 struct ExportedRun {
     std::vector<SchedEvent> events;
-    std::uint64_t armed = 0, moved = 0;
+    std::uint64_t armed = 0, moved = 0, kept_local = 0;
     std::string text;
 };
 
@@ -407,6 +408,7 @@ ExportedRun exportCyclictestHogs(std::size_t variant, const std::string& datPath
     if (dat) dat->commit();
     x.armed = r.engine->metrics().timers_armed;
     x.moved = r.engine->metrics().timers_moved;
+    x.kept_local = r.engine->metrics().timers_kept_local;
     x.text = text.str();
     return x;
 }
@@ -555,4 +557,23 @@ TEST(TimerEvents, TheImporterReadsTheKernelsAndTraceCmdsLayoutsAndRefusesBadOnes
     EXPECT_EQ(h.sleeps_started, 1u);
     EXPECT_EQ(h.sleeps_moved, 1u) << "armed on CPU 0, expired on CPU 3";
     EXPECT_EQ(h.expired, 2u);
+}
+
+TEST(TimerEvents, AgreeChecksTimerPlacementAgainstTheExpiringCpu) {
+    const ExportedRun x = exportCyclictestHogs(1);  // idle-delay-v2
+    const Trace t = parseFtraceText(x.text, "sim.txt");
+    const auto topo = std::make_shared<const Topology>(Topology::preset("qemu-2s2c2t"));
+    const AgreeReport v2 = agree(t, topo, Knobs::preset("idle-delay-v2"));
+    EXPECT_EQ(v2.timers.checked, x.armed);
+    EXPECT_EQ(v2.timers.moved_by_kernel, x.moved);
+    EXPECT_EQ(v2.timers.agree_moved, x.moved) << "every moved timer went where get_nohz_timer_target() on the rebuilt state sends it";
+    EXPECT_EQ(v2.timers.kept_local, x.kept_local) << "the ones hrtimer_check_target() kept are the only ones apart";
+    EXPECT_EQ(v2.timers.disagree, 0u);
+    EXPECT_NE(v2.text().find("sleep timers (get_nohz_timer_target() at each hrtimer_start"), std::string::npos);
+    // The same trace under stock 6.1's idle_cpu(): each moved timer is a disagreement.
+    const AgreeReport base = agree(t, topo, Knobs::preset("baseline"));
+    EXPECT_EQ(base.timers.disagree, x.moved);
+    EXPECT_EQ(base.timers.agree, x.armed - x.moved);
+    ASSERT_FALSE(base.timers.examples.empty());
+    EXPECT_NE(base.timers.examples[0].find("(this CPU busy)"), std::string::npos) << base.timers.examples[0];
 }

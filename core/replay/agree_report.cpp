@@ -46,6 +46,17 @@ std::string AgreeReport::text() const {
         o += fmt::format("  PELT: mean |error| cpu_load {:.1f}, task_h_load {:.1f}; off by > 1/16 in {} decisions\n", inputs.load_err,
                          inputs.task_err, inputs.load_off);
     }
+    if (timers.checked) {
+        o += fmt::format("\nsleep timers (get_nohz_timer_target() at each hrtimer_start, against the CPU that expired it):\n");
+        o += fmt::format("  {:<44}{:>8}\n", "checked", timers.checked);
+        o += fmt::format("  {:<44}{:>8}  {}\n", "agreement", timers.agree, pct(timers.agree, timers.checked));
+        o += fmt::format("  {:<44}{:>8}  {}\n", "moved by the kernel (expired on another CPU)", timers.moved_by_kernel,
+                         pct(timers.moved_by_kernel, timers.checked));
+        o += fmt::format("  {:<44}{:>8}  {}\n", "agreement, moved ones", timers.agree_moved, pct(timers.agree_moved, timers.moved_by_kernel));
+        o += fmt::format("  {:<44}{:>8}\n", "kept local, schedlab moves (check_target)", timers.kept_local);
+        o += fmt::format("  {:<44}{:>8}\n", "disagree", timers.disagree);
+        for (const auto& x : timers.examples) o += fmt::format("    {}\n", x);
+    }
     o += "\ndisagreements by class (docs/replay.md: Disagreement classes)\n";
     for (std::size_t c = 0; c < by_class.size(); ++c)
         o += fmt::format("  {:<30}{:>8}  {}\n", toString(DisagreeClass(c)), by_class[c], pct(by_class[c], decisions - agree));
@@ -98,6 +109,8 @@ nlohmann::json AgreeReport::json() const {
     for (const auto& [pid, line] : pinned_pids) pins[std::to_string(pid)] = line;
     j["pinned_pids"] = pins;
     j["no_wakeup_in_trace"] = no_choice;
+    j["timers"] = {{"checked", timers.checked},         {"agree", timers.agree},           {"moved_by_kernel", timers.moved_by_kernel},
+                   {"agree_moved", timers.agree_moved}, {"kept_local", timers.kept_local}, {"disagree", timers.disagree}};
     j["state_unknown"] = unknown_state;
     j["prev_mismatch"] = prev_mismatch;
     j["choice_mismatch"] = choice_mismatch;

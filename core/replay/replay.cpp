@@ -6,6 +6,7 @@
 #include "replay/rq_walk.h"
 
 #include "kernel/pelt.h"
+#include "kernel/sched_balance.h"
 #include "kernel/sched_state.h"
 #include "kernel/wakeup_path.h"
 
@@ -81,10 +82,12 @@ public:
                 break;
             case EvKind::sched_waking: onWaking(i, e, c, now); break;
             case EvKind::sched_process_fork: onFork(e, now); break;
+            case EvKind::hrtimer_start: onHrtimerStart(e, c, now); break;
+            case EvKind::hrtimer_cancel:  // a task's (not __run_hrtimer()'s, in the timer's interrupt just before its expiry)
+                if (rec[i].context == '.') timerGuess.erase(e.pid);
+                break;
+            case EvKind::hrtimer_expire_entry: onHrtimerExpire(e, c); break;
             case EvKind::cpu_idle:
-            case EvKind::hrtimer_start:
-            case EvKind::hrtimer_cancel:
-            case EvKind::hrtimer_expire_entry:
             case EvKind::hrtimer_expire_exit: break;
             }
         }
@@ -528,6 +531,54 @@ private:
         wr.sim.avg.util_avg = std::uint64_t(wr.pelt.util);
         wr.sim.avg.runnable_avg = wr.sim.avg.load_avg;
         return &wr.sim;
+    }
+
+    // Sleep timers (docs/replay.md: Timer placement): get_nohz_timer_target() on the rebuilt
+    // runqueues at each hrtimer_start of a sleeper's timer, against the CPU whose interrupt
+    // expires it. The trace does not say each CPU's next clock event, so a timer the target would
+    // have taken but that stayed on the arming CPU is counted apart (hrtimer_check_target() keeps
+    // a timer that expires before the target's next event).
+    struct TimerGuess {
+        std::int16_t armed = -1, guess = -1;
+        TimerTarget::Why why = TimerTarget::Why::ThisBusy;
+    };
+    std::unordered_map<std::int32_t, TimerGuess> timerGuess;
+    void onHrtimerStart(const SchedEvent& e, int c, std::int64_t now) {
+        timerGuess.erase(e.pid);
+        if (hrtimerFunction(e) != kHrtimerWakeup || inGap(now) || tailUnknown) return;
+        TimerGuess g;
+        g.armed = std::int16_t(c);
+        if ((e.cause & HRTIMER_MODE_PINNED) || !knobs.timer_migration) {
+            g.guess = std::int16_t(c);
+            g.why = TimerTarget::Why::Pinned;
+        } else {
+            st.now_ns = now;
+            for (int k = 0; k < ncpu; ++k) fillRq(k);
+            const TimerTarget tt = get_nohz_timer_target(st, knobs, c);
+            g.guess = std::int16_t(tt.cpu);
+            g.why = tt.why;
+        }
+        timerGuess[e.pid] = g;
+    }
+    void onHrtimerExpire(const SchedEvent& e, int c) {
+        const auto it = timerGuess.find(e.pid);
+        if (it == timerGuess.end()) return;
+        const TimerGuess g = it->second;
+        timerGuess.erase(it);
+        auto& tc = rep.timers;
+        ++tc.checked;
+        tc.moved_by_kernel += c != g.armed;
+        if (c == g.guess) {
+            ++tc.agree;
+            tc.agree_moved += c != g.armed;
+        } else if (c == g.armed) {
+            ++tc.kept_local;  // schedlab would move it; hrtimer_check_target() may have kept it
+        } else {
+            ++tc.disagree;
+            if (tc.examples.size() < 10)
+                tc.examples.push_back(fmt::format("{:.6f} s: timer of CPU {} expired on CPU {}, schedlab: CPU {} ({})", double(e.time) / 1e9, g.armed,
+                                                  c, g.guess, toString(g.why)));
+        }
     }
 
     void onWaking(std::uint32_t i, const SchedEvent& e, int c, std::int64_t now) {

@@ -93,6 +93,16 @@ struct AgreeReport {
         std::uint64_t load_off = 0;         ///< decisions where this/prev cpu_load or a task_h_load was off by > 1/16
         double load_err = 0, task_err = 0;  ///< mean |reconstructed - exported| of cpu_load (this, prev) and task_h_load (p)
     } inputs;
+    /// Sleep timers (hrtimer_wakeup) whose hrtimer_start and expiry are both in the trace:
+    /// get_nohz_timer_target() on the rebuilt state against the CPU that expired each
+    /// (docs/replay.md: Timer placement).
+    struct TimerCheck {
+        std::uint64_t checked = 0, agree = 0;
+        std::uint64_t moved_by_kernel = 0, agree_moved = 0;  ///< expired away from the arming CPU
+        std::uint64_t kept_local = 0;                        ///< schedlab moves it, the kernel kept it local (hrtimer_check_target() can)
+        std::uint64_t disagree = 0;                          ///< expired on a third CPU, or moved where schedlab keeps it
+        std::vector<std::string> examples;
+    } timers;
     std::array<std::vector<AgreeRow>, std::size_t(DisagreeClass::count_)> examples;
     /// kernel vs schedlab choice as prev / waker / other, x idle / busy (3x2 each).
     std::map<std::string, std::array<std::uint64_t, 2>> choice_kinds;
