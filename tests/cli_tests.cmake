@@ -61,6 +61,21 @@ file(WRITE ${T}/cyc_bad.json "{\"topology\":\"qemu-2s2c2t\",\"workloads\":[{\"ty
 expect_run(run_cyclictest 0 "T: 0 \\( +[0-9]+\\) P: 0 I:1000 C: +50 Min: +[0-9]+ Act: +[0-9]+ Avg: +[0-9]+ Max: +[0-9]+.*who woke the sleepers: a task [0-9]+ \\([0-9.]+ %\\), a local timer" ARGS run ${T}/cyc.json)
 expect_run(run_cyclictest_forever 2 "cyc_forever.json: workloads\\[0\\]: needs duration_s \\(-D\\) or loops \\(-l\\)" ARGS run ${T}/cyc_forever.json)
 expect_run(run_cyclictest_bad 2 "cyc_bad.json: workloads\\[0\\].interval_us" ARGS run ${T}/cyc_bad.json)
+# Hardening (issue 18): a scenario nested 100 000 deep (it crashed in a recursive copy), a number
+# no double holds, a directory where a file belongs: one line naming the file, exit 2.
+string(REPEAT "{\"a\":" 100000 deep_open)
+string(REPEAT "}" 100000 deep_close)
+file(WRITE ${T}/deep.json "{\"topology\":\"i7-4790\",\"comment\":${deep_open}1${deep_close},\"workloads\":[{\"type\":\"hackbench\"}]}\n")
+file(WRITE ${T}/huge_seed.json "{\"topology\":\"i7-4790\",\"seed\":1e400,\"workloads\":[{\"type\":\"hackbench\"}]}\n")
+file(WRITE ${T}/deep_state.json "{\"topology\":\"i7-4790\",\"waker\":${deep_open}1${deep_close}}\n")
+expect_run(run_deep_json 2 "^schedlab-cli: [^\n]*deep.json: JSON nested more than 64 levels deep\n$" ARGS run ${T}/deep.json)
+expect_run(explain_deep_json 2 "^schedlab-cli: [^\n]*deep_state.json: JSON nested more than 64 levels deep\n$" ARGS explain ${T}/deep_state.json)
+expect_run(topology_deep_json 2 "^schedlab-cli: [^\n]*deep_state.json: JSON nested more than 64 levels deep\n$" ARGS topology ${T}/deep_state.json)
+expect_run(run_huge_number 2 "^schedlab-cli: [^\n]*huge_seed.json: a JSON number too large for a double \\(such as 1e400\\)\n$" ARGS run ${T}/huge_seed.json)
+expect_run(explain_huge_number 2 "^schedlab-cli: [^\n]*huge_seed.json: a JSON number too large for a double" ARGS explain ${T}/huge_seed.json)
+expect_run(run_directory 2 "^schedlab-cli: ${T}: is a directory, not a file\n$" ARGS run ${T})
+expect_run(explain_directory 2 "^schedlab-cli: ${T}: is a directory, not a file\n$" ARGS explain ${T})
+expect_run(topology_directory 2 "^schedlab-cli: ${T}/: cannot open topology file '${T}/': is a directory, not a file\n$" ARGS topology ${T}/)
 # Determinism across processes: the same digest twice, another with another seed.
 execute_process(COMMAND ${CLI} run ${T}/small.json --digest OUTPUT_VARIABLE d1)
 execute_process(COMMAND ${CLI} run ${T}/small.json --digest OUTPUT_VARIABLE d2)

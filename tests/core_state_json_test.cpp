@@ -116,3 +116,22 @@ TEST(StateJson, ExamplesCoverEveryReasonCode) {
                            "SIS_FALLBACK_TARGET"};
     for (const char* c : codes) EXPECT_TRUE(seen.count(c)) << "no example gives " << c;
 }
+
+TEST(StateJson, NestingIsBoundedAndHugeNumbersAreRefusedByName) {
+    auto nested = [](int depth) {
+        std::string s;
+        for (int i = 0; i < depth; ++i) s += "[";
+        s += "1";
+        for (int i = 0; i < depth; ++i) s += "]";
+        return s;
+    };
+    EXPECT_NO_THROW(parseJsonOrThrow(nested(kMaxJsonDepth), "ok.json"));
+    try {
+        parseJsonOrThrow(nested(kMaxJsonDepth + 1), "deep.json");
+        ADD_FAILURE() << "65 levels accepted";
+    } catch (const InputError& e) {
+        EXPECT_STREQ(e.what(), "deep.json: JSON nested more than 64 levels deep");
+    }
+    EXPECT_THROW(parseJsonOrThrow(nested(1'000'000), "deeper.json"), InputError) << "a million levels: an error, not a stack overflow";
+    EXPECT_EQ(errorOf(R"({"topology": "i7-4790", "waker": {"cpu": 1e400}})"), "state.json: a JSON number too large for a double (such as 1e400)");
+}

@@ -15,6 +15,8 @@
 namespace sched {
 
 std::string readFileOrThrow(const std::string& path) {
+    std::error_code ec;
+    if (std::filesystem::is_directory(path, ec)) throw InputError(path, "", "is a directory, not a file");
     std::ifstream in(path, std::ios::binary);
     if (!in) throw InputError(path, "", "cannot open file");
     std::ostringstream ss;
@@ -23,9 +25,22 @@ std::string readFileOrThrow(const std::string& path) {
     return ss.str();
 }
 
+namespace {
+struct TooDeep {};
+}  // namespace
+
 nlohmann::json parseJsonOrThrow(const std::string& text, const std::string& file) {
     try {
-        return nlohmann::json::parse(text);
+        // Bounded depth: nlohmann's copies are recursive, so a document nested 100 000 deep would
+        // overflow the stack after it parsed (a crash, not an error).
+        return nlohmann::json::parse(text, [](int depth, nlohmann::json::parse_event_t, nlohmann::json&) {
+            if (depth > kMaxJsonDepth) throw TooDeep{};
+            return true;
+        });
+    } catch (const TooDeep&) {
+        throw InputError(file, "", fmt::format("JSON nested more than {} levels deep", kMaxJsonDepth));
+    } catch (const nlohmann::json::out_of_range&) {
+        throw InputError(file, "", "a JSON number too large for a double (such as 1e400)");
     } catch (const nlohmann::json::parse_error& e) {
         // Turn the byte offset into line:column.
         size_t line = 1, col = 1;
@@ -58,8 +73,8 @@ Topology fromFile(const std::string& path, const std::string& file, const std::s
     std::string text;
     try {
         text = readFileOrThrow(path);
-    } catch (const InputError&) {
-        throw InputError(file, key, fmt::format("cannot open topology file '{}'", path));
+    } catch (const InputError& e) {
+        throw InputError(file, key, fmt::format("cannot open topology file '{}': {}", path, e.problem));
     }
     nlohmann::json j = parseJsonOrThrow(text, path);
     if (j.is_object() && j.contains("topology"))

@@ -22,7 +22,10 @@ Topology loadTopology(const std::string& nameOrPath);
 
 /// Reads a whole file; throws InputError(file, "", "cannot read ...").
 std::string readFileOrThrow(const std::string& path);
-/// Parses JSON text; syntax errors become InputError with the line and column.
+/// Deepest nesting of objects and arrays a schedlab JSON file may have (the shipped ones use 4).
+inline constexpr int kMaxJsonDepth = 64;
+/// Parses JSON text; syntax errors become InputError with the line and column, nesting deeper
+/// than kMaxJsonDepth and numbers a double cannot hold an InputError naming the file.
 nlohmann::json parseJsonOrThrow(const std::string& text, const std::string& file);
 
 }  // namespace sched
