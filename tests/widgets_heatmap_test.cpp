@@ -452,6 +452,53 @@ int pixelsOfColourAlong(const QImage& img, QPointF a, QPointF b, const QColor& c
     return hits;
 }
 
+// At the width the window gives each heatmap of an A/B pair, the full "solid wakeup, hollow
+// balance, dashed timer" note does not fit; moved timers still get their key: a dashed sample
+// and "timer" right of the distance classes, the colour bar shrinking for it (not below 110 px).
+TEST(TopologyHeatmapPixels, TimerArrowsGetTheirKeyAtTheSideBySideWidth) {
+    auto plain = snapshotOn("qemu-2s2c2t");
+    plain->migrations.push_back(mig(plain->now - 1000, 0, 2, sched::MigrationCause::wakeup, sched::DistClass::llc));
+    auto timed = std::make_shared<sched::Snapshot>(*plain);
+    sched::MigrationView t = mig(timed->now - 500, 0, 1, sched::MigrationCause::wakeup, sched::DistClass::smt);
+    t.timer = true;
+    timed->migrations.push_back(t);
+    TopologyHeatmap a, b;
+    a.resize(620, 400);  // the window's default: 1600 px wide, each heatmap of the pair about 620
+    b.resize(620, 400);
+    a.setSnapshot(plain);
+    b.setSnapshot(timed);
+    const QImage ia = grabImage(a), ib = grabImage(b);
+    const double dpr = a.grab().devicePixelRatio();
+    const QRectF barA = a.legendRect(), barB = b.legendRect();
+    ASSERT_FALSE(barA.isEmpty());
+    ASSERT_FALSE(barB.isEmpty());
+    EXPECT_LT(barB.width(), barA.width()) << "the bar gives the timer key its room";
+    EXPECT_GE(barB.width(), 110.0);
+    // The key moves left by the timer sample's width: the x-socket swatch's last pixel.
+    const Rgb xs = schedlab::distColor(sched::DistClass::cross_socket);
+    auto lastSwatchX = [&](const QImage& img) {
+        double last = -1;
+        for (double x = 0; x < a.width(); x += 1)
+            if (near(pixelAt(img, x, barA.center().y(), dpr), QColor(xs.r, xs.g, xs.b), 30)) last = x;
+        return last;
+    };
+    const double xa = lastSwatchX(ia), xb = lastSwatchX(ib);
+    ASSERT_GT(xa, 0);
+    ASSERT_GT(xb, 0);
+    EXPECT_LT(xb, xa - 30) << "no room made for the timer key";
+    // ... and what is drawn in that room is ink: the dashed sample and "timer".
+    const QColor bg = ia.pixelColor(int((a.width() - 1) * dpr), int((barA.bottom() + 4) * dpr));
+    int ink = 0;
+    for (double x = a.width() - 50; x < a.width() - 1; x += 1)
+        for (double y = barA.top(); y <= barA.bottom(); y += 1) ink += !near(pixelAt(ib, x, y, dpr), bg, 60);
+    EXPECT_GT(ink, 20);
+    // Both redraw when the timer arrows come and go (the legend is cached with the cells).
+    b.setSnapshot(plain);
+    const QImage ib2 = grabImage(b);
+    EXPECT_EQ(b.legendRect(), barA);
+    EXPECT_EQ(pixelAt(ib2, a.width() - 20, barA.center().y(), dpr), pixelAt(ia, a.width() - 20, barA.center().y(), dpr));
+}
+
 TEST(TopologyHeatmapPixels, MigrationArrowIsDrawnAlongItsSegmentAndCanBeHidden) {
     auto s = snapshotOn("i7-4790");
     // CPU 1 and CPU 6 are different cores of the one LLC on i7-4790 (siblings are N and N + 4).

@@ -16,15 +16,21 @@
 namespace schedlab {
 
 namespace {
-// The arrow kinds' key: a run with proxy execution has a third kind.
+bool hasTimerArrows(const HeatmapScene& sc) {
+    for (const ArrowAgg& a : sc.arrows().list)
+        if (a.timer) return true;
+    return false;
+}
+// The arrow kinds' key: a run with proxy execution has a third kind, one with moved timers a fourth.
 QString arrowNote(const HeatmapScene& sc) {
     const bool proxy = sc.snapshot && sc.snapshot->knobs.find("proxy") != std::string::npos;
-    bool timer = false;
-    for (const ArrowAgg& a : sc.arrows().list) timer |= a.timer;
     QString s = proxy ? QStringLiteral("solid wakeup, hollow balance, dotted proxy") : QStringLiteral("solid wakeup, hollow balance");
-    if (timer) s += QStringLiteral(", dashed timer");
+    if (hasTimerArrows(sc)) s += QStringLiteral(", dashed timer");
     return s;
 }
+// Where the full note does not fit: a dashed sample and "timer" (the style no other view explains).
+constexpr double kTimerSamplePx = 16;
+double compactTimerKeyWidth(const QFontMetricsF& fm) { return kTimerSamplePx + 4 + fm.horizontalAdvance(QStringLiteral("timer")) + 8; }
 }  // namespace
 
 HeatmapRenderer::LegendGeom HeatmapRenderer::legendGeometry(const Geometry& g, const HeatmapScene& sc) const {
@@ -55,11 +61,21 @@ HeatmapRenderer::LegendGeom HeatmapRenderer::legendGeometry(const Geometry& g, c
     const double room = g.legend.right() - left;
     // The "solid wakeup, hollow balance" note when it fits next to a bar of 150 px.
     const double noteW = fm.horizontalAdvance(arrowNote(sc));
-    if (keyW > 0 && room - keyW - noteW - 24 >= (sc.metric == Metric::State ? barW : 150.0)) keyW += noteW;
-    if (sc.metric != Metric::State && keyW > 0 && room - keyW - 24 < std::min(barW, 150.0)) {
-        // Shrink the bar first (down to 150 px), then drop the key.
-        barW = std::max(std::min(barW, 150.0), room - keyW - 24);
-        if (room - keyW - 24 < 150) keyW = 0;
+    // Moved timers' dashed arrows need their key more than the bar needs its width: for the
+    // dashed sample the bar may shrink to 110 px.
+    double barFloor = 150.0;
+    if (keyW > 0 && room - keyW - noteW - 24 >= (sc.metric == Metric::State ? barW : barFloor)) {
+        keyW += noteW;
+        lg.note = LegendGeom::Note::Full;
+    } else if (keyW > 0 && hasTimerArrows(sc) && room - keyW - compactTimerKeyWidth(fm) - 24 >= (sc.metric == Metric::State ? barW : 110.0)) {
+        keyW += compactTimerKeyWidth(fm);
+        lg.note = LegendGeom::Note::TimerSample;
+        barFloor = 110.0;
+    }
+    if (sc.metric != Metric::State && keyW > 0 && room - keyW - 24 < std::min(barW, barFloor)) {
+        // Shrink the bar first (down to barFloor), then drop the key.
+        barW = std::max(std::min(barW, barFloor), room - keyW - 24);
+        if (room - keyW - 24 < barFloor) keyW = 0;
         barW = std::min(barW, room - 16);
     } else if (sc.metric == Metric::State && barW + keyW + 24 > room) {
         keyW = 0;
@@ -174,9 +190,19 @@ void HeatmapRenderer::paintLegend(QPainter& p, const Geometry& g, const HeatmapS
                        name);
             x += fm.horizontalAdvance(name) + 8;
         }
-        if (lg.arrows.right() - x > 20)
+        if (lg.note == LegendGeom::Note::Full && lg.arrows.right() - x > 20) {
             p.drawText(QRectF(x, lg.arrows.top() - 2, lg.arrows.right() - x + 2, lg.arrows.height() + 4), Qt::AlignLeft | Qt::AlignVCenter,
                        arrowNote(sc));
+        } else if (lg.note == LegendGeom::Note::TimerSample) {
+            // The heatmap's timer arrow: a thin dashed line.
+            p.setPen(QPen(fg, 1.5, Qt::DashLine, Qt::FlatCap));
+            p.drawLine(QPointF(x, y), QPointF(x + kTimerSamplePx, y));
+            x += kTimerSamplePx + 4;
+            p.setPen(fg);
+            const QString name = QStringLiteral("timer");
+            p.drawText(QRectF(x, lg.arrows.top() - 2, fm.horizontalAdvance(name) + 2, lg.arrows.height() + 4), Qt::AlignLeft | Qt::AlignVCenter,
+                       name);
+        }
     }
 }
 

@@ -72,6 +72,9 @@ private:
         QRectF bar;      ///< colour bar or swatch row
         QRectF caption;  ///< metric name, left of the bar
         QRectF arrows;   ///< arrow-class key, right of the bar (empty when no room)
+        /// After the key: the whole "solid wakeup, hollow balance, dashed timer" note, or where
+        /// it does not fit and timer arrows are drawn, a dashed sample and "timer", or nothing.
+        enum class Note : std::uint8_t { None, Full, TimerSample } note = Note::None;
     };
 
     void computeGeometry(Geometry& g, const QRect& target, const QFont& base, const HeatmapScene& sc) const;
