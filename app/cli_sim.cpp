@@ -396,8 +396,15 @@ int cliAgree(const AgreeArgs& a) {
     return 0;
 }
 
+// loadScenario(), its warnings on stderr (legal but costly inputs: the run goes ahead).
+Scenario loadScenarioSaying(const std::string& path) {
+    Scenario s = loadScenario(path);
+    for (const std::string& w : s.warnings) fmt::print(stderr, "schedlab-cli: warning: {}\n", w);
+    return s;
+}
+
 int cliRun(const SimArgs& a) {
-    Scenario s = loadScenario(a.scenario);
+    Scenario s = loadScenarioSaying(a.scenario);
     checkOutputPath(a.jsonOut, "--json");
     checkOutputPath(a.decisions, "--decisions");
     Variant v = a.variant.empty() ? s.variants.front() : variantByName(s, a.variant);
@@ -445,7 +452,7 @@ int cliRun(const SimArgs& a) {
 }
 
 int cliCompare(const SimArgs& a) {
-    Scenario s = loadScenario(a.scenario);
+    Scenario s = loadScenarioSaying(a.scenario);
     checkOutputPath(a.jsonOut, "--json");
     auto pick = [&](const std::string& name, const std::vector<std::string>& sets, std::size_t idx, const char* flag) {
         Variant v;
@@ -657,7 +664,7 @@ int cliSweep(const SimArgs& a) {
     }
     if (a.scenario.empty()) throw InputError("sweep", "scenario", "required (or --merge DIR)");
     if (a.vary.empty()) throw InputError("sweep", "--vary", "required: NAME=v1,v2,...");
-    Scenario s = loadScenario(a.scenario);
+    Scenario s = loadScenarioSaying(a.scenario);
     checkOutputPath(a.jsonOut, "--json");
     auto eq = a.vary.find('=');
     if (eq == std::string::npos || eq == 0 || eq + 1 >= a.vary.size())

@@ -215,6 +215,7 @@ private:
         if (parser.isSet(scenarioOpt)) {  // bad scenario files are refused before any window exists
             try {
                 scenario = sched::loadScenario(sched::resolveScenarioPath(parser.value(scenarioOpt).toStdString()));
+                for (const std::string& w : scenario->warnings) std::fprintf(stderr, "schedlab: warning: %s\n", w.c_str());
             } catch (const std::exception& e) {
                 std::fprintf(stderr, "schedlab: %s\n", e.what());
                 return kExitUsage;

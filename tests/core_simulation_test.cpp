@@ -140,3 +140,36 @@ TEST(Simulation, SnapshotIsBoundedAndSamplesTheRunqueues) {
     EXPECT_EQ(causes, sim.engine().metrics().migrationsTotal());
     ASSERT_EQ(a.reports.size(), 1u);
 }
+
+// Issue 18: every workload type's tasks are capped, each and together, and a scenario whose
+// start-up alone would take hours says so before it runs.
+TEST(ScenarioLimits, EveryWorkloadTypesTasksAreCappedAndCostlyOnesWarned) {
+    auto errorOf = [](const std::string& text) {
+        try {
+            (void)sched::parseScenario(nlohmann::json::parse(text), "s.json", ".");
+        } catch (const sched::InputError& e) {
+            return std::string(e.what());
+        }
+        return std::string();
+    };
+    EXPECT_EQ(errorOf(R"({"topology":"i7-4790","workloads":[{"type":"schbench","message_threads":1024,"workers":65536}]})"),
+              "s.json: workloads[0]: 67109888 tasks on 8 CPUs: more than the 200000 a simulation holds");
+    EXPECT_EQ(errorOf(R"({"topology":"i7-4790","workloads":[{"type":"hackbench","groups":4096,"fds":100}]})"),
+              "s.json: workloads[0]: 819200 tasks on 8 CPUs: more than the 200000 a simulation holds");
+    EXPECT_EQ(errorOf(R"({"topology":"i7-4790","workloads":[{"type":"stress","workers":65536},{"type":"locktorture","writers":65536},
+                         {"type":"cyclictest","threads":4096,"duration_s":1},{"type":"stress","workers":65536}]})"),
+              "s.json: workloads: 200704 tasks in all: more than the 200000 a simulation holds");
+    EXPECT_EQ(errorOf(R"({"topology":"i7-4790","workloads":[{"type":"hackbench"}],"variants":[{"name":"A"},{"name":"B"},{"name":"A"}]})"),
+              "s.json: variants[2].name: 'A' is also the name of variants[0]");
+    // schbench's 0 workers are one per CPU: 2 x (1 + 8).
+    EXPECT_EQ(sched::workloadTasks(
+                  parseScenario(json::parse(R"({"topology":"i7-4790","workloads":[{"type":"schbench-classic","message_threads":2,"workers":0}]})"),
+                                "s.json", ".")
+                      .workloads[0],
+                  8),
+              18);
+    const sched::Scenario big = parseScenario(json::parse(R"({"topology":"i7-4790","workloads":[{"type":"tbench","pairs":65536}]})"), "s.json", ".");
+    ASSERT_EQ(big.warnings.size(), 1u);
+    EXPECT_NE(big.warnings[0].find("131072 tasks on 8 CPUs (16384 per CPU)"), std::string::npos) << big.warnings[0];
+    EXPECT_TRUE(parseScenario(json::parse(R"({"topology":"i7-4790","workloads":[{"type":"tbench","pairs":1024}]})"), "s.json", ".").warnings.empty());
+}

@@ -60,7 +60,6 @@ WorkloadParams workloadFromJson(const json& v, const std::string& file, const st
         p.threads = o.boolean("threads").value_or(false);
         p.pipe = o.boolean("pipe").value_or(false);
         p.hot_set = o.i64("hot_set_bytes", 0, std::int64_t(1) << 30).value_or(0);
-        if (std::int64_t(p.groups) * p.fds * 2 > 200000) throw InputError(file, key, "more than 200000 tasks");
         return p;
     }
     if (type == "schbench" || type == "schbench-classic") {
@@ -143,6 +142,22 @@ WorkloadParams workloadFromJson(const json& v, const std::string& file, const st
                                  type));
 }
 
+std::int64_t workloadTasks(const WorkloadParams& w, int nrCpus) {
+    return std::visit(
+        [nrCpus](const auto& p) -> std::int64_t {
+            using T = std::decay_t<decltype(p)>;
+            if constexpr (std::is_same_v<T, HackbenchParams>)
+                return 2 * std::int64_t(p.groups) * p.fds;  // every sender and receiver
+            else if constexpr (std::is_same_v<T, SchbenchParams>)
+                return std::int64_t(p.message_threads) * (1 + (p.workers > 0 ? p.workers : nrCpus));  // workers 0: one per CPU
+            else if constexpr (std::is_same_v<T, PingPongParams>) return 2 * std::int64_t(p.pairs);
+            else if constexpr (std::is_same_v<T, LockTortureParams>) return p.writers > 0 ? p.writers : 2 * std::int64_t(nrCpus);
+            else if constexpr (std::is_same_v<T, CyclictestParams>) return std::int64_t(p.threads);
+            else return p.workers > 0 ? p.workers : nrCpus;  // stress: 0 = one per CPU
+        },
+        w);
+}
+
 std::string workloadCommand(const WorkloadParams& w) {
     return tasksetPrefix(workloadCpus(w)) + std::visit(
                                                 [](const auto& p) -> std::string {
@@ -189,6 +204,22 @@ Scenario parseScenario(const json& doc, const std::string& file, const std::stri
                 throw InputError(file, key + ".cpus", fmt::format("CPU {} is not on {} ({} CPUs)", outside, s.topo->name(), s.topo->nrCpus()));
         }
     }
+    // Every workload type's tasks, and all of them together, within what a simulation holds.
+    std::int64_t tasks = 0;
+    for (std::size_t i = 0; i < s.workloads.size(); ++i) {
+        const std::int64_t n = workloadTasks(s.workloads[i], s.topo->nrCpus());
+        if (n > kMaxScenarioTasks)
+            throw InputError(file, fmt::format("workloads[{}]", i),
+                             fmt::format("{} tasks on {} CPUs: more than the {} a simulation holds", n, s.topo->nrCpus(), kMaxScenarioTasks));
+        tasks += n;
+    }
+    if (tasks > kMaxScenarioTasks)
+        throw InputError(file, "workloads", fmt::format("{} tasks in all: more than the {} a simulation holds", tasks, kMaxScenarioTasks));
+    if (tasks > kWarnTasksPerCpu * s.topo->nrCpus())
+        s.warnings.push_back(
+            fmt::format("{}: workloads: {} tasks on {} CPUs ({} per CPU): the start-up, each task forked while the others run, "
+                        "grows with the square of that; this run may take hours (Ctrl+C stops it)",
+                        file, tasks, s.topo->nrCpus(), tasks / s.topo->nrCpus()));
     // Variants: {"A": knobs, "B": knobs} in file order, or a list of {"name":..., "knobs":...}.
     if (top.has("variants")) {
         const json& v = top.at("variants");
@@ -205,6 +236,11 @@ Scenario parseScenario(const json& doc, const std::string& file, const std::stri
                 s.variants.push_back(var);
             }
             if (s.variants.empty()) throw InputError(file, "variants", "must name at least one variant");
+            for (std::size_t i = 0; i < s.variants.size(); ++i)
+                for (std::size_t j = 0; j < i; ++j)
+                    if (s.variants[i].name == s.variants[j].name)
+                        throw InputError(file, fmt::format("variants[{}].name", i),
+                                         fmt::format("'{}' is also the name of variants[{}]", s.variants[i].name, j));
         } else {
             throw InputError(file, "variants", "must be an object {\"A\": knobs, ...} or a list");
         }

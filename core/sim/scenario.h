@@ -42,6 +42,8 @@ struct Scenario {
     double uptime_s = 600;  ///< how long the machine has been up at t = 0 (jiffies, sd->last_balance)
     int hz = 250;
     nlohmann::json doc;  ///< the document as read
+    /// What is legal but costly ("FILE: KEY: ..." lines the CLI and the window print before running).
+    std::vector<std::string> warnings;
 };
 
 /// Parses a scenario document; every problem is an InputError("FILE: KEY: problem").
@@ -53,6 +55,16 @@ WorkloadParams workloadFromJson(const nlohmann::json& v, const std::string& file
 /// The workload's command line, e.g. "hackbench -g 32 -f 20 --threads --pipe -l 100 -s 100"
 /// ("taskset -c 0-7 hackbench ..." with a `cpus` mask).
 std::string workloadCommand(const WorkloadParams& w);
+/// The most tasks a scenario may start, each workload and all together (every type counted as
+/// it forks: hackbench's 2 x groups x fds, schbench's message threads and their workers, ...; a
+/// workload's one main task is not counted).
+inline constexpr std::int64_t kMaxScenarioTasks = 200000;
+/// Above this many tasks per CPU a scenario is run with a warning: a workload's start-up (its main
+/// task forks each one while the forked ones run and preempt it) costs about the square of it
+/// (tbench on 8 CPUs: 256 per CPU 6 s of wall time, 1024 per CPU minutes, 16 384 per CPU hours).
+inline constexpr std::int64_t kWarnTasksPerCpu = 1024;
+/// The tasks `w` starts on a machine of `nrCpus` CPUs (the ones a 0 count sizes to the CPUs).
+std::int64_t workloadTasks(const WorkloadParams& w, int nrCpus);
 /// The workload's `cpus` cpulist (taskset -c), "" for every CPU.
 const std::string& workloadCpus(const WorkloadParams& w);
 
