@@ -17,6 +17,7 @@
 
 #include <cstdio>
 #include <filesystem>
+#include <regex>
 #include <iostream>
 
 using namespace sched;
@@ -161,12 +162,34 @@ struct Cli {
     ReproduceArgs rep;
 };
 
+// A regular expression std::regex takes (ECMAScript, as the replay compiles it).
+const CLI::Validator kRegex(
+    [](std::string& s) {
+        try {
+            std::regex re(s);
+        } catch (const std::regex_error& e) {
+            return std::string("not a regular expression: ") + e.what();
+        }
+        return std::string();
+    },
+    "REGEX");
+// A whole number >= 0 (CLI11 would wrap a negative one into an unsigned option).
+const CLI::Validator kNonNegative(
+    [](std::string& s) {
+        std::size_t i = 0;
+        while (i < s.size() && s[i] >= '0' && s[i] <= '9') ++i;
+        return !s.empty() && i == s.size() ? std::string() : "must be a whole number, 0 or more, not '" + s + "'";
+    },
+    "UINT");
+// The trace clocks tracefs offers (trace_clock), as a trace file may name them.
+const CLI::IsMember kTraceClocks({"local", "global", "counter", "uptime", "perf", "mono", "mono_raw", "boot", "tai", "x86-tsc"});
+
 void addTopologyCommand(CLI::App& app, Cli& o) {
     auto* topo = app.add_subcommand("topology", "print a machine's CPUs and sched domains (like the kernel's sched_domain debug)");
     topo->add_option("topology", o.topoName, "preset name, topology .json, or lstopo --of xml file");
     topo->add_flag("--json", o.topoJson, "print JSON");
     topo->add_flag("--list", o.topoList, "list the presets");
-    topo->add_option("--cpu", o.topoCpu, "only this CPU's domains");
+    topo->add_option("--cpu", o.topoCpu, "only this CPU's domains")->check(kNonNegative);
     o.topo = topo;
 }
 
@@ -186,7 +209,7 @@ void addScenarioOptions(CLI::App* c, SimArgs& sim) {
                   "schedlab-cli scenarios lists them)")
         ->required();
     c->add_option("--cost", sim.cost, "cost model override: name=ns, scale.TERM=x, off=TERM (repeatable)");
-    c->add_option("--seed", sim.seed, "RNG seed (default: the scenario's)");
+    c->add_option("--seed", sim.seed, "RNG seed (default: the scenario's)")->check(kNonNegative);
     c->add_option("--until-steady", sim.untilSteady,
                   "stop once the simulated machine has been at steady state this many simulated seconds (the figures at the steady rate "
                   "are then the run's result; a run that never settles runs to its end)")
@@ -227,10 +250,10 @@ void addAgreeCommand(CLI::App& app, Cli& o) {
     agreeCmd->add_flag("--json", ag.json, "print the whole report as JSON");
     agreeCmd->add_option("--decisions", ag.decisions, "write every decision with both answers as JSON lines to FILE");
     agreeCmd->add_option("--sync", ag.sync, "WF_SYNC (not traced): comm (wakers matching --sync-comm), task (every task-context waking), none");
-    agreeCmd->add_option("--sync-comm", ag.syncComm, "regex of waker names whose task-context wakings are sync");
+    agreeCmd->add_option("--sync-comm", ag.syncComm, "regex of waker names whose task-context wakings are sync")->check(kRegex);
     agreeCmd->add_flag("--workload-only", ag.workloadOnly, "only decisions between WORKLOAD_START and WORKLOAD_END");
-    agreeCmd->add_option("--examples", ag.examples, "disagreements listed per class (default 5)");
-    agreeCmd->add_option("--clock", ag.clock, "the trace clock, when the file does not say");
+    agreeCmd->add_option("--examples", ag.examples, "disagreements listed per class (default 5)")->check(CLI::Range(0, 1000000));
+    agreeCmd->add_option("--clock", ag.clock, "the trace clock, when the file does not say")->check(kTraceClocks);
     agreeCmd->add_option("--wake-inputs", ag.wakeInputs,
                          "schedlab's own exports carry each decision's untraced inputs (loads, WF_SYNC, nr_idle_scan, jiffies): use (default) or "
                          "ignore them (reconstruct as for a kernel trace)");
@@ -256,7 +279,7 @@ void addCompareTracesCommand(CLI::App& app, Cli& o) {
 void addTraceCommand(CLI::App& app, Cli& o) {
     auto* trace = app.add_subcommand("trace", "read an ftrace text trace (.txt or .gz) and say what it holds");
     trace->add_option("file", o.tracePath, "trace text as tracefs or trace-cmd report write it")->required();
-    trace->add_option("--clock", o.traceClock, "the trace clock, when the file does not say (local, global, mono, counter, ...)");
+    trace->add_option("--clock", o.traceClock, "the trace clock, when the file does not say (local, global, mono, counter, ...)")->check(kTraceClocks);
     trace->add_flag("--queued-only", o.traceQueued, "rq-length CSV: values count queued tasks only (stock runqlen), not rq->nr_running");
     trace->add_option("--rq-csv", o.traceCsv, "write the trace's runqueue lengths every 20 ms as the seed's bpftrace CSV to FILE");
     o.trace = trace;

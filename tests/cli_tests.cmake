@@ -63,6 +63,7 @@ expect_run(run_cyclictest_forever 2 "cyc_forever.json: workloads\\[0\\]: needs d
 expect_run(run_cyclictest_bad 2 "cyc_bad.json: workloads\\[0\\].interval_us" ARGS run ${T}/cyc_bad.json)
 # Hardening (issue 18): a scenario nested 100 000 deep (it crashed in a recursive copy), a number
 # no double holds, a directory where a file belongs: one line naming the file, exit 2.
+file(WRITE ${T}/schbench_huge.json "{\"topology\":\"i7-4790\",\"workloads\":[{\"type\":\"schbench\",\"message_threads\":1024,\"workers\":65536}]}\n")
 string(REPEAT "{\"a\":" 100000 deep_open)
 string(REPEAT "}" 100000 deep_close)
 file(WRITE ${T}/deep.json "{\"topology\":\"i7-4790\",\"comment\":${deep_open}1${deep_close},\"workloads\":[{\"type\":\"hackbench\"}]}\n")
@@ -194,6 +195,15 @@ endif()
 
 # Traces: the recorded 6.1 sample, a simulated run exported as ftrace text and read back, the CSV.
 set(TR ${DATA}/traces/qemu-6.1-2s2c2t-hackbench-small/trace.txt.gz)
+# Bad flag values are refused by name, not taken (issue 18): a negative seed wrapped to 2^64-1,
+# an invalid regex matched nothing, a negative example count, an unknown clock, a negative CPU.
+expect_run(run_seed_negative 2 "^schedlab-cli: --seed: must be a whole number, 0 or more, not '-1'" ARGS run ${T}/small.json --seed -1)
+expect_run(agree_bad_regex 2 "^schedlab-cli: --sync-comm: not a regular expression: " ARGS agree ${TR} --sync-comm "[")
+expect_run(agree_examples_negative 2 "^schedlab-cli: --examples: Value -1 not in range 0 to 1000000" ARGS agree ${TR} --examples -1)
+expect_run(agree_clock_bogus 2 "^schedlab-cli: --clock: bogus not in {local,global," ARGS agree ${TR} --clock bogus)
+expect_run(trace_clock_bogus 2 "^schedlab-cli: --clock: bogus not in {local,global," ARGS trace ${TR} --clock bogus)
+expect_run(topology_cpu_negative 2 "^schedlab-cli: --cpu: must be a whole number, 0 or more, not '-1'" ARGS topology i7-4790 --cpu -1)
+expect_run(run_schbench_too_many 2 "workloads\\[0\\]: 67109888 tasks on 8 CPUs: more than the 200000 a simulation holds" ARGS run ${T}/schbench_huge.json)
 expect_run(trace_sample 0 "8406 events on 8 CPUs.*clock global.*sched_waking 1910.*not imported: sched_process_exec 2" ARGS trace ${TR} --clock global)
 set(DAT ${DATA}/traces/qemu-6.1-2s2c2t-hackbench-small-dat)
 expect_run(trace_dat_v7 0 "10119 events on 8 CPUs.*sched_switch 4538" ARGS trace ${DAT}/trace.v7-zstd.dat)
