@@ -279,7 +279,8 @@ void addCompareTracesCommand(CLI::App& app, Cli& o) {
 void addTraceCommand(CLI::App& app, Cli& o) {
     auto* trace = app.add_subcommand("trace", "read an ftrace text trace (.txt or .gz) and say what it holds");
     trace->add_option("file", o.tracePath, "trace text as tracefs or trace-cmd report write it")->required();
-    trace->add_option("--clock", o.traceClock, "the trace clock, when the file does not say (local, global, mono, counter, ...)")->check(kTraceClocks);
+    trace->add_option("--clock", o.traceClock, "the trace clock, when the file does not say (local, global, mono, counter, ...)")
+        ->check(kTraceClocks);
     trace->add_flag("--queued-only", o.traceQueued, "rq-length CSV: values count queued tasks only (stock runqlen), not rq->nr_running");
     trace->add_option("--rq-csv", o.traceCsv, "write the trace's runqueue lengths every 20 ms as the seed's bpftrace CSV to FILE");
     o.trace = trace;

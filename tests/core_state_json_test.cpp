@@ -135,3 +135,12 @@ TEST(StateJson, NestingIsBoundedAndHugeNumbersAreRefusedByName) {
     EXPECT_THROW(parseJsonOrThrow(nested(1'000'000), "deeper.json"), InputError) << "a million levels: an error, not a stack overflow";
     EXPECT_EQ(errorOf(R"({"topology": "i7-4790", "waker": {"cpu": 1e400}})"), "state.json: a JSON number too large for a double (such as 1e400)");
 }
+
+TEST(StateJson, DuplicateKeysAndIntegersPastInt64AreRefusedByName) {
+    EXPECT_EQ(errorOf(R"({"topology": "i7-4790", "waker": {"cpu": 0, "cpu": 1}, "task": {"prev_cpu": 1}})"),
+              "state.json: cpu: given twice in one object (which one counts would be a guess)");
+    // The same key in two objects is fine.
+    EXPECT_NO_THROW(parseJsonOrThrow(R"({"a": {"cpu": 0}, "b": {"cpu": 1}, "cpu": 2})", "ok.json"));
+    EXPECT_EQ(errorOf(R"({"topology": "i7-4790", "now_ns": 9223372036854775808, "waker": {"cpu": 0}, "task": {"prev_cpu": 1}})"),
+              "state.json: now_ns: 9223372036854775808 is too large (maximum 9223372036854775807)");
+}

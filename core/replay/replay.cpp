@@ -366,7 +366,8 @@ private:
             }
         }
         st.now_ns = now;
-        st.jiffies = now * o.hz / 1'000'000'000 + jiffiesOffset;
+        // ns -> jiffies without overflow for any 64-bit timestamp (a corrupt trace's included).
+        st.jiffies = std::int64_t((__int128(now) * o.hz) / 1'000'000'000) + jiffiesOffset;
         for (int k = 0; k < ncpu; ++k) {
             fillRq(k);
             Rq& q = st.rq[std::size_t(k)];

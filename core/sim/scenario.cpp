@@ -146,8 +146,7 @@ std::int64_t workloadTasks(const WorkloadParams& w, int nrCpus) {
     return std::visit(
         [nrCpus](const auto& p) -> std::int64_t {
             using T = std::decay_t<decltype(p)>;
-            if constexpr (std::is_same_v<T, HackbenchParams>)
-                return 2 * std::int64_t(p.groups) * p.fds;  // every sender and receiver
+            if constexpr (std::is_same_v<T, HackbenchParams>) return 2 * std::int64_t(p.groups) * p.fds;  // every sender and receiver
             else if constexpr (std::is_same_v<T, SchbenchParams>)
                 return std::int64_t(p.message_threads) * (1 + (p.workers > 0 ? p.workers : nrCpus));  // workers 0: one per CPU
             else if constexpr (std::is_same_v<T, PingPongParams>) return 2 * std::int64_t(p.pairs);

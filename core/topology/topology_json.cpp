@@ -6,6 +6,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <optional>
@@ -27,18 +28,33 @@ std::string readFileOrThrow(const std::string& path) {
 
 namespace {
 struct TooDeep {};
+struct DuplicateKey {
+    std::string key;
+};
 }  // namespace
 
 nlohmann::json parseJsonOrThrow(const std::string& text, const std::string& file) {
     try {
         // Bounded depth: nlohmann's copies are recursive, so a document nested 100 000 deep would
         // overflow the stack after it parsed (a crash, not an error).
-        return nlohmann::json::parse(text, [](int depth, nlohmann::json::parse_event_t, nlohmann::json&) {
+        // A key given twice in one object: nlohmann keeps the last silently, so which one counts
+        // would be a guess; refused. The keys of each open object, by depth.
+        std::vector<std::set<std::string>> keys;
+        return nlohmann::json::parse(text, [&keys](int depth, nlohmann::json::parse_event_t ev, nlohmann::json& v) {
             if (depth > kMaxJsonDepth) throw TooDeep{};
+            using E = nlohmann::json::parse_event_t;
+            if (ev == E::object_start) keys.emplace_back();
+            else if (ev == E::object_end && !keys.empty()) keys.pop_back();
+            else if (ev == E::key && !keys.empty()) {
+                const std::string& name = v.get_ref<const std::string&>();
+                if (!keys.back().insert(name).second) throw DuplicateKey{name};
+            }
             return true;
         });
     } catch (const TooDeep&) {
         throw InputError(file, "", fmt::format("JSON nested more than {} levels deep", kMaxJsonDepth));
+    } catch (const DuplicateKey& d) {
+        throw InputError(file, d.key, "given twice in one object (which one counts would be a guess)");
     } catch (const nlohmann::json::out_of_range&) {
         throw InputError(file, "", "a JSON number too large for a double (such as 1e400)");
     } catch (const nlohmann::json::parse_error& e) {

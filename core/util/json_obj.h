@@ -33,6 +33,8 @@ public:
         if (!has(k)) return std::nullopt;
         const json& v = m_j.at(k);
         if (!v.is_number_integer()) throw InputError(m_file, key(k), "must be an integer");
+        if (v.is_number_unsigned() && v.get<std::uint64_t>() > std::uint64_t(INT64_MAX))
+            throw InputError(m_file, key(k), fmt::format("{} is too large (maximum {})", v.get<std::uint64_t>(), hi));
         std::int64_t x = v.get<std::int64_t>();
         if (x < lo) throw InputError(m_file, key(k), fmt::format("{} is negative or too small (minimum {})", x, lo));
         if (x > hi) throw InputError(m_file, key(k), fmt::format("{} is too large (maximum {})", x, hi));
@@ -42,7 +44,7 @@ public:
         if (!has(k)) return std::nullopt;
         const json& v = m_j.at(k);
         if (v.is_boolean()) return v.get<bool>();
-        if (v.is_number_integer() && (v.get<int>() == 0 || v.get<int>() == 1)) return v.get<int>() == 1;
+        if (v.is_number_integer() && (v == 0 || v == 1)) return v == 1;
         throw InputError(m_file, key(k), "must be true or false");
     }
     std::optional<double> number(const std::string& k, double lo, double hi) const {
