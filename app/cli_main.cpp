@@ -3,6 +3,7 @@
 #include "cli_sim.h"
 #include "explain/explain_format.h"
 #include "util/install_paths.h"
+#include "util/output_files.h"
 #include "kernel/knobs.h"
 #include "kernel/sched_domain.h"
 #include "kernel/state_json.h"
@@ -402,6 +403,7 @@ int dispatch(Cli& o) {
 }  // namespace
 
 int main(int argc, char** argv) {
+    installInterruptCleanup("schedlab-cli");  // Ctrl+C: no temporaries left, one line, exit 2
     CLI::App app{"schedlab-cli: the Linux 6.1 CFS wakeup path, explained"};
     app.require_subcommand(1);
     app.set_version_flag("--version", std::string("schedlab-cli ") + SCHEDLAB_VERSION);

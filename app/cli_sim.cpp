@@ -214,6 +214,7 @@ void checkOutputPath(const std::string& path, const char* flag) {
     if (!fs::is_directory(parent)) throw InputError(path, "", fmt::format("{}: cannot write (directory {} does not exist)", flag, parent.string()));
     if (::access(parent.c_str(), W_OK) != 0)
         throw InputError(path, "", fmt::format("{}: cannot write (directory {} is not writable)", flag, parent.string()));
+    if (fs::is_directory(path)) throw InputError(path, "", fmt::format("{}: is a directory (give a file name)", flag));
 }
 
 const Variant& variantByName(const Scenario& s, const std::string& name) {
@@ -224,61 +225,29 @@ const Variant& variantByName(const Scenario& s, const std::string& name) {
     throw InputError("--variant", name, fmt::format("no such variant in {} (it has: {})", s.file, names));
 }
 
-// An output file written to a temporary name and renamed into place by commit(); removed when
-// the run fails before that, so a failed run never leaves half a file.
-struct TempFileOut {
-    std::string path, tmp;
-    std::vector<char> buf = std::vector<char>(1 << 20);
-    std::ofstream f;
-    explicit TempFileOut(const std::string& p) : path(p), tmp(p + fmt::format(".tmp.{}", ::getpid())) {
-        f.rdbuf()->pubsetbuf(buf.data(), std::streamsize(buf.size()));
-        f.open(tmp, std::ios::binary | std::ios::trunc);
-        if (!f) throw InputError(path, "", "cannot write (directory missing or not writable)");
-    }
-    void commit() {
-        f.flush();
-        if (!f) throw InputError(path, "", "write failed (disk full?)");
-        f.close();
-        std::error_code ec;
-        std::filesystem::rename(tmp, path, ec);
-        if (ec) throw InputError(path, "", "cannot rename into place: " + ec.message());
-    }
-    ~TempFileOut() {
-        if (f.is_open()) {
-            f.close();
-            std::error_code ec;
-            std::filesystem::remove(tmp, ec);
-        }
-    }
-};
-
 // --decisions: every wakeup decision as a JSON line.
 struct DecisionWriter {
-    TempFileOut out;
-    explicit DecisionWriter(const std::string& p) : out(p) {}
+    std::ostream& f;
+    DecisionWriter(OutputSet& outs, const std::string& p) : f(outs.open(p)) {}
     void write(const DecisionRecord& r) {
         const Decision& d = r.d;
         std::string ex;
         for (const auto& e : d.examined) ex += fmt::format("{}[{},\"{}\",\"{}\"]", ex.empty() ? "" : ",", e.cpu, toString(e.fn), toString(e.seen));
-        out.f << fmt::format(
+        f << fmt::format(
             "{{\"t\":{},\"pid\":{},\"waker_cpu\":{},\"prev_cpu\":{},\"cpu\":{},\"wake_flags\":\"{}\",\"stage0\":\"{}\",\"stage1\":\"{}\","
             "\"idlest\":\"{}\",\"stage2\":\"{}\",\"wakelist\":{},\"migrated\":{},\"preempted_curr\":{},\"idle_delay_hit\":{},\"claim_set\":{},"
             "\"examined\":[{}]}}\n",
             r.time, r.pid, d.this_cpu, d.prev_cpu, d.cpu, wakeFlagsToString(d.wake_flags), toString(d.stage0), toString(d.stage1), toString(d.idlest),
             toString(d.stage2), d.wakelist, d.migrated, d.preempted_curr, d.idle_delay_hit, d.claim_set, ex);
     }
-    void commit() { out.commit(); }
 };
 
 // --ftrace: the run's events as ftrace text.
 struct FtraceFile {
-    TempFileOut out;
     FtraceTextWriter w;
-    FtraceFile(const std::string& p, const Engine& eng, bool usecs)
-        : out(p),
-          w(
-              out.f, eng.nrCpus(), [e = &eng](std::int32_t pid) { return e->taskComm(pid); }, usecs) {}
-    void commit() { out.commit(); }
+    FtraceFile(OutputSet& outs, const std::string& p, const Engine& eng, bool usecs)
+        : w(
+              outs.open(p), eng.nrCpus(), [e = &eng](std::int32_t pid) { return e->taskComm(pid); }, usecs) {}
 };
 
 }  // namespace
@@ -412,8 +381,11 @@ int cliRun(const SimArgs& a) {
     if (!a.knobs.empty() || !a.sets.empty()) v.name = v.knobs.presetName;
     const CostModel cost = resolveCost(s, a.cost);
     if (!a.csvDir.empty() && !std::filesystem::is_directory(a.csvDir)) throw InputError(a.csvDir, "", "--csv: not a directory (create it first)");
+    // Every file of the run is written to a temporary and renamed into place only when all are
+    // complete (a failed or interrupted run leaves none of them, nor a temporary).
+    OutputSet outs;
     std::unique_ptr<DecisionWriter> dw;
-    if (!a.decisions.empty()) dw = std::make_unique<DecisionWriter>(a.decisions);
+    if (!a.decisions.empty()) dw = std::make_unique<DecisionWriter>(outs, a.decisions);
     std::function<void(const DecisionRecord&)> sink;
     if (dw) sink = [&](const DecisionRecord& r) { dw->write(r); };
     checkOutputPath(a.ftrace, "--ftrace");
@@ -425,7 +397,7 @@ int cliRun(const SimArgs& a) {
     std::function<void(const WakeInputs&)> inputs;
     if (!a.ftrace.empty() || !a.traceDat.empty()) {
         onStart = [&](const Engine& e) {
-            if (!a.ftrace.empty()) ft = std::make_unique<FtraceFile>(a.ftrace, e, a.ftraceUsecs);
+            if (!a.ftrace.empty()) ft = std::make_unique<FtraceFile>(outs, a.ftrace, e, a.ftraceUsecs);
             if (!a.traceDat.empty())
                 td = std::make_unique<TraceDatWriter>(a.traceDat, e.nrCpus(), [p = &e](std::int32_t pid) { return p->taskComm(pid); });
         };
@@ -440,12 +412,11 @@ int cliRun(const SimArgs& a) {
             };
     }
     RunResult r = runOne(s, v, cost, a, fmt::format("{} [{}]", s.name, v.knobs.presetName), sink, events, onStart, inputs);
-    if (dw) dw->commit();
-    if (ft) ft->commit();
-    if (td) td->commit();
-    if (!a.jsonOut.empty()) writeFileAtomic(a.jsonOut, runReportJson(s, r).dump(1) + "\n");
+    if (!a.jsonOut.empty()) outs.add(a.jsonOut, runReportJson(s, r).dump(1) + "\n");
     if (!a.csvDir.empty())
-        for (const auto& [name, content] : runCsvFiles(r)) writeFileAtomic((std::filesystem::path(a.csvDir) / name).string(), content);
+        for (const auto& [name, content] : runCsvFiles(r)) outs.add((std::filesystem::path(a.csvDir) / name).string(), content);
+    outs.commit();
+    if (td) td->commit();
     if (a.digestOnly) fmt::print("{:016x}\n", r.digest);
     else fmt::print("{}", runReportText(s, r));
     return 0;

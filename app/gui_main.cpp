@@ -10,6 +10,7 @@
 
 #include "kernel/knobs.h"
 #include "util/install_paths.h"
+#include "util/output_files.h"
 #include "sim/scenario.h"
 
 #include <QApplication>
@@ -162,6 +163,11 @@ private:
             const QString suf = QFileInfo(shot).suffix().toLower();
             if (suf != QLatin1String("png") && suf != QLatin1String("svg") && suf != QLatin1String("pdf"))
                 return usage(QStringLiteral("--screenshot %1: use a .png, .svg or .pdf file name").arg(shot));
+            // Its directory before anything is simulated (a picture that cannot be saved is a bad flag).
+            const QFileInfo dir(QFileInfo(shot).absolutePath());
+            if (!dir.isDir()) return usage(QStringLiteral("--screenshot %1: directory %2 does not exist").arg(shot, dir.filePath()));
+            if (!dir.isWritable()) return usage(QStringLiteral("--screenshot %1: directory %2 is not writable").arg(shot, dir.filePath()));
+            if (QFileInfo(shot).isDir()) return usage(QStringLiteral("--screenshot %1: is a directory (give a file name)").arg(shot));
         }
         if (parser.isSet(ffOpt)) {
             const auto d = sched::parseDurationNs(parser.value(ffOpt).toStdString());
@@ -429,6 +435,7 @@ int GuiMain::exec() {
 }  // namespace
 
 int main(int argc, char** argv) {
+    sched::installInterruptCleanup("schedlab");  // Ctrl+C in the terminal: no temporaries left, one line, exit 2
     g_sinceMain.start();
     // Without a display QApplication's constructor aborts before our flags are even looked at. Fall back to
     // offscreen so that --screenshot, --help and flag errors behave the same headless; a plain interactive run

@@ -10,6 +10,7 @@ file(REMOVE ${OUT}/x.png)  # only a failed run's output would be there
 # Qt wants a private runtime directory (a desktop session has one); without it every run warns on stderr.
 set(ENV{XDG_RUNTIME_DIR} ${OUT}/gui_runtime)
 file(MAKE_DIRECTORY ${OUT}/gui_runtime)
+file(MAKE_DIRECTORY ${OUT}/d.png)  # a directory named like a picture
 file(CHMOD ${OUT}/gui_runtime PERMISSIONS OWNER_READ OWNER_WRITE OWNER_EXECUTE)
 
 set(S ${SRC}/resources/scenarios/i7-4790-hackbench-small.json)
@@ -35,6 +36,14 @@ expect_run(gui_bad_preset 2 "^schedlab: --a: .*nosuch" ARGS --a nosuch --screens
 expect_run(gui_bad_knob 2 "^schedlab: --b: .*WA_IDEL" ARGS --set-b WA_IDEL=0 --screenshot ${OUT}/x.png)
 expect_run(gui_missing_scenario 2 "^schedlab: /nonexistent.json: cannot open" ARGS --scenario /nonexistent.json --screenshot ${OUT}/x.png)
 expect_run(gui_bad_flag 2 "^schedlab: " ARGS --frobnicate)
+# Issue 18: a picture that cannot be saved is refused before anything is simulated (it exited 1
+# after the run); a scenario nested 100 000 deep is an error, not a crash.
+expect_run(gui_screenshot_no_dir 2 "^schedlab: --screenshot /etc/passwd/x.png: directory /etc/passwd does not exist" ARGS --screenshot /etc/passwd/x.png)
+expect_run(gui_screenshot_is_dir 2 "^schedlab: --screenshot ${OUT}/d.png: is a directory" ARGS --screenshot ${OUT}/d.png)
+string(REPEAT "[" 100000 deep_open)
+string(REPEAT "]" 100000 deep_close)
+file(WRITE ${OUT}/deep.json "{\"topology\":\"i7-4790\",\"comment\":${deep_open}1${deep_close},\"workloads\":[{\"type\":\"hackbench\"}]}\n")
+expect_run(gui_deep_json 2 "^schedlab: .*deep.json: JSON nested more than 64 levels deep" ARGS --scenario ${OUT}/deep.json --screenshot ${OUT}/x.png)
 
 # A recorded trace in the same views: headless screenshot at a cursor, and its bad input.
 set(TR ${SRC}/tests/data/traces/qemu-6.1-2s2c2t-hackbench-small/trace.txt.gz)

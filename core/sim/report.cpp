@@ -690,27 +690,4 @@ std::string sweepTable(const SweepParts& parts, const std::string& what, const s
     return o;
 }
 
-void writeFileAtomic(const std::string& path, const std::string& content) {
-    namespace fs = std::filesystem;
-    const fs::path p(path);
-    const fs::path tmp = p.parent_path() / (p.filename().string() + fmt::format(".tmp.{}", ::getpid()));
-    {
-        std::ofstream f(tmp, std::ios::binary | std::ios::trunc);
-        if (!f) throw InputError(path, "", "cannot write (directory missing or not writable)");
-        f.write(content.data(), std::streamsize(content.size()));
-        f.flush();
-        if (!f) {
-            std::error_code ec;
-            fs::remove(tmp, ec);
-            throw InputError(path, "", "write failed (disk full?)");
-        }
-    }
-    std::error_code ec;
-    fs::rename(tmp, p, ec);
-    if (ec) {
-        fs::remove(tmp, ec);
-        throw InputError(path, "", "cannot rename the temporary file into place: " + ec.message());
-    }
-}
-
 }  // namespace sched

@@ -4,6 +4,8 @@
 // seed's bpftrace rq-length format), and the LKML-ready compare and sweep tables.
 #pragma once
 
+#include "util/output_files.h"  // writeFileAtomic()
+
 #include "sim/scenario.h"
 
 #include <nlohmann/json.hpp>
@@ -70,9 +72,5 @@ std::string sweepTable(const SweepParts& parts, const std::string& what, const s
 nlohmann::json sweepPartsJson(const SweepParts& parts);
 /// Throws std::runtime_error naming the field when `j` is not what sweepPartsJson writes.
 SweepParts sweepPartsFromJson(const nlohmann::json& j);
-
-/// Writes `content` to `path` through a temporary file and a rename (never a half file).
-/// Throws InputError(path, "", problem) on failure.
-void writeFileAtomic(const std::string& path, const std::string& content);
 
 }  // namespace sched

@@ -13,6 +13,7 @@
 #include "trace/trace_dat_writer.h"
 
 #include "util/input_error.h"
+#include "util/output_files.h"
 #include "trace/trace.h"
 
 #include <fmt/format.h>
@@ -454,9 +455,14 @@ TraceDatWriter::TraceDatWriter(std::string path, int nrCpus, CommOf commOf, Trac
     std::error_code ec;
     fs::remove_all(m_work, ec);
     if (!fs::create_directory(m_work, ec) || ec) throw InputError(m_path, "", "cannot write (directory missing or not writable)");
+    // An interrupt removes the spooled pages, the work directory and the file being built
+    // (util/output_files.h); the tracefs tree commit() writes for a moment is not registered.
+    registerTemporary(m_tmp);
+    registerTemporary(m_work, true);
     for (int c = 0; c < m_nrCpus; ++c) {
         auto cpu = std::make_unique<Cpu>();
         cpu->file = fs::path(m_work) / fmt::format("cpu{}", c);
+        registerTemporary(cpu->file.string());
         m_cpus.push_back(std::move(cpu));
     }
 }
@@ -467,6 +473,9 @@ void TraceDatWriter::removeWork() noexcept {
     std::error_code ec;
     if (!m_work.empty()) std::filesystem::remove_all(m_work, ec);
     if (!m_committed && !m_tmp.empty()) std::filesystem::remove(m_tmp, ec);
+    for (const auto& c : m_cpus) unregisterTemporary(c->file.string());
+    if (!m_work.empty()) unregisterTemporary(m_work);
+    if (!m_tmp.empty()) unregisterTemporary(m_tmp);
 }
 
 std::uint64_t TraceDatWriter::bytesOfPages() const {
