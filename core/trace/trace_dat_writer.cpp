@@ -82,15 +82,18 @@ constexpr char kHeaderEvent[] =
     "\ttime_extend : type == 30\n"
     "\ttime_stamp : type == 31\n"
     "\tdata max type_len  == 28\n";
+// The common fields every event format starts with (offsets 0-7), then a blank line.
+#define SCHEDLAB_COMMON_FIELDS                                                     \
+    "\tfield:unsigned short common_type;\toffset:0;\tsize:2;\tsigned:0;\n"         \
+    "\tfield:unsigned char common_flags;\toffset:2;\tsize:1;\tsigned:0;\n"         \
+    "\tfield:unsigned char common_preempt_count;\toffset:3;\tsize:1;\tsigned:0;\n" \
+    "\tfield:int common_pid;\toffset:4;\tsize:4;\tsigned:1;\n"                     \
+    "\n"
+
 constexpr char kFmt_sched_switch[] =
     "name: sched_switch\n"
     "ID: 319\n"
-    "format:\n"
-    "\tfield:unsigned short common_type;\toffset:0;\tsize:2;\tsigned:0;\n"
-    "\tfield:unsigned char common_flags;\toffset:2;\tsize:1;\tsigned:0;\n"
-    "\tfield:unsigned char common_preempt_count;\toffset:3;\tsize:1;\tsigned:0;\n"
-    "\tfield:int common_pid;\toffset:4;\tsize:4;\tsigned:1;\n"
-    "\n"
+    "format:\n" SCHEDLAB_COMMON_FIELDS
     "\tfield:char prev_comm[16];\toffset:8;\tsize:16;\tsigned:1;\n"
     "\tfield:pid_t prev_pid;\toffset:24;\tsize:4;\tsigned:1;\n"
     "\tfield:int prev_prio;\toffset:28;\tsize:4;\tsigned:1;\n"
@@ -109,12 +112,7 @@ constexpr char kFmt_sched_switch[] =
 constexpr char kFmt_sched_waking[] =
     "name: sched_waking\n"
     "ID: 322\n"
-    "format:\n"
-    "\tfield:unsigned short common_type;\toffset:0;\tsize:2;\tsigned:0;\n"
-    "\tfield:unsigned char common_flags;\toffset:2;\tsize:1;\tsigned:0;\n"
-    "\tfield:unsigned char common_preempt_count;\toffset:3;\tsize:1;\tsigned:0;\n"
-    "\tfield:int common_pid;\toffset:4;\tsize:4;\tsigned:1;\n"
-    "\n"
+    "format:\n" SCHEDLAB_COMMON_FIELDS
     "\tfield:char comm[16];\toffset:8;\tsize:16;\tsigned:1;\n"
     "\tfield:pid_t pid;\toffset:24;\tsize:4;\tsigned:1;\n"
     "\tfield:int prio;\toffset:28;\tsize:4;\tsigned:1;\n"
@@ -124,12 +122,7 @@ constexpr char kFmt_sched_waking[] =
 constexpr char kFmt_sched_wakeup[] =
     "name: sched_wakeup\n"
     "ID: 321\n"
-    "format:\n"
-    "\tfield:unsigned short common_type;\toffset:0;\tsize:2;\tsigned:0;\n"
-    "\tfield:unsigned char common_flags;\toffset:2;\tsize:1;\tsigned:0;\n"
-    "\tfield:unsigned char common_preempt_count;\toffset:3;\tsize:1;\tsigned:0;\n"
-    "\tfield:int common_pid;\toffset:4;\tsize:4;\tsigned:1;\n"
-    "\n"
+    "format:\n" SCHEDLAB_COMMON_FIELDS
     "\tfield:char comm[16];\toffset:8;\tsize:16;\tsigned:1;\n"
     "\tfield:pid_t pid;\toffset:24;\tsize:4;\tsigned:1;\n"
     "\tfield:int prio;\toffset:28;\tsize:4;\tsigned:1;\n"
@@ -139,12 +132,7 @@ constexpr char kFmt_sched_wakeup[] =
 constexpr char kFmt_sched_wakeup_new[] =
     "name: sched_wakeup_new\n"
     "ID: 320\n"
-    "format:\n"
-    "\tfield:unsigned short common_type;\toffset:0;\tsize:2;\tsigned:0;\n"
-    "\tfield:unsigned char common_flags;\toffset:2;\tsize:1;\tsigned:0;\n"
-    "\tfield:unsigned char common_preempt_count;\toffset:3;\tsize:1;\tsigned:0;\n"
-    "\tfield:int common_pid;\toffset:4;\tsize:4;\tsigned:1;\n"
-    "\n"
+    "format:\n" SCHEDLAB_COMMON_FIELDS
     "\tfield:char comm[16];\toffset:8;\tsize:16;\tsigned:1;\n"
     "\tfield:pid_t pid;\toffset:24;\tsize:4;\tsigned:1;\n"
     "\tfield:int prio;\toffset:28;\tsize:4;\tsigned:1;\n"
@@ -154,12 +142,7 @@ constexpr char kFmt_sched_wakeup_new[] =
 constexpr char kFmt_sched_migrate_task[] =
     "name: sched_migrate_task\n"
     "ID: 318\n"
-    "format:\n"
-    "\tfield:unsigned short common_type;\toffset:0;\tsize:2;\tsigned:0;\n"
-    "\tfield:unsigned char common_flags;\toffset:2;\tsize:1;\tsigned:0;\n"
-    "\tfield:unsigned char common_preempt_count;\toffset:3;\tsize:1;\tsigned:0;\n"
-    "\tfield:int common_pid;\toffset:4;\tsize:4;\tsigned:1;\n"
-    "\n"
+    "format:\n" SCHEDLAB_COMMON_FIELDS
     "\tfield:char comm[16];\toffset:8;\tsize:16;\tsigned:1;\n"
     "\tfield:pid_t pid;\toffset:24;\tsize:4;\tsigned:1;\n"
     "\tfield:int prio;\toffset:28;\tsize:4;\tsigned:1;\n"
@@ -170,12 +153,7 @@ constexpr char kFmt_sched_migrate_task[] =
 constexpr char kFmt_sched_process_fork[] =
     "name: sched_process_fork\n"
     "ID: 313\n"
-    "format:\n"
-    "\tfield:unsigned short common_type;\toffset:0;\tsize:2;\tsigned:0;\n"
-    "\tfield:unsigned char common_flags;\toffset:2;\tsize:1;\tsigned:0;\n"
-    "\tfield:unsigned char common_preempt_count;\toffset:3;\tsize:1;\tsigned:0;\n"
-    "\tfield:int common_pid;\toffset:4;\tsize:4;\tsigned:1;\n"
-    "\n"
+    "format:\n" SCHEDLAB_COMMON_FIELDS
     "\tfield:char parent_comm[16];\toffset:8;\tsize:16;\tsigned:1;\n"
     "\tfield:pid_t parent_pid;\toffset:24;\tsize:4;\tsigned:1;\n"
     "\tfield:char child_comm[16];\toffset:28;\tsize:16;\tsigned:1;\n"
@@ -185,12 +163,7 @@ constexpr char kFmt_sched_process_fork[] =
 constexpr char kFmt_sched_process_exit[] =
     "name: sched_process_exit\n"
     "ID: 316\n"
-    "format:\n"
-    "\tfield:unsigned short common_type;\toffset:0;\tsize:2;\tsigned:0;\n"
-    "\tfield:unsigned char common_flags;\toffset:2;\tsize:1;\tsigned:0;\n"
-    "\tfield:unsigned char common_preempt_count;\toffset:3;\tsize:1;\tsigned:0;\n"
-    "\tfield:int common_pid;\toffset:4;\tsize:4;\tsigned:1;\n"
-    "\n"
+    "format:\n" SCHEDLAB_COMMON_FIELDS
     "\tfield:char comm[16];\toffset:8;\tsize:16;\tsigned:1;\n"
     "\tfield:pid_t pid;\toffset:24;\tsize:4;\tsigned:1;\n"
     "\tfield:int prio;\toffset:28;\tsize:4;\tsigned:1;\n"
@@ -199,12 +172,7 @@ constexpr char kFmt_sched_process_exit[] =
 constexpr char kFmt_cpu_idle[] =
     "name: cpu_idle\n"
     "ID: 472\n"
-    "format:\n"
-    "\tfield:unsigned short common_type;\toffset:0;\tsize:2;\tsigned:0;\n"
-    "\tfield:unsigned char common_flags;\toffset:2;\tsize:1;\tsigned:0;\n"
-    "\tfield:unsigned char common_preempt_count;\toffset:3;\tsize:1;\tsigned:0;\n"
-    "\tfield:int common_pid;\toffset:4;\tsize:4;\tsigned:1;\n"
-    "\n"
+    "format:\n" SCHEDLAB_COMMON_FIELDS
     "\tfield:u32 state;\toffset:8;\tsize:4;\tsigned:0;\n"
     "\tfield:u32 cpu_id;\toffset:12;\tsize:4;\tsigned:0;\n"
     "\n"
@@ -212,12 +180,7 @@ constexpr char kFmt_cpu_idle[] =
 constexpr char kFmt_print[] =
     "name: print\n"
     "ID: 5\n"
-    "format:\n"
-    "\tfield:unsigned short common_type;\toffset:0;\tsize:2;\tsigned:0;\n"
-    "\tfield:unsigned char common_flags;\toffset:2;\tsize:1;\tsigned:0;\n"
-    "\tfield:unsigned char common_preempt_count;\toffset:3;\tsize:1;\tsigned:0;\n"
-    "\tfield:int common_pid;\toffset:4;\tsize:4;\tsigned:1;\n"
-    "\n"
+    "format:\n" SCHEDLAB_COMMON_FIELDS
     "\tfield:unsigned long ip;\toffset:8;\tsize:8;\tsigned:0;\n"
     "\tfield:char buf[];\toffset:16;\tsize:0;\tsigned:1;\n"
     "\n"
@@ -229,12 +192,7 @@ constexpr char kFmt_print[] =
 constexpr char kFmt_hrtimer_start[] =
     "name: hrtimer_start\n"
     "ID: 406\n"
-    "format:\n"
-    "\tfield:unsigned short common_type;\toffset:0;\tsize:2;\tsigned:0;\n"
-    "\tfield:unsigned char common_flags;\toffset:2;\tsize:1;\tsigned:0;\n"
-    "\tfield:unsigned char common_preempt_count;\toffset:3;\tsize:1;\tsigned:0;\n"
-    "\tfield:int common_pid;\toffset:4;\tsize:4;\tsigned:1;\n"
-    "\n"
+    "format:\n" SCHEDLAB_COMMON_FIELDS
     "\tfield:void * hrtimer;\toffset:8;\tsize:8;\tsigned:0;\n"
     "\tfield:void * function;\toffset:16;\tsize:8;\tsigned:0;\n"
     "\tfield:s64 expires;\toffset:24;\tsize:8;\tsigned:1;\n"
@@ -247,12 +205,7 @@ constexpr char kFmt_hrtimer_start[] =
 constexpr char kFmt_hrtimer_expire_entry[] =
     "name: hrtimer_expire_entry\n"
     "ID: 407\n"
-    "format:\n"
-    "\tfield:unsigned short common_type;\toffset:0;\tsize:2;\tsigned:0;\n"
-    "\tfield:unsigned char common_flags;\toffset:2;\tsize:1;\tsigned:0;\n"
-    "\tfield:unsigned char common_preempt_count;\toffset:3;\tsize:1;\tsigned:0;\n"
-    "\tfield:int common_pid;\toffset:4;\tsize:4;\tsigned:1;\n"
-    "\n"
+    "format:\n" SCHEDLAB_COMMON_FIELDS
     "\tfield:void * hrtimer;\toffset:8;\tsize:8;\tsigned:0;\n"
     "\tfield:s64 now;\toffset:16;\tsize:8;\tsigned:1;\n"
     "\tfield:void * function;\toffset:24;\tsize:8;\tsigned:0;\n"
@@ -261,24 +214,14 @@ constexpr char kFmt_hrtimer_expire_entry[] =
 constexpr char kFmt_hrtimer_expire_exit[] =
     "name: hrtimer_expire_exit\n"
     "ID: 408\n"
-    "format:\n"
-    "\tfield:unsigned short common_type;\toffset:0;\tsize:2;\tsigned:0;\n"
-    "\tfield:unsigned char common_flags;\toffset:2;\tsize:1;\tsigned:0;\n"
-    "\tfield:unsigned char common_preempt_count;\toffset:3;\tsize:1;\tsigned:0;\n"
-    "\tfield:int common_pid;\toffset:4;\tsize:4;\tsigned:1;\n"
-    "\n"
+    "format:\n" SCHEDLAB_COMMON_FIELDS
     "\tfield:void * hrtimer;\toffset:8;\tsize:8;\tsigned:0;\n"
     "\n"
     "print fmt: \"hrtimer=%p\", REC->hrtimer\n";
 constexpr char kFmt_hrtimer_cancel[] =
     "name: hrtimer_cancel\n"
     "ID: 409\n"
-    "format:\n"
-    "\tfield:unsigned short common_type;\toffset:0;\tsize:2;\tsigned:0;\n"
-    "\tfield:unsigned char common_flags;\toffset:2;\tsize:1;\tsigned:0;\n"
-    "\tfield:unsigned char common_preempt_count;\toffset:3;\tsize:1;\tsigned:0;\n"
-    "\tfield:int common_pid;\toffset:4;\tsize:4;\tsigned:1;\n"
-    "\n"
+    "format:\n" SCHEDLAB_COMMON_FIELDS
     "\tfield:void * hrtimer;\toffset:8;\tsize:8;\tsigned:0;\n"
     "\n"
     "print fmt: \"hrtimer=%p\", REC->hrtimer\n";
