@@ -167,7 +167,9 @@ TEST(FtraceText, EveryLineLayoutParses) {
         "next_comm=my prog pid=4301 next_pid=4301 next_prio=120\n";
     const Trace t = parseFtraceText(text, "layouts.txt");
     ASSERT_EQ(t.events.size(), 4u) << t.summary();
-    EXPECT_EQ(t.problem_count, 0u) << t.summary();
+    // CPU 17 in a #P:8 trace: read as 18 CPUs, and said (issue 18: they were dropped without a word).
+    ASSERT_EQ(t.problem_count, 1u) << t.summary();
+    EXPECT_EQ(t.problems[0].what, "records on CPUs up to 17, but the header says #P:8: read as 18 CPUs");
     EXPECT_EQ(t.events[0].pid, 4301);
     EXPECT_EQ(t.events[0].target_cpu, 17);
     EXPECT_EQ(t.records[0].current, 4242);
@@ -181,7 +183,7 @@ TEST(FtraceText, EveryLineLayoutParses) {
     EXPECT_EQ(t.events[3].pid, 0);
     EXPECT_EQ(t.events[3].pid2, 4301);
     EXPECT_EQ(t.commOf(4301), "my prog pid=4301");  // comm with " pid=" inside: anchored on the last next_pid=
-    EXPECT_EQ(t.nr_cpus, 8);
+    EXPECT_EQ(t.nr_cpus, 18);
 }
 
 TEST(FtraceText, IntegerTimestampsAndNanosecondFractions) {
@@ -366,8 +368,14 @@ TEST(FtraceText, NotATraceEmptyAndLatencyFormatAreOneLineErrors) {
         EXPECT_NE(std::string(e.what()).find("latency-format"), std::string::npos);
         EXPECT_NE(std::string(e.what()).find("line 2"), std::string::npos);
     }
-    // A header with nothing recorded is an empty trace, not an error.
-    EXPECT_EQ(parseFtraceText(kHeader5, "nothing.txt").events.size(), 0u);
+    // A header with nothing recorded: one line saying so (issue 18: it was "0 events", exit 0).
+    try {
+        (void)parseFtraceText(kHeader5, "nothing.txt");
+        ADD_FAILURE() << "a header alone was read as a trace";
+    } catch (const InputError& e) {
+        EXPECT_EQ(std::string(e.what()).find("nothing.txt: a header of "), 0u) << e.what();
+        EXPECT_NE(std::string(e.what()).find("lines and no event record (was tracing on, and the events enabled?)"), std::string::npos) << e.what();
+    }
     EXPECT_THROW(sched::readFtraceText("/nonexistent/trace.txt"), InputError);
 }
 

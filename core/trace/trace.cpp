@@ -349,6 +349,7 @@ bool FtraceTextParser::parseRecord(std::string_view s, std::string& why) {
     if (h.time < m_lastTime) ++m_t.time_backwards;
     m_lastTime = std::max(m_lastTime, h.time);
     m_maxCpu = std::max(m_maxCpu, h.cpu);
+    if (m_t.nr_cpus > 0 && h.cpu >= m_t.nr_cpus && !m_beyondLine) m_beyondLine = m_line;
     if (std::size_t(h.cpu) >= m_cpuLast.size()) m_cpuLast.resize(std::size_t(h.cpu) + 1, std::numeric_limits<std::int64_t>::min());
     m_cpuLast[std::size_t(h.cpu)] = h.time;
     if (!m_openGaps.empty()) closeGaps(h.cpu, h.time);
@@ -604,6 +605,15 @@ void FtraceTextParser::finish(bool lastLineComplete) {
         m_t.truncated_line = m_line;
     }
     if (m_t.nr_cpus <= 0) m_t.nr_cpus = m_maxCpu + 1;
+    // Records on CPUs the header's #P:N does not have: the machine is the larger one (every
+    // reader sizes by nr_cpus), and the summary says so.
+    if (m_maxCpu >= m_t.nr_cpus) {
+        ++m_t.problem_count;
+        if (m_t.problems.size() < Trace::kMaxProblems)
+            m_t.problems.push_back({m_beyondLine, fmt::format("records on CPUs up to {}, but the header says #P:{}: read as {} CPUs", m_maxCpu,
+                                                              m_t.nr_cpus, m_maxCpu + 1)});
+        m_t.nr_cpus = m_maxCpu + 1;
+    }
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -639,7 +649,8 @@ bool forEachLine(std::string_view text, std::string& carry, bool last, F&& line)
 
 void checkIsTrace(const Trace& t, const FtraceTextParser& p) {
     if (p.parsedRecords() > 0) return;
-    if (p.dataLines() == 0 && t.lines > 0) return;  // a header and nothing recorded: an empty trace
+    if (p.dataLines() == 0 && t.lines > 0)
+        throw InputError(t.file, "", fmt::format("a header of {} lines and no event record (was tracing on, and the events enabled?)", t.lines));
     std::string first;
     if (!t.problems.empty()) first = fmt::format(" (line {}: {})", t.problems.front().line, t.problems.front().what);
     if (t.lines == 0) throw InputError(t.file, "", "empty file, not an ftrace text trace");

@@ -169,6 +169,7 @@ private:
     std::vector<std::int64_t> m_cpuLast;  ///< last event time per CPU
     std::vector<std::size_t> m_openGaps;  ///< gaps waiting for their CPU's next event
     int m_maxCpu = -1;
+    std::uint32_t m_beyondLine = 0;  ///< the first record on a CPU past the header's #P:N
 };
 
 /// Reads an ftrace text trace (`.gz` decompressed on the fly; plain files memory-mapped and
