@@ -489,6 +489,29 @@ TEST(FtraceText, TheExportIsWhatPerfettosSystraceImporterReads) {
 
 namespace {
 
+// Issue 18: what was taken silently. A CPU column twice, a row whose time goes back, a file where
+// no row is good.
+TEST(RqLenCsv, DuplicateColumnsBackwardRowsAndAllBadFilesAreSaid) {
+    auto errorOf = [](const std::string& text) {
+        try {
+            (void)sched::parseRqLenCsv(text, "r.csv");
+        } catch (const InputError& e) {
+            return std::string(e.what());
+        }
+        return std::string();
+    };
+    EXPECT_EQ(errorOf("[   Timestamp],CPU  0,CPU  1,CPU  0,\n[20],1,0,2,\n"), "r.csv: line 1, column 4: CPU0 is also column 2");
+    const sched::RqLenCsv b = sched::parseRqLenCsv("[   Timestamp],CPU  0,\n[40],1,\n[20],2,\n[60],0,\n", "r.csv");
+    EXPECT_EQ(b.rows(), 2u);
+    ASSERT_EQ(b.problem_count, 1u);
+    EXPECT_EQ(b.problems[0].line, 3u);
+    EXPECT_EQ(b.problems[0].what, "timestamp 20 is before the previous row's 40");
+    EXPECT_EQ(errorOf("[   Timestamp],CPU  0,\nnonsense\n[x],1,\n"),
+              "r.csv: line 2: expected \"[<elapsed ns>]\" first (and no row of the 2 was good)");
+    // A header alone is a run shorter than one sampling period: zero rows, no error.
+    EXPECT_EQ(sched::parseRqLenCsv("[   Timestamp],CPU  0,\n", "r.csv").rows(), 0u);
+}
+
 TEST(RqLenCsv, SeedScriptLayoutWithPaddingTrailingCommasAndSparseCpus) {
     // As the script in the seed prints it: "[%12s]," then "CPU%3d," per CPU, rows "[%12lld]," and "%3d,".
     const std::string text =

@@ -71,6 +71,9 @@ RqLenCsv parseRqLenCsv(std::string_view text, const std::string& name, bool coun
                 int cpu = -1;
                 if (!c[i].starts_with("CPU") || !toInt(c[i].substr(3), cpu) || cpu < 0 || cpu >= 4096)
                     throw InputError(name, fmt::format("line {}, column {}", lineNo, i + 1), fmt::format("expected \"CPU<n>\", got \"{}\"", c[i]));
+                for (std::size_t j = 0; j < r.cpus.size(); ++j)
+                    if (r.cpus[j] == cpu)
+                        throw InputError(name, fmt::format("line {}, column {}", lineNo, i + 1), fmt::format("CPU{} is also column {}", cpu, j + 2));
                 r.cpus.push_back(cpu);
             }
             if (r.cpus.empty()) throw InputError(name, fmt::format("line {}", lineNo), "no CPU columns");
@@ -112,10 +115,20 @@ RqLenCsv parseRqLenCsv(std::string_view text, const std::string& name, bool coun
             r.truncated_line = lineNo;
             continue;
         }
+        if (!r.time.empty() && t < r.time.back()) {
+            bad(fmt::format("timestamp {} is before the previous row's {}", t, r.time.back()));
+            continue;
+        }
         r.time.push_back(t);
         r.values.insert(r.values.end(), row.begin(), row.end());
     }
     if (!header) throw InputError(name, "", "empty file, not a runqueue-length CSV");
+    // A header alone is a run shorter than the sampling period (schedlab writes those too); rows
+    // that are all bad are not a CSV of this kind.
+    if (r.time.empty() && r.problem_count > 0) {
+        throw InputError(name, fmt::format("line {}", r.problems.front().line),
+                         fmt::format("{} (and no row of the {} was good)", r.problems.front().what, r.problem_count));
+    }
     return r;
 }
 
