@@ -840,7 +840,7 @@ std::string Trace::summary() const {
         o += fmt::format("  workload: {} .. {}\n", workload_start < 0 ? std::string("?") : fmt::format("{:.6f} s", double(workload_start) / 1e9),
                          workload_end < 0 ? std::string("?") : fmt::format("{:.6f} s", double(workload_end) / 1e9));
     if (time_backwards) o += fmt::format("  {} records older than the one before (per-CPU clocks)\n", time_backwards);
-    for (const auto& p : problems) o += fmt::format("  {}:{}: {}\n", file, p.line, p.what);
+    for (const auto& p : problems) o += p.line ? fmt::format("  {}:{}: {}\n", file, p.line, p.what) : fmt::format("  {}: {}\n", file, p.what);
     if (problem_count > problems.size()) o += fmt::format("  ... and {} more unparsable lines\n", problem_count - problems.size());
     if (truncated_line) o += fmt::format("  {}:{}: last line cut short (truncated file), skipped\n", file, truncated_line);
     return o;

@@ -119,17 +119,19 @@ namespace {
 /// locks then stay here) for part `part` of `parts`, its pipe end, progress page and memfds as
 /// fds 3 to 6 (dup2 clears their close-on-exec there). The child's pid, or -1 with errno set.
 pid_t spawnReader(const std::string& reader, const std::string& path, int part, int parts, unsigned long long limit, bool stall, int pipeFd,
-                  int hdrFd, int recFd, int inFd) {
+                  int hdrFd, int recFd, int inFd, int errFd) {
     posix_spawn_file_actions_t fa;
     if (posix_spawn_file_actions_init(&fa) != 0) return -1;
     // Each one first to a number above every source and above 6, then to 3..6: neither step
     // can overwrite a source still to be copied (a fixed staging number could be one).
-    const int src[4] = {pipeFd, hdrFd, recFd, inFd};
-    const int stage = std::max({pipeFd, hdrFd, recFd, inFd, 6}) + 1;
+    // The fifth, the child's stderr, goes to 2: libtracecmd's own messages are kept, not shown.
+    const int src[5] = {pipeFd, hdrFd, recFd, inFd, errFd};
+    const int stage = std::max({pipeFd, hdrFd, recFd, inFd, errFd, 6}) + 1;
     int rc = 0;
-    for (int i = 0; i < 4 && rc == 0; ++i) rc = posix_spawn_file_actions_adddup2(&fa, src[i], stage + i);
+    for (int i = 0; i < 5 && rc == 0; ++i) rc = posix_spawn_file_actions_adddup2(&fa, src[i], stage + i);
     for (int i = 0; i < 4 && rc == 0; ++i) rc = posix_spawn_file_actions_adddup2(&fa, stage + i, 3 + i);
-    for (int i = 0; i < 4 && rc == 0; ++i) rc = posix_spawn_file_actions_addclose(&fa, stage + i);
+    if (rc == 0) rc = posix_spawn_file_actions_adddup2(&fa, stage + 4, 2);
+    for (int i = 0; i < 5 && rc == 0; ++i) rc = posix_spawn_file_actions_addclose(&fa, stage + i);
     const std::string a1 = std::to_string(part), a2 = std::to_string(parts), a3 = std::to_string(limit);
     std::vector<char*> argv = {const_cast<char*>(reader.c_str()), const_cast<char*>(path.c_str()), const_cast<char*>(a1.c_str()),
                                const_cast<char*>(a2.c_str()), const_cast<char*>(a3.c_str())};
@@ -152,6 +154,7 @@ constexpr int kParts = 2;
 struct Child {
     pid_t pid = -1;
     int fd = -1, recFd = -1, inFd = -1, hdrFd = -1;
+    int errFd = -1;  ///< the reader's stderr (a memfd): what libtracecmd printed
     ShmHeader* hdr = nullptr;
     char hdr5[5] = {};  ///< the frame header being read
     std::size_t hdrAt = 0, need = 0;
@@ -195,8 +198,9 @@ public:
             if (c.recFd >= 0) ::close(c.recFd);
             if (c.inFd >= 0) ::close(c.inFd);
             if (c.hdrFd >= 0) ::close(c.hdrFd);
+            if (c.errFd >= 0) ::close(c.errFd);
             if (c.hdr) ::munmap(c.hdr, sizeof(ShmHeader));
-            c.recFd = c.inFd = c.hdrFd = -1;
+            c.recFd = c.inFd = c.hdrFd = c.errFd = -1;
             c.hdr = nullptr;
         }
     }
@@ -212,7 +216,8 @@ public:
             c.recFd = ::memfd_create("schedlab-trace-records", MFD_CLOEXEC);
             c.inFd = ::memfd_create("schedlab-trace-inputs", MFD_CLOEXEC);
             c.hdrFd = ::memfd_create("schedlab-trace-progress", MFD_CLOEXEC);
-            if (c.recFd < 0 || c.inFd < 0 || c.hdrFd < 0 || ::ftruncate(c.hdrFd, sizeof(ShmHeader)) != 0)
+            c.errFd = ::memfd_create("schedlab-trace-stderr", MFD_CLOEXEC);
+            if (c.recFd < 0 || c.inFd < 0 || c.hdrFd < 0 || c.errFd < 0 || ::ftruncate(c.hdrFd, sizeof(ShmHeader)) != 0)
                 throw InputError(path, "", fmt::format("cannot read: {}", std::strerror(errno)));
             void* h = ::mmap(nullptr, sizeof(ShmHeader), PROT_READ | PROT_WRITE, MAP_SHARED, c.hdrFd, 0);
             if (h == MAP_FAILED || ::pipe2(fds, O_CLOEXEC) != 0) throw InputError(path, "", fmt::format("cannot read: {}", std::strerror(errno)));
@@ -220,12 +225,13 @@ public:
             const bool stall = o.test_stall_first_reader && attempt == 0 && k == 0;
             pid_t pid = -1;
             if (!reader.empty()) {
-                pid = spawnReader(reader, path, k, kParts, limit, stall, fds[1], c.hdrFd, c.recFd, c.inFd);
+                pid = spawnReader(reader, path, k, kParts, limit, stall, fds[1], c.hdrFd, c.recFd, c.inFd, c.errFd);
             } else {
                 // No schedlab-trace-reader beside this program: a forked child reads (in a process
                 // with other threads it may inherit a lock; the watchdog below is for that).
                 pid = ::fork();
                 if (pid == 0) {
+                    ::dup2(c.errFd, 2);
                     ::close(fds[0]);
                     for (int q = 0; q < k; ++q) ::close(ch[std::size_t(q)].fd);
                     readInChild(path, fds[1], c.hdr, c.recFd, c.inFd, k, kParts, limit, stall);
@@ -522,6 +528,23 @@ Merged mergeRecords(const std::array<Child, kParts>& ch, Trace& t) {
     return mg;
 }
 
+/// What the readers' libtracecmd printed on their stderr, as one problem per reader: its first
+/// line (printable characters only, at most 160) and how much there was.
+void readerMessages(const std::array<Child, kParts>& ch, Trace& t) {
+    for (int k = 0; k < kParts; ++k) {
+        const int fd = ch[std::size_t(k)].errFd;
+        struct stat st {};
+        if (fd < 0 || ::fstat(fd, &st) != 0 || st.st_size <= 0) continue;
+        char buf[512];
+        const ssize_t n = ::pread(fd, buf, sizeof buf, 0);
+        if (n <= 0) continue;
+        std::string line;
+        for (ssize_t i = 0; i < n && buf[i] != '\n' && line.size() < 160; ++i) line += (buf[i] >= 0x20 && buf[i] < 0x7f) ? buf[i] : '?';
+        ++t.problem_count;
+        t.problems.push_back({0, fmt::format("libtracecmd (reader {}) printed {} bytes, the first line: \"{}\"", k + 1, st.st_size, line)});
+    }
+}
+
 /// The readers' metadata (names, priorities, counts, problems and gaps at their global ordinals,
 /// the workload markers) into t, and a problem for a reader that ended before it sent them.
 /// `crashed`: how the first such one ended ("" none); `unreadable`: every reader found data
@@ -630,6 +653,7 @@ Trace readTraceDatAs(const std::string& path, const std::string& name, const Tra
     std::string crashed;
     bool unreadable = true;
     mergeMeta(readers.ch, mg, t, crashed, unreadable);
+    readerMessages(readers.ch, t);
     const std::uint32_t ord = mg.ord;
     if (unreadable) throw InputError(path, "", "libtracecmd could not read one record of its CPU buffers (truncated or corrupt data section)");
     t.lines = ord;
