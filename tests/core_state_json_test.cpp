@@ -7,7 +7,11 @@
 #include <gtest/gtest.h>
 
 #include <filesystem>
+#include <fstream>
+#include <string>
 #include <set>
+
+#include <unistd.h>
 
 using namespace sched;
 using nlohmann::json;
@@ -143,4 +147,19 @@ TEST(StateJson, DuplicateKeysAndIntegersPastInt64AreRefusedByName) {
     EXPECT_NO_THROW(parseJsonOrThrow(R"({"a": {"cpu": 0}, "b": {"cpu": 1}, "cpu": 2})", "ok.json"));
     EXPECT_EQ(errorOf(R"({"topology": "i7-4790", "now_ns": 9223372036854775808, "waker": {"cpu": 0}, "task": {"prev_cpu": 1}})"),
               "state.json: now_ns: 9223372036854775808 is too large (maximum 9223372036854775807)");
+}
+
+TEST(StateJson, AJsonFileOverSixteenMegabytesIsRefusedBeforeItIsRead) {
+    const auto path = std::filesystem::temp_directory_path() / ("schedlab-big-" + std::to_string(::getpid()) + ".json");
+    {
+        std::ofstream f(path, std::ios::binary);
+        f << "{\"description\": \"" << std::string(17u << 20, 'x') << "\"}";
+    }
+    try {
+        (void)readFileOrThrow(path.string());
+        ADD_FAILURE() << "a 17 MB file was read";
+    } catch (const InputError& e) {
+        EXPECT_EQ(std::string(e.what()), path.string() + ": 17 MB: more than the 16 MB a scenario, state or topology file may be");
+    }
+    std::filesystem::remove(path);
 }

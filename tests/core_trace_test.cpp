@@ -716,3 +716,27 @@ TEST(TraceSnapshot, AnIndexedCursorEqualsAReplayFromTheStart) {
 }
 
 }  // namespace
+
+// Issue 18: a line of megabytes (a file without newlines) is skipped and said, not kept: the
+// reader's memory stays flat whatever the input.
+TEST(FtraceText, AnOverlongLineIsSkippedAndSaid) {
+    const std::string rec = "  a-1 [000] d..2. 1.000000: sched_waking: comm=b pid=2 prio=120 target_cpu=001\n";
+    const std::string text = "# tracer: nop\n" + rec + std::string(3u << 20, 'x') + "\n" + rec;
+    const Trace t = parseFtraceText(text, "long.txt");
+    EXPECT_EQ(t.events.size(), 2u);
+    ASSERT_EQ(t.problem_count, 1u);
+    EXPECT_EQ(t.problems[0].line, 3u);
+    EXPECT_EQ(t.problems[0].what, "longer than 1 MiB: skipped");
+    // The same through the file reader, the long line across its 8 MiB pieces and at the very end.
+    const auto path = std::filesystem::temp_directory_path() / ("schedlab-long-" + std::to_string(::getpid()) + ".txt");
+    {
+        std::ofstream f(path, std::ios::binary);
+        f << "# tracer: nop\n" << rec << std::string(9u << 20, 'y') << "\n" << rec << std::string(2u << 20, 'z');
+    }
+    const Trace u = sched::readFtraceText(path.string());
+    std::filesystem::remove(path);
+    EXPECT_EQ(u.events.size(), 2u);
+    ASSERT_EQ(u.problem_count, 2u) << u.summary();
+    EXPECT_EQ(u.problems[0].line, 3u);
+    EXPECT_EQ(u.problems[1].what, "longer than 1 MiB: skipped");
+}

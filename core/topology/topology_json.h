@@ -3,6 +3,8 @@
 // lstopo XML), or an inline parametric object.
 #pragma once
 
+#include <cstdint>
+
 #include "util/input_error.h"
 #include "topology/topology.h"
 
@@ -20,7 +22,10 @@ Topology topologyFromJson(const nlohmann::json& v, const std::string& file, cons
 /// Loads a topology named on the command line: preset name, .json or .xml file.
 Topology loadTopology(const std::string& nameOrPath);
 
-/// Reads a whole file; throws InputError(file, "", "cannot read ...").
+/// The largest JSON input file read (scenario, state, topology): 16 MiB.
+inline constexpr std::uintmax_t kMaxJsonFileBytes = std::uintmax_t(16) << 20;
+/// Reads a whole file; throws InputError(file, "", "cannot read ..."), also for a directory or a
+/// file larger than kMaxJsonFileBytes.
 std::string readFileOrThrow(const std::string& path);
 /// Deepest nesting of objects and arrays a schedlab JSON file may have (the shipped ones use 4).
 inline constexpr int kMaxJsonDepth = 64;

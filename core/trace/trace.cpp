@@ -28,6 +28,10 @@ namespace sched {
 namespace {
 
 constexpr std::uint64_t kNotATraceLines = 1000;  ///< nothing parses in this many data lines: not a trace
+/// A line past this many bytes is not kept (memory stays flat whatever the input), only said:
+/// forEachLine() hands the parser kOverlongLine in its place.
+constexpr std::size_t kMaxLineBytes = std::size_t(1) << 20;
+constexpr std::string_view kOverlongLine = "\x01schedlab: overlong line";
 
 using text::isDigit;
 using text::toInt;
@@ -130,6 +134,10 @@ void FtraceTextParser::line(std::string_view text) {
     ++m_line;
     ++m_t.lines;
     m_pendingLastProblem.clear();
+    if (text == kOverlongLine) {
+        problem(fmt::format("longer than {} MiB: skipped", kMaxLineBytes >> 20));
+        return;
+    }
     std::string_view s = trimRight(text);
     if (trim(s).empty()) return;
     const std::string_view t = trimLeft(s);
@@ -621,27 +629,47 @@ void FtraceTextParser::finish(bool lastLineComplete) {
 
 namespace {
 
+/// A line split across the pieces read, as far as it is kept (forEachLine()).
+struct LineCarry {
+    std::string text;
+    bool overlong = false;
+};
+
 /// Calls `line` for every line of the text; returns whether the text ended with a newline.
 template <typename F>
-bool forEachLine(std::string_view text, std::string& carry, bool last, F&& line) {
+bool forEachLine(std::string_view text, LineCarry& carry, bool last, F&& line) {
     std::size_t pos = 0;
     while (pos < text.size()) {
         const void* nl = std::memchr(text.data() + pos, '\n', text.size() - pos);
         if (!nl) break;
         const std::size_t end = std::size_t(static_cast<const char*>(nl) - text.data());
-        if (!carry.empty()) {
-            carry.append(text.substr(pos, end - pos));
-            line(std::string_view(carry));
-            carry.clear();
+        if (!carry.text.empty() || carry.overlong) {
+            if (!carry.overlong && carry.text.size() + (end - pos) <= kMaxLineBytes) {
+                carry.text.append(text.substr(pos, end - pos));
+                line(std::string_view(carry.text));
+            } else {
+                line(kOverlongLine);
+            }
+            carry.text.clear();
+            carry.overlong = false;
         } else {
-            line(text.substr(pos, end - pos));
+            line(end - pos <= kMaxLineBytes ? text.substr(pos, end - pos) : kOverlongLine);
         }
         pos = end + 1;
     }
-    carry.append(text.substr(pos));
-    if (last && !carry.empty()) {
-        line(std::string_view(carry));
-        carry.clear();
+    if (!carry.overlong) {
+        if (carry.text.size() + (text.size() - pos) <= kMaxLineBytes) {
+            carry.text.append(text.substr(pos));
+        } else {
+            carry.text.clear();
+            carry.text.shrink_to_fit();
+            carry.overlong = true;
+        }
+    }
+    if (last && (!carry.text.empty() || carry.overlong)) {
+        line(carry.overlong ? kOverlongLine : std::string_view(carry.text));
+        carry.text.clear();
+        carry.overlong = false;
         return false;
     }
     return true;
@@ -679,7 +707,7 @@ Trace parseFtraceText(std::string_view text, const std::string& name, const Trac
     t.file = name;
     t.clock = o.clock;
     FtraceTextParser p(t);
-    std::string carry;
+    LineCarry carry;
     const bool complete = forEachLine(text, carry, true, [&](std::string_view l) { p.line(l); });
     p.finish(complete);
     checkIsTrace(t, p);
@@ -716,7 +744,7 @@ Trace readFtraceText(const std::string& path, const TraceReadOptions& o) {
             std::unique_ptr<gzFile_s, int (*)(gzFile)> guard(z, ::gzclose);
             ::gzbuffer(z, 1 << 17);
             std::vector<char> buf(1 << 20);
-            std::string carry;
+            LineCarry carry;
             for (;;) {
                 const int n = ::gzread(z, buf.data(), unsigned(buf.size()));
                 if (n < 0) {
@@ -739,7 +767,7 @@ Trace readFtraceText(const std::string& path, const TraceReadOptions& o) {
             if (m == MAP_FAILED) throw InputError(path, "", fmt::format("cannot map: {}", std::strerror(errno)));
             std::unique_ptr<void, std::function<void(void*)>> unmap(m, [&](void* q) { ::munmap(q, std::size_t(st.st_size)); });
             ::madvise(m, std::size_t(st.st_size), MADV_SEQUENTIAL);
-            std::string carry;
+            LineCarry carry;
             const std::string_view all(static_cast<const char*>(m), std::size_t(st.st_size));
             constexpr std::size_t kPiece = 8 << 20;  // progress every 8 MiB
             for (std::size_t at = 0; at < all.size(); at += kPiece) {
