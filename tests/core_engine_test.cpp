@@ -566,7 +566,7 @@ TEST(Scenario, BadInputNamesFileKeyAndProblem) {
     EXPECT_EQ(msg(R"({"topology":"i7-4790"})"), "test.json: workloads: missing (a list of workloads)");
     EXPECT_EQ(msg(R"({"topology":"i7-4790","workloads":[{"type":"hackbench","grups":2}]})"), "test.json: workloads[0].grups: unknown key");
     EXPECT_EQ(msg(R"({"topology":"i7-4790","workloads":[{"type":"hackbench","groups":0}]})"),
-              "test.json: workloads[0].groups: 0 is negative or too small (minimum 1)");
+              "test.json: workloads[0].groups: 0 is too small (minimum 1)");
     EXPECT_NE(msg(R"({"topology":"i7-4790","workloads":[{"type":"fio"}]})").find("workloads[0].type: 'fio' is not one of"), std::string::npos);
     EXPECT_NE(msg(R"({"topology":"nope","workloads":[{"type":"hackbench"}]})").find("test.json: topology"), std::string::npos);
     EXPECT_NE(msg(R"({"topology":"i7-4790","workloads":[{"type":"hackbench"}],"variants":{"B":"nopatch"}})").find("test.json: variants.B"),

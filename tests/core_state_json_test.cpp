@@ -44,7 +44,7 @@ TEST(StateJson, BadInputsNameKeyAndProblem) {
     EXPECT_EQ(errorOf("{" + base + R"(,"task":{"prev_cpu":1,"cpus_allowed":""}})"),
               "state.json: task.cpus_allowed: is empty: the task may run nowhere");
     EXPECT_EQ(errorOf("{" + base + R"(,"task":{"prev_cpu":1},"cpus":[{"cpu":2,"nr_running":-1}]})"),
-              "state.json: cpus[0].nr_running: -1 is negative or too small (minimum 0)");
+              "state.json: cpus[0].nr_running: -1 is negative (minimum 0)");
     EXPECT_EQ(errorOf("{" + base + R"(,"task":{"prev_cpu":1},"cpus":[{"cpu":2,"curr":"normal","nr_running":0}]})"),
               "state.json: cpus[0].nr_running: 0 with curr normal: a running task counts in nr_running");
     EXPECT_EQ(errorOf("{" + base + R"(,"task":{"prev_cpu":1},"cpus":[{"cpu":8}]})"), "state.json: cpus[0].cpu: CPU 8 is outside the machine (0-7)");

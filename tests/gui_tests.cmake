@@ -6,6 +6,7 @@ set(failures 0)
 set(checks 0)
 include(${CMAKE_CURRENT_LIST_DIR}/expect_run.cmake)
 file(REMOVE ${OUT}/x.png)  # only a failed run's output would be there
+set(DEBRIS_DIR ${OUT})  # a refused run leaves no NAME.tmp.PID (expect_run.cmake)
 
 # Qt wants a private runtime directory (a desktop session has one); without it every run warns on stderr.
 set(ENV{XDG_RUNTIME_DIR} ${OUT}/gui_runtime)

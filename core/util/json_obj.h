@@ -36,7 +36,7 @@ public:
         if (v.is_number_unsigned() && v.get<std::uint64_t>() > std::uint64_t(INT64_MAX))
             throw InputError(m_file, key(k), fmt::format("{} is too large (maximum {})", v.get<std::uint64_t>(), hi));
         std::int64_t x = v.get<std::int64_t>();
-        if (x < lo) throw InputError(m_file, key(k), fmt::format("{} is negative or too small (minimum {})", x, lo));
+        if (x < lo) throw InputError(m_file, key(k), fmt::format("{} is {} (minimum {})", x, x < 0 && lo >= 0 ? "negative" : "too small", lo));
         if (x > hi) throw InputError(m_file, key(k), fmt::format("{} is too large (maximum {})", x, hi));
         return x;
     }
