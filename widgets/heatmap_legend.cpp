@@ -16,16 +16,10 @@
 namespace schedlab {
 
 namespace {
-bool hasTimerArrows(const HeatmapScene& sc) {
-    for (const ArrowAgg& a : sc.arrows().list)
-        if (a.timer) return true;
-    return false;
-}
 // The arrow kinds' key: a run with proxy execution has a third kind, one with moved timers a fourth.
 QString arrowNote(const HeatmapScene& sc) {
-    const bool proxy = sc.snapshot && sc.snapshot->knobs.find("proxy") != std::string::npos;
-    QString s = proxy ? QStringLiteral("solid wakeup, hollow balance, dotted proxy") : QStringLiteral("solid wakeup, hollow balance");
-    if (hasTimerArrows(sc)) s += QStringLiteral(", dashed timer");
+    QString s = sc.proxyRun() ? QStringLiteral("solid wakeup, hollow balance, dotted proxy") : QStringLiteral("solid wakeup, hollow balance");
+    if (sc.hasTimerArrows()) s += QStringLiteral(", dashed timer");
     return s;
 }
 // Where the full note does not fit: a dashed sample and "timer" (the style no other view explains).
@@ -67,7 +61,7 @@ HeatmapRenderer::LegendGeom HeatmapRenderer::legendGeometry(const Geometry& g, c
     if (keyW > 0 && room - keyW - noteW - 24 >= (sc.metric == Metric::State ? barW : barFloor)) {
         keyW += noteW;
         lg.note = LegendGeom::Note::Full;
-    } else if (keyW > 0 && hasTimerArrows(sc) && room - keyW - compactTimerKeyWidth(fm) - 24 >= (sc.metric == Metric::State ? barW : 110.0)) {
+    } else if (keyW > 0 && sc.hasTimerArrows() && room - keyW - compactTimerKeyWidth(fm) - 24 >= (sc.metric == Metric::State ? barW : 110.0)) {
         keyW += compactTimerKeyWidth(fm);
         lg.note = LegendGeom::Note::TimerSample;
         barFloor = 110.0;

@@ -395,11 +395,12 @@ void HeatmapRenderer::updateCellLayer(const Geometry& g, const HeatmapScene& sc)
     };
     // The legend changes only with the metric, the colormap, the scale and the arrow kinds it
     // names (proxy moves, timers moved by get_nohz_timer_target()).
-    bool timerArrows = false;
-    for (const ArrowAgg& a : sc.arrows().list) timerArrows |= a.timer;
-    const bool proxy = sc.snapshot->knobs.find("proxy") != std::string::npos;
-    const QString legendKey =
-        QStringLiteral("%1/%2/%3/%4%5").arg(int(sc.metric)).arg(int(sc.colormap)).arg(sc.scaleMax).arg(int(timerArrows)).arg(int(proxy));
+    const QString legendKey = QStringLiteral("%1/%2/%3/%4%5")
+                                  .arg(int(sc.metric))
+                                  .arg(int(sc.colormap))
+                                  .arg(sc.scaleMax)
+                                  .arg(int(sc.hasTimerArrows()))
+                                  .arg(int(sc.proxyRun()));
     if (legendKey != g.legendKey) {
         begin();
         cp.fillRect(g.legend, sc.pal.color(QPalette::Window));

@@ -25,6 +25,13 @@ QColor HeatmapScene::colorFor(const sched::CpuView& v) const {
 
 void HeatmapScene::resetArrows() { m_arrows = std::make_shared<LazyArrows>(); }
 
+bool HeatmapScene::hasTimerArrows() const {
+    const auto& l = arrows().list;
+    return std::any_of(l.begin(), l.end(), [](const ArrowAgg& a) { return a.timer; });
+}
+
+bool HeatmapScene::proxyRun() const { return snapshot && snapshot->knobs.find("proxy") != std::string::npos; }
+
 const HeatmapScene::Arrows& HeatmapScene::arrows() const {
     std::call_once(m_arrows->once, [this] {
         Arrows& out = m_arrows->a;

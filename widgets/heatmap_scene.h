@@ -73,6 +73,10 @@ public:
     const Arrows& arrows() const;
     /// After a change of snapshot, arrowSpanNs or maxArrows: the arrows are aggregated anew.
     void resetArrows();
+    /// The arrow kinds the legend names beyond wakeup and balance: timers moved by
+    /// get_nohz_timer_target() among the arrows, and a run with proxy execution.
+    bool hasTimerArrows() const;
+    bool proxyRun() const;
 
 private:
     struct LazyArrows {

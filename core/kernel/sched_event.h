@@ -66,6 +66,8 @@ inline const char* toString(EvKind k) {
 }
 
 inline constexpr std::uint32_t PWR_EVENT_EXIT = 4294967295u;
+/// One of the timer:hrtimer_* kinds (their pid is a timer, not a task).
+inline constexpr bool isHrtimerEvent(EvKind k) { return k >= EvKind::hrtimer_start && k <= EvKind::hrtimer_expire_exit; }
 
 /// enum hrtimer_mode (include/linux/hrtimer.h): the mode bits hrtimer_start prints.
 enum HrtimerMode : std::uint8_t {

@@ -508,7 +508,7 @@ Merged mergeRecords(const std::array<Child, kParts>& ch, Trace& t) {
                 if (!kinds[std::size_t(s.k)].empty() && std::size_t(r->e.kind) < kinds[std::size_t(s.k)].size())
                     ++kinds[std::size_t(s.k)][std::size_t(r->e.kind)];
                 t.events.push_back(r->e);
-                if (r->e.kind >= EvKind::hrtimer_start && r->e.kind <= EvKind::hrtimer_expire_exit) mapTimer(s.k, t.events.back());
+                if (isHrtimerEvent(r->e.kind)) mapTimer(s.k, t.events.back());
                 t.records.push_back({ord, r->current, r->context});
             }
             s.recs.pop();

@@ -401,7 +401,7 @@ TraceDatWriter::TraceDatWriter(std::string path, int nrCpus, CommOf commOf, Trac
     // An interrupt removes the spooled pages, the work directory and the file being built
     // (util/output_files.h); the tracefs tree commit() writes for a moment is not registered.
     registerTemporary(m_tmp);
-    registerTemporary(m_work, true);
+    registerTemporary(m_work);
     for (int c = 0; c < m_nrCpus; ++c) {
         auto cpu = std::make_unique<Cpu>();
         cpu->file = fs::path(m_work) / fmt::format("cpu{}", c);

@@ -45,7 +45,7 @@ void interrupted(int sig) {
 
 }  // namespace
 
-void registerTemporary(const std::string& path, bool) {
+void registerTemporary(const std::string& path) {
     char* copy = ::strdup(path.c_str());
     if (!copy) return;
     for (auto& s : g_temps) {

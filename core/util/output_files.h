@@ -40,9 +40,10 @@ private:
 /// Writes one file through an OutputSet.
 void writeFileAtomic(const std::string& path, const std::string& content);
 
-/// A temporary file or directory that the interrupt cleanup removes (a directory with the files
-/// directly in it). For writers that manage their own temporaries (the trace.dat writer).
-void registerTemporary(const std::string& path, bool directory = false);
+/// A temporary file or directory that the interrupt cleanup removes (files first, then the
+/// directories, which must be empty by then). For writers that manage their own temporaries
+/// (the trace.dat writer).
+void registerTemporary(const std::string& path);
 void unregisterTemporary(const std::string& path);
 
 /// SIGINT, SIGTERM and SIGHUP: remove every registered temporary, print "PROG: interrupted by
