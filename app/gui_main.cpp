@@ -2,6 +2,7 @@
 // gui_main.cpp: entry point of the `schedlab` GUI. With --screenshot it runs headless: loads the
 // scenario, simulates --run-for of simulated time as fast as possible, exports the window (or one
 // view) with its caption, and exits, so tests, CI and the README's images use the real window.
+#include "gui_soak.h"
 #include "main_window.h"
 #include "trace_session.h"
 #include "topology/topology_json.h"
@@ -72,7 +73,7 @@ public:
                            "Without options: the default scenario (hackbench on 2 x EPYC 9654, baseline vs idle-delay-v2)."));
         parser.addHelpOption();
         for (const auto* o : {&besideVarOpt, &scenarioOpt, &runForOpt, &ffOpt,     &shotOpt, &viewOpt, &aOpt,  &bOpt,   &setAOpt, &setBOpt,
-                              &noAbOpt,      &seedOpt,     &traceOpt,  &pausedOpt, &recOpt,  &topoOpt, &atOpt, &disOpt, &recBOpt, &besideOpt})
+                              &noAbOpt,      &seedOpt,     &traceOpt,  &pausedOpt, &recOpt,  &topoOpt, &atOpt, &disOpt, &recBOpt, &besideOpt, &soakOpt})
             parser.addOption(*o);
     }
 
@@ -138,7 +139,13 @@ private:
                                           QStringLiteral("With --beside-sim: which of the scenario's variants runs (default: its first)."),
                                           QStringLiteral("name")};
 
+    const QCommandLineOption soakOpt{QStringLiteral("soak"),
+                                     QStringLiteral("Drive the window for <seconds> of wall time (sliders, restarts, --trace opened again and again) "
+                                                    "and print its resident memory every 10 s, then exit (tests/soak/window_soak.sh)."),
+                                     QStringLiteral("seconds")};
+
     const bool forcedOffscreen;
+    double soakSeconds = 0;  ///< --soak, 0: none
     QString shot, viewName;
     qint64 fastForward = -1, runFor = 0;
     qint64 at = -1;        ///< --at, -1: none
@@ -205,7 +212,14 @@ private:
         if (const QString e = knobs(bOpt, setBOpt, so.b); !e.isEmpty()) return usage(e);
         viewName = parser.value(viewOpt);
 
-        if (forcedOffscreen && shot.isEmpty()) {
+        if (parser.isSet(soakOpt)) {
+            bool ok = false;
+            soakSeconds = parser.value(soakOpt).toDouble(&ok);
+            if (!ok || !(soakSeconds > 0) || soakSeconds > 7 * 86400.0)
+                return usage(QStringLiteral("--soak '%1': not a number of seconds (1 to 604800)").arg(parser.value(soakOpt)));
+            if (!shot.isEmpty()) return usage(QStringLiteral("--soak and --screenshot: give one of them"));
+        }
+        if (forcedOffscreen && shot.isEmpty() && soakSeconds <= 0) {
             std::fprintf(stderr, "schedlab: no display (set DISPLAY, run under xvfb-run -a, or use --screenshot FILE.png)\n");
             return 1;
         }
@@ -386,7 +400,8 @@ int GuiMain::exec() {
     schedlab::MainWindow window;
     stage("window");
     if (fastForward >= 0 && rec) return usage(QStringLiteral("--fast-forward: a recorded trace is shown, not simulated (use --at)"));
-    so.autoplay = shot.isEmpty() && !parser.isSet(pausedOpt) && !rec && fastForward < 0;  // a trace is shown instead: no run in the background
+    // A trace is shown instead: no run in the background (the soak starts on the simulation and opens the trace later).
+    so.autoplay = shot.isEmpty() && !parser.isSet(pausedOpt) && (!rec || soakSeconds > 0) && fastForward < 0;
     if (scenario) window.openScenario(*scenario, parser.value(scenarioOpt), so);
     else window.openDefault(so);
     stage("scenario");
@@ -404,7 +419,14 @@ int GuiMain::exec() {
             QApplication::exit(0);
         });
     };
-    if (rec) {
+    if (soakSeconds > 0) {
+        schedlab::SoakOptions o;
+        o.seconds = soakSeconds;
+        o.scenario = scenario ? &*scenario : nullptr;
+        o.scenarioPath = parser.value(scenarioOpt);
+        if (rec) o.tracePath = parser.value(recOpt), o.traceTopology = recTopo;
+        schedlab::startSoak(window, o, so);
+    } else if (rec) {
         window.showTrace(rec, recTopo, parser.value(recOpt), agreed);
         stage("shown");
         reportWhenDrawn(window);
