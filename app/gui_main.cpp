@@ -23,6 +23,7 @@
 #include <QImage>
 #include <QTimer>
 
+#include <algorithm>
 #include <cstdio>
 #include <cstring>
 #include <ctime>
@@ -72,8 +73,8 @@ public:
             QStringLiteral("schedlab: a laboratory for the Linux CFS wakeup path.\n"
                            "Without options: the default scenario (hackbench on 2 x EPYC 9654, baseline vs idle-delay-v2)."));
         parser.addHelpOption();
-        for (const auto* o : {&besideVarOpt, &scenarioOpt, &runForOpt, &ffOpt,     &shotOpt, &viewOpt, &aOpt,  &bOpt,   &setAOpt, &setBOpt,
-                              &noAbOpt,      &seedOpt,     &traceOpt,  &pausedOpt, &recOpt,  &topoOpt, &atOpt, &disOpt, &recBOpt, &besideOpt, &soakOpt})
+        for (const auto* o : {&besideVarOpt, &scenarioOpt, &runForOpt, &ffOpt,  &shotOpt, &viewOpt, &aOpt,   &bOpt,    &setAOpt,   &setBOpt, &noAbOpt,
+                              &seedOpt,      &traceOpt,    &pausedOpt, &recOpt, &topoOpt, &atOpt,   &disOpt, &recBOpt, &besideOpt, &soakOpt})
             parser.addOption(*o);
     }
 
@@ -422,6 +423,7 @@ int GuiMain::exec() {
     if (soakSeconds > 0) {
         schedlab::SoakOptions o;
         o.seconds = soakSeconds;
+        o.actionMs = int(std::min(2000.0, soakSeconds * 1000.0 / 12));  // a short soak still goes through every action
         o.scenario = scenario ? &*scenario : nullptr;
         o.scenarioPath = parser.value(scenarioOpt);
         if (rec) o.tracePath = parser.value(recOpt), o.traceTopology = recTopo;

@@ -21,8 +21,8 @@ class MainWindow;
 struct StartOptions;
 
 struct SoakOptions {
-    double seconds = 60;                ///< wall time to run, then the application exits with status 0
-    int actionMs = 2000;                ///< one action every this many wall ms
+    double seconds = 60;                        ///< wall time to run, then the application exits with status 0
+    int actionMs = 2000;                        ///< one action every this many wall ms
     const sched::Scenario* scenario = nullptr;  ///< null: the default scenario
     QString scenarioPath;
     QString tracePath;  ///< "": no trace opens (read again from the file at every open)

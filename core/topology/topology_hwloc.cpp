@@ -536,6 +536,20 @@ Topology topologyFromHwloc(const std::string& xmlPath, const std::string& name) 
     }
 }
 
+Topology topologyFromHwlocInProcess(const std::string& xmlPath, const std::string& name) {
+    const std::string where = xmlPath.empty() ? std::string("hwloc") : xmlPath;
+    if (!xmlPath.empty()) checkFile(xmlPath);
+    HwlocTopology topo;
+    setUp(topo.get());
+    // Through the reply's text, as the records come from the child process.
+    Extracted e = deserialize(serialize(extract(topo.get(), xmlPath, where)), where);
+    try {
+        return Topology(name, e.arch, std::move(e.cpus), std::move(e.distances));
+    } catch (const TopologyError& err) {
+        throw TopologyError(fmt::format("{}: {}", where, err.what()));
+    }
+}
+
 int hwlocReaderMain(int argc, char** argv) {
     // As topologyFromHwloc() starts it: XML ("-": this machine) and the name for messages; the
     // records (or "ERR" and the message) on stdout.

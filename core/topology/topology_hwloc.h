@@ -42,6 +42,11 @@ namespace sched {
 /// numbers with gaps because of offline CPUs).
 Topology topologyFromHwloc(const std::string& xmlPath, const std::string& name);
 
+/// topologyFromHwloc() with hwloc in this process, no child: for the fuzz target
+/// (tests/bench/fuzz/fuzz_hwloc_xml.cpp), where a crash of hwloc's own is to be seen, not
+/// contained. Everything else (the checks, the walk, the records, the Topology) is the same.
+Topology topologyFromHwlocInProcess(const std::string& xmlPath, const std::string& name);
+
 /// The main() of `schedlab-hwloc-reader`: argv = XML ("-": this machine) and the name for
 /// messages; the records on stdout. Run by hand it says so and exits with status 2.
 int hwlocReaderMain(int argc, char** argv);

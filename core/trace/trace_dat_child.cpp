@@ -672,6 +672,102 @@ nlohmann::json metadata(const ChildRead& r) {
 
 }  // namespace
 
+struct RecordDecoder::Impl {
+    tracecmd_input* h = nullptr;
+    ~Impl() {
+        if (h) tracecmd_close(h);
+    }
+};
+
+RecordDecoder::RecordDecoder(const std::string& path) : m(std::make_unique<Impl>()) {
+    m->h = tracecmd_open(path.c_str(), TRACECMD_FL_LOAD_NO_PLUGINS | TRACECMD_FL_LOAD_NO_SYSTEM_PLUGINS);
+    if (!m->h) throw InputError(path, "", "libtracecmd cannot read it");
+}
+
+RecordDecoder::~RecordDecoder() = default;
+
+RecordDecoder::Result RecordDecoder::decode(std::span<const std::uint8_t> input) const {
+    ChildRead r;
+    r.h = m->h;
+    r.part = 0;
+    Trace& t = r.t;
+    Ctx& c = r.c;
+    c.t = &t;
+    c.inputs = &r.inputs;  // no descriptor: a batch is never full here (the input's records are fewer)
+    c.tep = tracecmd_get_tep(m->h);
+    c.swap = tep_is_file_bigendian(c.tep) != tep_is_local_bigendian(c.tep);
+    t.nr_cpus = tep_get_cpus(c.tep);
+    findEvents(c);
+    r.owner.assign(std::size_t(std::max(t.nr_cpus, 0)), 0);
+    r.sizes.assign(r.owner.size(), 0);
+    Result out;
+    std::vector<std::uint64_t> payload;  // 8-byte aligned, as a ring buffer's records are (4 at least)
+    std::uint64_t ts = 0;
+    int lastCpu = -1;
+    for (std::size_t i = 0; i + 8 <= input.size();) {
+        const int cpu = input[i];
+        const int missed = input[i + 1];
+        const std::size_t size = std::size_t(input[i + 2]) | std::size_t(input[i + 3]) << 8;
+        const std::uint32_t step =
+            std::uint32_t(input[i + 4]) | std::uint32_t(input[i + 5]) << 8 | std::uint32_t(input[i + 6]) << 16 | std::uint32_t(input[i + 7]) << 24;
+        i += 8;
+        const std::size_t n = std::min(size, input.size() - i);
+        payload.assign((n + 7) / 8, 0);
+        std::memcpy(payload.data(), input.data() + i, n);
+        i += n;
+        if (cpu != lastCpu) {  // a new CPU's buffer, as readCpu() starts one
+            c.lastWakingPid = -1;
+            c.cpuLast = -1;
+            lastCpu = cpu;
+        }
+        ts += step;
+        tep_record rec{};
+        rec.ts = ts;
+        rec.missed_events = missed == 0xff ? -1 : missed;
+        rec.size = int(n);
+        rec.record_size = int(n) + 8;
+        rec.data = payload.data();
+        rec.cpu = cpu;
+        Streamed& s = r.recs.next();
+        c.ordinal = r.recs.size();
+        if (onRecord(c, &rec, cpu, s)) ++out.events;
+        ++out.records;
+    }
+    r.lastCpu = lastCpu;
+    for (const auto& [ev, k] : c.counts) t.event_counts[ev->name ? ev->name : "?"] += k;
+    for (const auto& [ev, k] : c.skipped) t.skipped_events[ev->name ? ev->name : "?"] += k;
+    out.inputs = r.inputs.size();
+    out.problems = t.problem_count;
+    out.gaps = t.gaps.size();
+    out.metadata = metadata(r).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+    return out;
+}
+
+std::vector<std::string> RecordDecoder::sampleInputs(int perCpu) const {
+    std::vector<std::string> out;
+    tep_handle* tep = tracecmd_get_tep(m->h);
+    for (int cpu = 0; cpu < tep_get_cpus(tep); ++cpu) {
+        std::string in;
+        unsigned long long last = 0;
+        for (int k = 0; k < perCpu; ++k) {
+            tep_record* rec = tracecmd_read_data(m->h, cpu);
+            if (!rec) break;
+            const std::uint32_t step = last ? std::uint32_t(std::min<unsigned long long>(rec->ts - last, 0xffffffffu)) : 1000;
+            last = rec->ts;
+            const auto size = std::uint16_t(std::min(rec->size, 0xffff));
+            const std::uint8_t head[8] = {std::uint8_t(cpu),        0,
+                                          std::uint8_t(size),       std::uint8_t(size >> 8),
+                                          std::uint8_t(step),       std::uint8_t(step >> 8),
+                                          std::uint8_t(step >> 16), std::uint8_t(step >> 24)};
+            in.append(reinterpret_cast<const char*>(head), 8);
+            in.append(static_cast<const char*>(rec->data), size);
+            tracecmd_free_record(rec);
+        }
+        if (!in.empty()) out.push_back(std::move(in));
+    }
+    return out;
+}
+
 /// The child's side: read its CPUs, publish, exit.
 /// `limit` > 0: the file is a cut one padded with zeros (readTraceDat): records at or past byte
 /// `limit` of the file are the padding's, not the recording's.

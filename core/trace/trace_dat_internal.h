@@ -8,8 +8,11 @@
 
 #include <atomic>
 #include <cstdint>
+#include <memory>
+#include <span>
 #include <string>
 #include <type_traits>
+#include <vector>
 
 namespace sched::datio {
 
@@ -54,5 +57,34 @@ static_assert(std::is_trivially_copyable_v<CpuStart>);
 /// before reading (as a child that inherited a lock at fork() would).
 [[noreturn]] void readInChild(const std::string& path, int fd, ShmHeader* hdr, int recFd, int inFd, int part, int parts, unsigned long long limit,
                               bool stall = false);
+
+/// A reader's decoding of records (the event formats of a real trace.dat, the records made up by
+/// the caller), as tests/bench/fuzz/fuzz_trace_dat_record.cpp drives it: every record goes
+/// through the code that turns a tep_record into a SchedEvent (onRecord), and the reader's
+/// metadata is made of the result, as a reader process would send it.
+///
+/// Input: records one after another, each [u8 cpu][u8 missed][u16 size][u32 ts step][size bytes]
+/// (little-endian; the payload as the ring buffer holds it, common fields first); a short tail is
+/// dropped. Every decode() starts from a fresh state (no names, no problems).
+class RecordDecoder {
+public:
+    /// Opens `path` with libtracecmd for its event formats; throws InputError when it cannot.
+    explicit RecordDecoder(const std::string& path);
+    ~RecordDecoder();
+    RecordDecoder(const RecordDecoder&) = delete;
+    RecordDecoder& operator=(const RecordDecoder&) = delete;
+
+    struct Result {
+        std::size_t records = 0, events = 0, inputs = 0, problems = 0, gaps = 0;
+        std::string metadata;  ///< the 'M' frame's JSON
+    };
+    Result decode(std::span<const std::uint8_t> input) const;
+    /// Up to `perCpu` records of each CPU of the file, each as a decode() input: seed inputs.
+    std::vector<std::string> sampleInputs(int perCpu) const;
+
+private:
+    struct Impl;
+    std::unique_ptr<Impl> m;
+};
 
 }  // namespace sched::datio
