@@ -62,6 +62,10 @@ void addScenarioOptions(CLI::App* c, SimArgs& sim) {
         ->check(CLI::Range(0.0, 3600.0));
     c->add_option("--json", sim.jsonOut, "write every metric as JSON to FILE");
     c->add_flag("--check", sim.check, "run the invariant checker after every event (slow)");
+    if (c->get_name() != "sweep")
+        c->add_flag("--flow", sim.flow,
+                    "also print the wakeup path as a tree: the decisions that reached each function and reason code (compare: A, B and the "
+                    "change in share)");
     c->add_flag("--coalesce,!--no-coalesce", sim.coalesce,
                 "--no-coalesce: one event per workload step (the slow path; the default coalesces steps that change no scheduler state, "
                 "bit-identical results)");

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 // cli_sim.cpp: schedlab-cli run / compare / sweep.
 #include "cli_sim.h"
+#include "kernel/decision_flow.h"
 
 #include "sim/report.h"
 #include "util/install_paths.h"
@@ -419,6 +420,8 @@ int cliRun(const SimArgs& a) {
     if (td) td->commit();
     if (a.digestOnly) fmt::print("{:016x}\n", r.digest);
     else fmt::print("{}", runReportText(s, r));
+    if (a.flow)
+        fmt::print("\nDecision flow ({} [{}]):\n{}", v.name, v.knobs.presetName, flowText(r.engine->metrics().flow, nullptr, v.knobs.presetName, ""));
     return 0;
 }
 
@@ -454,7 +457,12 @@ int cliCompare(const SimArgs& a) {
         runMany(s, {{va, cost}, {vb, cost}}, a, {fmt::format("base [{}]", va.knobs.presetName), fmt::format("patch [{}]", vb.knobs.presetName)});
     RunResult& ra = both[0];
     RunResult& rb = both[1];
-    const std::string table = compareTable(s, ra, rb);
+    std::string table = compareTable(s, ra, rb);
+    if (a.flow) {
+        auto name = [](const Variant& v) { return v.name == v.knobs.presetName ? v.name : fmt::format("{} [{}]", v.name, v.knobs.presetName); };
+        table += fmt::format("\nDecision flow (A: {}, B: {}):\n{}", name(va), name(vb),
+                             flowText(ra.engine->metrics().flow, &rb.engine->metrics().flow, va.knobs.presetName, vb.knobs.presetName));
+    }
     fmt::print("{}", table);
     if (!a.jsonOut.empty()) {
         nlohmann::json j = {{"schedlab", "compare"}, {"base", runReportJson(s, ra)}, {"patch", runReportJson(s, rb)}, {"table", table}};

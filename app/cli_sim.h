@@ -23,6 +23,7 @@ struct SimArgs {
     std::string traceDat;       ///< run: write the run's events as a trace-cmd trace.dat to FILE
     bool digestOnly = false;
     bool check = false;
+    bool flow = false;     ///< run/compare: also print the decision-flow tree with its counts (--flow)
     bool coalesce = true;  ///< exact coalescing of plain workload steps (same results; --no-coalesce)
     std::string a, b;      ///< compare
     std::vector<std::string> setsA, setsB;

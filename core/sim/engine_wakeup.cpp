@@ -48,6 +48,7 @@ bool Engine::wake(int id, bool sync) {
 // ttwu_do_wakeup(): sched_wakeup; ttwu_stat() counts it.
 void Engine::ttwuRunnableStat(const SimTask& p) {
     m_metrics.stage0[std::size_t(Stage0::TTWU_RUNNABLE)]++;
+    m_metrics.flow.addRunnable();
     const int waker = m_stepCpu >= 0 ? m_stepCpu : p.t.cpu;
     emitEvent(EvKind::sched_waking, waker, p.t.pid, 0, p.t.cpu);
     emitEvent(EvKind::sched_wakeup, waker, p.t.pid, 0, p.t.cpu);

@@ -29,6 +29,7 @@ void Metrics::recordDecision(std::int64_t t, std::int32_t pid, const Decision& d
     stage2[std::size_t(d.stage2)]++;
     if (d.idle_delay_hit) idle_delay_hits++;
     if (d.claim_set) claims++;
+    flow.add(d);
     if (ring_cap == 0 && !decision_sink) return;
     if (decision_sink) decision_sink(DecisionRecord{t, pid, d});
     if (ring_cap) {
@@ -56,6 +57,7 @@ void Metrics::recordEvent(const SchedEvent& e) {
 void Metrics::resetCounters(std::int64_t t) {
     // State that describes "now" (current lengths, LLC counts) and the timelines is kept.
     decisions = ttwu_count = ttwu_local = ttwu_wakelist = ttwu_remote_direct = wakeup_new = wake_preempt = 0;
+    flow.clear();
     idle_delay_hits = claims = ctx_switches = involuntary_switches = ipis = wake_idle_without_ipi = 0;
     lb_calls = lb_balanced = lb_failed = lb_moved_tasks = newidle_calls = nohz_kicks = newilb_runs = idle_ticks = buddy_picks = tick_preempt = 0;
     proxy_runs = proxy_migrations = proxy_return_migrations = proxy_deactivations = 0;

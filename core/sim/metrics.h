@@ -6,6 +6,7 @@
 #pragma once
 
 #include "kernel/decision.h"
+#include "kernel/decision_flow.h"
 #include "topology/topology.h"
 #include "util/histogram.h"
 #include "sim/steady_state.h"
@@ -89,6 +90,7 @@ struct Metrics {
     std::uint64_t timers_kept_local = 0;  ///< a target was found, but hrtimer_check_target() kept the timer on its CPU
     std::uint64_t timers_by_delay = 0;    ///< armed on a CPU that idle_cpu() called idle only because of the idle delay
     std::uint64_t timer_irqs_idle = 0;    ///< timer interrupts that took an idle CPU out of its C-state
+    FlowCounts flow;                      ///< decisions per edge of the wakeup path's graph (decision_flow.h): the flow view, --flow
     std::array<std::uint64_t, 16> stage0{};
     std::array<std::uint64_t, 32> stage1{};
     std::array<std::uint64_t, 16> idlest{};
