@@ -3,6 +3,8 @@
 // same results as the CLI) and the main window (frames reach the views, knob changes apply live,
 // export writes whole files with the caption, the A/B text is the CLI's table).
 #include "counters_plot.h"
+#include "decision_inspector.h"
+#include "flow_view.h"
 #include "knob_panel.h"
 #include "latency_plot.h"
 #include "main_window.h"
@@ -34,6 +36,7 @@
 #include <QFile>
 #include <QImage>
 #include <QLabel>
+#include <QListWidget>
 #include <QMouseEvent>
 #include <QProgressDialog>
 #include <QPushButton>
@@ -858,4 +861,139 @@ TEST(SimWorker, FramesAre30ASecondOnlyWhenRunningFlatOutOnFewCores) {
     EXPECT_EQ(SimWorker::frameIntervalNs(0, 4), 16'666'667);
     EXPECT_EQ(SimWorker::frameIntervalNs(1.0, 2), 16'666'667);   // real time
     EXPECT_EQ(SimWorker::frameIntervalNs(1e-3, 2), 16'666'667);  // slow motion
+}
+
+namespace {
+
+/// The flow view's image (its full size, as the dock's scroll area gives it).
+QImage grabFlow(FlowView* v) { return v->grab().toImage(); }
+
+}  // namespace
+
+TEST(FlowView, CountsFollowTheFramesAndTheTracedWakeupIsLitInStepWithTheInspector) {
+    MainWindow w;
+    StartOptions o;
+    o.autoplay = false;
+    w.openScenario(smallScenario(), QStringLiteral("small.json"), o);
+    w.show();
+    bool reached = false;
+    w.runUntil(3000000, [&] { reached = true; });
+    ASSERT_TRUE(waitFor([&] { return reached; }));
+    FlowView* v = w.flowView();
+    ASSERT_NE(v, nullptr);
+    EXPECT_EQ(w.view(QStringLiteral("flow")), v);
+    ASSERT_TRUE(waitFor([&] { return v->rows().size() > 5; }));
+    const auto& flow = sched::DecisionFlow::get();
+    // The rows drawn: every node a decision of A or B reached, each once.
+    const auto& fa = w.frame()->a->flow;
+    const auto& fb = w.frame()->b->flow;
+    for (std::size_t n = 0; n < flow.nodes().size(); ++n)
+        if (fa.node(int(n)) || fb.node(int(n))) EXPECT_FALSE(v->rowRect(int(n)).isEmpty()) << flow.nodes()[n].key;
+    // B (idle-delay-v2) leaves at SIS_TARGET_IDLE more than A: its connector there is wider.
+    const int target = flow.exitOf(sched::Stage2::SIS_TARGET_IDLE);
+    EXPECT_GT(v->connectorWidth(target, 1), v->connectorWidth(target, 0));
+    EXPECT_TRUE(v->toolTipFor(target).contains(QStringLiteral("available_idle_cpu(target)")));
+
+    // Step into the next wakeup: the inspector shows it and the flow view lights its path.
+    bool traced = false;
+    w.stepWakeupThen([&] { traced = true; });
+    ASSERT_TRUE(waitFor([&] { return traced; }));
+    ASSERT_TRUE(w.frame()->traced);
+    const std::vector<int> lit = flow.lit(w.frame()->traced->d);
+    ASSERT_TRUE(waitFor([&] { return v->litNodes() == lit; }));
+    // Pixels: a lit box is filled with the lit colour, an unlit one is not.
+    const QImage img = grabFlow(v);
+    int litBox = -1, darkBox = -1;
+    for (int n : v->rows()) {
+        const bool on = std::find(lit.begin(), lit.end(), n) != lit.end();
+        if (on && flow.nodes()[std::size_t(n)].kind != sched::FlowKind::Entry && litBox < 0) litBox = n;
+        if (!on && flow.nodes()[std::size_t(n)].kind == sched::FlowKind::Exit && darkBox < 0) darkBox = n;
+    }
+    ASSERT_GE(litBox, 0);
+    ASSERT_GE(darkBox, 0);
+    const QRect lb = v->boxRect(litBox), db = v->boxRect(darkBox);
+    const QColor litPx = img.pixelColor(lb.right() - 3, lb.center().y());
+    EXPECT_EQ(litPx, QColor(0xFF, 0xD5, 0x4F)) << flow.nodes()[std::size_t(litBox)].key;
+    EXPECT_NE(img.pixelColor(db.right() - 3, db.center().y()), QColor(0xFF, 0xD5, 0x4F));
+    // A decision shown in the inspector (picked in its list) lights its own path.
+    const auto& recent = w.frame()->a->decisions;
+    ASSERT_FALSE(recent.empty());
+    auto other = std::find_if(recent.begin(), recent.end(), [&](const sched::DecisionRecord& r) { return flow.lit(r.d) != lit; });
+    ASSERT_NE(other, recent.end());
+    w.findChild<DecisionInspector*>()->show(*other);
+    EXPECT_EQ(v->litNodes(), flow.lit(other->d));
+}
+
+TEST(FlowView, AClickedRowListsTheDecisionsBehindItsEdgeInTheInspector) {
+    MainWindow w;
+    StartOptions o;
+    o.autoplay = false;
+    w.openScenario(smallScenario(), QStringLiteral("small.json"), o);
+    w.show();
+    bool reached = false;
+    w.runUntil(3000000, [&] { reached = true; });
+    ASSERT_TRUE(waitFor([&] { return reached; }));
+    FlowView* v = w.flowView();
+    const auto& flow = sched::DecisionFlow::get();
+    // The busiest exit of select_idle_sibling() on side A.
+    int pick = -1;
+    for (int c : flow.children(flow.node("select_idle_sibling")))
+        if (flow.nodes()[std::size_t(c)].kind == sched::FlowKind::Exit && (pick < 0 || w.frame()->a->flow.node(c) > w.frame()->a->flow.node(pick)))
+            pick = c;
+    ASSERT_GE(pick, 0);
+    ASSERT_TRUE(waitFor([&] { return !v->rowRect(pick).isEmpty(); }));
+    int clicked = -1;
+    QObject::connect(v, &FlowView::edgeClicked, [&](int e) { clicked = e; });
+    QMouseEvent press(QEvent::MouseButtonPress, QPointF(v->boxRect(pick).center()), v->mapToGlobal(v->boxRect(pick).center()), Qt::LeftButton,
+                      Qt::LeftButton, Qt::NoModifier);
+    QApplication::sendEvent(v, &press);
+    const int edge = flow.edge(flow.nodes()[std::size_t(pick)].parent, pick);
+    EXPECT_EQ(clicked, edge);
+    EXPECT_EQ(w.flowEdgeFilter(), edge);
+    QListWidget* list = w.findChild<DecisionInspector*>()->list();
+    // Every decision listed (once the list is refreshed) took that edge: its final reason is the clicked exit.
+    const QString code = QString::fromStdString(flow.nodes()[std::size_t(pick)].key);
+    auto allThrough = [&] {
+        int n = 0;
+        for (int i = 0; i < list->count(); ++i) n += list->item(i)->text().contains(code);
+        return list->count() > 0 && n == list->count();
+    };
+    EXPECT_TRUE(waitFor(allThrough, 5000));
+    // Clicked again: all decisions again.
+    w.filterDecisionsByEdge(edge);
+    EXPECT_EQ(w.flowEdgeFilter(), -1);
+}
+
+TEST(FlowView, LayoutAtTwoWindowSizesKeepsEveryRowWholeAndApart) {
+    for (const QSize size : {QSize(1280, 800), QSize(1920, 1080)}) {
+        MainWindow w;
+        w.resize(size);
+        StartOptions o;
+        o.autoplay = false;
+        w.openScenario(smallScenario(), QStringLiteral("small.json"), o);
+        w.show();
+        bool reached = false;
+        w.runUntil(2000000, [&] { reached = true; });
+        ASSERT_TRUE(waitFor([&] { return reached; }));
+        FlowView* v = w.flowView();
+        v->setShowAll(true);  // every node of the graph
+        ASSERT_EQ(v->rows().size(), sched::DecisionFlow::get().nodes().size());
+        auto* dock = w.findChild<QDockWidget*>(QStringLiteral("dockFlow"));
+        ASSERT_NE(dock, nullptr);
+        dock->raise();  // its tab, beside the knobs
+        // The scroll area gives the view at least its size hint: nothing is cut.
+        EXPECT_TRUE(waitFor([&] { return v->isVisible() && v->width() >= v->sizeHint().width() && v->height() >= v->sizeHint().height(); }, 5000))
+            << v->width() << "x" << v->height() << " for " << v->sizeHint().width() << "x" << v->sizeHint().height();
+        const QFontMetrics fm(v->font());
+        int lastBottom = -1;
+        for (int n : v->rows()) {
+            const QRect r = v->rowRect(n), b = v->boxRect(n);
+            EXPECT_GE(r.top(), lastBottom) << "rows overlap";
+            lastBottom = r.bottom() + 1;
+            EXPECT_TRUE(r.contains(b)) << sched::DecisionFlow::get().nodes()[std::size_t(n)].key;
+            EXPECT_GE(b.width(), fm.horizontalAdvance(QString::fromStdString(sched::DecisionFlow::get().nodes()[std::size_t(n)].label)));
+            EXPECT_LT(b.right(), v->sizeHint().width());
+        }
+        EXPECT_LE(lastBottom, v->sizeHint().height());
+    }
 }

@@ -258,6 +258,7 @@ void DecisionInspector::showAgreement(const AgreementItem& it) {
         for (const auto& e : it.row.decision->examined) cpus.push_back(e.cpu);
     }
     emit highlight(cpus, it.row.sim, it.row.kernel);
+    if (it.row.decision) emit decisionShown(*it.row.decision);
 }
 
 QString DecisionInspector::text() const { return m_text->toPlainText(); }
@@ -268,6 +269,7 @@ void DecisionInspector::show(const sched::DecisionRecord& r) {
     cpus.reserve(r.d.examined.size());
     for (const auto& e : r.d.examined) cpus.push_back(e.cpu);
     emit highlight(cpus, r.d.cpu, -1);
+    emit decisionShown(r.d);
 }
 
 }  // namespace schedlab

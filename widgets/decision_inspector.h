@@ -64,6 +64,8 @@ signals:
     /// CPUs the shown decision examined, in order, the CPU it chose (-1 none) and, for a replayed
     /// trace, the kernel's CPU (-1 none).
     void highlight(const std::vector<int>& cpus, int chosen, int kernel);
+    /// A decision is shown (picked in the list, stepped into, a disagreement opened): the flow view lights its path.
+    void decisionShown(const sched::Decision& d);
     /// "Step to the next wakeup" was pressed.
     void stepWakeupRequested();
     /// A disagreement's row was picked (index into setDisagreements()).

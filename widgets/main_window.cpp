@@ -7,6 +7,7 @@
 #include "counters_plot.h"
 #include "delta_table.h"
 #include "decision_inspector.h"
+#include "flow_view.h"
 #include "knob_panel.h"
 #include "progress_job.h"
 #include "recent_menu.h"
@@ -195,12 +196,21 @@ void MainWindow::createViews() {
     knobScroll->setFrameShape(QFrame::NoFrame);
     auto* dKnob = dock(tr("Knobs"), QStringLiteral("dockKnobs"), knobScroll, Qt::RightDockWidgetArea);
     auto* dIns = dock(tr("Decision inspector (A)"), QStringLiteral("dockInspector"), m_inspector, Qt::RightDockWidgetArea);
+    m_flow = new FlowView(this);
+    m_flow->setObjectName(QStringLiteral("flow"));
+    auto* flowScroll = new QScrollArea(this);
+    flowScroll->setWidget(m_flow);
+    flowScroll->setWidgetResizable(true);
+    flowScroll->setFrameShape(QFrame::NoFrame);
+    auto* dFlow = dock(tr("Decision flow"), QStringLiteral("dockFlow"), flowScroll, Qt::RightDockWidgetArea);
     splitDockWidget(dRq, dLat, Qt::Horizontal);
     tabifyDockWidget(dRq, dRqB);
     dRq->raise();
     tabifyDockWidget(dLat, dCnt);
     dLat->raise();
     splitDockWidget(dKnob, dIns, Qt::Vertical);
+    tabifyDockWidget(dKnob, dFlow);  // beside the knobs: the decision flow a tab away
+    dKnob->raise();
     // Default proportions, once the window has its size (a saved layout replaces them).
     QTimer::singleShot(20, this, [this, dRq, dLat, dKnob, dIns] {
         if (QSettings().contains(QStringLiteral("window/state"))) return;
@@ -211,7 +221,13 @@ void MainWindow::createViews() {
         resizeDocks({dRq, dLat}, {width() * 45 / 100, width() * 55 / 100}, Qt::Horizontal);
     });
     m_viewMenu = new QMenu(tr("&View"), this);
-    for (QDockWidget* d : {dRq, dRqB, dLat, dCnt, dKnob, dIns}) m_viewMenu->addAction(d->toggleViewAction());
+    for (QDockWidget* d : {dRq, dRqB, dLat, dCnt, dKnob, dIns, dFlow}) m_viewMenu->addAction(d->toggleViewAction());
+    m_viewMenu->addSeparator();
+    auto* flowAll = m_viewMenu->addAction(tr("Decision flow: every branch, also those never taken"));
+    flowAll->setCheckable(true);
+    connect(flowAll, &QAction::toggled, m_flow, &FlowView::setShowAll);
+    connect(m_flow, &FlowView::edgeClicked, this, &MainWindow::filterDecisionsByEdge);
+    connect(m_inspector, &DecisionInspector::decisionShown, m_flow, [this](const sched::Decision& d) { m_flow->setLit(d); });
     m_viewMenu->addSeparator();
     m_rqSideAct = m_viewMenu->addAction(tr("Runqueue maps A | B side by side"));
     m_rqSideAct->setCheckable(true);
@@ -375,6 +391,45 @@ void MainWindow::createMenus() {
     });
 }
 
+void MainWindow::filterDecisionsByEdge(int edge) {
+    m_flowEdge = edge == m_flowEdge ? -1 : edge;
+    if (m_flowEdge >= 0) {
+        const auto& f = sched::DecisionFlow::get();
+        const auto& e = f.edges()[std::size_t(m_flowEdge)];
+        statusBar()->showMessage(tr("Decision inspector: side A's recent decisions through %1 → %2 (click the row again for all)")
+                                     .arg(q(f.nodes()[std::size_t(e.from)].label), q(f.nodes()[std::size_t(e.to)].label)),
+                                 8000);
+    }
+    if (m_frame) {
+        m_lastSlowMs = 0;
+        showFrame(m_frame);
+    }
+}
+
+void MainWindow::updateFlow(const Frame& f) {
+    if (!f.a) return;
+    if (traceMode()) {
+        // A recorded trace: schedlab's decisions on it (the agreement replay), the disagreements marked.
+        const auto ag = agreement();
+        if (ag.get() == m_flowAgreement) return;
+        m_flowAgreement = ag.get();
+        sched::FlowCounts mine, dis;
+        if (ag)
+            for (const auto& row : ag->rows)
+                if (row.decision) {
+                    mine.add(*row.decision);
+                    if (row.sim != row.kernel) dis.add(*row.decision);
+                }
+        m_flow->setCounts(mine, nullptr, tr("schedlab on the trace"), {});
+        m_flow->setDisagreements(&dis);
+        return;
+    }
+    m_flowAgreement = nullptr;
+    m_flow->setDisagreements(nullptr);
+    m_flow->setCounts(f.a->flow, f.b ? &f.b->flow : nullptr, q(f.a->knobs), f.b ? q(f.b->knobs) : QString());
+    if (f.traced) m_flow->setLit(f.traced->d);
+}
+
 QWidget* MainWindow::view(const QString& name) const {
     if (name == QLatin1String("heatmapA")) return m_heatA;
     if (name == QLatin1String("heatmapB")) return m_heatB;
@@ -383,6 +438,7 @@ QWidget* MainWindow::view(const QString& name) const {
     if (name == QLatin1String("latency")) return m_latency;
     if (name == QLatin1String("counters")) return m_counters;
     if (name == QLatin1String("inspector")) return m_inspector;
+    if (name == QLatin1String("flow")) return m_flow;
     if (name == QLatin1String("window")) return const_cast<MainWindow*>(this);
     return nullptr;
 }
@@ -424,6 +480,9 @@ void MainWindow::start(const sched::Scenario& s, const StartOptions& o) {
     m_knobs->setEditedSide(o.ab ? 1 : 0);
     if (o.speed >= 0) m_runBar->setSpeed(o.speed);
     setWindowTitle(QStringLiteral("schedlab — %1").arg(q(s.name.empty() ? s.file : s.name)));
+    m_flow->setDescription(q(s.description));
+    m_flow->setLit(std::nullopt);
+    m_flowEdge = -1;
     QStringList cmds;
     for (const auto& w : s.workloads) cmds << QStringLiteral("<tt>%1</tt>").arg(q(sched::workloadCommand(w)).toHtmlEscaped());
     m_knobs->setWorkloads(q(s.doc.contains("workloads") ? s.doc["workloads"].dump(1) : std::string("[]")), cmds.join(QStringLiteral("<br>")));
@@ -577,7 +636,21 @@ void MainWindow::showFrame(std::shared_ptr<const Frame> f) {
             const auto& b = f->b;
             if (m_latency->isVisible() || !f->running) m_latency->setSnapshots(a, b);
             if (m_counters->isVisible() || !f->running) m_counters->setSnapshots(a, b);
-            if (!traceMode()) m_inspector->setDecisions(a->decisions, f->traced);  // a trace lists its disagreements
+            if (!traceMode()) {  // a trace lists its disagreements
+                if (m_flowEdge >= 0) {
+                    std::vector<sched::DecisionRecord> through;
+                    std::vector<int> path;
+                    for (const auto& r : a->decisions) {
+                        path.clear();
+                        sched::DecisionFlow::get().path(r.d, path);
+                        if (std::find(path.begin(), path.end(), m_flowEdge) != path.end()) through.push_back(r);
+                    }
+                    m_inspector->setDecisions(through, f->traced);
+                } else {
+                    m_inspector->setDecisions(a->decisions, f->traced);
+                }
+            }
+            updateFlow(*f);
         });
     }
     if (traceMode())  // time since the trace's first event, as the trace bar; and the trace's clock, as trace-cmd report prints it
@@ -608,7 +681,9 @@ void MainWindow::showFrame(std::shared_ptr<const Frame> f) {
         m_running = false;
         m_runBar->setPlaying(false);
     }
-    if (m_whenTraced && f->traced && f->traced->time >= m_tracedAfter) {
+    // A step into the next wakeup ends with one, or with the run's end (no wakeup left to step into).
+    if (m_whenTraced && ((f->traced && f->traced->time >= m_tracedAfter) || f->done)) {
+        if (!(f->traced && f->traced->time >= m_tracedAfter)) statusBar()->showMessage(tr("The run has ended: no wakeup left to step into"), 6000);
         auto cb = std::move(m_whenTraced);
         m_whenTraced = nullptr;
         cb();

@@ -39,6 +39,7 @@ class RqPlot;
 class RunBar;
 class TopologyHeatmap;
 class TraceTimeline;
+class FlowView;
 
 /// Options from the command line.
 struct StartOptions {
@@ -178,10 +179,16 @@ public:
     TraceTimeline* traceTimeline() const { return m_trace->timeline(); }
 
     /// Widgets by name for tests and exports: "window", "heatmapA", "heatmapB", "rq", "rqB", "latency",
-    /// "counters", "inspector".
+    /// "counters", "inspector", "flow".
     QWidget* view(const QString& name) const;
     SimController* controller() const { return m_sim; }
     KnobPanel* knobPanel() const { return m_knobs; }
+    FlowView* flowView() const { return m_flow; }
+    /// The flow view's edge whose decisions the inspector lists (-1: all of them).
+    int flowEdgeFilter() const { return m_flowEdge; }
+    /// Lists in the inspector side A's recent decisions that took `edge` (DecisionFlow index), or all
+    /// of them again (-1, or the same edge clicked twice).
+    void filterDecisionsByEdge(int edge);
     std::shared_ptr<const Frame> frame() const { return m_frame; }
 
 signals:
@@ -202,6 +209,7 @@ private:
     void onFrame();
     /// Shows a frame in every view (from the simulation or from the trace cursor).
     void showFrame(std::shared_ptr<const Frame> f);
+    void updateFlow(const Frame& f);
     void setRunning(bool on);
     void exportDialog(QWidget* w);
     void exportTraceDialog();
@@ -230,6 +238,9 @@ private:
     bool m_proxyRun[2] = {false, false};  ///< proxy_exec of the running A and B (a boot parameter: changing it restarts)
     LatencyPlot* m_latency = nullptr;
     CountersPlot* m_counters = nullptr;
+    FlowView* m_flow = nullptr;
+    int m_flowEdge = -1;                    ///< the flow view's clicked edge: the inspector lists the decisions through it (-1: all)
+    const void* m_flowAgreement = nullptr;  ///< the agreement whose decisions the flow view shows (trace mode)
     DecisionInspector* m_inspector = nullptr;
     TopologyHeatmap* m_inspected = nullptr;  ///< the heatmap that shows the inspected decision's CPUs
     KnobPanel* m_knobs = nullptr;

@@ -158,6 +158,7 @@ Snapshot Simulation::snapshot() const {
     s.ctx_switches = m.ctx_switches;
     s.idle_delay_hits = m.idle_delay_hits;
     s.claims = m.claims;
+    s.flow = m.flow;
     s.wake_by_task = m.wake_by_task;
     s.wake_by_timer_local = m.wake_by_timer_local;
     s.wake_by_timer_remote = m.wake_by_timer_remote;

@@ -77,6 +77,7 @@ struct Snapshot {
     std::uint64_t wake_by_task = 0, wake_by_timer_local = 0, wake_by_timer_remote = 0, timers_armed = 0, timers_moved = 0;
     /// Wakeups by final reason (stage 2 code name, count), non-zero ones, in code order.
     std::vector<std::pair<std::string, std::uint64_t>> reasons;
+    FlowCounts flow;  ///< decisions per edge of the wakeup path's graph (the flow view)
     std::array<std::uint64_t, kMigrationCauses> migrations_by_cause{};
     std::vector<DecisionRecord> decisions;  ///< the most recent ones, oldest first
     std::vector<WorkloadReport> reports;    ///< workloads' headline results so far
