@@ -211,3 +211,18 @@ TEST(Topology, InlineJsonTopology) {
         EXPECT_EQ(std::string(e.what()), "f.json: topology.socket: unknown key in a parametric topology");
     }
 }
+
+// Found by tests/bench/fuzz/fuzz_topology_json: a topology named by a string the file system
+// refuses (a file name over NAME_MAX) threw std::filesystem_error out of the parser ("internal
+// error"); it is an unknown topology, said in one line.
+TEST(Topology, ANameTheFileSystemRefusesIsAnUnknownTopology) {
+    const std::string name(300, '8');
+    try {
+        topologyFromJson(nlohmann::json(name), "f.json", "topology", "");
+        FAIL() << "accepted";
+    } catch (const InputError& e) {
+        EXPECT_NE(std::string(e.what()).find("f.json: topology"), std::string::npos) << e.what();
+    } catch (const TopologyError& e) {
+        EXPECT_NE(std::string(e.what()).find(name.substr(0, 20)), std::string::npos) << e.what();
+    }
+}

@@ -3,6 +3,7 @@
 // processes and their watchdog, the same recording as `trace-cmd report` text, progress and
 // Cancel, corrupt pages, cut files and files that are not a trace.dat.
 #include "trace/trace.h"
+#include "trace/trace_dat_internal.h"
 #include "util/input_error.h"
 #include "util/install_paths.h"
 
@@ -13,6 +14,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -277,3 +279,31 @@ TEST(TraceDat, OtherFilesAndTruncatedOnesAreOneLineErrorsOrPartialNeverACrash) {
 }
 
 }  // namespace
+
+// Found by tests/bench/fuzz/fuzz_trace_dat_record: a record shorter than its event's fields made
+// the reader ask libtraceevent for a field past the record's end, which read out of bounds
+// (SIGSEGV on an empty record). Fields past the end are missing: the record is a problem.
+TEST(TraceDat, ARecordShorterThanItsFieldsIsAProblemNotARead) {
+    const sched::datio::RecordDecoder dec(kDat + "trace.dat");
+    // Records of the file, each cut to 0..N bytes (a cut page): none may crash; every cut one is not an event.
+    const auto inputs = dec.sampleInputs(4);
+    ASSERT_FALSE(inputs.empty());
+    for (const std::string& in : inputs) {
+        const std::size_t size = std::size_t(std::uint8_t(in[2])) | std::size_t(std::uint8_t(in[3])) << 8;
+        ASSERT_GT(size, 12u);
+        for (std::size_t cut : {std::size_t(0), std::size_t(2), std::size_t(8), size - 1}) {
+            std::string r = in.substr(0, 8 + size);
+            r[2] = char(cut & 0xff);
+            r[3] = char(cut >> 8);
+            r.resize(8 + cut);
+            const auto out = dec.decode(std::span<const std::uint8_t>(reinterpret_cast<const std::uint8_t*>(r.data()), r.size()));
+            EXPECT_EQ(out.records, 1u);
+            EXPECT_FALSE(out.metadata.empty());
+            if (cut < 8) EXPECT_EQ(out.events, 0u) << "cut at " << cut;
+        }
+        // Whole, the record decodes.
+        const std::string whole = in.substr(0, 8 + size);
+        const auto ok = dec.decode(std::span<const std::uint8_t>(reinterpret_cast<const std::uint8_t*>(whole.data()), whole.size()));
+        EXPECT_EQ(ok.records, 1u);
+    }
+}

@@ -96,7 +96,31 @@ private:
 };
 
 SimWorker::SimWorker() = default;
-SimWorker::~SimWorker() = default;
+SimWorker::~SimWorker() {
+    // Jobs never run are destroyed here, taken out under the lock that queued them.
+    std::deque<std::function<void(SimWorker&)>> left;
+    std::lock_guard<std::mutex> lock(m_jobsMutex);
+    left.swap(m_jobs);
+}
+
+void SimWorker::enqueue(std::function<void(SimWorker&)> job) {
+    {
+        std::lock_guard<std::mutex> lock(m_jobsMutex);
+        m_jobs.push_back(std::move(job));
+    }
+    QMetaObject::invokeMethod(this, "runPosted", Qt::QueuedConnection);
+}
+
+void SimWorker::runPosted() {
+    std::function<void(SimWorker&)> job;
+    {
+        std::lock_guard<std::mutex> lock(m_jobsMutex);
+        if (m_jobs.empty()) return;
+        job = std::move(m_jobs.front());
+        m_jobs.pop_front();
+    }
+    job(*this);
+}
 
 std::shared_ptr<const Frame> SimWorker::latest() const {
     std::lock_guard<std::mutex> lock(m_mutex);

@@ -12,6 +12,8 @@
 #include <QThread>
 
 #include <atomic>
+#include <deque>
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -77,6 +79,13 @@ public:
     void fastForward(qint64 ns);
     /// Publishes a frame now (e.g. after a resize, or for a screenshot).
     void publishNow();
+    /// A command for the worker's thread, from any thread: queued in order (SimController::post).
+    /// The job goes through a std::mutex-guarded queue and a call without arguments wakes the
+    /// worker (runPosted), so the hand-off is one ThreadSanitizer sees; a lambda carried by Qt's
+    /// event queue would cross threads under a QMutex, which it cannot see.
+    void enqueue(std::function<void(SimWorker&)> job);
+    /// Runs the oldest job enqueue()d (one per call; enqueue() queues one call per job).
+    Q_INVOKABLE void runPosted();
     /// The CLI's compare table of the run so far (A/B on), answered with compareTextReady.
     void requestCompareText();
     /// Side A's (0) or B's (1) runqueue lengths so far as the seed's bpftrace CSV (`run --csv`'s
@@ -95,6 +104,8 @@ signals:
     void fastForwardProgress(qint64 now, qint64 target, double simNsPerWallS, bool done);
 
 private:
+    std::mutex m_jobsMutex;
+    std::deque<std::function<void(SimWorker&)>> m_jobs;  ///< enqueue()d, oldest first
     void tick();
     void endFastForward();
     void publish();
@@ -139,9 +150,7 @@ public:
     template <class F>
     void post(F fn) {
         if (!m_thread.isRunning()) return;  // shut down: the worker is gone
-        SimWorker* w = m_worker;
-        QMetaObject::invokeMethod(
-            m_worker, [w, fn] { fn(*w); }, Qt::QueuedConnection);
+        m_worker->enqueue(std::function<void(SimWorker&)>(std::move(fn)));
     }
     /// The newest frame, or null (also after shutdown); marks it read so the next frameReady is emitted.
     std::shared_ptr<const Frame> take();

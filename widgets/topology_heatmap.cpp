@@ -56,6 +56,7 @@ void TopologyHeatmap::finishRender() const {
 
 template <class F>
 void TopologyHeatmap::edit(F&& change) {
+    finishRender();  // the pooled render reads the scene being copied (its arrows are made lazily)
     auto sc = std::make_shared<HeatmapScene>(*m_scene);
     change(*sc);
     m_scene = std::move(sc);
@@ -164,6 +165,7 @@ void TopologyHeatmap::resizeEvent(QResizeEvent*) { update(); }
 
 void TopologyHeatmap::changeEvent(QEvent* e) {
     if (e->type() == QEvent::FontChange || e->type() == QEvent::PaletteChange) {
+        finishRender();  // the pooled render uses the renderer's caches
         m_renderer.invalidate();
         edit([this](HeatmapScene& s) {
             s.pal = palette();
@@ -174,21 +176,39 @@ void TopologyHeatmap::changeEvent(QEvent* e) {
 }
 
 // ---------------------------------------------------------------------------------------------
-// Queries: the renderer's geometry for the widget's own rect
+// Queries: the renderer's geometry for the widget's own rect. The renderer's caches are mutable
+// and the pooled render of the last frame writes them: each query waits for that render first
+// (ThreadSanitizer found a mouse hit-test racing with it).
 
-int TopologyHeatmap::cpuAt(QPointF p) const { return m_renderer.cpuAt(rect(), p, *m_scene); }
+int TopologyHeatmap::cpuAt(QPointF p) const {
+    finishRender();
+    return m_renderer.cpuAt(rect(), p, *m_scene);
+}
 
 TopologyHeatmap::ArrowHit TopologyHeatmap::arrowAt(QPointF p, double tolerancePx) const {
+    finishRender();
     return m_renderer.arrowAt(rect(), p, tolerancePx, *m_scene);
 }
 
-QPointF TopologyHeatmap::cpuCenter(int cpu) const { return m_renderer.cpuCenter(rect(), cpu, *m_scene); }
+QPointF TopologyHeatmap::cpuCenter(int cpu) const {
+    finishRender();
+    return m_renderer.cpuCenter(rect(), cpu, *m_scene);
+}
 
-QRectF TopologyHeatmap::cpuRect(int cpu) const { return m_renderer.cpuRect(rect(), cpu, *m_scene); }
+QRectF TopologyHeatmap::cpuRect(int cpu) const {
+    finishRender();
+    return m_renderer.cpuRect(rect(), cpu, *m_scene);
+}
 
-QRectF TopologyHeatmap::legendRect() const { return m_renderer.legendRect(rect(), *m_scene); }
+QRectF TopologyHeatmap::legendRect() const {
+    finishRender();
+    return m_renderer.legendRect(rect(), *m_scene);
+}
 
-double TopologyHeatmap::legendValueToX(double v) const { return m_renderer.legendValueToX(rect(), v, *m_scene); }
+double TopologyHeatmap::legendValueToX(double v) const {
+    finishRender();
+    return m_renderer.legendValueToX(rect(), v, *m_scene);
+}
 
 QColor TopologyHeatmap::colorFor(const sched::CpuView& v) const { return m_scene->colorFor(v); }
 
@@ -213,7 +233,10 @@ void TopologyHeatmap::paintEvent(QPaintEvent*) {
     m_lastPaintMs.store(double(t.nsecsElapsed()) / 1e6, std::memory_order_relaxed);
 }
 
-void TopologyHeatmap::render(QPainter& p, const QRect& target) { m_renderer.render(p, target, target == rect(), *m_scene); }
+void TopologyHeatmap::render(QPainter& p, const QRect& target) {
+    finishRender();
+    m_renderer.render(p, target, target == rect(), *m_scene);
+}
 
 // ---------------------------------------------------------------------------------------------
 // Interaction

@@ -87,7 +87,10 @@ Topology fromFile(const std::string& path, const std::string& file, const std::s
         try {
             return topologyFromHwloc(path, std::filesystem::path(path).stem().string());
         } catch (const TopologyError& e) {
-            throw InputError(file, key, e.what());
+            // Its message starts with the XML's path: not twice when that is the file named.
+            std::string msg = e.what();
+            if (key.empty() && file == path && msg.rfind(path + ": ", 0) == 0) msg.erase(0, path.size() + 2);
+            throw InputError(file, key, msg);
         }
     }
     std::string text;
@@ -122,7 +125,8 @@ std::optional<Topology> topologyByName(const std::string& s, const std::string& 
     if (std::find(names.begin(), names.end(), s) != names.end()) return Topology::preset(s);
     std::filesystem::path p(s);
     if (p.is_relative() && !baseDir.empty()) p = std::filesystem::path(baseDir) / p;
-    if (!std::filesystem::exists(p)) return std::nullopt;
+    std::error_code ec;  // a name the file system refuses (too long, ...) is no file: not an exception
+    if (!std::filesystem::exists(p, ec) || ec) return std::nullopt;
     return fromFile(p.string(), file, key);
 }
 

@@ -214,7 +214,10 @@ struct Ctx {
 /// common case; libtraceevent's reader is a call and a switch per field), else by libtraceevent.
 bool readField(const Ctx& c, const tep_format_field* f, const tep_record* rec, unsigned long long& u) {
     if (!f) return false;
-    if (!c.swap && rec->size >= 0 && unsigned(f->offset) + unsigned(f->size) <= unsigned(rec->size)) {
+    // A field past the record's end (a corrupt or cut record) is missing: libtraceevent would read
+    // past the record (the fuzz target found it).
+    if (rec->size < 0 || f->offset < 0 || f->size < 0 || unsigned(f->offset) + unsigned(f->size) > unsigned(rec->size)) return false;
+    if (!c.swap) {
         const char* p = static_cast<const char*>(rec->data) + f->offset;
         switch (f->size) {
         case 1: u = *reinterpret_cast<const std::uint8_t*>(p); return true;
@@ -712,8 +715,8 @@ RecordDecoder::Result RecordDecoder::decode(std::span<const std::uint8_t> input)
             std::uint32_t(input[i + 4]) | std::uint32_t(input[i + 5]) << 8 | std::uint32_t(input[i + 6]) << 16 | std::uint32_t(input[i + 7]) << 24;
         i += 8;
         const std::size_t n = std::min(size, input.size() - i);
-        payload.assign((n + 7) / 8, 0);
-        std::memcpy(payload.data(), input.data() + i, n);
+        payload.assign(std::max<std::size_t>((n + 7) / 8, 1), 0);  // never a null data pointer (a ring buffer's never is)
+        if (n) std::memcpy(payload.data(), input.data() + i, n);
         i += n;
         if (cpu != lastCpu) {  // a new CPU's buffer, as readCpu() starts one
             c.lastWakingPid = -1;
