@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 // topology_heatmap.cpp: the topology heatmap's widget: its scene (replaced by every setter), the
-// pooled render of new snapshots, clicks, selection and tooltips. Painting is HeatmapRenderer's.
+// background render of new snapshots, clicks, selection and tooltips. Painting is HeatmapRenderer's.
 #include "topology_heatmap.h"
 
 #include "sim/simulation.h"
@@ -12,7 +12,6 @@
 #include <QMouseEvent>
 #include <QPainter>
 #include <QToolTip>
-#include <QtConcurrent/QtConcurrentRun>
 
 #include <algorithm>
 #include <cmath>
@@ -50,13 +49,11 @@ TopologyHeatmap::TopologyHeatmap(QWidget* parent) : QWidget(parent) {
 
 TopologyHeatmap::~TopologyHeatmap() { finishRender(); }
 
-void TopologyHeatmap::finishRender() const {
-    if (m_job.isValid()) m_job.waitForFinished();
-}
+void TopologyHeatmap::finishRender() const { m_render.wait(); }
 
 template <class F>
 void TopologyHeatmap::edit(F&& change) {
-    finishRender();  // the pooled render reads the scene being copied (its arrows are made lazily)
+    finishRender();  // the background render reads the scene being copied (its arrows are made lazily)
     auto sc = std::make_shared<HeatmapScene>(*m_scene);
     change(*sc);
     m_scene = std::move(sc);
@@ -86,7 +83,7 @@ void TopologyHeatmap::setSnapshot(std::shared_ptr<const sched::Snapshot> s) {
         // Aggregating the arrows and painting the frame, off the GUI thread; paintEvent blits it.
         m_scene = sc;
         m_frameScene = sc;
-        m_job = QtConcurrent::run([this, sc, r, dpr] {
+        m_render.run([this, sc, r, dpr] {
             QElapsedTimer t;
             t.start();
             sc->arrows();  // aggregated here, off the GUI thread (it may ask for them too: call_once)
@@ -165,7 +162,7 @@ void TopologyHeatmap::resizeEvent(QResizeEvent*) { update(); }
 
 void TopologyHeatmap::changeEvent(QEvent* e) {
     if (e->type() == QEvent::FontChange || e->type() == QEvent::PaletteChange) {
-        finishRender();  // the pooled render uses the renderer's caches
+        finishRender();  // the background render uses the renderer's caches
         m_renderer.invalidate();
         edit([this](HeatmapScene& s) {
             s.pal = palette();
@@ -177,7 +174,7 @@ void TopologyHeatmap::changeEvent(QEvent* e) {
 
 // ---------------------------------------------------------------------------------------------
 // Queries: the renderer's geometry for the widget's own rect. The renderer's caches are mutable
-// and the pooled render of the last frame writes them: each query waits for that render first
+// and the background render of the last frame writes them: each query waits for that render first
 // (ThreadSanitizer found a mouse hit-test racing with it).
 
 int TopologyHeatmap::cpuAt(QPointF p) const {

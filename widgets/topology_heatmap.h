@@ -4,10 +4,10 @@
 // the highlight of the CPUs a wakeup decision examined.
 #pragma once
 
+#include "job_thread.h"
 #include "heatmap_renderer.h"
 #include "heatmap_scene.h"
 
-#include <QFuture>
 #include <QWidget>
 
 #include <atomic>
@@ -129,7 +129,7 @@ private:
     /// Replaces the scene with a copy changed by `change`, and repaints.
     template <class F>
     void edit(F&& change);
-    /// Waits for the pooled render in flight, if any (before the next one writes m_frame).
+    /// Waits for the background render in flight, if any (before the next one writes m_frame).
     void finishRender() const;
 
     std::shared_ptr<const HeatmapScene> m_scene;
@@ -137,8 +137,8 @@ private:
     int m_anchor = -1;  ///< last clicked CPU, the start of a shift-click range
     std::atomic<double> m_lastPaintMs{0};
     bool m_async = true;
-    mutable QFuture<void> m_job;                       ///< the pooled render of m_frameScene into m_frame
-    QImage m_frame;                                    ///< the whole widget as the pooled render left it
+    mutable JobThread m_render;                        ///< renders m_frameScene into m_frame, off the GUI thread
+    QImage m_frame;                                    ///< the whole widget as the background render left it
     std::shared_ptr<const HeatmapScene> m_frameScene;  ///< the scene m_frame shows (null: none)
 };
 
