@@ -10,6 +10,9 @@ set(EX ${SRC}/resources/examples/explain)
 file(WRITE ${CMAKE_CURRENT_BINARY_DIR}/cli_bad_syntax.json "{\n \"topology\": \"i7-4790\",\n \"waker\": {\"cpu\": 0,}\n}\n")
 file(WRITE ${CMAKE_CURRENT_BINARY_DIR}/cli_bad_cpu.json "{\"topology\":\"i7-4790\",\"waker\":{\"cpu\":0},\"task\":{\"prev_cpu\":12}}\n")
 
+# --flow: the decision-flow tree after the table, with A's and B's counts and the change.
+expect_run(cli_compare_flow 0 "Decision flow \\(A: A \\[baseline\\], B: B \\[idle-delay-v2\\]\\).*select_idle_sibling\\(\\).*SIS_TARGET_IDLE +[0-9]+ \\([0-9.]+%\\) +[0-9]+ \\([0-9.]+%\\) +[-+][0-9.]+pp"
+           ARGS compare ${SRC}/resources/scenarios/lesson-1-idle-delay-sis-target-idle.json --flow)
 expect_run(topology_text 0 "CPU0 attaching sched-domain\\(s\\).*domain-1: span=0-7,192-199 level=MC" ARGS topology epyc-9654-2s --cpu 0)
 expect_run(topology_json 0 "\"name\": \"NUMA\"" ARGS topology qemu-2s4c-numa --json)
 expect_run(topology_list 0 "bergamo-9754-2s" ARGS topology --list)

@@ -997,3 +997,54 @@ TEST(FlowView, LayoutAtTwoWindowSizesKeepsEveryRowWholeAndApart) {
         EXPECT_LE(lastBottom, v->sizeHint().height());
     }
 }
+
+TEST(FlowView, TheLastMillisecondsCountOnlyTheNewestDecisionsInThatWindow) {
+    MainWindow w;
+    StartOptions o;
+    o.autoplay = false;
+    w.openScenario(smallScenario(), QStringLiteral("small.json"), o);
+    w.show();
+    bool reached = false;
+    w.runUntil(4000000, [&] { reached = true; });
+    ASSERT_TRUE(waitFor([&] { return reached; }));
+    FlowView* v = w.flowView();
+    ASSERT_TRUE(waitFor([&] { return v->counts(0).total == w.frame()->a->flow.total; }));
+    w.setFlowWindow(1000000);  // the last 1 ms
+    const auto& a = *w.frame()->a;
+    std::uint64_t inWindow = 0;
+    for (const auto& r : a.decisions) inWindow += r.time >= a.now - 1000000;
+    ASSERT_GT(inWindow, 0u);
+    EXPECT_EQ(v->counts(0).total, inWindow);
+    EXPECT_LT(v->counts(0).total, a.flow.total);
+    w.setFlowWindow(0);
+    EXPECT_EQ(v->counts(0).total, a.flow.total);
+}
+
+TEST(FlowView, ARecordedTraceShowsSchedlabsDecisionsWithTheDisagreementsMarked) {
+    MainWindow w;
+    auto trace = std::make_shared<const sched::Trace>(
+        sched::readTrace(std::string(SCHEDLAB_TEST_DATA) + "/traces/qemu-6.1-2s2c2t-hackbench-small/trace.txt.gz"));
+    auto topo = std::make_shared<const sched::Topology>(sched::Topology::preset("qemu-2s2c2t"));
+    w.show();
+    w.showTrace(trace, topo, QStringLiteral("trace.txt.gz"));
+    bool agreed = false;
+    w.whenAgreed([&] { agreed = true; });
+    ASSERT_TRUE(waitFor([&] { return agreed; }, 120000));
+    ASSERT_TRUE(w.agreement());
+    FlowView* v = w.flowView();
+    ASSERT_TRUE(waitFor([&] { return v->counts(0).total > 0; }, 10000));
+    // One count per replayed decision; the disagreements are the rows' ✕ marks, and the first one opened is lit.
+    std::uint64_t withDecision = 0, disagree = 0;
+    for (const auto& row : w.agreement()->rows) {
+        withDecision += row.decision != nullptr;
+        disagree += row.decision && row.sim != row.kernel;
+    }
+    EXPECT_EQ(v->counts(0).total, withDecision);
+    EXPECT_EQ(withDecision, w.agreement()->decisions);
+    ASSERT_GT(disagree, 0u);
+    ASSERT_TRUE(w.openDisagreement(0));
+    const auto* row = w.disagreement(0);
+    ASSERT_TRUE(row && row->decision);
+    EXPECT_EQ(v->litNodes(), sched::DecisionFlow::get().lit(*row->decision));
+    EXPECT_TRUE(v->toolTipFor(sched::DecisionFlow::get().node("select_idle_sibling")).contains(QStringLiteral("disagree with the kernel")));
+}

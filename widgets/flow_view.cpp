@@ -121,7 +121,7 @@ void FlowView::relayout() {
 
 QSize FlowView::sizeHint() const {
     const int width = m_treeW + kColW * (m_hasB ? 2 : 1) + (m_hasB ? kChangeW : 0) + kMargin;
-    return {width, m_top + int(m_rows.size()) * m_rowH + m_rowH + kMargin};
+    return {width, m_top + int(m_rows.size()) * m_rowH + 2 * m_rowH + kMargin};  // the legend: up to two lines
 }
 
 QRect FlowView::rowRect(int node) const {
@@ -305,7 +305,7 @@ void FlowView::paintEvent(QPaintEvent*) {
     QString legend = m_hasB ? tr("connector: A above (blue), B below (orange), as wide as the share") : tr("connector: as wide as the share");
     legend += tr(" · lit: the traced decision · dashed: a patch's mark");
     if (m_hasDis) legend += tr(" · ✕ disagreements with the kernel");
-    p.drawText(QRect(kMargin, y, width() - 2 * kMargin, m_rowH), Qt::AlignVCenter | Qt::AlignLeft, legend);
+    p.drawText(QRect(kMargin, y, width() - 2 * kMargin, 2 * m_rowH), Qt::AlignTop | Qt::AlignLeft | Qt::TextWordWrap, legend);
 }
 
 }  // namespace schedlab

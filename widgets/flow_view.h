@@ -45,6 +45,8 @@ public:
     double connectorWidth(int node, int side) const;
     /// A node's tooltip: its function, the condition it tests, its counts.
     QString toolTipFor(int node) const;
+    /// The counts shown for side 0 (A) or 1 (B).
+    const sched::FlowCounts& counts(int side) const { return side == 0 ? m_a : m_b; }
 
     QSize sizeHint() const override;
     QSize minimumSizeHint() const override { return sizeHint(); }

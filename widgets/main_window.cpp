@@ -226,6 +226,10 @@ void MainWindow::createViews() {
     auto* flowAll = m_viewMenu->addAction(tr("Decision flow: every branch, also those never taken"));
     flowAll->setCheckable(true);
     connect(flowAll, &QAction::toggled, m_flow, &FlowView::setShowAll);
+    m_flowWindowAct = m_viewMenu->addAction(tr("Decision flow: the last 5 ms only (else the whole run)"));
+    m_flowWindowAct->setCheckable(true);
+    m_flowWindowAct->setToolTip(tr("Count the decisions of the last 5 ms of simulated time, among the newest ones kept (a few hundred)"));
+    connect(m_flowWindowAct, &QAction::toggled, this, [this](bool on) { setFlowWindow(on ? 5000000 : 0); });
     connect(m_flow, &FlowView::edgeClicked, this, &MainWindow::filterDecisionsByEdge);
     connect(m_inspector, &DecisionInspector::decisionShown, m_flow, [this](const sched::Decision& d) { m_flow->setLit(d); });
     m_viewMenu->addSeparator();
@@ -406,12 +410,22 @@ void MainWindow::filterDecisionsByEdge(int edge) {
     }
 }
 
+void MainWindow::setFlowWindow(qint64 ns) {
+    m_flowWindowNs = std::max<qint64>(0, ns);
+    if (m_flowWindowAct && m_flowWindowAct->isChecked() != (m_flowWindowNs > 0)) {
+        const QSignalBlocker block(m_flowWindowAct);
+        m_flowWindowAct->setChecked(m_flowWindowNs > 0);
+    }
+    if (m_frame) updateFlow(*m_frame);
+}
+
 void MainWindow::updateFlow(const Frame& f) {
     if (!f.a) return;
     if (traceMode()) {
         // A recorded trace: schedlab's decisions on it (the agreement replay), the disagreements marked.
         const auto ag = agreement();
-        if (ag.get() == m_flowAgreement) return;
+        if (m_flowTrace && ag.get() == m_flowAgreement) return;
+        m_flowTrace = true;
         m_flowAgreement = ag.get();
         sched::FlowCounts mine, dis;
         if (ag)
@@ -422,11 +436,28 @@ void MainWindow::updateFlow(const Frame& f) {
                 }
         m_flow->setCounts(mine, nullptr, tr("schedlab on the trace"), {});
         m_flow->setDisagreements(&dis);
+        m_flow->setDescription(tr("Recorded trace %1: schedlab's decision for each of its wakeups (the agreement replay), "
+                                  "and per row (✕) those where the kernel chose another CPU.")
+                                   .arg(QFileInfo(m_trace->sideA().path).fileName()));
         return;
     }
     m_flowAgreement = nullptr;
+    m_flowTrace = false;
     m_flow->setDisagreements(nullptr);
-    m_flow->setCounts(f.a->flow, f.b ? &f.b->flow : nullptr, q(f.a->knobs), f.b ? q(f.b->knobs) : QString());
+    if (m_flowWindowNs > 0) {
+        // The last m_flowWindowNs of each side, from the newest decisions its snapshot keeps.
+        auto recent = [this](const sched::Snapshot& s) {
+            sched::FlowCounts c;
+            for (const auto& r : s.decisions)
+                if (r.time >= s.now - m_flowWindowNs) c.add(r.d);
+            return c;
+        };
+        const sched::FlowCounts ra = recent(*f.a), rb = f.b ? recent(*f.b) : sched::FlowCounts{};
+        const QString last = tr(" (last %1 ms)").arg(double(m_flowWindowNs) / 1e6);
+        m_flow->setCounts(ra, f.b ? &rb : nullptr, q(f.a->knobs) + last, f.b ? q(f.b->knobs) + last : QString());
+    } else {
+        m_flow->setCounts(f.a->flow, f.b ? &f.b->flow : nullptr, q(f.a->knobs), f.b ? q(f.b->knobs) : QString());
+    }
     if (f.traced) m_flow->setLit(f.traced->d);
 }
 

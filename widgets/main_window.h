@@ -189,6 +189,10 @@ public:
     /// Lists in the inspector side A's recent decisions that took `edge` (DecisionFlow index), or all
     /// of them again (-1, or the same edge clicked twice).
     void filterDecisionsByEdge(int edge);
+    /// The flow view counts the decisions of the last `ns` of simulated time (among the newest ones a
+    /// snapshot keeps), or of the whole run (0).
+    void setFlowWindow(qint64 ns);
+    qint64 flowWindow() const { return m_flowWindowNs; }
     std::shared_ptr<const Frame> frame() const { return m_frame; }
 
 signals:
@@ -241,6 +245,9 @@ private:
     FlowView* m_flow = nullptr;
     int m_flowEdge = -1;                    ///< the flow view's clicked edge: the inspector lists the decisions through it (-1: all)
     const void* m_flowAgreement = nullptr;  ///< the agreement whose decisions the flow view shows (trace mode)
+    bool m_flowTrace = false;               ///< the flow view shows a recorded trace
+    qint64 m_flowWindowNs = 0;              ///< the flow view's window: the last ns of the run, 0 the whole run
+    QAction* m_flowWindowAct = nullptr;
     DecisionInspector* m_inspector = nullptr;
     TopologyHeatmap* m_inspected = nullptr;  ///< the heatmap that shows the inspected decision's CPUs
     KnobPanel* m_knobs = nullptr;
