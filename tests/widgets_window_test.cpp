@@ -865,20 +865,26 @@ TEST(SimWorker, FramesAre30ASecondOnlyWhenRunningFlatOutOnFewCores) {
 
 namespace {
 
-/// The flow view's image (its full size, as the dock's scroll area gives it).
+/// The image of the flow view (its full size, as the dock's scroll area gives it).
 QImage grabFlow(FlowView* v) { return v->grab().toImage(); }
 
-}  // namespace
-
-TEST(FlowView, CountsFollowTheFramesAndTheTracedWakeupIsLitInStepWithTheInspector) {
-    MainWindow w;
+/// `w` on the small scenario, paused, run to simulated time `ns` and shown.
+void runSmallTo(MainWindow& w, qint64 ns) {
     StartOptions o;
     o.autoplay = false;
     w.openScenario(smallScenario(), QStringLiteral("small.json"), o);
     w.show();
     bool reached = false;
-    w.runUntil(3000000, [&] { reached = true; });
+    w.runUntil(ns, [&] { reached = true; });
     ASSERT_TRUE(waitFor([&] { return reached; }));
+}
+
+}  // namespace
+
+TEST(FlowView, CountsFollowTheFramesAndTheTracedWakeupIsLitInStepWithTheInspector) {
+    MainWindow w;
+    runSmallTo(w, 3000000);
+    if (HasFatalFailure()) return;
     FlowView* v = w.flowView();
     ASSERT_NE(v, nullptr);
     EXPECT_EQ(w.view(QStringLiteral("flow")), v);
@@ -926,13 +932,8 @@ TEST(FlowView, CountsFollowTheFramesAndTheTracedWakeupIsLitInStepWithTheInspecto
 
 TEST(FlowView, AClickedRowListsTheDecisionsBehindItsEdgeInTheInspector) {
     MainWindow w;
-    StartOptions o;
-    o.autoplay = false;
-    w.openScenario(smallScenario(), QStringLiteral("small.json"), o);
-    w.show();
-    bool reached = false;
-    w.runUntil(3000000, [&] { reached = true; });
-    ASSERT_TRUE(waitFor([&] { return reached; }));
+    runSmallTo(w, 3000000);
+    if (HasFatalFailure()) return;
     FlowView* v = w.flowView();
     const auto& flow = sched::DecisionFlow::get();
     // The busiest exit of select_idle_sibling() on side A.
@@ -968,13 +969,8 @@ TEST(FlowView, LayoutAtTwoWindowSizesKeepsEveryRowWholeAndApart) {
     for (const QSize size : {QSize(1280, 800), QSize(1920, 1080)}) {
         MainWindow w;
         w.resize(size);
-        StartOptions o;
-        o.autoplay = false;
-        w.openScenario(smallScenario(), QStringLiteral("small.json"), o);
-        w.show();
-        bool reached = false;
-        w.runUntil(2000000, [&] { reached = true; });
-        ASSERT_TRUE(waitFor([&] { return reached; }));
+        runSmallTo(w, 2000000);
+        if (HasFatalFailure()) return;
         FlowView* v = w.flowView();
         v->setShowAll(true);  // every node of the graph
         ASSERT_EQ(v->rows().size(), sched::DecisionFlow::get().nodes().size());
@@ -1000,13 +996,8 @@ TEST(FlowView, LayoutAtTwoWindowSizesKeepsEveryRowWholeAndApart) {
 
 TEST(FlowView, TheLastMillisecondsCountOnlyTheNewestDecisionsInThatWindow) {
     MainWindow w;
-    StartOptions o;
-    o.autoplay = false;
-    w.openScenario(smallScenario(), QStringLiteral("small.json"), o);
-    w.show();
-    bool reached = false;
-    w.runUntil(4000000, [&] { reached = true; });
-    ASSERT_TRUE(waitFor([&] { return reached; }));
+    runSmallTo(w, 4000000);
+    if (HasFatalFailure()) return;
     FlowView* v = w.flowView();
     ASSERT_TRUE(waitFor([&] { return v->counts(0).total == w.frame()->a->flow.total; }));
     w.setFlowWindow(1000000);  // the last 1 ms
