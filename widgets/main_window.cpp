@@ -43,12 +43,10 @@
 #include <QFileDialog>
 #include <QFileInfo>
 #include <QFontDatabase>
-#include <QFutureWatcher>
 #include <QGridLayout>
 #include <QInputDialog>
 #include <QLineEdit>
 #include <QProgressDialog>
-#include <QtConcurrent/QtConcurrentRun>
 #include <QHBoxLayout>
 #include <QImage>
 #include <QLabel>

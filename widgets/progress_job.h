@@ -1,13 +1,14 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
-// progress_job.h: a job on the thread pool behind a window-modal progress dialog with Cancel
+// progress_job.h: a job on a background thread behind a window-modal progress dialog with Cancel
 // (reading a trace, writing a run's trace): the dialog polls the job's progress every 100 ms, Cancel
-// sets a flag the job reads, and the result comes back on the GUI thread.
+// sets a flag the job reads, and the result comes back on the GUI thread through a Mailbox (the
+// hand-offs are std::mutex ones, which ThreadSanitizer sees; mailbox.h).
 #pragma once
 
-#include <QFutureWatcher>
+#include "mailbox.h"
+
 #include <QProgressDialog>
 #include <QTimer>
-#include <QtConcurrent/QtConcurrentRun>
 
 #include <atomic>
 #include <functional>
@@ -21,7 +22,13 @@ struct JobProgress {
     std::atomic<int> value{-1};       ///< the job's progress in the dialog's range; -1 none yet
 };
 
-/// Runs `job` on the thread pool behind a progress dialog on `parent` labelled `label` (shown
+/// The threads of the progress jobs (joined at exit, as Qt's global thread pool waits for its jobs).
+inline JobThreads& progressJobThreads() {
+    static JobThreads threads;
+    return threads;
+}
+
+/// Runs `job` on a background thread behind a progress dialog on `parent` labelled `label` (shown
 /// after 300 ms). `maximum` 0: the dialog is busy until the job reports a value, then counts to
 /// 100. `done` runs on the GUI thread with the result and whether Cancel was pressed.
 template <class R>
@@ -40,14 +47,15 @@ void runWithProgress(QWidget* parent, const QString& label, int maximum, std::fu
         dialog->setValue(v);
     });
     poll->start(100);
-    auto* watcher = new QFutureWatcher<R>(parent);
-    QObject::connect(watcher, &QFutureWatcherBase::finished, parent, [watcher, dialog, state, done = std::move(done)] {
-        R result = watcher->result();
-        watcher->deleteLater();
-        dialog->deleteLater();
-        done(std::move(result), state->cancel.load());
+    auto* mail = new Mailbox(parent);  // the result comes back here; gone with `parent`, and then so is the delivery
+    progressJobThreads().start([job = std::move(job), state, box = mail->handle(), mail, dialog, done = std::move(done)]() mutable {
+        auto result = std::make_shared<R>(job(*state));
+        box.post([result, mail, dialog, state, done = std::move(done)] {
+            mail->deleteLater();
+            dialog->deleteLater();
+            done(std::move(*result), state->cancel.load());
+        });
     });
-    watcher->setFuture(QtConcurrent::run([job = std::move(job), state] { return job(*state); }));
 }
 
 }  // namespace schedlab

@@ -25,14 +25,12 @@
 #include <QDockWidget>
 #include <QFileDialog>
 #include <QFileInfo>
-#include <QFutureWatcher>
 #include <QInputDialog>
 #include <QLabel>
 #include <QMainWindow>
 #include <QMessageBox>
 #include <QStatusBar>
 #include <QTimer>
-#include <QtConcurrent/QtConcurrentRun>
 
 #include <fmt/format.h>
 
@@ -522,29 +520,29 @@ bool TraceMode::copyCompareText(std::function<void(const QString&)> copied) {
     }
     // schedlab-cli compare-traces A B --topology T: baseline knobs for both agreement rows.
     message(tr("Making the A/B table of the two traces…"), 4000);
-    auto* watcher = new QFutureWatcher<QString>(this);
     const auto a = sideA().trace, b = sideB().trace;
-    connect(watcher, &QFutureWatcherBase::finished, this, [this, watcher, a, b, copied = std::move(copied)] {
-        const QString t = watcher->result();
-        watcher->deleteLater();
-        if (a != sideA().trace || b != sideB().trace) return;  // the traces changed meanwhile
-        if (t.startsWith(QLatin1String("error: "))) {
-            message(t.mid(7), 8000);
-            return;
-        }
-        QApplication::clipboard()->setText(t);
-        message(tr("A/B table of the two traces copied (%1 lines)").arg(t.count(QLatin1Char('\n'))), 4000);
-        if (copied) copied(t);
-    });
-    watcher->setFuture(QtConcurrent::run([a, b, topo = sideA().topo]() -> QString {
+    auto* mail = new Mailbox(this);
+    progressJobThreads().start([a, b, topo = sideA().topo, box = mail->handle(), mail, this, copied = std::move(copied)]() mutable {
+        QString t;
         try {
             sched::TraceCompareOptions o;
             o.agreement = a->ns_timestamps && b->ns_timestamps;
-            return QString::fromStdString(sched::traceCompareTable(*a, *b, topo, sched::Knobs{}, sched::Knobs{}, o));
+            t = QString::fromStdString(sched::traceCompareTable(*a, *b, topo, sched::Knobs{}, sched::Knobs{}, o));
         } catch (const std::exception& e) {
-            return QStringLiteral("error: ") + QString::fromUtf8(e.what());
+            t = QStringLiteral("error: ") + QString::fromUtf8(e.what());
         }
-    }));
+        box.post([this, mail, a, b, t, copied = std::move(copied)] {
+            mail->deleteLater();
+            if (a != sideA().trace || b != sideB().trace) return;  // the traces changed meanwhile
+            if (t.startsWith(QLatin1String("error: "))) {
+                message(t.mid(7), 8000);
+                return;
+            }
+            QApplication::clipboard()->setText(t);
+            message(tr("A/B table of the two traces copied (%1 lines)").arg(t.count(QLatin1Char('\n'))), 4000);
+            if (copied) copied(t);
+        });
+    });
     return true;
 }
 

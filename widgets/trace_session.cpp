@@ -3,9 +3,7 @@
 #include "trace_session.h"
 
 #include <QFileInfo>
-#include <QFutureWatcher>
 #include <QTimer>
-#include <QtConcurrent/QtConcurrentRun>
 
 #include <algorithm>
 
@@ -37,9 +35,13 @@ TraceSession::TraceSession(QObject* parent) : QObject(parent) {
     m_progressTimer = new QTimer(this);
     m_progressTimer->setInterval(200);
     connect(m_progressTimer, &QTimer::timeout, this, [this] { emit agreementProgress(progressPermille()); });
+    m_mail = new Mailbox(this);
 }
 
-TraceSession::~TraceSession() { cancel(); }
+TraceSession::~TraceSession() {
+    cancel();
+    m_jobs.joinAll();  // they see the cancel flags; their results, posted to m_mail, are dropped with it
+}
 
 void TraceSession::cancel() {
     for (const auto& c : {m_agreeCancel, m_indexCancel})
@@ -94,20 +96,16 @@ void TraceSession::start(std::shared_ptr<const sched::AgreeReport> agreed) {
         m_agreeCancel = std::make_shared<std::atomic<bool>>(false);
         m_progress = std::make_shared<std::atomic<int>>(0);
         m_progressTimer->start();
-        using Result = std::pair<std::shared_ptr<const sched::AgreeReport>, QString>;
-        auto* watcher = new QFutureWatcher<Result>(this);
-        connect(watcher, &QFutureWatcherBase::finished, this, [this, watcher, gen] {
-            const auto [r, err] = watcher->result();
-            watcher->deleteLater();
-            if (gen != m_generation) return;  // another trace (or none) by now
-            finishAgreement(r, err);
-        });
-        watcher->setFuture(QtConcurrent::run([trace = m_side.trace, topo = m_side.topo, cancel = m_agreeCancel, done = m_progress] {
-            return replayAgreement(*trace, topo, [cancel, done](double share) {
+        m_jobs.start([this, mail = m_mail->handle(), gen, trace = m_side.trace, topo = m_side.topo, cancel = m_agreeCancel, done = m_progress] {
+            auto result = replayAgreement(*trace, topo, [cancel, done](double share) {
                 *done = int(share * 1000);
                 return !cancel->load();
             });
-        }));
+            mail.post([this, gen, result = std::move(result)] {
+                if (gen != m_generation) return;  // another trace (or none) by now
+                finishAgreement(result.first, result.second);
+            });
+        });
     }
     startIndex();
 }
@@ -132,15 +130,7 @@ void TraceSession::startIndex() {
     const int gen = m_generation;
     m_indexCancel = std::make_shared<std::atomic<bool>>(false);
     using Index = std::shared_ptr<const sched::TraceIndex>;
-    auto* watcher = new QFutureWatcher<Index>(this);
-    connect(watcher, &QFutureWatcherBase::finished, this, [this, watcher, gen] {
-        Index idx = watcher->result();
-        watcher->deleteLater();
-        if (gen != m_generation || !idx || idx->cancelled()) return;
-        m_side.index = std::move(idx);
-        emit indexReady();
-    });
-    watcher->setFuture(QtConcurrent::run([trace = m_side.trace, topo = m_side.topo, cancel = m_indexCancel]() -> Index {
+    m_jobs.start([this, mail = m_mail->handle(), gen, trace = m_side.trace, topo = m_side.topo, cancel = m_indexCancel] {
         // The index refers to its trace: one allocation holds both, the pointer is the index.
         struct Held {
             std::shared_ptr<const sched::Trace> trace;
@@ -151,8 +141,13 @@ void TraceSession::startIndex() {
         sched::TraceIndexOptions o;
         o.progress = [cancel](double) { return !cancel->load(); };
         h->index = std::make_unique<sched::TraceIndex>(*trace, topo, o);
-        return Index(h, h->index.get());
-    }));
+        Index idx(h, h->index.get());
+        mail.post([this, gen, idx = std::move(idx)]() mutable {
+            if (gen != m_generation || !idx || idx->cancelled()) return;
+            m_side.index = std::move(idx);
+            emit indexReady();
+        });
+    });
 }
 
 }  // namespace schedlab

@@ -5,6 +5,7 @@
 // cancel flag. No widgets: the window reads the side and listens to the signals.
 #pragma once
 
+#include "mailbox.h"
 #include "replay/replay.h"
 #include "replay/trace_snapshot.h"
 #include "trace/trace.h"
@@ -97,6 +98,8 @@ private:
     std::shared_ptr<std::atomic<bool>> m_agreeCancel, m_indexCancel;
     std::shared_ptr<std::atomic<int>> m_progress;
     QTimer* m_progressTimer = nullptr;
+    Mailbox* m_mail = nullptr;  ///< the jobs' results, back on the GUI thread
+    JobThreads m_jobs;          ///< the agreement replay and the cursor index, each on a thread of its own
 };
 
 }  // namespace schedlab
