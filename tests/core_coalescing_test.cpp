@@ -274,7 +274,7 @@ static std::size_t liveHeapBytes() { return mallinfo2().uordblks + mallinfo2().h
 #endif
 
 // A 200 000-task scenario (hackbench -g 2500 -f 40 on 384 CPUs) runs in bounded memory:
-// under 1 KiB of heap per task all told (SimTask is 256 B), and no growth while it runs
+// under 1 KiB of heap per task all told (SimTask is 288 B), and no growth while it runs
 // on. detach_tasks() from a runqueue of tens of thousands of forked tasks stays cheap
 // (cfs_tasks is a list, not sorted per balance).
 TEST(EngineScale, TwoHundredThousandTasksRunInBoundedMemory) {

@@ -40,7 +40,7 @@ TEST(DecisionFlow, EveryReasonCodeHasItsNode) {
     for (Stage1 c : named<Stage1>()) check(toString(c), f.exitOf(c));
     for (IdlestSub c : named<IdlestSub>()) check(toString(c), f.exitOf(c));
     for (Stage2 c : named<Stage2>()) check(toString(c), f.exitOf(c));
-    EXPECT_EQ(named<Stage2>().size(), 14u);  // a new code must land in the graph: this count moves with decision.h
+    EXPECT_EQ(named<Stage2>().size(), 22u);  // a new code must land in the graph: this count moves with decision.h
     // Keys unique; the drawing order holds every node once; edges join existing nodes; parents come first.
     std::set<std::string> keys;
     for (const auto& n : f.nodes()) EXPECT_TRUE(keys.insert(n.key).second) << n.key;
@@ -55,7 +55,11 @@ TEST(DecisionFlow, EveryReasonCodeHasItsNode) {
     // The kernel's order under select_idle_sibling(): S1 first, S9 last.
     const auto& sis = f.children(f.node("select_idle_sibling"));
     ASSERT_FALSE(sis.empty());
-    EXPECT_EQ(f.nodes()[std::size_t(sis.front())].key, "SIS_TARGET_IDLE");
+    // SELECT_BIAS_PREV (issue 20) tests prev before S1.
+    ASSERT_GE(sis.size(), 3u);
+    EXPECT_EQ(f.nodes()[std::size_t(sis[0])].key, "SIS_BIAS_PREV_IDLE");
+    EXPECT_EQ(f.nodes()[std::size_t(sis[1])].key, "SIS_BIAS_PREV_FITS");
+    EXPECT_EQ(f.nodes()[std::size_t(sis[2])].key, "SIS_TARGET_IDLE");
     EXPECT_EQ(f.nodes()[std::size_t(sis.back())].key, "SIS_FALLBACK_TARGET");
 }
 

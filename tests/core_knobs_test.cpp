@@ -66,3 +66,35 @@ TEST(Knobs, DurationsTakeUnitsAndDecimals) {
     EXPECT_EQ(k.idle_delay_ns, 500000);
     EXPECT_THROW(k.set("idle_delay_ns", "soon"), KnobError);
 }
+
+TEST(Knobs, TheFollowUpPatchesArePresetsOfTheirParts) {
+    // Every preset is listed, and every listed preset exists (presetNames() is the table's order).
+    EXPECT_EQ(Knobs::presetNames().size(), 16u);
+    const Knobs b = Knobs::preset("almost-idle-prev");
+    EXPECT_TRUE(b.WA_ALMOST_IDLE_PREV);
+    EXPECT_EQ(b.almost_idle_load, 5);
+    EXPECT_TRUE(Knobs::preset("ttwu-queue-l2c").ttwu_queue_l2c);
+    EXPECT_EQ(Knobs::preset("migrate-ratelimit").migration_ratelimit_ns, 2000000);
+    EXPECT_FALSE(Knobs::preset("migrate-ratelimit").migration_ratelimit_adaptive);
+    EXPECT_TRUE(Knobs::preset("migrate-ratelimit-adaptive").migration_ratelimit_adaptive);
+    const Knobs g = Knobs::preset("util-fits-bias-prev");
+    EXPECT_TRUE(g.UTIL_FITS_CAPACITY && g.SELECT_BIAS_PREV);
+    EXPECT_FALSE(Knobs::preset("util-fits-capacity").SELECT_BIAS_PREV);
+    EXPECT_FALSE(Knobs::preset("select-bias-prev").UTIL_FITS_CAPACITY);
+    EXPECT_TRUE(Knobs::preset("sis-current").SIS_CURRENT);
+    // Each part is a knob by name, as the CLI's --set and the panel write them.
+    Knobs k;
+    k.set("migration_ratelimit_ns", "3ms");
+    k.set("almost_idle_load", "8");
+    k.set("SELECT_BIAS_PREV", "1");
+    EXPECT_EQ(k.migration_ratelimit_ns, 3000000);
+    EXPECT_EQ(k.get("almost_idle_load"), "8");
+    EXPECT_EQ(k.diffFromBaseline().size(), 3u);
+    EXPECT_THROW(k.set("almost_idle_load", "-1"), KnobError);
+    try {
+        Knobs::preset("nosuch");
+        FAIL();
+    } catch (const KnobError& e) {
+        EXPECT_NE(std::string(e.what()).find("(known: baseline, idle-delay-v1, "), std::string::npos) << e.what();
+    }
+}

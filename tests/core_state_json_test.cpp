@@ -76,48 +76,21 @@ TEST(StateJson, ExamplesCoverEveryReasonCode) {
         const std::string stem = ent.path().stem().string();
         std::string want = stem.substr(stem.find('-') + 1);
         std::set<std::string> got = {toString(d.stage0), toString(d.stage1), toString(d.idlest), toString(d.stage2)};
+        if (d.wakelist_cross_l2) got.insert("WAKELIST_CROSS_L2");  // C's flag: a wakelist decision, not a placement
         EXPECT_TRUE(got.count(want)) << ent.path() << " gives " << d.reasons();
         for (auto& g : got) seen.insert(g);
     }
     EXPECT_GE(files, 30);
-    const char* codes[] = {"TTWU_SELF",
-                           "TTWU_RUNNABLE",
-                           "TTWU_ONCPU_WAKELIST",
-                           "AFFINITY_SINGLE",
-                           "FALLBACK_RQ",
-                           "WAKE_WIDE",
-                           "AFFINE_NOT_ALLOWED",
-                           "AFFINE_SAME_CPU",
-                           "AFFINE_NO_DOMAIN",
-                           "AFFINE_IDLE_PREV",
-                           "AFFINE_IDLE_THIS",
-                           "AFFINE_SYNC",
-                           "AFFINE_PREV_IDLE",
-                           "AFFINE_WEIGHT_SYNC_THIS",
-                           "AFFINE_WEIGHT_THIS",
-                           "AFFINE_WEIGHT_PREV",
-                           "SLOW_PATH_IDLEST",
-                           "SLOW_NO_DOMAIN",
-                           "DEBOUNCE_PLACED",
-                           "DEBOUNCE_COLD_LLC",
-                           "IDLEST_SCHED_IDLE",
-                           "IDLEST_SHALLOW",
-                           "IDLEST_LEAST_LOADED",
-                           "IDLEST_STAY_LOCAL",
-                           "SIS_TARGET_IDLE",
-                           "SIS_TARGET_SCHED_IDLE",
-                           "SIS_PREV_IDLE",
-                           "SIS_KTHREAD_STACK",
-                           "SIS_RECENT",
-                           "SIS_ASYM_CAPACITY",
-                           "SIS_NO_LLC",
-                           "SIS_IDLE_SMT",
-                           "SIS_IDLE_CORE",
-                           "SIS_IDLE_CPU",
-                           "SIS_IDLE_CPU_FROM_CORESCAN",
-                           "SIS_UTIL_ABORT",
-                           "SIS_SCAN_EXHAUSTED",
-                           "SIS_FALLBACK_TARGET"};
+    const char* codes[] = {
+        "TTWU_SELF", "TTWU_RUNNABLE", "TTWU_ONCPU_WAKELIST", "AFFINITY_SINGLE", "FALLBACK_RQ", "WAKE_WIDE", "AFFINE_NOT_ALLOWED", "AFFINE_SAME_CPU",
+        "AFFINE_NO_DOMAIN", "AFFINE_IDLE_PREV", "AFFINE_IDLE_THIS", "AFFINE_SYNC", "AFFINE_PREV_IDLE", "AFFINE_WEIGHT_SYNC_THIS",
+        "AFFINE_WEIGHT_THIS", "AFFINE_WEIGHT_PREV", "SLOW_PATH_IDLEST", "SLOW_NO_DOMAIN", "DEBOUNCE_PLACED", "DEBOUNCE_COLD_LLC", "IDLEST_SCHED_IDLE",
+        "IDLEST_SHALLOW", "IDLEST_LEAST_LOADED", "IDLEST_STAY_LOCAL", "SIS_TARGET_IDLE", "SIS_TARGET_SCHED_IDLE", "SIS_PREV_IDLE",
+        "SIS_KTHREAD_STACK", "SIS_RECENT", "SIS_ASYM_CAPACITY", "SIS_NO_LLC", "SIS_IDLE_SMT", "SIS_IDLE_CORE", "SIS_IDLE_CPU",
+        "SIS_IDLE_CPU_FROM_CORESCAN", "SIS_UTIL_ABORT", "SIS_SCAN_EXHAUSTED", "SIS_FALLBACK_TARGET",
+        // the follow-up patches (issue 20)
+        "AFFINE_PREV_ALMOST_IDLE", "AFFINE_WAKE_ON_CURRENT", "MIGRATION_RATELIMIT", "SIS_TARGET_IDLE_HINT", "SIS_TARGET_FITS", "SIS_PREV_FITS",
+        "SIS_RECENT_FITS", "SIS_BIAS_PREV_IDLE", "SIS_BIAS_PREV_FITS", "SIS_BIAS_PREV_FALLBACK", "SIS_CURRENT", "WAKELIST_CROSS_L2"};
     for (const char* c : codes) EXPECT_TRUE(seen.count(c)) << "no example gives " << c;
 }
 

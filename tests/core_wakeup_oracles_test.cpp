@@ -568,3 +568,238 @@ TEST(WakeupOracle, O54_DebounceMakesPlacedTaskHot) {
     EXPECT_TRUE(can_migrate_hot(hot, cache_nice_tries + 1, cache_nice_tries));
     EXPECT_FALSE(task_hot(st, Knobs{}, in)) << "baseline: cold";
 }
+
+// --- The follow-up patches of the idle-extension thread (issue 20; docs/patch-variants.md: Follow-ups).
+
+TEST(WakeupOracle, O55_AlmostIdlePrevKeepsTheWakeeAndSkipsTheScan) {
+    // B: prev 2 runs a task of load 3 beside the wakee's own blocked load (512): cpu_load_without = 3 <= 5.
+    const char* s = R"({"topology":"qemu-1s4c","waker":{"cpu":0},"task":{"prev_cpu":2,"load_avg":512},
+        "cpus":[{"cpu":2,"curr":"normal","load_avg":515}]})";
+    auto b = runWith(s, "almost-idle-prev");
+    EXPECT_EQ(b.d.cpu, 2) << trace(b.d);
+    EXPECT_EQ(b.d.stage1, Stage1::AFFINE_PREV_ALMOST_IDLE);
+    EXPECT_EQ(b.d.stage2, Stage2::SIS_TARGET_IDLE_HINT);
+    for (const auto& e : b.d.examined) EXPECT_NE(e.fn, Fn::select_idle_cpu) << "target_idle: no LLC scan";
+    auto base = runWith(s, "baseline");
+    EXPECT_EQ(base.d.cpu, 3) << trace(base.d);
+    // At 6 (load 518) prev is not almost idle: the wakeup goes on as in 6.1.
+    auto over = runWith(s, "almost-idle-prev", [](json& d) { d["cpus"][0]["load_avg"] = 518; });
+    EXPECT_EQ(over.d.cpu, 3) << trace(over.d);
+    EXPECT_EQ(over.d.stage1, Stage1::AFFINE_WEIGHT_PREV);
+    // The threshold is a knob.
+    auto knob = runWith(s, "almost-idle-prev", [](json& d) {
+        d["cpus"][0]["load_avg"] = 518;
+        d["knobs"] = json{{"preset", "almost-idle-prev"}, {"almost_idle_load", 6}};
+    });
+    EXPECT_EQ(knob.d.cpu, 2) << trace(knob.d);
+}
+
+TEST(WakeupOracle, O56_AlmostIdleLoadIsTheWholeLoadWhenPrevIsNotTheTasksCpu) {
+    // cpu_load_without() discounts p only on task_cpu(p): a wakee with no contribution (a new
+    // task's last_update_time 0) is measured against the whole load.
+    const char* s = R"({"topology":"qemu-1s4c","waker":{"cpu":0},"task":{"prev_cpu":2,"load_avg":512,"last_update_time":0},
+        "cpus":[{"cpu":2,"curr":"normal","load_avg":515}]})";
+    auto b = runWith(s, "almost-idle-prev");
+    EXPECT_NE(b.d.stage1, Stage1::AFFINE_PREV_ALMOST_IDLE) << trace(b.d);
+    EXPECT_EQ(b.d.cpu, 3);
+}
+
+TEST(WakeupOracle, O57_WakelistAcrossL2OnlyWithTheL2Patch) {
+    // C on the i7-4790: the L2 is per core (CPU 0 with 4). Busy CPU 1 shares the LLC with waker 0.
+    const char* s = R"({"topology":"i7-4790","default_cpu":{"curr":"normal"},"waker":{"cpu":0},"task":{"prev_cpu":1}})";
+    auto c = runWith(s, "ttwu-queue-l2c");
+    EXPECT_EQ(c.d.cpu, 1) << trace(c.d);
+    EXPECT_TRUE(c.d.wakelist);
+    EXPECT_TRUE(c.d.wakelist_cross_l2);
+    EXPECT_TRUE(c.in.state->rq[1].ttwu_pending);
+    auto base = runWith(s, "baseline");
+    EXPECT_FALSE(base.d.wakelist) << "6.1: same LLC, busy target: direct activation";
+    // The SMT sibling shares the L2: direct, as in 6.1.
+    auto sib = runWith(s, "ttwu-queue-l2c", [](json& d) { d["task"]["prev_cpu"] = 4; });
+    EXPECT_EQ(sib.d.cpu, 4) << trace(sib.d);
+    EXPECT_FALSE(sib.d.wakelist);
+    // Another LLC: the wakelist either way, and not because of the L2.
+    auto far = runWith(R"({"topology":"qemu-2s2c2t","default_cpu":{"curr":"normal"},"waker":{"cpu":0},"task":{"prev_cpu":5}})", "ttwu-queue-l2c");
+    ASSERT_FALSE(far.in.state->sd->cpus_share_cache(0, far.d.cpu)) << trace(far.d);
+    EXPECT_TRUE(far.d.wakelist) << trace(far.d);
+    EXPECT_FALSE(far.d.wakelist_cross_l2);
+}
+
+TEST(WakeupOracle, O58_ClusterSharesTheL2) {
+    // A cluster of two cores (an L2 shared by CPUs 0-1 and 2-3): within it the wakeup is direct.
+    const char* s = R"({"topology":{"cores_per_llc":4,"cores_per_cluster":2,"numbering":"adjacent"},"default_cpu":{"curr":"normal"},
+        "waker":{"cpu":0},"task":{"prev_cpu":1}})";
+    auto in = runWith(s, "ttwu-queue-l2c");
+    EXPECT_TRUE(in.in.state->sd->cpus_share_l2c(0, 1));
+    EXPECT_FALSE(in.in.state->sd->cpus_share_l2c(0, 2));
+    EXPECT_EQ(in.d.cpu, 1) << trace(in.d);
+    EXPECT_FALSE(in.d.wakelist);
+    auto other = runWith(s, "ttwu-queue-l2c", [](json& d) { d["task"]["prev_cpu"] = 3; });
+    EXPECT_EQ(other.d.cpu, 3) << trace(other.d);
+    EXPECT_TRUE(other.d.wakelist_cross_l2);
+}
+
+TEST(WakeupOracle, O59_MigrationRatelimitKeepsPrevInsideTheWindow) {
+    // D 1/2: next_migration_time 1.5 ms ahead: an affine wakeup returns prev without wake_affine().
+    const char* s = R"({"topology":"qemu-1s4c","now_ns":10000000000,"waker":{"cpu":0},"task":{"prev_cpu":2,"next_migration_time_ns":10001500000},
+        "cpus":[{"cpu":2,"curr":"normal"}]})";
+    auto d = runWith(s, "migrate-ratelimit");
+    EXPECT_EQ(d.d.cpu, 2) << trace(d.d);
+    EXPECT_EQ(d.d.stage1, Stage1::MIGRATION_RATELIMIT);
+    EXPECT_EQ(d.d.stage2, Stage2::NONE);
+    // At the window's end (now == next_migration_time) 1/2 lets it migrate ("now < next" fails).
+    auto end = runWith(s, "migrate-ratelimit", [](json& j) { j["task"]["next_migration_time_ns"] = 10000000000LL; });
+    EXPECT_NE(end.d.stage1, Stage1::MIGRATION_RATELIMIT) << trace(end.d);
+    EXPECT_EQ(end.d.cpu, 3);
+    // A wide wakeup (want_affine 0) is not limited.
+    auto wide = runWith(s, "migrate-ratelimit", [](json& j) {
+        j["waker"]["wakee_flips"] = 100;
+        j["task"]["wakee_flips"] = 10;
+    });
+    EXPECT_EQ(wide.d.stage1, Stage1::WAKE_WIDE) << trace(wide.d);
+}
+
+TEST(WakeupOracle, O60_AdaptiveRatelimitSpendsItsQuota) {
+    // D 2/2: inside the window the task may migrate while nr < quota; at the window's end (2/2
+    // tests "now > next") it must wait one more ns.
+    const char* s = R"({"topology":"qemu-1s4c","now_ns":10000000000,"waker":{"cpu":0},
+        "task":{"prev_cpu":2,"next_migration_time_ns":10001500000,"nr_migrations_per_window":3,"quota_migrations_per_window":4},
+        "cpus":[{"cpu":2,"curr":"normal"}]})";
+    auto under = runWith(s, "migrate-ratelimit-adaptive");
+    EXPECT_EQ(under.d.cpu, 3) << trace(under.d);
+    auto spent = runWith(s, "migrate-ratelimit-adaptive", [](json& j) { j["task"]["nr_migrations_per_window"] = 4; });
+    EXPECT_EQ(spent.d.stage1, Stage1::MIGRATION_RATELIMIT) << trace(spent.d);
+    auto edge = runWith(s, "migrate-ratelimit-adaptive", [](json& j) {
+        j["task"]["nr_migrations_per_window"] = 4;
+        j["task"]["next_migration_time_ns"] = 10000000000LL;
+    });
+    EXPECT_EQ(edge.d.stage1, Stage1::MIGRATION_RATELIMIT) << "2/2: now > next_migration_time, strictly";
+    // The bookkeeping (migrate_task_ratelimit_fair()): a spent quota halves at the next window,
+    // an unspent one grows by one, up to 10.
+    Knobs k = Knobs::preset("migrate-ratelimit-adaptive");
+    Task p;
+    p.quota_migrations_per_window = 4;
+    p.nr_migrations_per_window = 4;
+    p.next_migration_time = 1000;
+    migrate_task_ratelimit(k, p, 500);  // inside the window
+    EXPECT_EQ(p.nr_migrations_per_window, 5);
+    migrate_task_ratelimit(k, p, 1000);  // a new window: 5 >= 4 -> quota 2
+    EXPECT_EQ(p.quota_migrations_per_window, 2);
+    EXPECT_EQ(p.nr_migrations_per_window, 1);
+    EXPECT_EQ(p.next_migration_time, 1000 + 2000000);
+    migrate_task_ratelimit(k, p, 5000000);  // 1 < 2 -> quota 3
+    EXPECT_EQ(p.quota_migrations_per_window, 3);
+    p.quota_migrations_per_window = 10;
+    migrate_task_ratelimit(k, p, 9000000);
+    EXPECT_EQ(p.quota_migrations_per_window, 10) << "SCHED_MIGRATION_QUOTA caps it";
+    Knobs one = Knobs::preset("migrate-ratelimit");
+    migrate_task_ratelimit(one, p, 20000000);
+    EXPECT_EQ(p.next_migration_time, 22000000) << "1/2: now + 2 ms at every migration";
+}
+
+TEST(WakeupOracle, O61_UtilFitsCapacityAcceptsBusyCpusWithRoom) {
+    // G 1/2: target 0 (util_est 100) + task 100: 200 * 1280 < 1024 * 1024.
+    const char* s = R"({"topology":"qemu-1s4c","wake_flags":["SYNC"],"waker":{"cpu":0},"task":{"prev_cpu":2,"util_avg":100,"util_est":100},
+        "cpus":[{"cpu":0,"util_avg":100,"util_est":100},{"cpu":2,"curr":"normal","util_avg":900,"util_est":900}]})";
+    auto g = runWith(s, "util-fits-capacity");
+    EXPECT_EQ(g.d.cpu, 0) << trace(g.d);
+    EXPECT_EQ(g.d.stage2, Stage2::SIS_TARGET_FITS);
+    // 20 % margin: 720 + 100 = 820 > 819.2 does not fit; 719 + 100 = 819 does.
+    auto full = runWith(s, "util-fits-capacity", [](json& j) { j["cpus"][0]["util_est"] = 720; });
+    EXPECT_NE(full.d.stage2, Stage2::SIS_TARGET_FITS) << trace(full.d);
+    auto room = runWith(s, "util-fits-capacity", [](json& j) { j["cpus"][0]["util_est"] = 719; });
+    EXPECT_EQ(room.d.stage2, Stage2::SIS_TARGET_FITS) << trace(room.d);
+    // It needs UTIL_EST (sched_util_fits_capacity_active()).
+    auto noest = runWith(s, "util-fits-capacity", [](json& j) { j["knobs"] = json{{"preset", "util-fits-capacity"}, {"UTIL_EST", 0}}; });
+    EXPECT_NE(noest.d.stage2, Stage2::SIS_TARGET_FITS) << trace(noest.d);
+    auto base = runWith(s, "baseline");
+    EXPECT_EQ(base.d.stage2, Stage2::SIS_IDLE_CPU);
+}
+
+TEST(WakeupOracle, O62_UtilFitsCapacityPrevAndRecent) {
+    const char* s = R"({"topology":"qemu-1s4c","wake_flags":["SYNC"],"waker":{"cpu":0},
+        "task":{"prev_cpu":2,"recent_used_cpu":3,"util_avg":100,"util_est":100},
+        "cpus":[{"cpu":0,"util_avg":900,"util_est":900},{"cpu":2,"curr":"normal","util_avg":100,"util_est":100},
+                {"cpu":3,"curr":"normal","util_avg":100,"util_est":100}]})";
+    auto prev = runWith(s, "util-fits-capacity");
+    EXPECT_EQ(prev.d.cpu, 2) << trace(prev.d);
+    EXPECT_EQ(prev.d.stage2, Stage2::SIS_PREV_FITS);
+    auto recent = runWith(s, "util-fits-capacity", [](json& j) { j["cpus"][1]["util_est"] = 900; });
+    EXPECT_EQ(recent.d.cpu, 3) << trace(recent.d);
+    EXPECT_EQ(recent.d.stage2, Stage2::SIS_RECENT_FITS);
+    EXPECT_EQ(recent.in.task.recent_used_cpu, 2) << "recent_used_cpu := prev, as in 6.1";
+}
+
+TEST(WakeupOracle, O63_SelectBiasPrevTestsPrevFirstAndFallsBackToIt) {
+    // G 2/2: target 0 idle (an interrupt on idle CPU 0 whose LLC holds prev) and prev 2 idle:
+    // 6.1 takes... prev via wake_affine_idle A, and SELECT_BIAS_PREV takes prev before target.
+    const char* both = R"({"topology":"qemu-1s4c","wake_flags":["SYNC"],"waker":{"cpu":0},"task":{"prev_cpu":2}})";
+    auto g = runWith(both, "select-bias-prev");
+    EXPECT_EQ(g.d.cpu, 2) << trace(g.d);
+    EXPECT_EQ(g.d.stage2, Stage2::SIS_BIAS_PREV_IDLE);
+    ASSERT_FALSE(g.d.examined.empty());
+    EXPECT_EQ(g.d.examined.back().cpu, 2) << "prev is the first CPU select_idle_sibling() looks at";
+    // Nothing idle: prev instead of target.
+    auto all = runWith(R"({"topology":"qemu-1s4c","wake_flags":["SYNC"],"default_cpu":{"curr":"normal"},"waker":{"cpu":0},"task":{"prev_cpu":2}})",
+                       "select-bias-prev");
+    EXPECT_EQ(all.d.cpu, 2) << trace(all.d);
+    EXPECT_EQ(all.d.stage2, Stage2::SIS_BIAS_PREV_FALLBACK);
+    auto base = runWith(R"({"topology":"qemu-1s4c","wake_flags":["SYNC"],"default_cpu":{"curr":"normal"},"waker":{"cpu":0},"task":{"prev_cpu":2}})",
+                        "baseline");
+    EXPECT_EQ(base.d.cpu, 0);
+    // Alone, SELECT_BIAS_PREV does not take a busy prev with room (that needs UTIL_FITS_CAPACITY).
+    const char* fit = R"({"topology":"qemu-1s4c","wake_flags":["SYNC"],"waker":{"cpu":0},"task":{"prev_cpu":2,"util_avg":100,"util_est":100},
+        "cpus":[{"cpu":0,"util_avg":900,"util_est":900},{"cpu":2,"curr":"normal","util_avg":100,"util_est":100}]})";
+    auto alone = runWith(fit, "select-bias-prev");
+    EXPECT_NE(alone.d.cpu, 2) << trace(alone.d);
+    auto bothKnobs = runWith(fit, "util-fits-bias-prev");
+    EXPECT_EQ(bothKnobs.d.cpu, 2) << trace(bothKnobs.d);
+    EXPECT_EQ(bothKnobs.d.stage2, Stage2::SIS_BIAS_PREV_FITS);
+}
+
+TEST(WakeupOracle, O64_SelectBiasPrevNeedsACacheAffinePrev) {
+    // prev on the other LLC: neither the first test nor the fallback applies.
+    const char* s = R"({"topology":"qemu-2s2c2t","wake_flags":["SYNC"],"default_cpu":{"curr":"normal"},"waker":{"cpu":0},"task":{"prev_cpu":5}})";
+    auto g = runWith(s, "select-bias-prev");
+    ASSERT_FALSE(g.in.state->sd->cpus_share_cache(0, 5));
+    EXPECT_NE(g.d.stage2, Stage2::SIS_BIAS_PREV_FALLBACK) << trace(g.d);
+    EXPECT_NE(g.d.stage2, Stage2::SIS_BIAS_PREV_IDLE);
+}
+
+TEST(WakeupOracle, O65_SisCurrentPairStaysOnTheWakingCpu) {
+    // H: both short (dur_avg < 500 us), no flips, each the other's last_wakee.
+    const char* s = R"({"topology":"qemu-1s4c","waker":{"cpu":0,"pid":1,"last_wakee":"task","dur_avg_ns":20000},
+        "task":{"prev_cpu":2,"last_wakee":"waker","dur_avg_ns":30000},"cpus":[{"cpu":2,"curr":"normal"}]})";
+    auto h = runWith(s, "sis-current");
+    EXPECT_EQ(h.d.cpu, 0) << trace(h.d);
+    EXPECT_EQ(h.d.stage1, Stage1::AFFINE_WAKE_ON_CURRENT);
+    EXPECT_EQ(h.d.stage2, Stage2::SIS_CURRENT);
+    auto base = runWith(s, "baseline");
+    EXPECT_EQ(base.d.cpu, 3) << trace(base.d);
+    // Each condition of wake_on_current() alone defeats it.
+    const std::vector<std::function<void(json&)>> breaks = {
+        [](json& j) { j["task"]["dur_avg_ns"] = 500000; },  // not short: >= sysctl_sched_migration_cost
+        [](json& j) { j["waker"]["dur_avg_ns"] = 0; },      // never slept: dur_avg 0
+        [](json& j) { j["task"]["last_wakee"] = 7; },       // the wakee last woke someone else
+        [](json& j) { j["task"]["wakee_flips"] = 1; },      // flips
+        [](json& j) {
+            j["cpus"][0]["nr_running"] = 2;
+            j["cpus"][0]["cpu"] = 0;
+        },  // this_cpu has another task
+    };
+    for (std::size_t i = 0; i < breaks.size(); ++i) {
+        auto r = runWith(s, "sis-current", breaks[i]);
+        EXPECT_NE(r.d.stage2, Stage2::SIS_CURRENT) << "condition " << i << "\n" << trace(r.d);
+        EXPECT_NE(r.d.stage1, Stage1::AFFINE_WAKE_ON_CURRENT) << "condition " << i;
+    }
+}
+
+TEST(WakeupOracle, O66_DurAvgIsAnEwmaOfTheRunsBetweenSleeps) {
+    // H 1/2: dur_avg_update() at each sleeping dequeue: update_avg(&dur_avg, sum_exec - prev_sleep_sum_runtime).
+    Task p;
+    dur_avg_update(p, 80000);
+    EXPECT_EQ(p.dur_avg, 10000);
+    EXPECT_EQ(p.prev_sleep_sum_runtime, 80000);
+    dur_avg_update(p, 160000);  // another 80 us run: 10000 + (80000 - 10000) / 8
+    EXPECT_EQ(p.dur_avg, 18750);
+}

@@ -24,7 +24,8 @@ json decisionToJson(const Decision& d) {
                   {"migrated", d.migrated},
                   {"preempted_curr", d.preempted_curr},
                   {"claim_set", d.claim_set},
-                  {"idle_delay_hit", d.idle_delay_hit}};
+                  {"idle_delay_hit", d.idle_delay_hit},
+                  {"wakelist_cross_l2", d.wakelist_cross_l2}};
     json ex = json::array();
     for (const auto& e : d.examined) ex.push_back({{"cpu", e.cpu}, {"fn", toString(e.fn)}, {"seen", toString(e.seen)}});
     j["examined"] = ex;
@@ -59,6 +60,7 @@ std::string decisionToText(const Decision& d, const ExplainInput& in) {
     flag(d.preempted_curr, "preempted_curr");
     flag(d.claim_set, "claim_set");
     flag(d.idle_delay_hit, "idle_delay_hit");
+    flag(d.wakelist_cross_l2, "wakelist_cross_l2");
     out += fmt::format("\n=> CPU {}   {}{}\n", d.cpu, d.reasons(), flags.empty() ? "" : "   [" + flags + "]");
     return out;
 }

@@ -94,11 +94,17 @@ void ttwuIdleStampUpdate(MachineState& st, int cpu) {
 }
 
 // core.c: ttwu_queue_cond()
-bool ttwu_queue_cond(WakeCtx& c, const Task& p, int cpu) {
+bool ttwu_queue_cond(WakeCtx& c, const Task& p, int cpu, bool* crossL2) {
     const int this_cpu = c.this_cpu();
     if (!c.rq(cpu).active) return false;
     if (!p.cpus_ptr->test(cpu)) return false;
     if (!c.sd().cpus_share_cache(this_cpu, cpu)) return true;
+    // C (Desnoyers, v3 2023-08-22): "if (!cpus_share_l2c(smp_processor_id(), cpu)) return true;"
+    // in place of the LLC test; 6.1 would go on to activate a busy target directly.
+    if (c.k.ttwu_queue_l2c && !c.sd().cpus_share_l2c(this_cpu, cpu)) {
+        if (crossL2 && c.rq(cpu).nr_running != 0) *crossL2 = true;
+        return true;
+    }
     if (cpu == this_cpu) return false;
     if (c.rq(cpu).nr_running == 0) return true;
     return false;
@@ -143,12 +149,16 @@ void finishDecision(WakeCtx& c, int cpu) {
 // The enqueue side of ttwu_queue(): wakelist (IPI) or direct activation.
 void ttwu_queue(WakeCtx& c, Task& p, int cpu, std::uint32_t wf, int from_cpu) {
     const bool migrated = wf & WF_MIGRATED;
-    if (c.k.TTWU_QUEUE && ttwu_queue_cond(c, p, cpu)) {
+    bool crossL2 = false;
+    if (c.k.TTWU_QUEUE && ttwu_queue_cond(c, p, cpu, &crossL2)) {
         c.d.wakelist = true;
+        c.d.wakelist_cross_l2 = crossL2;
         c.rq(cpu).ttwu_pending = true;
         SCHED_STEP(c, Fn::try_to_wake_up,
                    fmt::format("ttwu_queue: wakelist to CPU {} ({}): ttwu_pending := 1, IPI", cpu,
-                               c.sd().cpus_share_cache(c.this_cpu(), cpu) ? "same LLC, idle" : "other LLC"));
+                               !c.sd().cpus_share_cache(c.this_cpu(), cpu)                       ? "other LLC"
+                               : !c.sd().cpus_share_l2c(c.this_cpu(), cpu) && c.k.ttwu_queue_l2c ? "same LLC, other L2 (ttwu_queue_l2c)"
+                                                                                                 : "same LLC, idle"));
         // check_preempt happens on the target when it runs sched_ttwu_pending (without WF_SYNC).
         c.d.preempted_curr = check_preempt_curr(c, p, cpu, wf & ~std::uint32_t(WF_SYNC), migrated, from_cpu);
         return;

@@ -36,6 +36,9 @@ const char* toString(Stage1 s) {
     case Stage1::SLOW_NO_DOMAIN: return "SLOW_NO_DOMAIN";
     case Stage1::DEBOUNCE_PLACED: return "DEBOUNCE_PLACED";
     case Stage1::DEBOUNCE_COLD_LLC: return "DEBOUNCE_COLD_LLC";
+    case Stage1::AFFINE_PREV_ALMOST_IDLE: return "AFFINE_PREV_ALMOST_IDLE";
+    case Stage1::AFFINE_WAKE_ON_CURRENT: return "AFFINE_WAKE_ON_CURRENT";
+    case Stage1::MIGRATION_RATELIMIT: return "MIGRATION_RATELIMIT";
     }
     return "?";
 }
@@ -69,6 +72,14 @@ const char* toString(Stage2 s) {
     case Stage2::SIS_UTIL_ABORT: return "SIS_UTIL_ABORT";
     case Stage2::SIS_SCAN_EXHAUSTED: return "SIS_SCAN_EXHAUSTED";
     case Stage2::SIS_FALLBACK_TARGET: return "SIS_FALLBACK_TARGET";
+    case Stage2::SIS_TARGET_IDLE_HINT: return "SIS_TARGET_IDLE_HINT";
+    case Stage2::SIS_TARGET_FITS: return "SIS_TARGET_FITS";
+    case Stage2::SIS_PREV_FITS: return "SIS_PREV_FITS";
+    case Stage2::SIS_RECENT_FITS: return "SIS_RECENT_FITS";
+    case Stage2::SIS_BIAS_PREV_IDLE: return "SIS_BIAS_PREV_IDLE";
+    case Stage2::SIS_BIAS_PREV_FITS: return "SIS_BIAS_PREV_FITS";
+    case Stage2::SIS_BIAS_PREV_FALLBACK: return "SIS_BIAS_PREV_FALLBACK";
+    case Stage2::SIS_CURRENT: return "SIS_CURRENT";
     }
     return "?";
 }

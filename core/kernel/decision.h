@@ -30,6 +30,9 @@ enum class Stage1 : std::uint8_t {
     SLOW_NO_DOMAIN,
     DEBOUNCE_PLACED,
     DEBOUNCE_COLD_LLC,
+    AFFINE_PREV_ALMOST_IDLE,  ///< B: wake_affine_idle(): prev's load without p <= almost_idle_load
+    AFFINE_WAKE_ON_CURRENT,   ///< H: wake_affine(): WA_IDLE/WA_WEIGHT gave nothing, wake_on_current() holds -> this
+    MIGRATION_RATELIMIT,      ///< D: want_affine and p migrated less than the window ago -> prev
 };
 /// How find_idlest_cpu ended (sub-code of SLOW_PATH_IDLEST).
 enum class IdlestSub : std::uint8_t {
@@ -56,6 +59,14 @@ enum class Stage2 : std::uint8_t {
     SIS_UTIL_ABORT,
     SIS_SCAN_EXHAUSTED,
     SIS_FALLBACK_TARGET,
+    SIS_TARGET_IDLE_HINT,    ///< B: target not idle, but wake_affine_idle() said it is (target_idle)
+    SIS_TARGET_FITS,         ///< G: target not idle, p's util fits its remaining capacity
+    SIS_PREV_FITS,           ///< G: prev (shares the LLC) not idle, p fits
+    SIS_RECENT_FITS,         ///< G: recent_used_cpu not idle, p fits
+    SIS_BIAS_PREV_IDLE,      ///< G: SELECT_BIAS_PREV's first test: prev idle, before target
+    SIS_BIAS_PREV_FITS,      ///< G: SELECT_BIAS_PREV's first test: prev not idle, p fits
+    SIS_BIAS_PREV_FALLBACK,  ///< G: the LLC scan found nothing: prev instead of target
+    SIS_CURRENT,             ///< H: this CPU is target and wake_on_current() holds
 };
 
 const char* toString(Stage0 s);
@@ -124,6 +135,9 @@ struct Decision {
     bool preempted_curr = false;
     bool claim_set = false;
     bool idle_delay_hit = false;
+    /// C (ttwu_queue_l2c): the wakelist was taken because waker and target share the LLC but
+    /// not an L2, where 6.1 activates directly.
+    bool wakelist_cross_l2 = false;
     std::vector<Examined> examined;
     std::vector<Step> steps;  ///< filled only when a trace was asked for
 

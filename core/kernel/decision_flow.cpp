@@ -71,6 +71,17 @@ CodeText textOf(Stage1 c) {
         return {
             "fair.c select_task_rq_fair() (SIS_DEBOUNCE)",
             "cache-cold p (now - se.exec_start >= sysctl_sched_migration_cost) && cpus_share_cache(cpu, prev): select_idle_sibling(p, prev, prev)"};
+    case Stage1::AFFINE_PREV_ALMOST_IDLE:
+        return {"fair.c wake_affine_idle() (almost-idle prev, 2023-08-10)",
+                "almost_idle_cpu(prev_cpu, p): cpu_load_without(cpu_rq(prev_cpu), p) <= 5; *target_idle = 1"};
+    case Stage1::AFFINE_WAKE_ON_CURRENT:
+        return {"fair.c wake_affine() (SIS_CURRENT v8)",
+                "target == nr_cpumask_bits && wake_on_current(this_cpu, p): both short (dur_avg < sysctl_sched_migration_cost), no "
+                "wakee_flips, each the other's last_wakee, this_cpu nr_running <= 1"};
+    case Stage1::MIGRATION_RATELIMIT:
+        return {"fair.c select_task_rq_fair() (migration ratelimit, RFC 2023-09-05)",
+                "want_affine && !should_migrate_task(p, prev_cpu): sched_clock_cpu(prev_cpu) < p->se.next_migration_time (2/2: and "
+                "nr_migrations_per_window >= quota): prev_cpu"};
     default: return {"fair.c select_task_rq_fair()", ""};
     }
 }
@@ -115,6 +126,27 @@ CodeText textOf(Stage2 c) {
     case Stage2::SIS_UTIL_ABORT: return {"fair.c select_idle_cpu()", "S8: sched_feat(SIS_UTIL) && nr_idle_scan + 1 == 1: no scan at all"};
     case Stage2::SIS_SCAN_EXHAUSTED: return {"fair.c select_idle_cpu()", "S8: --nr <= 0 before an idle CPU: the scan budget ran out"};
     case Stage2::SIS_FALLBACK_TARGET: return {"fair.c select_idle_sibling()", "S9: (unsigned)i >= nr_cpumask_bits: nothing idle found, target"};
+    case Stage2::SIS_TARGET_IDLE_HINT:
+        return {"fair.c select_idle_sibling() (almost-idle prev, 2023-08-10)", "S1: target_idle (wake_affine_idle() found prev almost idle)"};
+    case Stage2::SIS_TARGET_FITS:
+        return {"fair.c select_idle_sibling() (UTIL_FITS_CAPACITY)",
+                "S1: task_fits_remaining_cpu_capacity(task_util, target): fits_capacity(util_est.enqueued + task_util_est(p), "
+                "scale_rt_capacity(target))"};
+    case Stage2::SIS_PREV_FITS:
+        return {"fair.c select_idle_sibling() (UTIL_FITS_CAPACITY)",
+                "S2: prev != target && cpus_share_cache(prev, target) && task_fits_remaining_cpu_capacity(task_util, prev)"};
+    case Stage2::SIS_RECENT_FITS:
+        return {"fair.c select_idle_sibling() (UTIL_FITS_CAPACITY)", "S4: recent_used_cpu passes task_fits_remaining_cpu_capacity()"};
+    case Stage2::SIS_BIAS_PREV_IDLE:
+        return {"fair.c select_idle_sibling() (SELECT_BIAS_PREV)",
+                "before S1: (prev == target || cpus_share_cache(prev, target)) && (available_idle_cpu(prev) || sched_idle_cpu(prev))"};
+    case Stage2::SIS_BIAS_PREV_FITS:
+        return {"fair.c select_idle_sibling() (SELECT_BIAS_PREV)",
+                "before S1: (prev == target || cpus_share_cache(prev, target)) && task_fits_remaining_cpu_capacity(task_util, prev)"};
+    case Stage2::SIS_BIAS_PREV_FALLBACK:
+        return {"fair.c select_idle_sibling() (SELECT_BIAS_PREV)", "S9: nothing idle found, prev != target && cpus_share_cache(prev, target): prev"};
+    case Stage2::SIS_CURRENT:
+        return {"fair.c select_idle_sibling() (SIS_CURRENT v8)", "before S8: smp_processor_id() == target && wake_on_current(target, p)"};
     default: return {"fair.c select_idle_sibling()", ""};
     }
 }
@@ -188,11 +220,14 @@ DecisionFlow::DecisionFlow() {
         case Stage1::AFFINE_IDLE_PREV:
         case Stage1::AFFINE_IDLE_THIS:
         case Stage1::AFFINE_SYNC:
-        case Stage1::AFFINE_PREV_IDLE: return waIdle;
+        case Stage1::AFFINE_PREV_IDLE:
+        case Stage1::AFFINE_PREV_ALMOST_IDLE: return waIdle;
+        case Stage1::MIGRATION_RATELIMIT: return wantAffine;
         case Stage1::AFFINE_WEIGHT_SYNC_THIS:
         case Stage1::AFFINE_WEIGHT_THIS:
         case Stage1::AFFINE_WEIGHT_PREV: return waWeight;
-        case Stage1::AFFINE_NO_TARGET: return wakeAffine;
+        case Stage1::AFFINE_NO_TARGET:
+        case Stage1::AFFINE_WAKE_ON_CURRENT: return wakeAffine;
         case Stage1::SLOW_PATH_IDLEST: return idlest;
         case Stage1::DEBOUNCE_PLACED:
         case Stage1::DEBOUNCE_COLD_LLC: return debounce;
@@ -238,9 +273,11 @@ DecisionFlow::DecisionFlow() {
     {
         auto& ch = m_children[std::size_t(m_sis)];
         auto rank = [&](int n) {
-            static const std::vector<std::string> order = {"SIS_TARGET_IDLE", "SIS_TARGET_SCHED_IDLE", "SIS_PREV_IDLE", "SIS_KTHREAD_STACK",
-                                                           "SIS_RECENT",      "select_idle_capacity",  "SIS_NO_LLC",    "select_idle_smt",
-                                                           "select_idle_cpu", "SIS_FALLBACK_TARGET"};
+            static const std::vector<std::string> order = {
+                "SIS_BIAS_PREV_IDLE", "SIS_BIAS_PREV_FITS",     "SIS_TARGET_IDLE",    "SIS_TARGET_SCHED_IDLE", "SIS_TARGET_IDLE_HINT",
+                "SIS_TARGET_FITS",    "SIS_PREV_IDLE",          "SIS_PREV_FITS",      "SIS_KTHREAD_STACK",     "SIS_RECENT",
+                "SIS_RECENT_FITS",    "select_idle_capacity",   "SIS_NO_LLC",         "select_idle_smt",       "SIS_CURRENT",
+                "select_idle_cpu",    "SIS_BIAS_PREV_FALLBACK", "SIS_FALLBACK_TARGET"};
             const auto it = std::find(order.begin(), order.end(), m_nodes[std::size_t(n)].key);
             return it == order.end() ? int(order.size()) : int(it - order.begin());
         };

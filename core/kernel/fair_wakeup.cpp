@@ -63,8 +63,36 @@ bool wake_wide(WakeCtx& c, const Task& p) {
     return wide;
 }
 
-// fair.c: wake_affine_idle()
-int wake_affine_idle(WakeCtx& c, int this_cpu, int prev_cpu, bool sync) {
+// fair.c: cpu_load_without(): cpu_load(rq) without p's contribution when p's last CPU is this one.
+std::int64_t cpu_load_without(WakeCtx& c, int cpu, const Task& p) {
+    const Rq& rq = c.rq(cpu);
+    if (cpu != p.cpu || p.avg.last_update_time == 0) return rq.load_avg;  // no contribution, or new
+    return std::max<std::int64_t>(0, rq.load_avg - p.h_load());           // lsub_positive(&load, task_h_load(p))
+}
+
+// H (SIS_CURRENT v8, Chen Yu 2023-04-29): fair.c wake_on_current(). A short waker and a short
+// wakee that wake each other go on the waking CPU.
+bool wake_on_current(WakeCtx& c, int this_cpu, const Task& p, Fn fn) {
+    if (!c.k.SIS_CURRENT) return false;
+    const Task& cur = c.current();
+    const char* no = nullptr;
+    if (c.rq(this_cpu).nr_running > 1) no = "this_cpu has nr_running > 1";
+    else if (!cur.dur_avg || cur.dur_avg >= c.k.migration_cost_ns) no = "the waker is not short";
+    else if (!p.dur_avg || p.dur_avg >= c.k.migration_cost_ns) no = "the wakee is not short";
+    else if (cur.wakee_flips || p.wakee_flips) no = "wakee_flips not 0";
+    else if (cur.last_wakee != p.pid || p.last_wakee != cur.pid) no = "they do not wake each other";
+    c.seen(this_cpu, fn, no ? seenAs(c.st, c.k, this_cpu) : Seen::Chosen);
+    SCHED_STEP(c, fn,
+               fmt::format("SIS_CURRENT wake_on_current({}): nr_running {}, dur_avg waker {} ns / wakee {} ns (< {}), wakee_flips {}/{}, "
+                           "last_wakee {}/{} -> {}",
+                           this_cpu, c.rq(this_cpu).nr_running, cur.dur_avg, p.dur_avg, c.k.migration_cost_ns, cur.wakee_flips, p.wakee_flips,
+                           cur.last_wakee, p.last_wakee, no ? no : "yes"));
+    return no == nullptr;
+}
+
+// fair.c: wake_affine_idle() (with B's target_idle: Desnoyers, "Favor almost idle previously used
+// CPUs for wake affine", 2023-08-10)
+int wake_affine_idle(WakeCtx& c, int this_cpu, int prev_cpu, bool sync, bool* target_idle, const Task& p) {
     const Seen sThis = seenAs(c.st, c.k, this_cpu);
     const bool thisIdle = availableIdle(sThis);
     c.seen(this_cpu, Fn::wake_affine_idle, sThis);
@@ -90,8 +118,23 @@ int wake_affine_idle(WakeCtx& c, int this_cpu, int prev_cpu, bool sync) {
     c.seen(prev_cpu, Fn::wake_affine_idle, sPrev);
     if (availableIdle(sPrev)) {
         c.d.stage1 = Stage1::AFFINE_PREV_IDLE;
-        SCHED_STEP(c, Fn::wake_affine_idle, fmt::format("C: prev {} is {} -> prev", prev_cpu, seenText(sPrev)));
+        if (c.k.WA_ALMOST_IDLE_PREV) *target_idle = true;
+        SCHED_STEP(c, Fn::wake_affine_idle,
+                   fmt::format("C: prev {} is {} -> prev{}", prev_cpu, seenText(sPrev), c.k.WA_ALMOST_IDLE_PREV ? ", target_idle := 1" : ""));
         return prev_cpu;
+    }
+    if (c.k.WA_ALMOST_IDLE_PREV) {
+        // almost_idle_cpu(prev_cpu, p)
+        const std::int64_t load = cpu_load_without(c, prev_cpu, p);
+        const bool almost = load <= c.k.almost_idle_load;
+        SCHED_STEP(c, Fn::wake_affine_idle,
+                   fmt::format("C (almost idle): cpu_load_without(prev {}, p) = {} {} {}{}", prev_cpu, load, almost ? "<=" : ">",
+                               c.k.almost_idle_load, almost ? " -> prev, target_idle := 1" : ""));
+        if (almost) {
+            c.d.stage1 = Stage1::AFFINE_PREV_ALMOST_IDLE;
+            *target_idle = true;
+            return prev_cpu;
+        }
     }
     SCHED_STEP(c, Fn::wake_affine_idle,
                fmt::format("A, B, C fail (this {} {}, prev {} {}, sync {})", this_cpu, seenText(sThis), prev_cpu, seenText(sPrev), int(sync)));
@@ -128,10 +171,15 @@ int wake_affine_weight(WakeCtx& c, const SchedDomain& sd, Task& p, int this_cpu,
 }
 
 // fair.c: wake_affine()
-int wake_affine(WakeCtx& c, const SchedDomain& sd, Task& p, int this_cpu, int prev_cpu, bool sync) {
+int wake_affine(WakeCtx& c, const SchedDomain& sd, Task& p, int this_cpu, int prev_cpu, bool sync, bool* target_idle) {
     int target = NR;
-    if (c.k.WA_IDLE) target = wake_affine_idle(c, this_cpu, prev_cpu, sync);
+    if (c.k.WA_IDLE) target = wake_affine_idle(c, this_cpu, prev_cpu, sync, target_idle, p);
     if (c.k.WA_WEIGHT && target == NR) target = wake_affine_weight(c, sd, p, this_cpu, prev_cpu, sync);
+    // H: neither found a CPU: a short pair that wakes each other stays together.
+    if (target == NR && c.k.SIS_CURRENT && wake_on_current(c, this_cpu, p, Fn::wake_affine_weight)) {
+        target = this_cpu;
+        c.d.stage1 = Stage1::AFFINE_WAKE_ON_CURRENT;
+    }
     if (target == NR && c.d.stage1 == Stage1::NONE) c.d.stage1 = Stage1::AFFINE_NO_TARGET;
     if (target != this_cpu) return prev_cpu;
     return this_cpu;
@@ -413,13 +461,25 @@ int select_idle_capacity(WakeCtx& c, const Task& p, const SchedDomain& sd, int t
 }
 
 // fair.c: select_idle_sibling()
-int select_idle_sibling(WakeCtx& c, Task& p, int prev, int target) {
+int select_idle_sibling(WakeCtx& c, Task& p, int prev, int target, bool target_idle) {
     const SchedDomains& sds = c.sd();
     const bool asym = sds.asymCpucapActive();
-    // On asymmetric systems the kernel syncs p's averages first: they decide what fits.
-    if (asym && c.st.hook) c.st.hook->sync_entity_load_avg(p);
+    // G: sched_util_fits_capacity_active()
+    const bool fitsActive = c.k.UTIL_EST && c.k.UTIL_FITS_CAPACITY;
+    // On asymmetric systems (and with UTIL_FITS_CAPACITY) the kernel syncs p's averages first:
+    // they decide what fits.
+    if ((fitsActive || asym) && c.st.hook) c.st.hook->sync_entity_load_avg(p);
     const std::int64_t task_util = task_util_est(c, p);
     auto asym_fits = [&](int cpu) { return !asym || task_util * 1280 < c.rq(cpu).cpu_capacity * 1024; };
+    // G: task_fits_remaining_cpu_capacity(): fits_capacity(util_est.enqueued + task_util,
+    // scale_rt_capacity(cpu)); capacity_of() stands for scale_rt_capacity() (no RT, DL or IRQ
+    // pressure is modelled, so both are the CPU's capacity).
+    auto fits = [&](int cpu) { return fitsActive && (c.rq(cpu).util_est + task_util) * 1280 < c.rq(cpu).cpu_capacity * 1024; };
+    auto fitsText = [&](int cpu) {
+        return fitsActive ? fmt::format("; util_est {} + task {} {} fits capacity {}", c.rq(cpu).util_est, task_util, fits(cpu) ? "" : "does not",
+                                        c.rq(cpu).cpu_capacity)
+                          : std::string{};
+    };
     auto finish = [&](int cpu, Stage2 why) {
         if (why != Stage2::NONE) c.d.stage2 = why;
         // SIS_DEBOUNCE: remember a placement that stayed on target or prev (docs/patch-variants.md).
@@ -428,20 +488,36 @@ int select_idle_sibling(WakeCtx& c, Task& p, int prev, int target) {
     };
     SCHED_STEP(c, Fn::select_idle_sibling, fmt::format("select_idle_sibling(prev={}, target={})", prev, target));
 
-    // S1
+    // G (SELECT_BIAS_PREV): prev before target, when it shares target's LLC and is idle or p fits.
+    if (c.k.SELECT_BIAS_PREV && (prev == target || sds.cpus_share_cache(prev, target))) {
+        const Seen s = seenAs(c.st, c.k, prev);
+        c.seen(prev, Fn::select_idle_sibling, s);
+        const bool idle = idleishSeen(s), fit = !idle && fits(prev);
+        SCHED_STEP(c, Fn::select_idle_sibling, fmt::format("SELECT_BIAS_PREV: prev {} is {}{}", prev, seenText(s), fitsText(prev)));
+        if ((idle || fit) && asym_fits(prev)) return finish(prev, idle ? Stage2::SIS_BIAS_PREV_IDLE : Stage2::SIS_BIAS_PREV_FITS);
+    }
+    // S1 (B: target_idle from wake_affine_idle(); G: or p fits target's remaining capacity)
     {
         Seen s = seenAs(c.st, c.k, target);
         c.seen(target, Fn::select_idle_sibling, s);
-        bool ok = idleishSeen(s) && asym_fits(target);
-        SCHED_STEP(c, Fn::select_idle_sibling, fmt::format("S1 target {} is {}", target, seenText(s)));
-        if (ok) return finish(target, s == Seen::SchedIdle ? Stage2::SIS_TARGET_SCHED_IDLE : Stage2::SIS_TARGET_IDLE);
+        const bool idle = idleishSeen(s);
+        const bool fit = !idle && !target_idle && fits(target);
+        SCHED_STEP(c, Fn::select_idle_sibling,
+                   fmt::format("S1 target {} is {}{}{}", target, seenText(s), target_idle ? " (target_idle from wake_affine_idle)" : "",
+                               idle || target_idle ? std::string{} : fitsText(target)));
+        if ((idle || target_idle || fit) && asym_fits(target))
+            return finish(target, idle          ? (s == Seen::SchedIdle ? Stage2::SIS_TARGET_SCHED_IDLE : Stage2::SIS_TARGET_IDLE)
+                                  : target_idle ? Stage2::SIS_TARGET_IDLE_HINT
+                                                : Stage2::SIS_TARGET_FITS);
     }
-    // S2
-    if (prev != target && sds.cpus_share_cache(prev, target)) {
+    // S2 (not with SELECT_BIAS_PREV, which tested prev first)
+    if (!c.k.SELECT_BIAS_PREV && prev != target && sds.cpus_share_cache(prev, target)) {
         Seen s = seenAs(c.st, c.k, prev);
         c.seen(prev, Fn::select_idle_sibling, s);
-        SCHED_STEP(c, Fn::select_idle_sibling, fmt::format("S2 prev {} (shares LLC with target) is {}", prev, seenText(s)));
-        if (idleishSeen(s) && asym_fits(prev)) return finish(prev, Stage2::SIS_PREV_IDLE);
+        const bool idle = idleishSeen(s), fit = !idle && fits(prev);
+        SCHED_STEP(c, Fn::select_idle_sibling,
+                   fmt::format("S2 prev {} (shares LLC with target) is {}{}", prev, seenText(s), idle ? std::string{} : fitsText(prev)));
+        if ((idle || fit) && asym_fits(prev)) return finish(prev, idle ? Stage2::SIS_PREV_IDLE : Stage2::SIS_PREV_FITS);
     }
     // S3: a per-CPU kthread waker stacks the wakee on its own CPU (IO completion).
     if (c.current().is_per_cpu_kthread() && c.w.in_task && prev == c.this_cpu() && c.rq(c.this_cpu()).nr_running <= 1 && asym_fits(prev)) {
@@ -455,12 +531,13 @@ int select_idle_sibling(WakeCtx& c, Task& p, int prev, int target) {
         if (recent != prev && recent != target && valid(recent) && recent < c.st.nrCpus() && sds.cpus_share_cache(recent, target)) {
             const Seen s = seenAs(c.st, c.k, recent);
             const bool allowed = p.cpus_ptr->test(recent);
-            c.seen(recent, Fn::select_idle_sibling, idleishSeen(s) && !allowed ? Seen::NotAllowed : s);
-            const bool ok = idleishSeen(s) && allowed && asym_fits(recent);
-            SCHED_STEP(
-                c, Fn::select_idle_sibling,
-                fmt::format("S4 recent_used_cpu {} is {}{}; recent_used_cpu := {}", recent, seenText(s), allowed ? "" : " (not allowed)", prev));
-            if (ok) return finish(recent, Stage2::SIS_RECENT);
+            const bool idle = idleishSeen(s), fit = !idle && fits(recent);
+            c.seen(recent, Fn::select_idle_sibling, (idle || fit) && !allowed ? Seen::NotAllowed : s);
+            const bool ok = (idle || fit) && allowed && asym_fits(recent);
+            SCHED_STEP(c, Fn::select_idle_sibling,
+                       fmt::format("S4 recent_used_cpu {} is {}{}{}; recent_used_cpu := {}", recent, seenText(s),
+                                   idle ? std::string{} : fitsText(recent), allowed ? "" : " (not allowed)", prev));
+            if (ok) return finish(recent, idle ? Stage2::SIS_RECENT : Stage2::SIS_RECENT_FITS);
         } else {
             SCHED_STEP(c, Fn::select_idle_sibling, fmt::format("S4 recent_used_cpu {} not a candidate; recent_used_cpu := {}", recent, prev));
         }
@@ -492,16 +569,67 @@ int select_idle_sibling(WakeCtx& c, Task& p, int prev, int target) {
             }
         }
     }
+    // H (SIS_CURRENT): the waking CPU is the target and the pair is short and mutual.
+    if (c.k.SIS_CURRENT && c.this_cpu() == target && wake_on_current(c, target, p, Fn::select_idle_sibling))
+        return finish(target, Stage2::SIS_CURRENT);
     // S8
     int i = select_idle_cpu(c, p, *llc, has_idle_core, target);
     if (valid(i)) {
         if (c.k.claim == ClaimMode::Sis) claim_cpu(c, i);
         return finish(i, Stage2::NONE);  // stage2 set by select_idle_cpu
     }
+    // G (SELECT_BIAS_PREV): nothing idle in the LLC: stay on a cache-affine prev.
+    if (c.k.SELECT_BIAS_PREV && prev != target && sds.cpus_share_cache(prev, target)) {
+        SCHED_STEP(c, Fn::select_idle_sibling, fmt::format("SELECT_BIAS_PREV: nothing idle found ({}): prev {}", toString(c.d.stage2), prev));
+        c.d.stage2 = Stage2::NONE;
+        return finish(prev, Stage2::SIS_BIAS_PREV_FALLBACK);
+    }
     // S9
     if (c.d.stage2 == Stage2::NONE) c.d.stage2 = Stage2::SIS_FALLBACK_TARGET;
     SCHED_STEP(c, Fn::select_idle_sibling, fmt::format("S9 nothing idle found: target {}", target));
     return finish(target, Stage2::NONE);
+}
+
+// D: fair.c should_migrate_task() (1/2; 2/2 with migration_ratelimit_adaptive). sched_clock_cpu(prev_cpu) is now.
+bool should_migrate_task(WakeCtx& c, const Task& p, int prev_cpu) {
+    const std::int64_t now = c.st.now_ns;
+    bool ok;
+    if (c.k.migration_ratelimit_adaptive) ok = p.nr_migrations_per_window < p.quota_migrations_per_window || now > p.next_migration_time;
+    else ok = !(now < p.next_migration_time);
+    SCHED_STEP(c, Fn::select_task_rq_fair,
+               c.k.migration_ratelimit_adaptive ? fmt::format("migration ratelimit: {} of {} migrations in the window ending {} ns (now {}) -> {}",
+                                                              p.nr_migrations_per_window, p.quota_migrations_per_window, p.next_migration_time, now,
+                                                              ok ? "may migrate" : "stay on prev " + std::to_string(prev_cpu))
+                                                : fmt::format("migration ratelimit: next_migration_time {} ns, now {} -> {}", p.next_migration_time,
+                                                              now, ok ? "may migrate" : "stay on prev " + std::to_string(prev_cpu)));
+    return ok;
+}
+
+// D: fair.c migrate_task_ratelimit_fair() (2/2), or 1/2's window in migrate_task_rq_fair(): a
+// migration of p at `now`.
+void migrate_task_ratelimit(const Knobs& k, Task& p, std::int64_t now) {
+    if (k.migration_ratelimit_ns <= 0) return;
+    if (!k.migration_ratelimit_adaptive) {
+        p.next_migration_time = now + k.migration_ratelimit_ns;
+        return;
+    }
+    constexpr int SCHED_MIGRATION_QUOTA = 10, SCHED_MIGRATION_QUOTA_REPLENISH = 1;
+    if (now < p.next_migration_time) {
+        p.nr_migrations_per_window++;  // sched_clock_stable(): no shift of the window
+    } else {
+        p.next_migration_time = now + k.migration_ratelimit_ns;
+        if (p.nr_migrations_per_window >= p.quota_migrations_per_window)
+            p.quota_migrations_per_window = std::max(1, p.quota_migrations_per_window >> 1);
+        else p.quota_migrations_per_window = std::min(SCHED_MIGRATION_QUOTA, p.quota_migrations_per_window + SCHED_MIGRATION_QUOTA_REPLENISH);
+        p.nr_migrations_per_window = 1;
+    }
+}
+
+// H: fair.c dur_avg_update() from dequeue_task_fair(): a voluntary sleep closes one run.
+void dur_avg_update(Task& p, std::int64_t sum_exec_runtime) {
+    const std::int64_t dur = sum_exec_runtime - p.prev_sleep_sum_runtime;
+    p.prev_sleep_sum_runtime = sum_exec_runtime;
+    p.dur_avg += (dur - p.dur_avg) / 8;  // update_avg()
 }
 
 // fair.c: select_task_rq_fair()
@@ -529,10 +657,19 @@ int select_task_rq_fair(WakeCtx& c, Task& p, int prev_cpu, std::uint32_t wake_fl
         if (c.k.SIS_DEBOUNCE && c.st.now_ns - p.exec_start >= c.k.migration_cost_ns && c.sd().cpus_share_cache(cpu, prev_cpu)) {
             c.d.stage1 = Stage1::DEBOUNCE_COLD_LLC;
             SCHED_STEP(c, Fn::select_task_rq_fair, "SIS_DEBOUNCE: p is cache-cold and this CPU shares prev's LLC: search prev's LLC");
-            return select_idle_sibling(c, p, prev_cpu, prev_cpu);
+            return select_idle_sibling(c, p, prev_cpu, prev_cpu, false);
         }
     }
 
+    // D (migration ratelimit, Desnoyers RFC 2023-09-05): an affine wakeup of a task that
+    // migrated less than the window ago stays on prev.
+    if (want_affine && c.k.migration_ratelimit_ns > 0 && !should_migrate_task(c, p, prev_cpu)) {
+        c.d.stage1 = Stage1::MIGRATION_RATELIMIT;
+        c.seen(prev_cpu, Fn::select_task_rq_fair, Seen::Chosen);
+        return prev_cpu;
+    }
+
+    bool target_idle = false;  // B: wake_affine_idle() found prev idle or almost idle
     int sdLevel = -1;
     bool affineDomain = false;
     const auto& doms = c.sd().domains(cpu);
@@ -543,7 +680,7 @@ int select_task_rq_fair(WakeCtx& c, Task& p, int prev_cpu, std::uint32_t wake_fl
             if (cpu != prev_cpu) {
                 SCHED_STEP(c, Fn::select_task_rq_fair,
                            fmt::format("want_affine: {} domain spans this {} and prev {}: wake_affine", tmp.name, cpu, prev_cpu));
-                new_cpu = wake_affine(c, tmp, p, cpu, prev_cpu, sync);
+                new_cpu = wake_affine(c, tmp, p, cpu, prev_cpu, sync, &target_idle);
             } else {
                 c.d.stage1 = Stage1::AFFINE_SAME_CPU;
                 SCHED_STEP(c, Fn::select_task_rq_fair, fmt::format("this CPU {} is prev: no wake_affine", cpu));
@@ -565,7 +702,7 @@ int select_task_rq_fair(WakeCtx& c, Task& p, int prev_cpu, std::uint32_t wake_fl
         SCHED_STEP(c, Fn::select_task_rq_fair, fmt::format("slow path from {} (sd_flag {})", doms[sdLevel].name, wakeFlagsToString(sd_flag)));
         new_cpu = find_idlest_cpu(c, sdLevel, p, cpu, prev_cpu, sd_flag);
     } else if (wake_flags & WF_TTWU) {
-        new_cpu = select_idle_sibling(c, p, prev_cpu, new_cpu);
+        new_cpu = select_idle_sibling(c, p, prev_cpu, new_cpu, target_idle);
     } else {
         c.d.stage1 = Stage1::SLOW_NO_DOMAIN;
         SCHED_STEP(c, Fn::select_task_rq_fair, "no domain has the balance flag: prev");

@@ -104,6 +104,14 @@ const std::vector<KnobDesc>& table() {
                  [](const Knobs& k) { return std::string(k.EAS ? "1" : "0"); }},
         BOOL_KNOB(SIS_DEBOUNCE),
         BOOL_KNOB(proxy_exec),
+        BOOL_KNOB(WA_ALMOST_IDLE_PREV),
+        KnobDesc{"almost_idle_load", [](Knobs& k, const std::string& v) { k.almost_idle_load = parseInt("almost_idle_load", v, 0, 1000000); },
+                 [](const Knobs& k) { return std::to_string(k.almost_idle_load); }},
+        BOOL_KNOB(ttwu_queue_l2c),
+        KnobDesc{"migration_ratelimit_ns", [](Knobs& k, const std::string& v) { k.migration_ratelimit_ns = parseInt("migration_ratelimit_ns", v, 0, 1000000000); },
+                 [](const Knobs& k) { return std::to_string(k.migration_ratelimit_ns); }},
+        BOOL_KNOB(migration_ratelimit_adaptive),
+        BOOL_KNOB(UTIL_FITS_CAPACITY), BOOL_KNOB(SELECT_BIAS_PREV), BOOL_KNOB(SIS_CURRENT),
         KnobDesc{"hz", [](Knobs& k, const std::string& v) {
                      auto hz = parseInt("hz", v, 100, 1000);
                      if (hz != 100 && hz != 250 && hz != 300 && hz != 1000) throw KnobError("knob hz: must be 100, 250, 300 or 1000");
@@ -191,6 +199,44 @@ const std::map<std::string, PresetDesc>& presetTable() {
          {"proxy execution v6 (Stultz, Nov 2023): mutex handoffs, blocked donors stay queued and run their lock's owner, chain "
           "migration to the owner's CPU (docs/patch-variants.md: Proxy execution)",
           [](Knobs& k) { k.proxy_exec = true; }}},
+        {"almost-idle-prev",
+         {"B: wake_affine_idle() takes prev when idle or its load without p is <= 5, and select_idle_sibling() is told it is idle "
+          "(Desnoyers, 2023-08-10; docs/patch-variants.md: Follow-ups)",
+          [](Knobs& k) { k.WA_ALMOST_IDLE_PREV = true; }}},
+        {"ttwu-queue-l2c",
+         {"C: a remote wakeup takes the target's rq lock directly only within an L2, else wakelist + IPI (Desnoyers, v3 2023-08-22; "
+          "docs/patch-variants.md: Follow-ups)",
+          [](Knobs& k) { k.ttwu_queue_l2c = true; }}},
+        {"migrate-ratelimit",
+         {"D 1/2: an affine wakeup stays on prev for 2 ms after the task migrated (Desnoyers, RFC 2023-09-05; docs/patch-variants.md: "
+          "Follow-ups)",
+          [](Knobs& k) { k.migration_ratelimit_ns = 2000000; }}},
+        {"migrate-ratelimit-adaptive",
+         {"D 1/2 + 2/2: up to 10 migrations per 2 ms window, the quota halved when used up (Desnoyers, RFC 2023-09-05; "
+          "docs/patch-variants.md: Follow-ups)",
+          [](Knobs& k) {
+              k.migration_ratelimit_ns = 2000000;
+              k.migration_ratelimit_adaptive = true;
+          }}},
+        {"util-fits-capacity",
+         {"G 1/2: target, prev and recent_used_cpu also taken when the task's util fits their remaining capacity (Desnoyers, v2 "
+          "2023-10-19; docs/patch-variants.md: Follow-ups)",
+          [](Knobs& k) { k.UTIL_FITS_CAPACITY = true; }}},
+        {"select-bias-prev",
+         {"G 2/2: prev checked before target, and taken when the LLC scan finds nothing (Desnoyers, v2 2023-10-19; "
+          "docs/patch-variants.md: Follow-ups)",
+          [](Knobs& k) { k.SELECT_BIAS_PREV = true; }}},
+        {"util-fits-bias-prev",
+         {"G: UTIL_FITS_CAPACITY and SELECT_BIAS_PREV together, as measured (Desnoyers, v2 2023-10-19; docs/patch-variants.md: "
+          "Follow-ups)",
+          [](Knobs& k) {
+              k.UTIL_FITS_CAPACITY = true;
+              k.SELECT_BIAS_PREV = true;
+          }}},
+        {"sis-current",
+         {"H: a short waker and wakee that wake each other run on the waking CPU (Chen Yu, v8 2023-04-29; docs/patch-variants.md: "
+          "Follow-ups)",
+          [](Knobs& k) { k.SIS_CURRENT = true; }}},
     };
     return t;
 }
@@ -201,7 +247,7 @@ Knobs Knobs::preset(const std::string& name) {
     auto it = presetTable().find(name);
     if (it == presetTable().end()) {
         std::string known;
-        for (auto& [k, v] : presetTable()) known += (known.empty() ? "" : ", ") + k;
+        for (const auto& k : presetNames()) known += (known.empty() ? "" : ", ") + k;
         throw KnobError(fmt::format("unknown knob preset '{}' (known: {})", name, known));
     }
     Knobs k;
@@ -212,7 +258,9 @@ Knobs Knobs::preset(const std::string& name) {
 
 std::vector<std::string> Knobs::presetNames() {
     // Presentation order: baseline first, then the variants in spec order.
-    return {"baseline", "idle-delay-v1", "idle-delay-v2", "idle-delay-v3", "claim-wakeup", "claim-wakeup-str", "sis-debounce", "proxy-exec-v6"};
+    return {"baseline",           "idle-delay-v1",    "idle-delay-v2",       "idle-delay-v3",  "claim-wakeup",      "claim-wakeup-str",
+            "sis-debounce",       "proxy-exec-v6",    "almost-idle-prev",    "ttwu-queue-l2c", "migrate-ratelimit", "migrate-ratelimit-adaptive",
+            "util-fits-capacity", "select-bias-prev", "util-fits-bias-prev", "sis-current"};
 }
 
 std::string Knobs::presetDescription(const std::string& name) {

@@ -74,6 +74,36 @@ struct Knobs {
     /// runqueue as a donor, and picking it runs the owner in its place, migrating it to the
     /// owner's CPU first. A boot parameter (proxy_exec=): fixed for a run.
     bool proxy_exec = false;
+
+    // The idle-extension thread's follow-up patches (docs/patch-variants.md: Follow-ups), Aug-Nov 2023.
+    /// B. "Favor almost idle previously used CPUs for wake affine" (Desnoyers, 2023-08-10):
+    /// wake_affine_idle() also takes prev when cpu_load_without(prev, p) <= almost_idle_load, and
+    /// select_idle_sibling() is told its target is idle.
+    bool WA_ALMOST_IDLE_PREV = false;
+    std::int64_t almost_idle_load = 5;  ///< B's threshold (the patch's literal 5)
+    /// C. "ttwu_queue_cond: skip queued wakeups across different L2 caches" (Desnoyers, v3
+    /// 2023-08-22): a remote wakeup activates directly only when waker and target share an L2
+    /// (cpus_share_l2c()); otherwise wakelist + IPI (6.1: share the LLC).
+    bool ttwu_queue_l2c = false;
+    /// D. "Rate limit task migration" (Desnoyers, RFC 2023-09-05): 1/2 keeps an affine wakeup on
+    /// prev while sched_clock < se.next_migration_time (set to now + this window at each
+    /// migration); 0 = off.
+    std::int64_t migration_ratelimit_ns = 0;
+    /// D 2/2: the adaptive form: a quota of migrations per window (10, halved when used up,
+    /// replenished by one otherwise) instead of one.
+    bool migration_ratelimit_adaptive = false;
+    /// G. UTIL_FITS_CAPACITY (Desnoyers, v2 2023-10-19): select_idle_sibling() also accepts
+    /// target / prev / recent_used_cpu when util_est.enqueued + task_util_est(p) fits the CPU's
+    /// capacity with fits_capacity()'s 20 % margin. Needs UTIL_EST.
+    bool UTIL_FITS_CAPACITY = false;
+    /// G. SELECT_BIAS_PREV: prev is checked before target, and returned instead of target when
+    /// the LLC scan finds nothing.
+    bool SELECT_BIAS_PREV = false;
+    /// H. SIS_CURRENT (Chen Yu, v8 2023-04-29): a short waker and a short wakee that wake each
+    /// other (se.dur_avg < sysctl_sched_migration_cost, no wakee flips, each the other's
+    /// last_wakee) go on the waking CPU.
+    bool SIS_CURRENT = false;
+
     KernelVersion kernel = KernelVersion::V6_1;
 
     std::int64_t jiffyNs() const { return 1000000000LL / hz; }

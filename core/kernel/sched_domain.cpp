@@ -391,6 +391,7 @@ SchedDomains::SchedDomains(const Topology& topo) {
     m_sdLlc.assign(n, -1);
     m_sdLlcSize.assign(n, 1);
     m_sdLlcId.assign(n, 0);
+    m_sdL2cId.assign(n, 0);
     m_sdNuma.assign(n, -1);
     m_sdAsymCap.assign(n, -1);
     m_smt.assign(n, {});
@@ -399,6 +400,7 @@ SchedDomains::SchedDomains(const Topology& topo) {
         for (auto& dom : m_perCpu[cpu])
             if (dom.flags & SD_ASYM_CPUCAPACITY) m_asymCap = true;
         m_smt[cpu] = topo.smtMask(cpu);
+        m_sdL2cId[cpu] = topo.clusterMask(cpu).first();
         if (m_smt[cpu].weight() > 1) m_smtActive = true;
     }
 }

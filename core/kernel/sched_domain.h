@@ -79,6 +79,10 @@ public:
     const SchedDomain* sd_numa(int cpu) const { return m_sdNuma[cpu] < 0 ? nullptr : &m_perCpu[cpu][m_sdNuma[cpu]]; }
     const SchedDomain* sd_asym_cpucapacity(int cpu) const { return m_sdAsymCap[cpu] < 0 ? nullptr : &m_perCpu[cpu][m_sdAsymCap[cpu]]; }
     bool cpus_share_cache(int a, int b) const { return m_sdLlcId[a] == m_sdLlcId[b]; }
+    /// cpus_share_l2c() of the L2 series (Desnoyers, v3 2023-08-22): sd_l2c_id, the first CPU of
+    /// topology_cluster_cpumask(cpu), i.e. the CPUs sharing an L2 (the SMT siblings where no
+    /// cluster level exists).
+    bool cpus_share_l2c(int a, int b) const { return a == b || m_sdL2cId[a] == m_sdL2cId[b]; }
     /// cpu_smt_mask(cpu)
     const CpuMask& smtMask(int cpu) const { return m_smt[cpu]; }
     /// sched_smt_active(): some core has more than one thread.
@@ -95,7 +99,7 @@ private:
     void updateTopCacheDomain(int cpu);
 
     std::vector<std::vector<SchedDomain>> m_perCpu;
-    std::vector<int> m_sdLlc, m_sdLlcSize, m_sdLlcId, m_sdNuma, m_sdAsymCap;
+    std::vector<int> m_sdLlc, m_sdLlcSize, m_sdLlcId, m_sdL2cId, m_sdNuma, m_sdAsymCap;
     std::vector<CpuMask> m_smt;
     bool m_smtActive = false, m_asymCap = false;
     std::vector<std::string> m_levelNames;

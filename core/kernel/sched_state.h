@@ -82,6 +82,8 @@ struct Task {
     unsigned wakee_flips = 0;
     int last_wakee = -1;  ///< pid of the last task this one woke, -1 none
     int numa_preferred_nid = -1;
+    int nr_migrations_per_window = 0;      ///< D 2/2 (migration ratelimit): migrations in the current window
+    int quota_migrations_per_window = 10;  ///< D 2/2: SCHED_MIGRATION_QUOTA at fork
     /// p->cpus_ptr: points at an interned mask (CpuMask::intern), as the kernel's points at
     /// p->cpus_mask; set it with setAffinity().
     const CpuMask* cpus_ptr = &kNoCpus;
@@ -90,10 +92,13 @@ struct Task {
     /// it (a sleeping task's is as of its dequeue until sync_entity_load_avg()); a snapshot
     /// gives it as read. last_update_time 0 = a new task not yet attached to a cfs_rq.
     SchedAvg avg{.last_update_time = 1};
-    std::int64_t task_h_load = -1;   ///< -1: equals se.avg.load_avg (no cgroup hierarchy)
-    std::int64_t exec_start = 0;     ///< ns
-    std::int64_t vruntime = 0;       ///< ns, relative to its cfs_rq's min_vruntime when not queued
-    std::int64_t wakee_placed = -1;  ///< SIS_DEBOUNCE: jiffies of the last placement, -1 never
+    std::int64_t task_h_load = -1;            ///< -1: equals se.avg.load_avg (no cgroup hierarchy)
+    std::int64_t exec_start = 0;              ///< ns
+    std::int64_t vruntime = 0;                ///< ns, relative to its cfs_rq's min_vruntime when not queued
+    std::int64_t wakee_placed = -1;           ///< SIS_DEBOUNCE: jiffies of the last placement, -1 never
+    std::int64_t next_migration_time = 0;     ///< D (migration ratelimit): se.next_migration_time, ns
+    std::int64_t dur_avg = 0;                 ///< H (SIS_CURRENT): se.dur_avg, the average run between voluntary sleeps, ns
+    std::int64_t prev_sleep_sum_runtime = 0;  ///< H: se.prev_sleep_sum_runtime, ns
     bool migration_disabled = false;
     bool on_rq = false;
     bool on_cpu = false;

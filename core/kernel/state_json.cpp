@@ -43,7 +43,7 @@ const std::set<std::string> kCpuKeys = {"cpu",
                                         "need_resched"};
 
 const std::set<std::string> kWakerKeys = {"cpu",         "context", "per_cpu_kthread", "wakee_flips", "wakee_flip_decay_ts", "last_wakee", "load_avg",
-                                          "task_h_load", "exiting", "is_wakee",        "pid"};
+                                          "task_h_load", "exiting", "is_wakee",        "pid",         "dur_avg_ns"};
 
 const std::set<std::string> kTaskKeys = {"pid",
                                          "comm",
@@ -68,7 +68,11 @@ const std::set<std::string> kTaskKeys = {"pid",
                                          "last_update_time",
                                          "vruntime_ns",
                                          "numa_preferred_nid",
-                                         "migration_disabled"};
+                                         "migration_disabled",
+                                         "dur_avg_ns",
+                                         "next_migration_time_ns",
+                                         "nr_migrations_per_window",
+                                         "quota_migrations_per_window"};
 
 // A CPU entry before defaults are resolved: which fields were given.
 struct CpuSpec {
@@ -159,6 +163,7 @@ bool parseWaker(const Obj& wo, ExplainInput& in) {
     w.current.avg.load_avg = std::uint64_t(wo.i64("load_avg", 0).value_or(1024));
     w.current.task_h_load = wo.i64("task_h_load", 0).value_or(-1);
     w.current.exiting = wo.boolean("exiting").value_or(false);
+    w.current.dur_avg = wo.i64("dur_avg_ns", 0).value_or(0);
     w.is_wakee = wo.boolean("is_wakee").value_or(false);
     const bool kworker = wo.boolean("per_cpu_kthread").value_or(false);
     if (kworker) {
@@ -197,7 +202,13 @@ void parseTask(const Obj& to, ExplainInput& in) {
     p.recent_used_cpu = to.has("recent_used_cpu") ? to.cpu("recent_used_cpu", nr) : p.cpu;
     p.wakee_flips = unsigned(to.i64("wakee_flips", 0, UINT32_MAX).value_or(0));
     p.wakee_flip_decay_ts = to.i64("wakee_flip_decay_ts", 0).value_or(st.jiffies);
-    p.last_wakee = int(to.i64("last_wakee", -1).value_or(-1));
+    if (to.has("last_wakee") && to.at("last_wakee").is_string()) {
+        if (to.at("last_wakee").get<std::string>() != "waker")
+            throw InputError(file, "task.last_wakee", "must be \"waker\" (the waker's current) or a pid");
+        p.last_wakee = in.waker.current.pid;
+    } else {
+        p.last_wakee = int(to.i64("last_wakee", -1, INT32_MAX).value_or(-1));
+    }
     {
         const std::int64_t util = to.i64("util_avg", 0, 1024).value_or(0);
         p.setAverages(to.i64("load_avg", 0).value_or(512), util, to.i64("runnable_avg", 0).value_or(util), to.i64("util_est", 0, 1024).value_or(0));
@@ -220,6 +231,10 @@ void parseTask(const Obj& to, ExplainInput& in) {
     p.vruntime = to.i64("vruntime_ns", INT64_MIN).value_or(0);
     p.numa_preferred_nid = int(to.i64("numa_preferred_nid", -1, in.topo->nrNodes() - 1).value_or(-1));
     p.migration_disabled = to.boolean("migration_disabled").value_or(false);
+    p.dur_avg = to.i64("dur_avg_ns", 0).value_or(0);
+    p.next_migration_time = to.i64("next_migration_time_ns", 0).value_or(0);
+    p.nr_migrations_per_window = int(to.i64("nr_migrations_per_window", 0, INT32_MAX).value_or(0));
+    p.quota_migrations_per_window = int(to.i64("quota_migrations_per_window", 1, 10).value_or(10));
 }
 
 // The waker's last_wakee ("task": the task parsed), and its pid when it is the wakee itself.

@@ -68,19 +68,34 @@ int select_fallback_rq(WakeCtx& c, int cpu, const Task& p);
 int select_task_rq_fair(WakeCtx& c, Task& p, int prev_cpu, std::uint32_t wake_flags);
 void record_wakee(WakeCtx& c, const Task& p);
 bool wake_wide(WakeCtx& c, const Task& p);
-int wake_affine(WakeCtx& c, const SchedDomain& sd, Task& p, int this_cpu, int prev_cpu, bool sync);
-int wake_affine_idle(WakeCtx& c, int this_cpu, int prev_cpu, bool sync);
+/// `target_idle` (B, almost-idle prev): set when wake_affine_idle() chose an idle or almost idle prev.
+int wake_affine(WakeCtx& c, const SchedDomain& sd, Task& p, int this_cpu, int prev_cpu, bool sync, bool* target_idle);
+int wake_affine_idle(WakeCtx& c, int this_cpu, int prev_cpu, bool sync, bool* target_idle, const Task& p);
+/// cpu_load_without(): the CPU's load without p's contribution (p's last CPU only).
+std::int64_t cpu_load_without(WakeCtx& c, int cpu, const Task& p);
+/// H (SIS_CURRENT v8): wake_on_current(this_cpu, p); `fn` is the caller, for the record
+/// (wake_affine() after wake_affine_weight(), or select_idle_sibling()).
+bool wake_on_current(WakeCtx& c, int this_cpu, const Task& p, Fn fn);
+/// D (migration ratelimit): should_migrate_task(p, prev_cpu).
+bool should_migrate_task(WakeCtx& c, const Task& p, int prev_cpu);
+/// D: the ratelimit's bookkeeping at a migration of p at `now` (migrate_task_rq_fair()).
+void migrate_task_ratelimit(const Knobs& k, Task& p, std::int64_t now);
+/// H: dur_avg_update() at a sleeping dequeue, with the task's se.sum_exec_runtime.
+void dur_avg_update(Task& p, std::int64_t sum_exec_runtime);
 int wake_affine_weight(WakeCtx& c, const SchedDomain& sd, Task& p, int this_cpu, int prev_cpu, bool sync);
 int find_idlest_cpu(WakeCtx& c, int sdLevel, Task& p, int cpu, int prev_cpu, std::uint32_t sd_flag);
 /// Returns the index in sd.groups of the idlest group, or -1 (stay local).
 int find_idlest_group(WakeCtx& c, const SchedDomain& sd, const Task& p, int this_cpu);
 int find_idlest_group_cpu(WakeCtx& c, const CpuMask& group, const Task& p, int this_cpu);
-int select_idle_sibling(WakeCtx& c, Task& p, int prev, int target);
+/// `target_idle` (B): wake_affine_idle() said target (prev) is idle or almost idle.
+int select_idle_sibling(WakeCtx& c, Task& p, int prev, int target, bool target_idle = false);
 int select_idle_capacity(WakeCtx& c, const Task& p, const SchedDomain& sd, int target);
 int select_idle_smt(WakeCtx& c, const Task& p, const SchedDomain& sd, int target);
 int select_idle_core(WakeCtx& c, const Task& p, int core, CpuMask& cpus, int* idle_cpu);
 int select_idle_cpu(WakeCtx& c, const Task& p, const SchedDomain& sd, bool has_idle_core, int target);
-bool ttwu_queue_cond(WakeCtx& c, const Task& p, int cpu);
+/// `crossL2` (C, ttwu_queue_l2c): set when the wakelist was chosen only because waker and target
+/// share the LLC but not an L2.
+bool ttwu_queue_cond(WakeCtx& c, const Task& p, int cpu, bool* crossL2 = nullptr);
 bool check_preempt_curr(WakeCtx& c, const Task& p, int cpu, std::uint32_t wake_flags, bool migrated, int from_cpu);
 
 // --- Idle predicates (core.c: idle_cpu(), with the patch variants' knobs) --

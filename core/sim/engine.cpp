@@ -628,6 +628,12 @@ void Engine::postInitEntityUtilAvg(int cpu, SimTask& p) {
     p.t.avg.runnable_sum = p.t.avg.runnable_avg * (LOAD_AVG_MAX - 1024);
 }
 
+void Engine::reserveTasks(std::size_t n) {
+    m_comm.reserve(n);
+    m_hrt.reserve(n);
+    if (m_proxyOn) m_blocked.reserve(n);
+}
+
 int Engine::spawn(std::uint16_t workload, const std::string& comm, int mm, int parent, std::uint8_t role, std::int32_t idx, std::int64_t hot_set,
                   const CpuMask* affinity) {
     const int id = int(m_tasks.size());

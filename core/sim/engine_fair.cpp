@@ -266,6 +266,7 @@ void Engine::dequeueTask(int cpu, int id, bool sleep) {
     update_cfs_group(cpu);  // the group entity on the parent cfs_rq
     c.util_est = std::max<std::int64_t>(0, c.util_est - std::int64_t(task_util_est(p.t.avg)));
     if (sleep && m_cfg.knobs.UTIL_EST) util_est_update_task(p.t.avg, m_cfg.knobs.UTIL_EST_FASTUP);
+    if (sleep) dur_avg_update(p.t, p.sum_exec);  // SIS_CURRENT's 1/2: recorded whatever the knobs, read by SIS_CURRENT
     if (c.curr == id) {
         setCurr(cpu, -1);
         clearBurst(cpu);
@@ -334,7 +335,8 @@ void Engine::migrateTask(int id, int from, int to, MigrationCause cause, int on_
         src.removed_util += std::int64_t(p.t.avg.util_avg);
         src.removed_runnable += std::int64_t(p.t.avg.runnable_avg);
     }
-    p.t.avg.last_update_time = 0;  // "Tell new CPU we are migrated"
+    p.t.avg.last_update_time = 0;                     // "Tell new CPU we are migrated"
+    migrate_task_ratelimit(m_cfg.knobs, p.t, m_now);  // the migration ratelimit's window (its knobs)
     // migrate_task_rq_fair(), for a task in TASK_WAKING (try_to_wake_up's set_task_cpu):
     // se->vruntime -= old cfs_rq->min_vruntime, read now, not when the wakee is enqueued.
     // Balancing moves a queued task, whose detach (dequeue without DEQUEUE_SLEEP) made it relative.

@@ -333,6 +333,11 @@ std::unique_ptr<Engine> buildEngine(const Scenario& s, const Knobs& k, const Cos
     if (o.decision_sink) e->metrics().decision_sink = o.decision_sink;
     if (o.event_sink) e->metrics().event_sink = o.event_sink;
     if (o.wake_inputs_sink) e->wake_inputs_sink = o.wake_inputs_sink;
+    {
+        std::int64_t tasks = 0;  // every workload's tasks and a main task each (hackbench's parent)
+        for (const auto& w : s.workloads) tasks += workloadTasks(w, s.topo->nrCpus()) + 1;
+        e->reserveTasks(std::size_t(std::min<std::int64_t>(tasks, kMaxScenarioTasks + 64)));
+    }
     for (std::size_t i = 0; i < s.workloads.size(); ++i) {
         const auto idx = std::uint16_t(i);
         std::visit(
