@@ -105,7 +105,7 @@ private:
     const QCommandLineOption viewOpt{
         QStringLiteral("view"),
         QStringLiteral("With --screenshot: window (default), heatmapA, heatmapB, rq, rqB, rqAB (A and B side by side), latency, counters, inspector, "
-                       "flow (the decision flow)."),
+                       "flow (the decision flow), knobs (the knob panel)."),
         QStringLiteral("name"), QStringLiteral("window")};
     const QCommandLineOption aOpt{QStringLiteral("a"), QStringLiteral("Knob preset of side A."), QStringLiteral("preset")};
     const QCommandLineOption bOpt{QStringLiteral("b"), QStringLiteral("Knob preset of side B."), QStringLiteral("preset")};
@@ -225,9 +225,10 @@ private:
             return 1;
         }
 
-        static const QStringList kViews = {
-            QStringLiteral("window"),  QStringLiteral("heatmapA"), QStringLiteral("heatmapB"),  QStringLiteral("rq"),   QStringLiteral("rqB"),
-            QStringLiteral("latency"), QStringLiteral("counters"), QStringLiteral("inspector"), QStringLiteral("rqAB"), QStringLiteral("flow")};
+        static const QStringList kViews = {QStringLiteral("window"),   QStringLiteral("heatmapA"),  QStringLiteral("heatmapB"),
+                                           QStringLiteral("rq"),       QStringLiteral("rqB"),       QStringLiteral("latency"),
+                                           QStringLiteral("counters"), QStringLiteral("inspector"), QStringLiteral("rqAB"),
+                                           QStringLiteral("flow"),     QStringLiteral("knobs")};
         if (!kViews.contains(viewName)) return usage(QStringLiteral("--view '%1': unknown view").arg(viewName));
         return -1;
     }

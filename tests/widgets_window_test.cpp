@@ -29,6 +29,9 @@
 #include <QCheckBox>
 #include <QComboBox>
 #include <QDockWidget>
+#include <QDoubleSpinBox>
+#include <QGroupBox>
+#include <QSpinBox>
 #include <QClipboard>
 #include <QDir>
 #include <QElapsedTimer>
@@ -1038,4 +1041,40 @@ TEST(FlowView, ARecordedTraceShowsSchedlabsDecisionsWithTheDisagreementsMarked) 
     ASSERT_TRUE(row && row->decision);
     EXPECT_EQ(v->litNodes(), sched::DecisionFlow::get().lit(*row->decision));
     EXPECT_TRUE(v->toolTipFor(sched::DecisionFlow::get().node("select_idle_sibling")).contains(QStringLiteral("disagree with the kernel")));
+}
+
+TEST(KnobPanel, TheFollowUpPatchesAreGroupedKnobs) {
+    KnobPanel panel;
+    panel.setKnobs(sched::Knobs::preset("baseline"), sched::Knobs::preset("sis-current"));
+    auto* group = panel.findChild<QGroupBox*>(QStringLiteral("followUps"));
+    ASSERT_NE(group, nullptr);
+    // Every part of every follow-up patch is a control in the group, with the patch's date in its tooltip.
+    for (const char* name :
+         {"WA_ALMOST_IDLE_PREV", "ttwu_queue_l2c", "migration_ratelimit_adaptive", "UTIL_FITS_CAPACITY", "SELECT_BIAS_PREV", "SIS_CURRENT"}) {
+        auto* cb = group->findChild<QCheckBox*>(QString::fromLatin1(name));
+        ASSERT_NE(cb, nullptr) << name;
+        EXPECT_TRUE(cb->toolTip().contains(QStringLiteral("2023-"))) << name;
+    }
+    panel.setEditedSide(1);
+    EXPECT_TRUE(group->findChild<QCheckBox*>(QStringLiteral("SIS_CURRENT"))->isChecked()) << "B's preset shows";
+    int changes = 0;
+    QObject::connect(&panel, &KnobPanel::knobsChanged, [&](int side, const sched::Knobs&) { changes += side == 1; });
+    group->findChild<QCheckBox*>(QStringLiteral("UTIL_FITS_CAPACITY"))->click();
+    EXPECT_TRUE(panel.knobs(1).UTIL_FITS_CAPACITY);
+    EXPECT_TRUE(panel.knobs(1).SIS_CURRENT);
+    auto* window = group->findChild<QDoubleSpinBox*>(QStringLiteral("migration_ratelimit_ns"));
+    ASSERT_NE(window, nullptr);
+    window->setValue(2.0);
+    EXPECT_EQ(panel.knobs(1).migration_ratelimit_ns, 2000000);
+    auto* load = group->findChild<QSpinBox*>(QStringLiteral("almost_idle_load"));
+    ASSERT_NE(load, nullptr);
+    EXPECT_EQ(load->value(), 5);
+    load->setValue(8);
+    EXPECT_EQ(panel.knobs(1).almost_idle_load, 8);
+    EXPECT_EQ(changes, 3);
+    EXPECT_FALSE(panel.knobs(0).UTIL_FITS_CAPACITY) << "A untouched";
+    // The caption's description names the parts.
+    const std::string d = panel.knobs(1).describe();
+    for (const char* part : {"sis-current", "UTIL_FITS_CAPACITY=1", "migration_ratelimit_ns=2000000", "almost_idle_load=8"})
+        EXPECT_NE(d.find(part), std::string::npos) << part << " in " << d;
 }

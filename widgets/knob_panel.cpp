@@ -17,7 +17,10 @@
 #include <QPushButton>
 #include <QRadioButton>
 #include <QSlider>
+#include <QSpinBox>
 #include <QVBoxLayout>
+
+#include <cmath>
 
 namespace schedlab {
 namespace {
@@ -112,6 +115,79 @@ KnobPanel::KnobPanel(QWidget* parent) : QWidget(parent) {
     }
     top->addWidget(other);
 
+    // The idle-extension thread's follow-up patches, one row each: its name (the tooltip gives
+    // author, title and date), its parts as knobs (docs/patch-variants.md: Follow-ups).
+    auto* follow = new QGroupBox(tr("Follow-up patches (Aug-Nov 2023)"), this);
+    follow->setObjectName(QStringLiteral("followUps"));
+    auto* fg = new QGridLayout(follow);
+    int row = 0;
+    auto patchRow = [&](const QString& label, const QString& tip, std::initializer_list<const char*> knobs) {
+        auto* l = new QLabel(label, follow);
+        l->setToolTip(tip);
+        fg->addWidget(l, row, 0);
+        int col = 1;
+        for (const char* name : knobs) {
+            auto* cb = new QCheckBox(QString::fromLatin1(name), follow);
+            cb->setObjectName(QString::fromLatin1(name));
+            cb->setToolTip(tip);
+            m_features[name] = cb;
+            fg->addWidget(cb, row, col++);
+            connect(cb, &QCheckBox::toggled, this, [this] { edited(); });
+        }
+        return col;
+    };
+    {
+        const int col = patchRow(tr("B almost-idle prev"),
+                                 tr("Mathieu Desnoyers, \"sched: Favor almost idle previously used CPUs for wake affine\" (RFC, 2023-08-10): "
+                                    "wake_affine_idle() keeps prev when its load without the wakee is at most the threshold"),
+                                 {"WA_ALMOST_IDLE_PREV"});
+        m_almostIdleLoad = new QSpinBox(follow);
+        m_almostIdleLoad->setObjectName(QStringLiteral("almost_idle_load"));
+        m_almostIdleLoad->setRange(0, 1000000);
+        m_almostIdleLoad->setPrefix(tr("load ≤ "));
+        m_almostIdleLoad->setToolTip(tr("almost_idle_load: the patch's threshold (5)"));
+        fg->addWidget(m_almostIdleLoad, row++, col);
+    }
+    patchRow(tr("C wakelist across L2"),
+             tr("Mathieu Desnoyers, \"sched: ttwu_queue_cond: skip queued wakeups across different l2 caches\" (v3, 2023-08-22): a remote "
+                "wakeup takes the target's rq lock only within an L2, else wakelist + IPI"),
+             {"ttwu_queue_l2c"});
+    ++row;
+    {
+        const QString tip =
+            tr("Mathieu Desnoyers, \"sched/eevdf: Rate limit task migration\" (RFC, 2023-09-05): an affine wakeup stays on prev "
+               "within the window after a migration (2/2: a quota of migrations per window)");
+        auto* l = new QLabel(tr("D migration ratelimit"), follow);
+        l->setToolTip(tip);
+        fg->addWidget(l, row, 0);
+        m_ratelimitMs = new QDoubleSpinBox(follow);
+        m_ratelimitMs->setObjectName(QStringLiteral("migration_ratelimit_ns"));
+        m_ratelimitMs->setRange(0, 1000);
+        m_ratelimitMs->setSingleStep(0.5);
+        m_ratelimitMs->setDecimals(1);
+        m_ratelimitMs->setSuffix(tr(" ms"));
+        m_ratelimitMs->setSpecialValueText(tr("off"));
+        m_ratelimitMs->setToolTip(tip);
+        fg->addWidget(m_ratelimitMs, row, 1);
+        auto* cb = new QCheckBox(QStringLiteral("adaptive"), follow);
+        cb->setObjectName(QStringLiteral("migration_ratelimit_adaptive"));
+        cb->setToolTip(tip);
+        m_features["migration_ratelimit_adaptive"] = cb;
+        fg->addWidget(cb, row++, 2);
+        connect(cb, &QCheckBox::toggled, this, [this] { edited(); });
+    }
+    patchRow(tr("G util fits / bias prev"),
+             tr("Mathieu Desnoyers, \"sched/fair: Introduce UTIL_FITS_CAPACITY feature\" and \"Introduce SELECT_BIAS_PREV to reduce "
+                "migrations\" (RFC v2, 2023-10-19)"),
+             {"UTIL_FITS_CAPACITY", "SELECT_BIAS_PREV"});
+    ++row;
+    patchRow(tr("H SIS_CURRENT"), tr("Chen Yu, \"sched/fair: Introduce SIS_CURRENT to wake up short task on current CPU\" (v8, 2023-04-29)"),
+             {"SIS_CURRENT"});
+    ++row;
+    top->addWidget(follow);
+    connect(m_almostIdleLoad, &QSpinBox::valueChanged, this, [this] { edited(); });
+    connect(m_ratelimitMs, &QDoubleSpinBox::valueChanged, this, [this] { edited(); });
+
     auto* wl = new QGroupBox(tr("Workload (applies from t = 0: both sides restart)"), this);
     auto* wv = new QVBoxLayout(wl);
     m_commands = new QLabel(wl);
@@ -203,6 +279,8 @@ void KnobPanel::refresh() {
     m_clock->setCurrentIndex(k.idle_delay_clock == sched::IdleDelayClock::ClockIdle ? 1 : 0);
     m_claim->setCurrentIndex(int(k.claim));
     for (auto& [name, cb] : m_features) cb->setChecked(k.get(name) == "1" || k.get(name) == "true");
+    m_almostIdleLoad->setValue(int(k.almost_idle_load));
+    m_ratelimitMs->setValue(double(k.migration_ratelimit_ns) / 1e6);
     m_updating = false;
     const double ms = double(k.idle_delay_ns) / 1e6;
     m_delayLabel->setText(k.idle_delay_ns == 0 ? tr("off") : QStringLiteral("%1 ms").arg(ms, 0, 'f', 1));
@@ -220,6 +298,8 @@ void KnobPanel::edited() {
     n.set("idle_delay_clock", m_clock->currentData().toString().toStdString());
     n.set("claim", m_claim->currentData().toString().toStdString());
     for (auto& [name, cb] : m_features) n.set(name, cb->isChecked() ? "1" : "0");
+    n.almost_idle_load = m_almostIdleLoad->value();
+    n.migration_ratelimit_ns = std::llround(m_ratelimitMs->value() * 1e6);
     if (n == k) {
         refresh();
         return;

@@ -17,6 +17,8 @@ class QComboBox;
 class QLabel;
 class QRadioButton;
 class QSlider;
+class QSpinBox;
+class QDoubleSpinBox;
 
 namespace schedlab {
 
@@ -76,6 +78,8 @@ private:
     QComboBox* m_clock = nullptr;
     QComboBox* m_claim = nullptr;
     std::map<std::string, QCheckBox*> m_features;
+    QSpinBox* m_almostIdleLoad = nullptr;     ///< B: almost_idle_load
+    QDoubleSpinBox* m_ratelimitMs = nullptr;  ///< D: migration_ratelimit_ns, in ms
     QLabel* m_summary = nullptr;
     QPlainTextEdit* m_workloads = nullptr;
     QLabel* m_commands = nullptr;

@@ -468,6 +468,7 @@ QWidget* MainWindow::view(const QString& name) const {
     if (name == QLatin1String("counters")) return m_counters;
     if (name == QLatin1String("inspector")) return m_inspector;
     if (name == QLatin1String("flow")) return m_flow;
+    if (name == QLatin1String("knobs")) return m_knobs;
     if (name == QLatin1String("window")) return const_cast<MainWindow*>(this);
     return nullptr;
 }
