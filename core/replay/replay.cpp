@@ -256,12 +256,18 @@ private:
             touch(r, now);
             r.running = false;
             r.exec_start = now;  // update_curr() at put_prev / dequeue
-            if (e.prev_state != 'R') dequeue(e.pid, now);
+            if (r.ran_from >= 0) r.sum_exec += now - r.ran_from;
+            r.ran_from = -1;
+            if (e.prev_state != 'R') {
+                dequeue(e.pid, now);
+                dur_avg_update(r.sim, r.sum_exec);  // SIS_CURRENT's 1/2: a sleeping dequeue closes one run
+            }
         }
         if (e.pid2) {
             enqueue(e.pid2, c, now);
             RTask& n = tasks[e.pid2];
             n.running = true;
+            n.ran_from = now;
             n.exec_start = now;                                   // set_next_entity()
             if (rc.curr == 0) rc.idle_end = rc.clock_idle = now;  // leaving idle (v1/v2's idle_end_time; __schedule's rq clock)
         } else {
@@ -310,7 +316,10 @@ private:
     void onMigrate(const SchedEvent& e, std::int64_t now) {
         RTask& r = task(e.pid, now);
         touch(r, now);
-        if (e.orig_cpu != e.target_cpu) r.exec_start = 0;  // enqueued with ENQUEUE_MIGRATED
+        if (e.orig_cpu != e.target_cpu) {
+            r.exec_start = 0;                           // enqueued with ENQUEUE_MIGRATED
+            migrate_task_ratelimit(knobs, r.sim, now);  // migrate_task_rq_fair(): the migration ratelimit's window
+        }
         const bool queued = r.runnable;
         migrate(e.pid, e.target_cpu, now);
         // attach_task() updates the destination's rq clock: clock_idle when it is idle.

@@ -62,6 +62,8 @@ struct RTask {
     Pelt pelt;
     std::int64_t first_seen = -1;
     std::int64_t exec_start = 0;  ///< se.exec_start: when it last ran (update_curr), 0 after a migration (ENQUEUE_MIGRATED)
+    std::int64_t ran_from = -1;   ///< when it was last switched in (-1: not running); sum_exec's clock
+    std::int64_t sum_exec = 0;    ///< se.sum_exec_runtime as replayed (for SIS_CURRENT's se.dur_avg)
     bool forked = false;          ///< forked inside the trace: its wakee_flips are known (copied from the parent)
     SchedAvg ue;                  ///< util_est (enqueued, ewma), updated when it dequeues to sleep
     Task sim;                     ///< what schedlab's path reads and mutates (flips, recent_used_cpu)
