@@ -274,7 +274,10 @@ static std::size_t liveHeapBytes() { return mallinfo2().uordblks + mallinfo2().h
 #endif
 
 // A 200 000-task scenario (hackbench -g 2500 -f 40 on 384 CPUs) runs in bounded memory:
-// under 1 KiB of heap per task all told (SimTask is 288 B), and no growth while it runs
+// under 1 KiB and a cache line of heap per task all told (SimTask is 304 B: four cache lines
+// until the follow-up patches' task fields came, issue 20: se.dur_avg, prev_sleep_sum_runtime,
+// next_migration_time and its quota, avg_hot_dur, last_dequeue_time, as their patches add them to
+// task_struct), and no growth while it runs
 // on. detach_tasks() from a runqueue of tens of thousands of forked tasks stays cheap
 // (cfs_tasks is a list, not sorted per balance).
 TEST(EngineScale, TwoHundredThousandTasksRunInBoundedMemory) {
@@ -288,7 +291,7 @@ TEST(EngineScale, TwoHundredThousandTasksRunInBoundedMemory) {
     const std::size_t forked = liveHeapBytes();
     const double perTask = double(forked - before) / e->taskCount();
     RecordProperty("heap_bytes_per_task", int(perTask));
-    EXPECT_LT(perTask, 1024.0);
+    EXPECT_LT(perTask, 1088.0);
     e->advance(t += 10'000'000);
     const std::size_t later = liveHeapBytes();
     EXPECT_LT(double(later) - double(forked), 0.05 * double(forked - before)) << "heap grew while running";

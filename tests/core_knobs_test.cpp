@@ -69,7 +69,8 @@ TEST(Knobs, DurationsTakeUnitsAndDecimals) {
 
 TEST(Knobs, TheFollowUpPatchesArePresetsOfTheirParts) {
     // Every preset is listed, and every listed preset exists (presetNames() is the table's order).
-    EXPECT_EQ(Knobs::presetNames().size(), 16u);
+    EXPECT_EQ(Knobs::presetNames().size(), 17u);
+    EXPECT_TRUE(Knobs::preset("sis-cache").SIS_CACHE);
     const Knobs b = Knobs::preset("almost-idle-prev");
     EXPECT_TRUE(b.WA_ALMOST_IDLE_PREV);
     EXPECT_EQ(b.almost_idle_load, 5);

@@ -315,7 +315,7 @@ INSTANTIATE_TEST_SUITE_P(Variants, RoundTrip,
                          ::testing::Combine(::testing::Values("baseline", "idle-delay-v1", "idle-delay-v2", "idle-delay-v3", "claim-wakeup",
                                                               "claim-wakeup-str", "sis-debounce", "almost-idle-prev", "ttwu-queue-l2c",
                                                               "migrate-ratelimit", "migrate-ratelimit-adaptive", "util-fits-capacity",
-                                                              "select-bias-prev", "util-fits-bias-prev", "sis-current"),
+                                                              "select-bias-prev", "util-fits-bias-prev", "sis-current", "sis-cache"),
                                             ::testing::Values("hackbench", "schbench")),
                          [](const auto& info) {
                              std::string n = std::get<0>(info.param) + "_" + std::get<1>(info.param);

@@ -803,3 +803,82 @@ TEST(WakeupOracle, O66_DurAvgIsAnEwmaOfTheRunsBetweenSleeps) {
     dur_avg_update(p, 160000);  // another 80 us run: 10000 + (80000 - 10000) / 8
     EXPECT_EQ(p.dur_avg, 18750);
 }
+
+TEST(WakeupOracle, O67_SisCachePassesOverCacheHotIdleCpus) {
+    // F: CPUs 1 and 3 idle; CPU 1 is cache-hot for 0.2 ms more. SIS_UTIL's depth 5 gives nr_hot 2.
+    const char* s = R"({"topology":"qemu-1s4c","now_ns":10000000000,"wake_flags":["SYNC"],"waker":{"cpu":0},"task":{"prev_cpu":2},
+        "cpus":[{"cpu":1,"cache_hot_timeout_ns":10000200000},{"cpu":2,"curr":"normal"}]})";
+    auto f = runWith(s, "sis-cache");
+    EXPECT_EQ(f.d.cpu, 3) << trace(f.d);
+    EXPECT_EQ(f.d.stage2, Stage2::SIS_IDLE_CPU);
+    bool markedHot = false;
+    for (const auto& e : f.d.examined) markedHot |= e.cpu == 1 && e.seen == Seen::CacheHot;
+    EXPECT_TRUE(markedHot) << "CPU 1 is recorded as passed over";
+    auto base = runWith(s, "baseline");
+    EXPECT_EQ(base.d.cpu, 1) << trace(base.d);
+    // Its reservation over (now == cache_hot_timeout), CPU 1 is cold again.
+    auto over = runWith(s, "sis-cache", [](json& j) { j["cpus"][0]["cache_hot_timeout_ns"] = 10000000000LL; });
+    EXPECT_EQ(over.d.cpu, 1) << trace(over.d);
+    // Both idle CPUs hot: the first hot one.
+    auto both = runWith(s, "sis-cache", [](json& j) { j["cpus"].push_back(json{{"cpu", 3}, {"cache_hot_timeout_ns", 10000300000LL}}); });
+    EXPECT_EQ(both.d.cpu, 1) << trace(both.d);
+    EXPECT_EQ(both.d.stage2, Stage2::SIS_CACHE_HOT_FALLBACK);
+    // Without SIS_UTIL there is no depth, nr_hot stays 0 and nothing is passed over.
+    auto noutil = runWith(s, "sis-cache", [](json& j) { j["knobs"] = json{{"preset", "sis-cache"}, {"SIS_UTIL", 0}}; });
+    EXPECT_EQ(noutil.d.cpu, 1) << trace(noutil.d);
+}
+
+TEST(WakeupOracle, O68_SisCacheHotLimitIsHalfTheScanDepth) {
+    // nr_idle_scan 2: nr 3, nr_hot 1. CPU 1 hot is passed over; CPU 2, hot too, is the second
+    // idle CPU found and is taken (--nr_hot < 0: no more hot checks).
+    const char* s = R"({"topology":{"cores_per_llc":8},"now_ns":10000000000,"wake_flags":["SYNC"],"waker":{"cpu":0},"task":{"prev_cpu":5},
+        "default_cpu":{"curr":"normal"},"llc":[{"cpu":0,"nr_idle_scan":2}],
+        "cpus":[{"cpu":1,"curr":"idle","cache_hot_timeout_ns":10000200000},{"cpu":2,"curr":"idle","cache_hot_timeout_ns":10000200000}]})";
+    auto f = runWith(s, "sis-cache");
+    EXPECT_EQ(f.d.cpu, 2) << trace(f.d);
+    EXPECT_EQ(f.d.stage2, Stage2::SIS_IDLE_CPU);
+}
+
+TEST(WakeupOracle, O69_SisCacheSkipsACacheHotIdleCore) {
+    // i7-4790 with idle cores {1,5} and {2,6} (has_idle_cores): core 1's CPU 1 is cache-hot, so the core
+    // scan goes on to core 2.
+    const char* s = R"({"topology":"i7-4790","now_ns":10000000000,"wake_flags":["SYNC"],"waker":{"cpu":0},"task":{"prev_cpu":3},
+        "default_cpu":{"curr":"normal"},"llc":[{"cpu":0,"has_idle_cores":true}],
+        "cpus":[{"cpu":1,"curr":"idle","cache_hot_timeout_ns":10000200000},{"cpu":5,"curr":"idle"},{"cpu":2,"curr":"idle"},{"cpu":6,"curr":"idle"}]})";
+    auto f = runWith(s, "sis-cache");
+    EXPECT_EQ(f.d.cpu, 2) << trace(f.d);
+    EXPECT_EQ(f.d.stage2, Stage2::SIS_IDLE_CORE);
+    auto base = runWith(s, "baseline");
+    EXPECT_EQ(base.d.cpu, 1) << trace(base.d);
+}
+
+TEST(WakeupOracle, O70_SisCacheBookkeeping) {
+    // enqueue_task_fair(): a sleep under sysctl_sched_migration_cost enters avg_hot_dur; a longer one halves it.
+    Knobs k = Knobs::preset("sis-cache");
+    Task p;
+    Rq rq;
+    sis_cache_dequeue(k, p, rq, true, 1000000);
+    EXPECT_EQ(p.last_dequeue_time, 1000000);
+    EXPECT_EQ(rq.cache_hot_timeout, 0) << "avg_hot_dur 0: nothing reserved";
+    sis_cache_wakeup(k, p, 1080000);  // slept 80 us
+    EXPECT_EQ(p.avg_hot_dur, 10000);
+    sis_cache_dequeue(k, p, rq, true, 2000000);  // the rq is left empty: reserved for 10 us
+    EXPECT_EQ(rq.cache_hot_timeout, 2010000);
+    sis_cache_wakeup(k, p, 2000000 + 600000);  // slept 0.6 ms >= 0.5 ms: halved
+    EXPECT_EQ(p.avg_hot_dur, 5000);
+    rq.nr_running = 1;
+    sis_cache_dequeue(k, p, rq, true, 3000000);
+    EXPECT_EQ(rq.cache_hot_timeout, 2010000) << "a CPU with other tasks is not reserved";
+    sis_cache_dequeue(k, p, rq, false, 4000000);
+    EXPECT_EQ(p.last_dequeue_time, 0) << "a migration's dequeue is no sleep";
+    sis_cache_wakeup(k, p, 5000000);
+    EXPECT_EQ(p.avg_hot_dur, 5000) << "no sleep measured";
+    rq.nr_running = 0;
+    rq.cache_hot_timeout = 9000000;
+    sis_cache_dequeue(k, p, rq, true, 6000000);
+    EXPECT_EQ(rq.cache_hot_timeout, 9000000) << "max(): a reservation is never shortened";
+    Rq off;
+    sis_cache_dequeue(Knobs{}, p, off, true, 7000000);
+    EXPECT_EQ(off.cache_hot_timeout, 0) << "SIS_CACHE off: no reservation (the stamps are kept)";
+    EXPECT_EQ(p.last_dequeue_time, 7000000);
+}

@@ -1049,8 +1049,8 @@ TEST(KnobPanel, TheFollowUpPatchesAreGroupedKnobs) {
     auto* group = panel.findChild<QGroupBox*>(QStringLiteral("followUps"));
     ASSERT_NE(group, nullptr);
     // Every part of every follow-up patch is a control in the group, with the patch's date in its tooltip.
-    for (const char* name :
-         {"WA_ALMOST_IDLE_PREV", "ttwu_queue_l2c", "migration_ratelimit_adaptive", "UTIL_FITS_CAPACITY", "SELECT_BIAS_PREV", "SIS_CURRENT"}) {
+    for (const char* name : {"WA_ALMOST_IDLE_PREV", "ttwu_queue_l2c", "migration_ratelimit_adaptive", "UTIL_FITS_CAPACITY", "SELECT_BIAS_PREV",
+                             "SIS_CURRENT", "SIS_CACHE"}) {
         auto* cb = group->findChild<QCheckBox*>(QString::fromLatin1(name));
         ASSERT_NE(cb, nullptr) << name;
         EXPECT_TRUE(cb->toolTip().contains(QStringLiteral("2023-"))) << name;

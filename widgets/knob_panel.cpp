@@ -181,6 +181,11 @@ KnobPanel::KnobPanel(QWidget* parent) : QWidget(parent) {
                 "migrations\" (RFC v2, 2023-10-19)"),
              {"UTIL_FITS_CAPACITY", "SELECT_BIAS_PREV"});
     ++row;
+    patchRow(tr("F SIS_CACHE"),
+             tr("Chen Yu, \"Introduce SIS_CACHE to choose previous CPU during task wakeup\" (v2, 2023-11-21): a short sleeper's idle CPU "
+                "is cache-hot for its average short sleep, and select_idle_cpu() passes it over"),
+             {"SIS_CACHE"});
+    ++row;
     patchRow(tr("H SIS_CURRENT"), tr("Chen Yu, \"sched/fair: Introduce SIS_CURRENT to wake up short task on current CPU\" (v8, 2023-04-29)"),
              {"SIS_CURRENT"});
     ++row;

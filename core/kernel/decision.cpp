@@ -80,6 +80,7 @@ const char* toString(Stage2 s) {
     case Stage2::SIS_BIAS_PREV_FITS: return "SIS_BIAS_PREV_FITS";
     case Stage2::SIS_BIAS_PREV_FALLBACK: return "SIS_BIAS_PREV_FALLBACK";
     case Stage2::SIS_CURRENT: return "SIS_CURRENT";
+    case Stage2::SIS_CACHE_HOT_FALLBACK: return "SIS_CACHE_HOT_FALLBACK";
     }
     return "?";
 }
@@ -117,6 +118,7 @@ const char* toString(Seen s) {
     case Seen::NotAllowed: return "not allowed";
     case Seen::Skipped: return "skipped";
     case Seen::Chosen: return "chosen";
+    case Seen::CacheHot: return "idle, cache-hot";
     }
     return "?";
 }

@@ -67,6 +67,7 @@ enum class Stage2 : std::uint8_t {
     SIS_BIAS_PREV_FITS,      ///< G: SELECT_BIAS_PREV's first test: prev not idle, p fits
     SIS_BIAS_PREV_FALLBACK,  ///< G: the LLC scan found nothing: prev instead of target
     SIS_CURRENT,             ///< H: this CPU is target and wake_on_current() holds
+    SIS_CACHE_HOT_FALLBACK,  ///< F: the LLC scan found only cache-hot idle CPUs: one of them
 };
 
 const char* toString(Stage0 s);
@@ -106,6 +107,7 @@ enum class Seen : std::uint8_t {
     NotAllowed,   ///< not in p->cpus_ptr
     Skipped,      ///< looked at and passed over (outside the span, prev itself, ...)
     Chosen,       ///< picked by a non-idle criterion (least loaded, weight-1 group)
+    CacheHot,     ///< idle, but cache-hot for its last task (SIS_CACHE): passed over
 };
 const char* toString(Seen s);
 

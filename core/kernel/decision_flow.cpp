@@ -145,6 +145,10 @@ CodeText textOf(Stage2 c) {
                 "before S1: (prev == target || cpus_share_cache(prev, target)) && task_fits_remaining_cpu_capacity(task_util, prev)"};
     case Stage2::SIS_BIAS_PREV_FALLBACK:
         return {"fair.c select_idle_sibling() (SELECT_BIAS_PREV)", "S9: nothing idle found, prev != target && cpus_share_cache(prev, target): prev"};
+    case Stage2::SIS_CACHE_HOT_FALLBACK:
+        return {"fair.c select_idle_cpu() (SIS_CACHE v2)",
+                "S8: every idle CPU found was cache-hot (sched_clock_cpu(cpu) < rq->cache_hot_timeout): the first one, or the last one "
+                "scanned"};
     case Stage2::SIS_CURRENT:
         return {"fair.c select_idle_sibling() (SIS_CURRENT v8)", "before S8: smp_processor_id() == target && wake_on_current(target, p)"};
     default: return {"fair.c select_idle_sibling()", ""};
@@ -259,7 +263,8 @@ DecisionFlow::DecisionFlow() {
         case Stage2::SIS_IDLE_CPU_FROM_CORESCAN: return core;
         case Stage2::SIS_IDLE_CPU:
         case Stage2::SIS_UTIL_ABORT:
-        case Stage2::SIS_SCAN_EXHAUSTED: return cpu;
+        case Stage2::SIS_SCAN_EXHAUSTED:
+        case Stage2::SIS_CACHE_HOT_FALLBACK: return cpu;
         default: return m_sis;
         }
     };

@@ -352,6 +352,8 @@ int select_idle_cpu(WakeCtx& c, const Task& p, const SchedDomain& sd, bool has_i
     CpuMask cpus = sd.span & *p.cpus_ptr;
     int idle_cpu = -1;
     std::int64_t nr = INT_MAX;
+    std::int64_t nr_hot = 0;  // F (SIS_CACHE): 0 without SIS_UTIL's depth: nothing is passed over
+    int hot_cpu = -1, hot_skipped = 0;
     const int this_cpu = c.this_cpu();
     const SchedDomain* this_sd = nullptr;
     Rq& this_rq = c.rq(this_cpu);
@@ -379,16 +381,27 @@ int select_idle_cpu(WakeCtx& c, const Task& p, const SchedDomain& sd, bool has_i
                 return -1;
             }
             SCHED_STEP(c, Fn::select_idle_cpu, fmt::format("SIS_UTIL: nr_idle_scan {} -> scan at most {} CPUs", sds->nr_idle_scan, nr - 1));
+            nr_hot = nr >> 1;  // F (SIS_CACHE v2): at most this many cache-hot idle CPUs passed over
         }
     }
+    // F: cache_hot_cpu(): an idle CPU some task left less than its average short sleep ago; the
+    // first one is remembered as the last resort.
+    auto cache_hot_cpu = [&](int cpu) {
+        if (!c.k.SIS_CACHE || c.st.now_ns >= c.rq(cpu).cache_hot_timeout) return false;
+        if (hot_cpu == -1) hot_cpu = cpu;
+        c.seen(cpu, Fn::select_idle_cpu, Seen::CacheHot);
+        ++hot_skipped;
+        return true;
+    };
     const size_t before = c.d.examined.size();
-    bool exhausted = false;
+    bool exhausted = false, found = false;
     int result = -2;  // -2: not decided inside the loop
     for_each_cpu_wrap(cpus, target + 1, c.st.nrCpus(), [&](int cpu) {
         if (!cpus.test(cpu)) return false;  // removed by select_idle_core (live mask)
         if (has_idle_core) {
             int i = select_idle_core(c, p, cpu, cpus, &idle_cpu);
             if (valid(i)) {
+                if (--nr_hot >= 0 && cache_hot_cpu(i)) return false;  // continue
                 result = i;
                 return true;
             }
@@ -397,14 +410,25 @@ int select_idle_cpu(WakeCtx& c, const Task& p, const SchedDomain& sd, bool has_i
                 exhausted = true;
                 return true;
             }
-            if (idleish(c, cpu, Fn::select_idle_cpu)) {
-                idle_cpu = cpu;
+            // idle_cpu = __select_idle_cpu(cpu, p): overwritten at every CPU scanned
+            idle_cpu = idleish(c, cpu, Fn::select_idle_cpu) ? cpu : -1;
+            if (valid(idle_cpu)) {
+                if (--nr_hot >= 0 && cache_hot_cpu(idle_cpu)) return false;  // continue
+                found = true;
                 return true;
             }
         }
         return false;
     });
-    const int scanned = int(c.d.examined.size() - before);
+    // F: "pick the first cache-hot CPU as the last resort" (not after the budget ran out: that returned -1).
+    bool hotFallback = false;
+    if (!exhausted && result < 0 && idle_cpu == -1 && hot_cpu != -1) {
+        idle_cpu = hot_cpu;
+        hotFallback = true;
+    }
+    // The scan may also end on a cache-hot CPU it passed over (idle_cpu keeps the last one scanned).
+    if (!has_idle_core && !exhausted && !found && hot_skipped && valid(idle_cpu)) hotFallback = true;
+    const int scanned = int(c.d.examined.size() - before) - hot_skipped;  // the CacheHot marks are second looks
     if (result >= 0) {
         c.d.stage2 = Stage2::SIS_IDLE_CORE;
         SCHED_STEP(c, Fn::select_idle_cpu, fmt::format("core scan from {}: whole core of CPU {} is idle", target + 1, result));
@@ -421,6 +445,12 @@ int select_idle_cpu(WakeCtx& c, const Task& p, const SchedDomain& sd, bool has_i
             if (idle_cpu >= 0) c.d.stage2 = Stage2::SIS_IDLE_CPU_FROM_CORESCAN;
         } else if (idle_cpu >= 0) {
             c.d.stage2 = Stage2::SIS_IDLE_CPU;
+        }
+        if (hotFallback) {
+            c.d.stage2 = Stage2::SIS_CACHE_HOT_FALLBACK;
+            SCHED_STEP(c, Fn::select_idle_cpu,
+                       fmt::format("SIS_CACHE: {} cache-hot idle CPU(s) passed over and no other found: CPU {} (cache-hot until {} ns)", hot_skipped,
+                                   idle_cpu, c.rq(idle_cpu).cache_hot_timeout));
         }
         SCHED_STEP(c, Fn::select_idle_cpu,
                    idle_cpu >= 0 ? fmt::format("scan from {} found idle CPU {}", target + 1, idle_cpu)
@@ -623,6 +653,27 @@ void migrate_task_ratelimit(const Knobs& k, Task& p, std::int64_t now) {
         else p.quota_migrations_per_window = std::min(SCHED_MIGRATION_QUOTA, p.quota_migrations_per_window + SCHED_MIGRATION_QUOTA_REPLENISH);
         p.nr_migrations_per_window = 1;
     }
+}
+
+// F (SIS_CACHE v2, Chen Yu 2023-11-21): dequeue_task_fair()'s part. A sleeping dequeue stamps
+// last_dequeue_time (any other dequeue clears it); a CPU it leaves empty is cache-hot for the
+// task's average short sleep. `nr_running` is the rq's after the dequeue.
+void sis_cache_dequeue(const Knobs& k, Task& p, Rq& rq, bool sleep, std::int64_t now) {
+    if (!sleep) {
+        p.last_dequeue_time = 0;  // "0 indicates the dequeue is not caused by sleep"
+        return;
+    }
+    p.last_dequeue_time = now;
+    if (k.SIS_CACHE && rq.nr_running == 0 && p.avg_hot_dur) rq.cache_hot_timeout = std::max(rq.cache_hot_timeout, now + p.avg_hot_dur);
+}
+
+// F: enqueue_task_fair()'s part, at a wakeup's enqueue: a sleep shorter than
+// sysctl_sched_migration_cost enters the average; a longer one halves it.
+void sis_cache_wakeup(const Knobs& k, Task& p, std::int64_t now) {
+    const std::int64_t last = p.last_dequeue_time;
+    if (!last || now <= last) return;
+    if (now - last < k.migration_cost_ns) p.avg_hot_dur += (now - last - p.avg_hot_dur) / 8;  // update_avg()
+    else p.avg_hot_dur >>= 1;
 }
 
 // H: fair.c dur_avg_update() from dequeue_task_fair(): a voluntary sleep closes one run.

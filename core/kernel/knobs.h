@@ -103,6 +103,10 @@ struct Knobs {
     /// other (se.dur_avg < sysctl_sched_migration_cost, no wakee flips, each the other's
     /// last_wakee) go on the waking CPU.
     bool SIS_CURRENT = false;
+    /// F. SIS_CACHE (Chen Yu, v2 2023-11-21): a short sleeper's CPU, left idle, is cache-hot for
+    /// its average short sleep; select_idle_cpu() passes over cache-hot idle CPUs (at most half
+    /// its SIS_UTIL depth) and takes one only when no other idle CPU is found.
+    bool SIS_CACHE = false;
 
     KernelVersion kernel = KernelVersion::V6_1;
 

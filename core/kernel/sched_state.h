@@ -51,6 +51,7 @@ struct Rq {
     std::int64_t clock_idle = 0;                  ///< ns (pelt.h: _update_idle_rq_clock_pelt())
     std::int64_t idle_end_time = 0;               ///< ns, idle-delay v1/v2 (docs/patch-variants.md: Idle delay)
     bool claimed = false;                         ///< claim_wakeup flag (docs/patch-variants.md: Claims)
+    std::int64_t cache_hot_timeout = 0;           ///< F (SIS_CACHE): rq->cache_hot_timeout, ns
     std::int64_t exit_latency_ns = -1;            ///< exit latency of the current cpuidle state; -1 = idle_get_state() NULL
     // For check_preempt_wakeup (old CFS).
     std::int64_t min_vruntime = 0;   ///< cfs_rq.min_vruntime (ns)
@@ -99,6 +100,8 @@ struct Task {
     std::int64_t next_migration_time = 0;     ///< D (migration ratelimit): se.next_migration_time, ns
     std::int64_t dur_avg = 0;                 ///< H (SIS_CURRENT): se.dur_avg, the average run between voluntary sleeps, ns
     std::int64_t prev_sleep_sum_runtime = 0;  ///< H: se.prev_sleep_sum_runtime, ns
+    std::int64_t last_dequeue_time = 0;       ///< F (SIS_CACHE): when it last dequeued to sleep, ns; 0 = its last dequeue was no sleep
+    std::int64_t avg_hot_dur = 0;             ///< F: the average short sleep (its CPU's cache-hot time), ns
     bool migration_disabled = false;
     bool on_rq = false;
     bool on_cpu = false;

@@ -33,6 +33,7 @@ const std::set<std::string> kCpuKeys = {"cpu",
                                         "clock_idle_ns",
                                         "idle_exit_ns",
                                         "claimed",
+                                        "cache_hot_timeout_ns",
                                         "active",
                                         "exit_latency_ns",
                                         "min_vruntime_ns",
@@ -72,13 +73,15 @@ const std::set<std::string> kTaskKeys = {"pid",
                                          "dur_avg_ns",
                                          "next_migration_time_ns",
                                          "nr_migrations_per_window",
-                                         "quota_migrations_per_window"};
+                                         "quota_migrations_per_window",
+                                         "avg_hot_dur_ns",
+                                         "last_dequeue_ns"};
 
 // A CPU entry before defaults are resolved: which fields were given.
 struct CpuSpec {
     std::optional<CurrKind> curr;
     std::optional<std::int64_t> nr_running, h_nr_running, idle_h_nr_running, load_avg, util_avg, runnable_avg, util_est, capacity, avg_idle,
-        idle_stamp, clock_idle, idle_exit, exit_latency, min_vr, curr_vr, max_ibc, wake_avg_idle, wake_stamp;
+        idle_stamp, clock_idle, idle_exit, exit_latency, min_vr, curr_vr, max_ibc, wake_avg_idle, wake_stamp, cache_hot;
     std::optional<bool> ttwu_pending, claimed, active, need_resched;
 
     void read(const Obj& o) {
@@ -110,6 +113,7 @@ struct CpuSpec {
         rd("max_idle_balance_cost_ns", max_ibc);
         rd("wake_avg_idle_ns", wake_avg_idle);
         rd("wake_stamp", wake_stamp);
+        rd("cache_hot_timeout_ns", cache_hot);
         if (auto v = o.boolean("ttwu_pending")) ttwu_pending = v;
         if (auto v = o.boolean("claimed")) claimed = v;
         if (auto v = o.boolean("active")) active = v;
@@ -120,7 +124,7 @@ struct CpuSpec {
 #define OV(f) if (o.f) f = o.f;
         OV(curr) OV(nr_running) OV(h_nr_running) OV(idle_h_nr_running) OV(load_avg) OV(util_avg) OV(runnable_avg) OV(util_est)
         OV(capacity) OV(avg_idle) OV(idle_stamp) OV(clock_idle) OV(idle_exit) OV(exit_latency) OV(min_vr) OV(curr_vr) OV(max_ibc)
-        OV(wake_avg_idle) OV(wake_stamp) OV(ttwu_pending) OV(claimed) OV(active) OV(need_resched)
+        OV(wake_avg_idle) OV(wake_stamp) OV(ttwu_pending) OV(claimed) OV(active) OV(need_resched) OV(cache_hot)
 #undef OV
         // clang-format on
     }
@@ -232,6 +236,8 @@ void parseTask(const Obj& to, ExplainInput& in) {
     p.numa_preferred_nid = int(to.i64("numa_preferred_nid", -1, in.topo->nrNodes() - 1).value_or(-1));
     p.migration_disabled = to.boolean("migration_disabled").value_or(false);
     p.dur_avg = to.i64("dur_avg_ns", 0).value_or(0);
+    p.avg_hot_dur = to.i64("avg_hot_dur_ns", 0).value_or(0);
+    p.last_dequeue_time = to.i64("last_dequeue_ns", 0).value_or(0);
     p.next_migration_time = to.i64("next_migration_time_ns", 0).value_or(0);
     p.nr_migrations_per_window = int(to.i64("nr_migrations_per_window", 0, INT32_MAX).value_or(0));
     p.quota_migrations_per_window = int(to.i64("quota_migrations_per_window", 1, 10).value_or(10));
@@ -332,6 +338,7 @@ void resolveRq(const CpuSpec& s, const std::string& k, int c, ExplainInput& in, 
     rq.clock_idle = s.clock_idle.value_or(rq.curr == CurrKind::Idle && rq.nr_running == 0 ? st.now_ns : 0);
     rq.idle_end_time = s.idle_exit.value_or(0);
     rq.claimed = s.claimed.value_or(false);
+    rq.cache_hot_timeout = s.cache_hot.value_or(0);
     rq.active = s.active.value_or(true);
     rq.exit_latency_ns = s.exit_latency.value_or(-1);
     rq.min_vruntime = s.min_vr.value_or(0);

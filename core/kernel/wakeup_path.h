@@ -80,6 +80,10 @@ bool wake_on_current(WakeCtx& c, int this_cpu, const Task& p, Fn fn);
 bool should_migrate_task(WakeCtx& c, const Task& p, int prev_cpu);
 /// D: the ratelimit's bookkeeping at a migration of p at `now` (migrate_task_rq_fair()).
 void migrate_task_ratelimit(const Knobs& k, Task& p, std::int64_t now);
+/// F (SIS_CACHE): dequeue_task_fair()'s bookkeeping (`rq` after the dequeue).
+void sis_cache_dequeue(const Knobs& k, Task& p, Rq& rq, bool sleep, std::int64_t now);
+/// F: enqueue_task_fair()'s bookkeeping at a wakeup (ENQUEUE_WAKEUP).
+void sis_cache_wakeup(const Knobs& k, Task& p, std::int64_t now);
 /// H: dur_avg_update() at a sleeping dequeue, with the task's se.sum_exec_runtime.
 void dur_avg_update(Task& p, std::int64_t sum_exec_runtime);
 int wake_affine_weight(WakeCtx& c, const SchedDomain& sd, Task& p, int this_cpu, int prev_cpu, bool sync);

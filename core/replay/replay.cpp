@@ -179,6 +179,7 @@ private:
         q.clock_idle = s.clock_idle;
         q.idle_end_time = s.idle_end;
         q.claimed = s.claimed;
+        q.cache_hot_timeout = s.cache_hot_timeout;
         q.exit_latency_ns = -1;
         q.curr_need_resched = false;
     }
@@ -261,6 +262,12 @@ private:
             if (e.prev_state != 'R') {
                 dequeue(e.pid, now);
                 dur_avg_update(r.sim, r.sum_exec);  // SIS_CURRENT's 1/2: a sleeping dequeue closes one run
+                // SIS_CACHE: the sleep's stamp, and the CPU's reservation when it is left empty.
+                Rq q;
+                q.nr_running = unsigned(std::max(0, rc.nr));
+                q.cache_hot_timeout = rc.cache_hot_timeout;
+                sis_cache_dequeue(knobs, r.sim, q, true, now);
+                rc.cache_hot_timeout = q.cache_hot_timeout;
             }
         }
         if (e.pid2) {
@@ -310,6 +317,8 @@ private:
             if (!r.have_sim)
                 r.sim.recent_used_cpu = c, r.recent_known = true;  // wake_up_new_task(): task_cpu(p) before select = the CPU of the wakeup_new line
         }
+        // ENQUEUE_WAKEUP: the sleep ended (not for ttwu_runnable(), whose sched_wakeup enqueues nothing).
+        if (RTask& w = task(e.pid, now); e.kind == EvKind::sched_wakeup && !w.runnable) sis_cache_wakeup(knobs, w.sim, now);
         enqueue(e.pid, target, now);
     }
 
@@ -321,6 +330,7 @@ private:
             migrate_task_ratelimit(knobs, r.sim, now);  // migrate_task_rq_fair(): the migration ratelimit's window
         }
         const bool queued = r.runnable;
+        if (queued) r.sim.last_dequeue_time = 0;  // a queued task's migration dequeues it without a sleep (SIS_CACHE)
         migrate(e.pid, e.target_cpu, now);
         // attach_task() updates the destination's rq clock: clock_idle when it is idle.
         if (queued && e.target_cpu >= 0 && e.target_cpu < ncpu && cpu[std::size_t(e.target_cpu)].curr == 0)

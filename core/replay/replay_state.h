@@ -77,7 +77,8 @@ struct RCpu {
     int cfs = 0;      ///< the CFS ones
     int pending = 0;  ///< wakeups in flight to this CPU (ttwu_pending)
     std::int64_t idle_stamp = 0, clock_idle = 0, idle_end = 0, first = -1;
-    bool claimed = false;  ///< claim variants: set by the path's own calls, cleared when the CPU goes idle
+    bool claimed = false;                ///< claim variants: set by the path's own calls, cleared when the CPU goes idle
+    std::int64_t cache_hot_timeout = 0;  ///< SIS_CACHE: set when a short sleeper leaves the CPU empty
 };
 
 struct Pass1 {

@@ -94,7 +94,8 @@ struct SimTask {
 };
 /// The per-task record the event loop walks (issue 13: four cache lines; five since the follow-up
 /// patches' per-task state, issue 20: se.dur_avg, se.prev_sleep_sum_runtime, se.next_migration_time
-/// and the ratelimit's quota; tests/bench shows what the fifth line costs).
+/// and the ratelimit's quota, avg_hot_dur and last_dequeue_time; tests/bench shows what the fifth
+/// line costs).
 static_assert(sizeof(SimTask) <= 320, "SimTask grew past five cache lines");
 
 /// A workload: creates its tasks and tells the engine what each does next.

@@ -228,6 +228,7 @@ void Engine::enqueueTask(int cpu, int id, bool wakeup, bool migrated) {
     // while schedule() runs newidle balancing for a task that just slept (curr is still it).
     if (c.curr < 0 && c.in_idle) rq.clock_idle = m_now;
     if (wakeup) {
+        sis_cache_wakeup(m_cfg.knobs, p.t, m_now);  // SIS_CACHE: the sleep just ended
         // enqueue_entity(): a migrated wakee's vruntime was made relative to its old cfs_rq by
         // migrate_task_rq_fair() when try_to_wake_up() moved it (migrateTask); renormalise it
         // here, after update_curr(), against this cfs_rq's min_vruntime at the enqueue (which,
@@ -278,6 +279,7 @@ void Engine::dequeueTask(int cpu, int id, bool sleep) {
     p.t.on_rq = false;
     updateMinVruntime(cpu);
     syncRq(cpu);
+    sis_cache_dequeue(m_cfg.knobs, p.t, m_st.rq[cpu], sleep, m_now);  // SIS_CACHE's stamps (recorded whatever the knobs)
 }
 
 std::int64_t Engine::migrationCost(const SimTask& p, int from, int to) const {
