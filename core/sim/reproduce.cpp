@@ -27,17 +27,18 @@ ClaimSide side(const std::string& preset, std::vector<std::string> knobs = {}, s
     return ClaimSide{preset, std::move(knobs), std::move(cost)};
 }
 
-Claim mathieu(const std::string& id, const ClaimSide& patch, double published) {
+Claim mathieu(const std::string& id, const ClaimSide& patch, double published, double publishedBase = 49,
+              const char* source = "Mathieu Desnoyers 2023-07-25/26, 2 x EPYC 9654 (384 CPUs), hackbench -g 32 -f 20 --threads --pipe -s 100") {
     Claim c;
     c.id = id;
-    c.source = "Mathieu Desnoyers 2023-07-25/26, 2 x EPYC 9654 (384 CPUs), hackbench -g 32 -f 20 --threads --pipe -s 100";
+    c.source = source;
     c.scenario = "mathieu-hackbench-epyc-9654.json";
     c.loops =
         0;  // as shipped (-l 30000, 1/16 of the original -l 480000): the baseline still drifts at its wind-down (settled only from about 4.3 s at -l 120000, seed 1; README)
     c.quick_loops = 2000;
     c.base = side("baseline");
     c.patch = patch;
-    c.published_base = 49;
+    c.published_base = publishedBase;
     c.published_patch = published;
     return c;
 }
@@ -194,6 +195,34 @@ const std::vector<Claim>& seedClaims() {
         // the low end of the range as the published figure.
         v.push_back(waWeight("Throughput (MB/s)", "tput", 3607, 3607));
         v.push_back(waWeight("max latency (ms)", "maxlat", 3.85, 14));
+        // The idle-extension thread's follow-up patches (issue 20; workloads.md 4.2), on the seed's
+        // hackbench scenario where Mathieu measured them.
+        v.push_back(mathieu("almost-idle-prev", side("almost-idle-prev"), 34, 49,
+                            "Mathieu Desnoyers 2023-08-10 (B, almost-idle prev), 2 x EPYC 9654 (384 CPUs), hackbench -g 32 -f 20 --threads "
+                            "--pipe -l 480000 -s 100"));
+        v.push_back(mathieu("ttwu-queue-l2c", side("ttwu-queue-l2c"), 34, 49,
+                            "Mathieu Desnoyers 2023-08-17/22 (C, wakelist across L2), 2 x EPYC 9654 (384 CPUs), hackbench -g 32 -f 20 "
+                            "--threads --pipe -l 480000 -s 100"));
+        {
+            Claim c;
+            c.id = "ttwu-queue-l2c-perf-messaging";
+            c.source = "Mathieu Desnoyers 2023-08-17/22 (C), 2 x EPYC 9654 (384 CPUs), perf bench sched messaging -g 32 -p -t -l 100000";
+            c.scenario = "perf-messaging-epyc.json";
+            c.metric = "Total time (s)";  // perf bench's own label
+            c.quick_loops = 200;
+            c.base = side("baseline");
+            c.patch = side("ttwu-queue-l2c");
+            c.published_base = 10.9;
+            c.published_patch = 7.4;
+            v.push_back(c);
+        }
+        // G: the four-row table of v2's cover (v6.5.5, mitigations=off): 48-49 s, 39-40 s, 48-50 s,
+        // 29-30 s, as the middles of those ranges. "BIAS_PREV only helps together with UTIL_FITS".
+        const char* g =
+            "Mathieu Desnoyers 2023-10-19 (G, v2 cover), 2 x EPYC 9654 (384 CPUs), v6.5.5, hackbench -g 32 -f 20 --threads --pipe -l 480000 -s 100";
+        v.push_back(mathieu("util-fits-capacity", side("util-fits-capacity"), 39.5, 48.5, g));
+        v.push_back(mathieu("select-bias-prev", side("select-bias-prev"), 49, 48.5, g));
+        v.push_back(mathieu("util-fits-bias-prev", side("util-fits-bias-prev"), 29.5, 48.5, g));
         return v;
     }();
     return claims;
@@ -203,6 +232,17 @@ const std::vector<ClaimNotRun>& claimsNotRun() {
     static const std::vector<ClaimNotRun> v = {
         {"swapnil-hackbench", "Swapnil Sapkal 2023-08, Bergamo, hackbench 1-16 groups",
          "not in the table: his mail gives no hackbench command line (fds, loops, threads or processes), so no scenario can claim to be his run"},
+        {"swapnil-ttwu-queue-l2c", "Swapnil Sapkal 2023-08, Bergamo, hackbench 1-16 groups, base vs the L2 patch (C) and Aaron's ratelimit",
+         "not in the table: the same mail series gives no hackbench command line either"},
+        {"migrate-ratelimit", "Mathieu Desnoyers 2023-09-05 (D), migration ratelimit 1/2 and 2/2",
+         "not in the table: the RFC gives no figure of its own (Peter Zijlstra objected to the approach the next day)"},
+        {"sis-current",
+         "Chen Yu 2022-12 (v4 mail, H), SPR 2 x 56C: will-it-scale context_switch1 +331 %, netperf TCP_RR 140 threads +203 %, tbench 112 threads "
+         "+162 %",
+         "not in the table: those figures are v4's (a short task then woke on the current or previous CPU, only with no idle core); v8's cover "
+         "gives none (\"no noticeable impact on schbench, hackbench\"), and will-it-scale's context_switch1 is not a schedlab workload yet"},
+        {"sis-cache", "Chen Yu 2023-09-26 / 2023-11-21 (F), Xeon 2 x 60C: netperf TCP_RR 240 threads +74 %, tbench 240 threads +43 %",
+         "not yet in the table: relative figures only, on a machine schedlab has no topology for yet"},
     };
     return v;
 }
