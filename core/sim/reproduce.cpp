@@ -43,6 +43,23 @@ Claim mathieu(const std::string& id, const ClaimSide& patch, double published, d
     return c;
 }
 
+// A fixed-work claim (a job's time, lower is better) on a shipped scenario as shipped, baseline
+// against `patch`; `quickLoops` for --quick.
+Claim fixedWork(std::string id, std::string source, std::string scenario, int quickLoops, ClaimSide patch, double base, double published,
+                std::string metric = "Time (s)") {
+    Claim c;
+    c.id = std::move(id);
+    c.source = std::move(source);
+    c.scenario = std::move(scenario);
+    c.metric = std::move(metric);
+    c.quick_loops = quickLoops;
+    c.base = side("baseline");
+    c.patch = std::move(patch);
+    c.published_base = base;
+    c.published_patch = published;
+    return c;
+}
+
 Claim aaron(int groups, const ClaimSide& patch, double base, double published) {
     Claim c;
     c.id = fmt::format("aaron-g{}-{}", groups, patch.preset == "baseline" ? "tg-ratelimit" : "v2");
@@ -176,18 +193,10 @@ const std::vector<Claim>& seedClaims() {
         const int mc[] = {1, 2, 4, 8, 16};
         const double mb[] = {772, 1207, 1829, 3516, 3440}, mx[] = {811, 1466, 1959, 3737, 3670};
         for (int i = 0; i < 5; ++i) v.push_back(mikeTbench(mc[i], mb[i], mx[i]));
-        {
-            Claim c;
-            c.id = "mike-sis-debounce-hackbench";
-            c.source = "Mike Galbraith 2017-11, i7-4790 (8 CPUs), hackbench -l 10000 (10 groups, processes, sockets), master vs SIS_DEBOUNCE (4.14)";
-            c.scenario = "mike-sis-debounce-hackbench-i7-4790.json";
-            c.quick_loops = 1000;
-            c.base = side("baseline");
-            c.patch = side("sis-debounce");
-            c.published_base = 5.954;
-            c.published_patch = 5.840;
-            v.push_back(c);
-        }
+        v.push_back(fixedWork("mike-sis-debounce-hackbench",
+                              "Mike Galbraith 2017-11, i7-4790 (8 CPUs), hackbench -l 10000 (10 groups, processes, sockets), master vs "
+                              "SIS_DEBOUNCE (4.14)",
+                              "mike-sis-debounce-hackbench-i7-4790.json", 1000, side("sis-debounce"), 5.954, 5.840));
         v.push_back(atish(10, "latency max (us)", "max", 3026.8, 523));
         v.push_back(atish(19, "latency max (us)", "max", 16457, 12985.4));
         v.push_back(atish(20, "latency p99 (us)", "p99", 145.4, 133));
@@ -203,19 +212,9 @@ const std::vector<Claim>& seedClaims() {
         v.push_back(mathieu("ttwu-queue-l2c", side("ttwu-queue-l2c"), 34, 49,
                             "Mathieu Desnoyers 2023-08-17/22 (C, wakelist across L2), 2 x EPYC 9654 (384 CPUs), hackbench -g 32 -f 20 "
                             "--threads --pipe -l 480000 -s 100"));
-        {
-            Claim c;
-            c.id = "ttwu-queue-l2c-perf-messaging";
-            c.source = "Mathieu Desnoyers 2023-08-17/22 (C), 2 x EPYC 9654 (384 CPUs), perf bench sched messaging -g 32 -p -t -l 100000";
-            c.scenario = "perf-messaging-epyc.json";
-            c.metric = "Total time (s)";  // perf bench's own label
-            c.quick_loops = 200;
-            c.base = side("baseline");
-            c.patch = side("ttwu-queue-l2c");
-            c.published_base = 10.9;
-            c.published_patch = 7.4;
-            v.push_back(c);
-        }
+        v.push_back(fixedWork("ttwu-queue-l2c-perf-messaging",
+                              "Mathieu Desnoyers 2023-08-17/22 (C), 2 x EPYC 9654 (384 CPUs), perf bench sched messaging -g 32 -p -t -l 100000",
+                              "perf-messaging-epyc.json", 200, side("ttwu-queue-l2c"), 10.9, 7.4, "Total time (s)"));  // perf bench's own label
         // G: the four-row table of v2's cover (v6.5.5, mitigations=off): 48-49 s, 39-40 s, 48-50 s,
         // 29-30 s, as the middles of those ranges. "BIAS_PREV only helps together with UTIL_FITS".
         const char* g =
