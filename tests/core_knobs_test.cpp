@@ -69,7 +69,8 @@ TEST(Knobs, DurationsTakeUnitsAndDecimals) {
 
 TEST(Knobs, TheFollowUpPatchesArePresetsOfTheirParts) {
     // Every preset is listed, and every listed preset exists (presetNames() is the table's order).
-    EXPECT_EQ(Knobs::presetNames().size(), 17u);
+    EXPECT_EQ(Knobs::presetNames().size(), 18u);
+    EXPECT_EQ(Knobs::preset("tg-ratelimit").tg_load_avg_ratelimit_ns, 1000000);
     EXPECT_TRUE(Knobs::preset("sis-cache").SIS_CACHE);
     const Knobs b = Knobs::preset("almost-idle-prev");
     EXPECT_TRUE(b.WA_ALMOST_IDLE_PREV);

@@ -112,6 +112,8 @@ const std::vector<KnobDesc>& table() {
                  [](const Knobs& k) { return std::to_string(k.migration_ratelimit_ns); }},
         BOOL_KNOB(migration_ratelimit_adaptive),
         BOOL_KNOB(UTIL_FITS_CAPACITY), BOOL_KNOB(SELECT_BIAS_PREV), BOOL_KNOB(SIS_CURRENT), BOOL_KNOB(SIS_CACHE),
+        KnobDesc{"tg_load_avg_ratelimit_ns", [](Knobs& k, const std::string& v) { k.tg_load_avg_ratelimit_ns = parseInt("tg_load_avg_ratelimit_ns", v, 0, 1000000000); },
+                 [](const Knobs& k) { return std::to_string(k.tg_load_avg_ratelimit_ns); }},
         KnobDesc{"hz", [](Knobs& k, const std::string& v) {
                      auto hz = parseInt("hz", v, 100, 1000);
                      if (hz != 100 && hz != 250 && hz != 300 && hz != 1000) throw KnobError("knob hz: must be 100, 250, 300 or 1000");
@@ -233,6 +235,10 @@ const std::map<std::string, PresetDesc>& presetTable() {
               k.UTIL_FITS_CAPACITY = true;
               k.SELECT_BIAS_PREV = true;
           }}},
+        {"tg-ratelimit",
+         {"E: update tg->load_avg at most once per ms per cfs_rq (Aaron Lu, 2023-08-23, merged as afc1996859a2; docs/patch-variants.md: "
+          "Follow-ups)",
+          [](Knobs& k) { k.tg_load_avg_ratelimit_ns = 1000000; }}},
         {"sis-cache",
          {"F: a short sleeper's idle CPU is cache-hot for its average short sleep and the idle scan passes it over (Chen Yu, v2 "
           "2023-11-21; docs/patch-variants.md: Follow-ups)",
@@ -264,7 +270,7 @@ std::vector<std::string> Knobs::presetNames() {
     // Presentation order: baseline first, then the variants in spec order.
     return {"baseline",           "idle-delay-v1",    "idle-delay-v2",       "idle-delay-v3",  "claim-wakeup",      "claim-wakeup-str",
             "sis-debounce",       "proxy-exec-v6",    "almost-idle-prev",    "ttwu-queue-l2c", "migrate-ratelimit", "migrate-ratelimit-adaptive",
-            "util-fits-capacity", "select-bias-prev", "util-fits-bias-prev", "sis-current",    "sis-cache"};
+            "util-fits-capacity", "select-bias-prev", "util-fits-bias-prev", "sis-current",    "sis-cache",         "tg-ratelimit"};
 }
 
 std::string Knobs::presetDescription(const std::string& name) {

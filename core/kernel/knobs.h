@@ -107,6 +107,11 @@ struct Knobs {
     /// its average short sleep; select_idle_cpu() passes over cache-hot idle CPUs (at most half
     /// its SIS_UTIL depth) and takes one only when no other idle CPU is found.
     bool SIS_CACHE = false;
+    /// E. Aaron Lu, "sched/fair: ratelimit update to tg->load_avg" (v1 2023-08-23, merged as
+    /// afc1996859a2): update_tg_load_avg() at most once per this window per cfs_rq; 0 = off (6.1).
+    /// The scenario cost parameter tg_ratelimit_ns does the same and stays for older scenarios;
+    /// this knob wins when set.
+    std::int64_t tg_load_avg_ratelimit_ns = 0;
 
     KernelVersion kernel = KernelVersion::V6_1;
 

@@ -150,12 +150,13 @@ void Engine::chargeTg(int cpu, std::int64_t cost) {
 }
 
 // update_tg_load_avg(cfs_rq): only when the contribution moved by more than 1/64 (and, with
-// Aaron Lu's ratelimit, at most once per tg_ratelimit_ns per cfs_rq).
+// Aaron Lu's ratelimit, at most once per window per cfs_rq: the knob tg_load_avg_ratelimit_ns,
+// else the older cost parameter tg_ratelimit_ns).
 void Engine::update_tg_load_avg(int cpu) {
     Cpu& c = m_cpus[cpu];
     const std::int64_t delta = std::int64_t(c.avg.load_avg) - c.tg_contrib;
-    if ((delta < 0 ? -delta : delta) > c.tg_contrib / 64 &&
-        (m_cfg.cost.tg_ratelimit_ns == 0 || m_now - c.last_tg_update >= m_cfg.cost.tg_ratelimit_ns)) {
+    const std::int64_t window = m_cfg.knobs.tg_load_avg_ratelimit_ns > 0 ? m_cfg.knobs.tg_load_avg_ratelimit_ns : m_cfg.cost.tg_ratelimit_ns;
+    if ((delta < 0 ? -delta : delta) > c.tg_contrib / 64 && (window == 0 || m_now - c.last_tg_update >= window)) {
         c.tg_contrib = std::int64_t(c.avg.load_avg);
         c.last_tg_update = m_now;
         m_metrics.tg_updates++;
