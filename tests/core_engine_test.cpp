@@ -15,6 +15,7 @@
 #include <filesystem>
 #include <fstream>
 #include <map>
+#include <set>
 #include <variant>
 
 #include <fmt/format.h>
@@ -392,6 +393,74 @@ TEST(Engine, TbenchPairsPingPong) {
     EXPECT_GT(r.engine->metrics().stage1[std::size_t(Stage1::AFFINE_SYNC)] + r.engine->metrics().stage1[std::size_t(Stage1::AFFINE_IDLE_THIS)] +
                   r.engine->metrics().stage1[std::size_t(Stage1::AFFINE_PREV_IDLE)],
               0u);
+}
+
+// will-it-scale context_switch1: each instance two tasks passing a byte over two pipes. The
+// iterations are 2 per round trip; each side's CPU is the cost model's pipe_write + pipe_read;
+// _processes forks the child (its own mm: a process switch), _threads shares the mm.
+TEST(Engine, ContextSwitch1InstancesPingPongOverPipes) {
+    auto go = [](bool threads) {
+        const Scenario s = scenario(fmt::format(
+            R"({{"topology":"i7-4790","workloads":[{{"type":"context-switch1","instances":2,"threads":{},"runtime_s":0.02,"warmup_s":0.002}}]}})",
+            threads));
+        return run(s, Knobs{}, 1, true);
+    };
+    for (const bool threads : {false, true}) {
+        const RunResult r = go(threads);
+        ASSERT_EQ(r.reports.size(), 1u);
+        const auto& rep = r.reports[0];
+        EXPECT_EQ(rep.command, fmt::format("will-it-scale context_switch1_{} -t 2 -s 0.02", threads ? "threads" : "processes"));
+        double ops = 0, p50 = 0;
+        for (const auto& h : rep.headline) {
+            if (h.key == "ops_per_s") ops = h.value;
+            if (h.key == "rtt_p50_us") p50 = h.value;
+        }
+        // A round trip: two sides of pipe_write + pipe_read and two switches; 2 iterations each.
+        const CostModel& cm = r.engine->cost();
+        const double sides = 2.0 * double(cm.pipe_write + cm.pipe_read) / 1000;
+        const double sw = double(threads ? cm.ctx_switch_thread : cm.ctx_switch_process) / 1000;
+        EXPECT_GE(p50, sides);
+        EXPECT_LT(p50, sides + 2 * sw + 15);
+        // Two instances on 8 CPUs: each runs flat out, so the total is about 2 x 2 / round trip.
+        EXPECT_GT(ops, 0.5 * 2 * 2 / (p50 * 1e-6));
+        EXPECT_LT(ops, 2.0 * 2 * 2 / (p50 * 1e-6));
+        EXPECT_NE(rep.output[0].find("total:"), std::string::npos) << rep.output[0];
+        // The pair's two tasks share an mm only with threads.
+        int cs = 0;
+        std::set<int> mms;
+        for (int t = 0; t < r.engine->taskCount(); ++t)
+            if (r.engine->taskComm(1000 + t) == "context_switch1" && r.engine->task(t).role != 0) {
+                cs++;
+                mms.insert(r.engine->task(t).mm);
+            }
+        EXPECT_EQ(cs, 4);
+        EXPECT_EQ(mms.size(), threads ? 2u : 4u);
+    }
+}
+
+TEST(Engine, NetperfRrRunsTcpOrUdpAndRefusesOtherTests) {
+    const Scenario u =
+        scenario(R"({"topology":"i7-4790","workloads":[{"type":"netperf-rr","test":"UDP_RR","pairs":2,"runtime_s":0.01,"warmup_s":0.001}]})");
+    const RunResult r = run(u, Knobs{}, 1, true);
+    EXPECT_EQ(r.reports[0].command, "netperf -t UDP_RR -l 0.01 (x2 instances)");
+    const Scenario t = scenario(R"({"topology":"i7-4790","workloads":[{"type":"netperf-rr","pairs":2,"runtime_s":0.01,"warmup_s":0.001}]})");
+    EXPECT_EQ(run(t, Knobs{}, 1, true).reports[0].command, "netperf -t TCP_RR -l 0.01 (x2 instances)");
+    try {
+        scenario(R"({"topology":"i7-4790","workloads":[{"type":"netperf-rr","test":"TCP_STREAM"}]})");
+        ADD_FAILURE() << "TCP_STREAM accepted";
+    } catch (const InputError& e) {
+        EXPECT_EQ(std::string(e.what()), "test.json: workloads[0].test: 'TCP_STREAM': netperf-rr models TCP_RR or UDP_RR");
+    }
+    // Each type has its own keys: context_switch1 counts instances and has no payload size.
+    for (const char* bad : {R"({"type":"context-switch1","pairs":2})", R"({"type":"context-switch1","bytes":2})",
+                            R"({"type":"tbench","test":"UDP_RR"})", R"({"type":"tbench","instances":2})"}) {
+        try {
+            scenario(fmt::format(R"({{"topology":"i7-4790","workloads":[{}]}})", bad));
+            ADD_FAILURE() << bad << " accepted";
+        } catch (const InputError& e) {
+            EXPECT_NE(std::string(e.what()).find(": unknown key"), std::string::npos) << e.what();
+        }
+    }
 }
 
 // A CPU idle in a polling state (poll_idle, an MWAIT C-state) is woken by writing its flag

@@ -408,10 +408,17 @@ TEST(Reproduce, EveryClaimRunsOnAShippedScenarioWithValidKnobsAndCosts) {
                 // The row's workload overrides reach the parsed workload.
                 for (const auto& kv : r.set) {
                     const std::string k = kv.substr(0, kv.find('='));
+                    if (k == "test") {  // netperf's test, a string
+                        const auto* pp = std::get_if<PingPongParams>(&p.scenario.workloads.front());
+                        ASSERT_TRUE(pp && pp->netperf) << c.id;
+                        EXPECT_EQ(pp->udp, kv == "test=UDP_RR") << c.id;
+                        continue;
+                    }
                     const double v = std::stod(kv.substr(kv.find('=') + 1));
                     const auto& w = p.scenario.workloads.front();
                     double got = -1;
-                    if (const auto* pp = std::get_if<PingPongParams>(&w)) got = k == "pairs" ? pp->pairs : k == "runtime_s" ? pp->runtime_s : -1;
+                    if (const auto* pp = std::get_if<PingPongParams>(&w))
+                        got = k == "pairs" ? pp->pairs : k == "runtime_s" ? pp->runtime_s : k == "warmup_s" ? pp->warmup_s : -1;
                     if (const auto* sp = std::get_if<SchbenchParams>(&w))
                         got = k == "workers" ? sp->workers : k == "message_threads" ? sp->message_threads : k == "runtime_s" ? sp->runtime_s : -1;
                     EXPECT_EQ(got, v) << c.id << " " << kv;
@@ -425,6 +432,71 @@ TEST(Reproduce, EveryClaimRunsOnAShippedScenarioWithValidKnobsAndCosts) {
     // The six Mathieu claims share one baseline run per length; Aaron's share one per group count.
     EXPECT_LT(keys.size(), 4 * seedClaims().size());
     EXPECT_EQ(claimRun(seedClaims()[0], false, false).key(), claimRun(seedClaims()[1], false, false).key());
+}
+
+// perf stat's columns (B's migrations, G's table) are figures of the same runs as the time
+// rows: per second of task-clock from the steady state, and CPUs utilized.
+TEST(Reproduce, PerfStatRowsShareTheTimeRowsRunsAndReadTheSteadyState) {
+    const Claim* time = nullptr;
+    std::vector<const Claim*> perf;
+    for (const Claim& c : seedClaims()) {
+        if (c.id == "util-fits-bias-prev") time = &c;
+        if (c.id.rfind("util-fits-bias-prev-", 0) == 0) perf.push_back(&c);
+    }
+    ASSERT_TRUE(time);
+    ASSERT_EQ(perf.size(), 3u);
+    for (const Claim* c : perf) {
+        EXPECT_TRUE(isPerfStatMetric(c->metric)) << c->id;
+        for (const bool patch : {false, true}) EXPECT_EQ(claimRun(*c, patch, false).key(), claimRun(*time, patch, false).key()) << c->id;
+    }
+    const Scenario s = hackbenchOn("qemu-2s2c2t", 2, 40000);
+    const RunResult r = runScenario(s, s.variants.front(), s.cost, {});
+    const SteadyResult st = r.engine->metrics().steady.result();
+    ASSERT_GT(st.windows, 0);
+    ASSERT_GT(st.busy_cpus, 0);
+    Claim c;
+    c.metric = kPerfCpusUtilized;
+    EXPECT_DOUBLE_EQ(claimFigure(c, r, true), st.busy_cpus);
+    c.metric = kPerfMigrations;
+    EXPECT_DOUBLE_EQ(claimFigure(c, r, true), st.migrations_per_s / st.busy_cpus / 1e3);
+    c.metric = kPerfSwitches;
+    EXPECT_DOUBLE_EQ(claimFigure(c, r, false), st.switches_per_s / st.busy_cpus / 1e3);
+    EXPECT_GT(claimFigure(c, r, false), 1.0);  // hackbench switches far more than 1000 times per CPU-second
+    c.metric = "Time (s)";
+    EXPECT_FALSE(isPerfStatMetric(c.metric));
+}
+
+// The explanation names the follow-up patch's own reason codes the patch run decided by.
+TEST(Reproduce, TheExplanationCountsThePatchsOwnReasonCodes) {
+    const Scenario s = hackbenchOn("qemu-2s2c2t", 2, 4000);
+    Variant base, patch;
+    base.knobs = Knobs::preset("baseline");
+    patch.knobs = Knobs::preset("util-fits-bias-prev");
+    const RunResult b = runScenario(s, base, s.cost, {});
+    const RunResult p = runScenario(s, patch, s.cost, {});
+    Claim c;
+    c.id = "g";
+    c.metric = kPerfCpusUtilized;
+    c.published_base = 1;
+    c.published_patch = 2;
+    const ClaimOutcome o = evaluateClaim(c, b, p, 0);
+    ASSERT_FALSE(o.patch_reasons.empty());
+    std::uint64_t total = 0;
+    for (const auto& [code, n] : o.patch_reasons) {
+        EXPECT_TRUE(code.rfind("SIS_", 0) == 0 && (code.find("FITS") != std::string::npos || code.find("BIAS_PREV") != std::string::npos)) << code;
+        EXPECT_GT(n, 0u);
+        total += n;
+    }
+    const Metrics& m = p.engine->metrics();
+    std::uint64_t expect = 0;
+    for (Stage2 r : {Stage2::SIS_TARGET_FITS, Stage2::SIS_PREV_FITS, Stage2::SIS_RECENT_FITS, Stage2::SIS_BIAS_PREV_IDLE, Stage2::SIS_BIAS_PREV_FITS,
+                     Stage2::SIS_BIAS_PREV_FALLBACK})
+        expect += m.stage2[std::size_t(r)];
+    EXPECT_EQ(total, expect);
+    // The baseline decides by none of them, and the table's explanation prints the codes.
+    EXPECT_TRUE(evaluateClaim(c, p, b, 0).patch_reasons.empty());
+    const std::string t = reproduceTable({o}, false, 1, {});
+    EXPECT_NE(t.find(o.patch_reasons.front().first + " "), std::string::npos) << t;
 }
 
 TEST(Reproduce, DirectionIsTheSignOfTheChangeWithA1PercentDeadBand) {

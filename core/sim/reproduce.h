@@ -86,8 +86,11 @@ struct ClaimOutcome {
     double base_migr_s = 0, patch_migr_s = 0;                  ///< migrations per second (same)
     std::uint64_t base_migrations = 0, patch_migrations = 0;   ///< whole run
     std::uint64_t patch_idle_delay_hits = 0;
-    std::uint64_t patch_claims = 0;                  ///< CPUs claimed (claim_wakeup)
-    std::uint64_t patch_debounce = 0;                ///< SIS_DEBOUNCE placements (DEBOUNCE_PLACED + DEBOUNCE_COLD_LLC)
+    std::uint64_t patch_claims = 0;    ///< CPUs claimed (claim_wakeup)
+    std::uint64_t patch_debounce = 0;  ///< SIS_DEBOUNCE placements (DEBOUNCE_PLACED + DEBOUNCE_COLD_LLC)
+    /// The follow-up patches' own reason codes (issue 20: B, D, G, H, F) that the patch run
+    /// decided by, with their counts, in the enums' order: the mechanism a claim worked through.
+    std::vector<std::pair<std::string, std::uint64_t>> patch_reasons;
     double base_tg_ms = 0, patch_tg_ms = 0;          ///< CPU time in tg->load_avg updates
     double base_refill_ms = 0, patch_refill_ms = 0;  ///< CPU time refilling caches after migrations
     /// The same two as shares of the run's busy CPU time (%): comparable between runs of
@@ -114,7 +117,13 @@ struct ClaimOutcome {
 bool sameDirection(double publishedPct, double changePct);
 /// The claim's metric in one run (an InputError when the run does not report it).
 double claimMetric(const Claim& c, const RunResult& r);
-/// The claim's figure: with `steadyRate` and a fixed-work claim, the job time at the run's
+/// perf stat's figures as claim metrics (claimFigure computes them from the run's steady
+/// state): events per second of task-clock, as perf prints them ("K/sec"), and CPUs utilized.
+inline constexpr const char* kPerfMigrations = "cpu-migrations (K/s of task-clock)";
+inline constexpr const char* kPerfSwitches = "context-switches (K/s of task-clock)";
+inline constexpr const char* kPerfCpusUtilized = "CPUs utilized";
+bool isPerfStatMetric(const std::string& metric);
+/// The claim's figure: a perf stat metric from the steady state; with `steadyRate` and a fixed-work claim, the job time at the run's
 /// steady rate (its last windows' when it never settled; SteadyResult::steadyJobTime()),
 /// else claimMetric().
 double claimFigure(const Claim& c, const RunResult& r, bool steadyRate);

@@ -46,7 +46,8 @@ WorkloadParams workloadFromJson(const json& v, const std::string& file, const st
     if (!v.is_object()) throw InputError(file, key, "must be an object with a \"type\"");
     if (!v.contains("type") || !v["type"].is_string())
         throw InputError(file, key + ".type",
-                         "missing (hackbench, perf-messaging, schbench, schbench-classic, stress, tbench, netperf-rr, locktorture, cyclictest)");
+                         "missing (hackbench, perf-messaging, schbench, schbench-classic, stress, tbench, netperf-rr, context-switch1, locktorture, "
+                         "cyclictest)");
     const std::string type = v["type"].get<std::string>();
     if (type == "hackbench" || type == "perf-messaging") {
         Obj o(v, file, key, {"type", "groups", "fds", "loops", "datasize", "threads", "pipe", "hot_set_bytes", "cpus"});
@@ -96,17 +97,30 @@ WorkloadParams workloadFromJson(const json& v, const std::string& file, const st
         p.slice_ms = o.i64("slice_ms", 0, 100000).value_or(p.slice_ms);
         return p;
     }
-    if (type == "tbench" || type == "netperf-rr") {
-        Obj o(v, file, key, {"type", "pairs", "runtime_s", "warmup_s", "client_ns", "server_ns", "bytes", "cpus"});
+    if (type == "tbench" || type == "netperf-rr" || type == "context-switch1") {
+        const bool cs1 = type == "context-switch1", np = type == "netperf-rr";
+        std::set<std::string> keys = {"type", "runtime_s", "warmup_s", "client_ns", "server_ns", "cpus"};
+        keys.insert(cs1 ? "instances" : "pairs");
+        keys.insert(cs1 ? "threads" : "bytes");
+        if (np) keys.insert("test");
+        Obj o(v, file, key, keys);
         PingPongParams p;
         p.cpus = cpusFromJson(o, file, key);
-        p.netperf = type == "netperf-rr";
-        p.pairs = intIn(o, "pairs", 1, 65536, p.pairs);
+        p.netperf = np;
+        p.context_switch1 = cs1;
+        if (cs1) p.threads = o.boolean("threads").value_or(false);
+        if (np)
+            if (const auto t = o.str("test")) {
+                if (*t != "TCP_RR" && *t != "UDP_RR")
+                    throw InputError(file, key + ".test", fmt::format("'{}': netperf-rr models TCP_RR or UDP_RR", *t));
+                p.udp = *t == "UDP_RR";
+            }
+        p.pairs = intIn(o, cs1 ? "instances" : "pairs", 1, 65536, p.pairs);
         p.runtime_s = o.number("runtime_s", 0.001, 3600).value_or(p.runtime_s);
         p.warmup_s = o.number("warmup_s", 0, 3600).value_or(p.warmup_s);
         p.client_ns = o.i64("client_ns", 0, 1000000000).value_or(p.client_ns);
         p.server_ns = o.i64("server_ns", 0, 1000000000).value_or(p.server_ns);
-        p.bytes = o.i64("bytes", 0, std::int64_t(1) << 30).value_or(p.bytes);
+        if (!cs1) p.bytes = o.i64("bytes", 0, std::int64_t(1) << 30).value_or(p.bytes);
         return p;
     }
     if (type == "locktorture") {
@@ -138,7 +152,7 @@ WorkloadParams workloadFromJson(const json& v, const std::string& file, const st
     }
     throw InputError(file, key + ".type",
                      fmt::format("'{}' is not one of hackbench, perf-messaging, schbench, schbench-classic, stress, tbench, netperf-rr, "
-                                 "locktorture, cyclictest",
+                                 "context-switch1, locktorture, cyclictest",
                                  type));
 }
 

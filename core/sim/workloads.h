@@ -52,15 +52,21 @@ struct StressParams {
 
 /// tbench/netperf-RR-like buddy pairs (docs/workloads.md: Workloads): each client sends a request to its
 /// own server over loopback (a sync wakeup) and blocks for the reply; pairs never interact.
+/// will-it-scale's context_switch1 is the same pattern over two pipes (`context_switch1`).
 struct PingPongParams {
-    int pairs = 1;         ///< tbench clients / netperf instances
+    int pairs = 1;         ///< tbench clients / netperf instances / will-it-scale instances
     double runtime_s = 5;  ///< measured, after warmup
     double warmup_s = 0.1;
-    std::int64_t client_ns = 4000;  ///< client CPU per transaction (syscalls, protocol), estimate
-    std::int64_t server_ns = 4000;  ///< server CPU per transaction, estimate
-    std::int64_t bytes = 4096;      ///< payload per transaction (for MB/sec)
-    bool netperf = false;           ///< print as netperf TCP_RR (transactions/s) instead of tbench (MB/sec)
-    std::string cpus;               ///< `taskset -c` cpulist its tasks may run on; "" = every CPU
+    /// Client and server CPU per transaction (syscalls, protocol), estimates; -1: the cost
+    /// model's (context_switch1: pipe_write + pipe_read; else 4000 ns).
+    std::int64_t client_ns = -1;
+    std::int64_t server_ns = -1;
+    std::int64_t bytes = 4096;     ///< payload per transaction (for MB/sec)
+    bool netperf = false;          ///< print as netperf (transactions/s) instead of tbench (MB/sec)
+    bool udp = false;              ///< netperf -t UDP_RR instead of TCP_RR (the same wakeup pattern)
+    bool context_switch1 = false;  ///< will-it-scale context_switch1: one byte over a pipe pair, 2 iterations per round trip
+    bool threads = false;          ///< context_switch1_threads (the child a thread, same mm) instead of _processes
+    std::string cpus;              ///< `taskset -c` cpulist its tasks may run on; "" = every CPU
 };
 
 /// locktorture's mutex_lock writers (kernel/locking/locktorture.c): each loops mutex_lock(), a

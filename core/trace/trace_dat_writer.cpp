@@ -395,13 +395,18 @@ TraceDatWriter::TraceDatWriter(std::string path, int nrCpus, CommOf commOf, Trac
     if (!m_opt.compression.empty() && m_opt.version < 7) throw InputError(m_path, "", "trace.dat compression needs file version 7");
     m_work = m_path + fmt::format(".tmp.{}.d", ::getpid());
     m_tmp = m_path + fmt::format(".tmp.{}", ::getpid());
-    std::error_code ec;
-    fs::remove_all(m_work, ec);
-    if (!fs::create_directory(m_work, ec) || ec) throw InputError(m_path, "", "cannot write (directory missing or not writable)");
     // An interrupt removes the spooled pages, the work directory and the file being built
     // (util/output_files.h); the tracefs tree commit() writes for a moment is not registered.
+    // Registered before they exist: a signal between creating and registering would leave them.
     registerTemporary(m_tmp);
     registerTemporary(m_work);
+    std::error_code ec;
+    fs::remove_all(m_work, ec);
+    if (!fs::create_directory(m_work, ec) || ec) {
+        unregisterTemporary(m_work);
+        unregisterTemporary(m_tmp);
+        throw InputError(m_path, "", "cannot write (directory missing or not writable)");
+    }
     for (int c = 0; c < m_nrCpus; ++c) {
         auto cpu = std::make_unique<Cpu>();
         cpu->file = fs::path(m_work) / fmt::format("cpu{}", c);

@@ -13,17 +13,26 @@ namespace {
 class PingPong final : public Workload {
 public:
     PingPong(const PingPongParams& p, std::uint16_t index) : m_p(p), m_index(index) {}
-    std::string name() const override { return m_p.netperf ? "netperf-rr" : "tbench"; }
+    std::string name() const override { return m_p.context_switch1 ? "context-switch1" : m_p.netperf ? "netperf-rr" : "tbench"; }
     std::string commandLine() const override {
-        if (m_p.netperf) return fmt::format("netperf -t TCP_RR -l {} (x{} instances)", m_p.runtime_s, m_p.pairs);
+        if (m_p.context_switch1)
+            return fmt::format("will-it-scale context_switch1_{} -t {} -s {}", m_p.threads ? "threads" : "processes", m_p.pairs, m_p.runtime_s);
+        if (m_p.netperf) return fmt::format("netperf -t {} -l {} (x{} instances)", m_p.udp ? "UDP_RR" : "TCP_RR", m_p.runtime_s, m_p.pairs);
         return fmt::format("tbench -t {} {}", m_p.runtime_s, m_p.pairs);
     }
     void start(Engine& e) override {
-        m_main = e.spawn(m_index, m_p.netperf ? "netperf" : "tbench", 4000000 * (m_index + 1), -1, kMain, 0, 0);
+        m_main = e.spawn(m_index, mainComm(), 4000000 * (m_index + 1), -1, kMain, 0, 0);
         m_run.warm = std::int64_t(m_p.warmup_s * 1e9);
         m_run.end = m_run.warm + std::int64_t(m_p.runtime_s * 1e9);
         m_client.assign(std::size_t(m_p.pairs), -1);
         m_server.assign(std::size_t(m_p.pairs), -1);
+        m_donePer.assign(std::size_t(m_p.pairs), 0);
+        // CPU per transaction: the scenario's, else context_switch1's two pipe syscalls per
+        // side (a 1-byte write that wakes the other side, a read), else the 4 us estimate.
+        const CostModel& cm = e.cost();
+        const std::int64_t dflt = m_p.context_switch1 ? cm.pipe_write + cm.pipe_read : 4000;
+        m_clientNs = m_p.client_ns >= 0 ? m_p.client_ns : dflt;
+        m_serverNs = m_p.server_ns >= 0 ? m_p.server_ns : dflt;
     }
     bool finished() const override { return m_run.finished; }
     double progress(const Engine& e) const override { return m_run.progress(e); }
@@ -31,12 +40,15 @@ public:
         m_run.check(e);
         const CostModel& cm = e.cost();
         if (t.role == kMain) {
-            // Fork each pair: the server (tbench_srv's child), then the client, each its own process.
+            // Fork each pair: the server (tbench_srv's child), then the client, each its own
+            // process. context_switch1: the instance (the client, which writes first) and its
+            // child, a process or (_threads) a thread of it.
             if (t.a < m_p.pairs) {
                 const int i = int(t.a);
-                m_server[std::size_t(i)] =
-                    e.spawn(m_index, m_p.netperf ? "netserver" : "tbench_srv", t.mm + 1 + 2 * i, e.current(), kServer, i, 16384);
-                m_client[std::size_t(i)] = e.spawn(m_index, m_p.netperf ? "netperf" : "tbench", t.mm + 2 + 2 * i, e.current(), kClient, i, 16384);
+                const int clientMm = t.mm + 2 + 2 * i;
+                const int serverMm = m_p.context_switch1 && m_p.threads ? clientMm : t.mm + 1 + 2 * i;
+                m_server[std::size_t(i)] = e.spawn(m_index, serverComm(), serverMm, e.current(), kServer, i, 16384);
+                m_client[std::size_t(i)] = e.spawn(m_index, mainComm(), clientMm, e.current(), kClient, i, 16384);
                 t.a++;
                 return Action::run(1000);
             }
@@ -52,12 +64,13 @@ public:
                 if (measuring(e)) {
                     m_lat.record(e.now() - t.a);
                     m_done++;
+                    m_donePer[i]++;
                 }
                 t.b = 0;
             }
             if (t.b == 0) {
                 t.b = 3;
-                return Action::run(cm.c(CostTerm::syscall, m_p.client_ns));
+                return Action::run(cm.c(CostTerm::syscall, m_clientNs));
             }
             // Send: the loopback receive runs in the sender's context and wakes the server (WF_SYNC).
             t.a = e.now();
@@ -80,7 +93,7 @@ public:
         }
         t.c = 0;
         t.b = 2;
-        return Action::run(cm.c(CostTerm::syscall, m_p.server_ns));
+        return Action::run(cm.c(CostTerm::syscall, m_serverNs));
     }
     void report(const Engine& e, WorkloadReport& r) const override {
         r.name = name();
@@ -88,7 +101,15 @@ public:
         const double secs = std::max(1e-9, m_run.measuredSeconds(e));
         const double tps = double(m_done) / secs;
         const double mbs = tps * double(m_p.bytes) / 1e6;
-        if (m_p.netperf) {
+        if (m_p.context_switch1 && !m_donePer.empty()) {
+            // will-it-scale counts 2 iterations per round trip (a write and a read each side)
+            // and prints the sum over the instances per second.
+            const double ops = 2 * tps;
+            const auto [lo, hi] = std::minmax_element(m_donePer.begin(), m_donePer.end());
+            r.output.push_back(fmt::format("min:{:.0f} max:{:.0f} total:{:.0f} (iterations per second; {} instances)", 2 * double(*lo) / secs,
+                                           2 * double(*hi) / secs, ops, m_p.pairs));
+            r.headline.push_back({"ops_per_s", "Throughput (ops/s)", ops, false, 0});
+        } else if (m_p.netperf) {
             r.output.push_back(fmt::format("Trans. Rate per sec: {:.2f} ({} instances, {:.2f} per instance)", tps, m_p.pairs, tps / m_p.pairs));
             r.headline.push_back({"trans_per_s", "Trans/s", tps, false, 0});
         } else {
@@ -116,6 +137,8 @@ public:
     }
 
 private:
+    const char* mainComm() const { return m_p.context_switch1 ? "context_switch1" : m_p.netperf ? "netperf" : "tbench"; }
+    const char* serverComm() const { return m_p.context_switch1 ? "context_switch1" : m_p.netperf ? "netserver" : "tbench_srv"; }
     enum Role : std::uint8_t { kMain = 0, kClient = 1, kServer = 2 };
     bool measuring(const Engine& e) const { return m_run.measuring(e); }
     PingPongParams m_p;
@@ -124,6 +147,8 @@ private:
     std::vector<int> m_client, m_server;
     TimedRun m_run;
     std::int64_t m_done = 0;
+    std::vector<std::int64_t> m_donePer;  ///< round trips per pair (will-it-scale's per-instance min and max)
+    std::int64_t m_clientNs = 0, m_serverNs = 0;
     LatencyHistogram m_lat;
 };
 
