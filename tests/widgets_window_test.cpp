@@ -1071,10 +1071,18 @@ TEST(KnobPanel, TheFollowUpPatchesAreGroupedKnobs) {
     EXPECT_EQ(load->value(), 5);
     load->setValue(8);
     EXPECT_EQ(panel.knobs(1).almost_idle_load, 8);
-    EXPECT_EQ(changes, 3);
+    // E: the tg->load_avg ratelimit window, off in both presets.
+    auto* tg = group->findChild<QDoubleSpinBox*>(QStringLiteral("tg_load_avg_ratelimit_ns"));
+    ASSERT_NE(tg, nullptr);
+    EXPECT_EQ(tg->value(), 0.0);
+    EXPECT_TRUE(tg->toolTip().contains(QStringLiteral("2023-08-23")));
+    tg->setValue(1.0);
+    EXPECT_EQ(panel.knobs(1).tg_load_avg_ratelimit_ns, 1000000);
+    EXPECT_EQ(changes, 4);
     EXPECT_FALSE(panel.knobs(0).UTIL_FITS_CAPACITY) << "A untouched";
     // The caption's description names the parts.
     const std::string d = panel.knobs(1).describe();
-    for (const char* part : {"sis-current", "UTIL_FITS_CAPACITY=1", "migration_ratelimit_ns=2000000", "almost_idle_load=8"})
+    for (const char* part :
+         {"sis-current", "UTIL_FITS_CAPACITY=1", "migration_ratelimit_ns=2000000", "almost_idle_load=8", "tg_load_avg_ratelimit_ns=1000000"})
         EXPECT_NE(d.find(part), std::string::npos) << part << " in " << d;
 }

@@ -121,20 +121,34 @@ KnobPanel::KnobPanel(QWidget* parent) : QWidget(parent) {
     follow->setObjectName(QStringLiteral("followUps"));
     auto* fg = new QGridLayout(follow);
     int row = 0;
+    // A knob's checkbox at (row, col), its text `text` (the knob's name by default).
+    auto check = [&](const char* name, const QString& tip, int col, const QString& text = {}) {
+        auto* cb = new QCheckBox(text.isEmpty() ? QString::fromLatin1(name) : text, follow);
+        cb->setObjectName(QString::fromLatin1(name));
+        cb->setToolTip(tip);
+        m_features[name] = cb;
+        fg->addWidget(cb, row, col);
+        connect(cb, &QCheckBox::toggled, this, [this] { edited(); });
+    };
     auto patchRow = [&](const QString& label, const QString& tip, std::initializer_list<const char*> knobs) {
         auto* l = new QLabel(label, follow);
         l->setToolTip(tip);
         fg->addWidget(l, row, 0);
         int col = 1;
-        for (const char* name : knobs) {
-            auto* cb = new QCheckBox(QString::fromLatin1(name), follow);
-            cb->setObjectName(QString::fromLatin1(name));
-            cb->setToolTip(tip);
-            m_features[name] = cb;
-            fg->addWidget(cb, row, col++);
-            connect(cb, &QCheckBox::toggled, this, [this] { edited(); });
-        }
+        for (const char* name : knobs) check(name, tip, col++);
         return col;
+    };
+    // A window in ms (0: off) for a knob in ns.
+    auto msBox = [&](const char* name, const QString& tip) {
+        auto* b = new QDoubleSpinBox(follow);
+        b->setObjectName(QString::fromLatin1(name));
+        b->setRange(0, 1000);
+        b->setSingleStep(0.5);
+        b->setDecimals(1);
+        b->setSuffix(tr(" ms"));
+        b->setSpecialValueText(tr("off"));
+        b->setToolTip(tip);
+        return b;
     };
     {
         const int col = patchRow(tr("B almost-idle prev"),
@@ -160,21 +174,20 @@ KnobPanel::KnobPanel(QWidget* parent) : QWidget(parent) {
         auto* l = new QLabel(tr("D migration ratelimit"), follow);
         l->setToolTip(tip);
         fg->addWidget(l, row, 0);
-        m_ratelimitMs = new QDoubleSpinBox(follow);
-        m_ratelimitMs->setObjectName(QStringLiteral("migration_ratelimit_ns"));
-        m_ratelimitMs->setRange(0, 1000);
-        m_ratelimitMs->setSingleStep(0.5);
-        m_ratelimitMs->setDecimals(1);
-        m_ratelimitMs->setSuffix(tr(" ms"));
-        m_ratelimitMs->setSpecialValueText(tr("off"));
-        m_ratelimitMs->setToolTip(tip);
+        m_ratelimitMs = msBox("migration_ratelimit_ns", tip);
         fg->addWidget(m_ratelimitMs, row, 1);
-        auto* cb = new QCheckBox(QStringLiteral("adaptive"), follow);
-        cb->setObjectName(QStringLiteral("migration_ratelimit_adaptive"));
-        cb->setToolTip(tip);
-        m_features["migration_ratelimit_adaptive"] = cb;
-        fg->addWidget(cb, row++, 2);
-        connect(cb, &QCheckBox::toggled, this, [this] { edited(); });
+        check("migration_ratelimit_adaptive", tip, 2, QStringLiteral("adaptive"));
+        ++row;
+    }
+    {
+        const QString tip =
+            tr("Aaron Lu, \"sched/fair: ratelimit update to tg->load_avg\" (2023-08-23, merged as afc1996859a2): "
+               "update_tg_load_avg() writes the task group's shared load at most once per window per cfs_rq (1 ms)");
+        auto* l = new QLabel(tr("E tg->load_avg ratelimit"), follow);
+        l->setToolTip(tip);
+        fg->addWidget(l, row, 0);
+        m_tgRatelimitMs = msBox("tg_load_avg_ratelimit_ns", tip);
+        fg->addWidget(m_tgRatelimitMs, row++, 1);
     }
     patchRow(tr("G util fits / bias prev"),
              tr("Mathieu Desnoyers, \"sched/fair: Introduce UTIL_FITS_CAPACITY feature\" and \"Introduce SELECT_BIAS_PREV to reduce "
@@ -192,6 +205,7 @@ KnobPanel::KnobPanel(QWidget* parent) : QWidget(parent) {
     top->addWidget(follow);
     connect(m_almostIdleLoad, &QSpinBox::valueChanged, this, [this] { edited(); });
     connect(m_ratelimitMs, &QDoubleSpinBox::valueChanged, this, [this] { edited(); });
+    connect(m_tgRatelimitMs, &QDoubleSpinBox::valueChanged, this, [this] { edited(); });
 
     auto* wl = new QGroupBox(tr("Workload (applies from t = 0: both sides restart)"), this);
     auto* wv = new QVBoxLayout(wl);
@@ -286,6 +300,7 @@ void KnobPanel::refresh() {
     for (auto& [name, cb] : m_features) cb->setChecked(k.get(name) == "1" || k.get(name) == "true");
     m_almostIdleLoad->setValue(int(k.almost_idle_load));
     m_ratelimitMs->setValue(double(k.migration_ratelimit_ns) / 1e6);
+    m_tgRatelimitMs->setValue(double(k.tg_load_avg_ratelimit_ns) / 1e6);
     m_updating = false;
     const double ms = double(k.idle_delay_ns) / 1e6;
     m_delayLabel->setText(k.idle_delay_ns == 0 ? tr("off") : QStringLiteral("%1 ms").arg(ms, 0, 'f', 1));
@@ -305,6 +320,7 @@ void KnobPanel::edited() {
     for (auto& [name, cb] : m_features) n.set(name, cb->isChecked() ? "1" : "0");
     n.almost_idle_load = m_almostIdleLoad->value();
     n.migration_ratelimit_ns = std::llround(m_ratelimitMs->value() * 1e6);
+    n.tg_load_avg_ratelimit_ns = std::llround(m_tgRatelimitMs->value() * 1e6);
     if (n == k) {
         refresh();
         return;

@@ -78,8 +78,9 @@ private:
     QComboBox* m_clock = nullptr;
     QComboBox* m_claim = nullptr;
     std::map<std::string, QCheckBox*> m_features;
-    QSpinBox* m_almostIdleLoad = nullptr;     ///< B: almost_idle_load
-    QDoubleSpinBox* m_ratelimitMs = nullptr;  ///< D: migration_ratelimit_ns, in ms
+    QSpinBox* m_almostIdleLoad = nullptr;       ///< B: almost_idle_load
+    QDoubleSpinBox* m_ratelimitMs = nullptr;    ///< D: migration_ratelimit_ns, in ms
+    QDoubleSpinBox* m_tgRatelimitMs = nullptr;  ///< E: tg_load_avg_ratelimit_ns in ms
     QLabel* m_summary = nullptr;
     QPlainTextEdit* m_workloads = nullptr;
     QLabel* m_commands = nullptr;
