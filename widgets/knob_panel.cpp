@@ -130,16 +130,21 @@ KnobPanel::KnobPanel(QWidget* parent) : QWidget(parent) {
         fg->addWidget(cb, row, col);
         connect(cb, &QCheckBox::toggled, this, [this] { edited(); });
     };
-    auto patchRow = [&](const QString& label, const QString& tip, std::initializer_list<const char*> knobs) {
+    // The row's first column: the patch's name, its tooltip the patch.
+    auto rowLabel = [&](const QString& label, const QString& tip) {
         auto* l = new QLabel(label, follow);
         l->setToolTip(tip);
         fg->addWidget(l, row, 0);
+    };
+    auto patchRow = [&](const QString& label, const QString& tip, std::initializer_list<const char*> knobs) {
+        rowLabel(label, tip);
         int col = 1;
         for (const char* name : knobs) check(name, tip, col++);
         return col;
     };
-    // A window in ms (0: off) for a knob in ns.
-    auto msBox = [&](const char* name, const QString& tip) {
+    // A row whose knob is a window in ns, shown in ms (0: off), in column 1.
+    auto msRow = [&](const QString& label, const char* name, const QString& tip) {
+        rowLabel(label, tip);
         auto* b = new QDoubleSpinBox(follow);
         b->setObjectName(QString::fromLatin1(name));
         b->setRange(0, 1000);
@@ -148,6 +153,7 @@ KnobPanel::KnobPanel(QWidget* parent) : QWidget(parent) {
         b->setSuffix(tr(" ms"));
         b->setSpecialValueText(tr("off"));
         b->setToolTip(tip);
+        fg->addWidget(b, row, 1);
         return b;
     };
     {
@@ -171,24 +177,14 @@ KnobPanel::KnobPanel(QWidget* parent) : QWidget(parent) {
         const QString tip =
             tr("Mathieu Desnoyers, \"sched/eevdf: Rate limit task migration\" (RFC, 2023-09-05): an affine wakeup stays on prev "
                "within the window after a migration (2/2: a quota of migrations per window)");
-        auto* l = new QLabel(tr("D migration ratelimit"), follow);
-        l->setToolTip(tip);
-        fg->addWidget(l, row, 0);
-        m_ratelimitMs = msBox("migration_ratelimit_ns", tip);
-        fg->addWidget(m_ratelimitMs, row, 1);
+        m_ratelimitMs = msRow(tr("D migration ratelimit"), "migration_ratelimit_ns", tip);
         check("migration_ratelimit_adaptive", tip, 2, QStringLiteral("adaptive"));
         ++row;
     }
-    {
-        const QString tip =
-            tr("Aaron Lu, \"sched/fair: ratelimit update to tg->load_avg\" (2023-08-23, merged as afc1996859a2): "
-               "update_tg_load_avg() writes the task group's shared load at most once per window per cfs_rq (1 ms)");
-        auto* l = new QLabel(tr("E tg->load_avg ratelimit"), follow);
-        l->setToolTip(tip);
-        fg->addWidget(l, row, 0);
-        m_tgRatelimitMs = msBox("tg_load_avg_ratelimit_ns", tip);
-        fg->addWidget(m_tgRatelimitMs, row++, 1);
-    }
+    m_tgRatelimitMs = msRow(tr("E tg->load_avg ratelimit"), "tg_load_avg_ratelimit_ns",
+                            tr("Aaron Lu, \"sched/fair: ratelimit update to tg->load_avg\" (2023-08-23, merged as afc1996859a2): "
+                               "update_tg_load_avg() writes the task group's shared load at most once per window per cfs_rq (1 ms)"));
+    ++row;
     patchRow(tr("G util fits / bias prev"),
              tr("Mathieu Desnoyers, \"sched/fair: Introduce UTIL_FITS_CAPACITY feature\" and \"Introduce SELECT_BIAS_PREV to reduce "
                 "migrations\" (RFC v2, 2023-10-19)"),

@@ -134,35 +134,38 @@ Claim swapnilSchbench(int workers, const char* variant, const char* metric, cons
                     side(fmt::format("idle-delay-{}", variant)), metric, base, published);
 }
 
-// Chen Yu's SIS_SHORT v4 (2022-12-16) table rows on SPR 2 x 56C/112T, relative to the
-// baseline (1.00 -> 1 + change); 0.3 s measured after 1.05 s as shipped (SIS_CURRENT waits
-// for the first wakee flip to decay, a second), 0.05 s after 0.05 s with --quick (before it).
-Claim chenRow(std::string id, std::string scenario, std::vector<std::string> set, std::string metric, const char* what, double changePct) {
+// A row of one of Chen Yu's tables on SPR 2 x 56C/112T, relative to the base (1.00 -> 1 +
+// change); --quick measures 0.05 s (after `quickWarmup` extra keys, e.g. a shorter warm-up).
+Claim chenTableRow(std::string id, std::string source, std::string scenario, std::vector<std::string> set, std::vector<std::string> quickExtra,
+                   ClaimSide patch, ClaimSide base, std::string metric, double changePct) {
     std::vector<std::string> quick = set;
     quick.push_back("runtime_s=0.05");
-    quick.push_back("warmup_s=0.05");
-    Claim c = timedRow(std::move(id),
-                       fmt::format("Chen Yu 2022-12-16 (H as SIS_SHORT v4; run with v8's SIS_CURRENT), SPR 2 x 56C/112T (224 CPUs), {}, "
-                                   "relative to the baseline",
-                                   what),
-                       std::move(scenario), std::move(set), std::move(quick), side("sis-current"), std::move(metric), 1.0, 1.0 + changePct / 100);
+    quick.insert(quick.end(), quickExtra.begin(), quickExtra.end());
+    Claim c = timedRow(std::move(id), std::move(source), std::move(scenario), std::move(set), std::move(quick), std::move(patch), std::move(metric),
+                       1.0, 1.0 + changePct / 100, std::move(base));
     c.lower_is_better = false;
     return c;
 }
 
-// Chen Yu's SIS_CACHE v1 2/2 (2023-09-26) table rows on SPR 2 x 56C/112T, on a tree with Aaron
-// Lu's ratelimit: tg-ratelimit against tg-ratelimit + SIS_CACHE, relative to the baseline.
+// H: his SIS_SHORT v4 (2022-12-16) rows; 0.3 s measured after 1.05 s as shipped (SIS_CURRENT
+// waits for the first wakee flip to decay, a second), 0.05 s after 0.05 s with --quick (before it).
+Claim chenRow(std::string id, std::string scenario, std::vector<std::string> set, std::string metric, const char* what, double changePct) {
+    return chenTableRow(std::move(id),
+                        fmt::format("Chen Yu 2022-12-16 (H as SIS_SHORT v4; run with v8's SIS_CURRENT), SPR 2 x 56C/112T (224 CPUs), {}, "
+                                    "relative to the baseline",
+                                    what),
+                        std::move(scenario), std::move(set), {"warmup_s=0.05"}, side("sis-current"), side("baseline"), std::move(metric), changePct);
+}
+
+// F: his SIS_CACHE v1 2/2 (2023-09-26) rows, on a tree with Aaron Lu's ratelimit: tg-ratelimit
+// against tg-ratelimit + SIS_CACHE.
 Claim sisCacheRow(std::string id, std::string scenario, std::vector<std::string> set, std::string metric, const char* what, double changePct) {
-    std::vector<std::string> quick = set;
-    quick.push_back("runtime_s=0.05");
-    Claim c = timedRow(std::move(id),
-                       fmt::format("Chen Yu 2023-09-26 (F as SIS_CACHE v1; run with v2's), SPR 2 x 56C/112T (224 CPUs), {}, relative to the "
-                                   "baseline (with the tg->load_avg ratelimit)",
-                                   what),
-                       std::move(scenario), std::move(set), std::move(quick), side("sis-cache", {"tg_load_avg_ratelimit_ns=1000000"}),
-                       std::move(metric), 1.0, 1.0 + changePct / 100, side("tg-ratelimit"));
-    c.lower_is_better = false;
-    return c;
+    return chenTableRow(std::move(id),
+                        fmt::format("Chen Yu 2023-09-26 (F as SIS_CACHE v1; run with v2's), SPR 2 x 56C/112T (224 CPUs), {}, relative to the "
+                                    "baseline (with the tg->load_avg ratelimit)",
+                                    what),
+                        std::move(scenario), std::move(set), {}, side("sis-cache", {"tg_load_avg_ratelimit_ns=1000000"}), side("tg-ratelimit"),
+                        std::move(metric), changePct);
 }
 
 // Mike Galbraith's SIS_DEBOUNCE (2017-11, seed 004), i7-4790 desktop: tbench MB/s by
@@ -267,16 +270,12 @@ const std::vector<Claim>& seedClaims() {
         v.push_back(mathieu("util-fits-bias-prev", side("util-fits-bias-prev"), 29.5, 48.5, g));
         // The table's perf stat columns, on the same runs: cpu-migrations and context-switches
         // per second of task-clock (perf's "K/sec"), and CPUs utilized.
-        const struct {
-            const char* id;
-            const char* preset;
-        } gRows[] = {
-            {"util-fits-capacity", "util-fits-capacity"}, {"select-bias-prev", "select-bias-prev"}, {"util-fits-bias-prev", "util-fits-bias-prev"}};
+        const char* gRows[] = {"util-fits-capacity", "select-bias-prev", "util-fits-bias-prev"};  // id = preset
         const double gMigr[] = {3.977, 5.674, 2.316}, gCpus[] = {271.367, 276.526, 303.356}, gSw[] = {48.823, 49.074, 57.714};
         for (int i = 0; i < 3; ++i) {
-            v.push_back(perfStatRow(fmt::format("{}-migrations", gRows[i].id), side(gRows[i].preset), kPerfMigrations, 9.355, gMigr[i], g));
-            v.push_back(perfStatRow(fmt::format("{}-cpus", gRows[i].id), side(gRows[i].preset), kPerfCpusUtilized, 253.275, gCpus[i], g));
-            v.push_back(perfStatRow(fmt::format("{}-switches", gRows[i].id), side(gRows[i].preset), kPerfSwitches, 35.516, gSw[i], g));
+            v.push_back(perfStatRow(fmt::format("{}-migrations", gRows[i]), side(gRows[i]), kPerfMigrations, 9.355, gMigr[i], g));
+            v.push_back(perfStatRow(fmt::format("{}-cpus", gRows[i]), side(gRows[i]), kPerfCpusUtilized, 253.275, gCpus[i], g));
+            v.push_back(perfStatRow(fmt::format("{}-switches", gRows[i]), side(gRows[i]), kPerfSwitches, 35.516, gSw[i], g));
         }
         // H: Chen Yu's v4 figures (2022-12-16, v6.1-rc8, SPR 2 x 56C/112T) in the band just above
         // one task per CPU, run with v8's SIS_CURRENT (the v8 cover gives no figure; v4 took a
