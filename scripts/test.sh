@@ -18,6 +18,21 @@ ctest --preset asan || status=$?
 if ((status == 0)); then
   echo "test.sh: all tests passed (asan preset)"
 else
+  # CI keeps only the tail of what a run prints, and a failed test's output is printed where it
+  # failed, long before the end: repeat each failed test's failure lines (gtest's assertions and
+  # the sanitizers' reports), at most 40 per test, after ctest's summary.
+  log=build/asan/Testing/Temporary/LastTest.log
+  if [[ -f "$log" ]]; then
+    echo "test.sh: the failed tests' failure lines (from $log):" >&2
+    awk '/^[0-9]+\/[0-9]+ Test: / { name = $3; n = 0; k = 0; buf = ""; next }
+         /^<end of output>$/ { inout = 0 }
+         /^Output:$/ { inout = 1; next }
+         inout && n < 40 && (k > 0 || /Failure|ERROR: |runtime error|SUMMARY: |\[  FAILED|Segmentation|Aborted|terminate called/) {
+           if (/Failure$|ERROR: |runtime error/) k = 8; else if (k > 0) k--
+           buf = buf "  " $0 "\n"; n++ }
+         /^Test Failed\.$/ && name != "" {
+           printf "%s:\n%s", name, (buf == "" ? "  (no failure line in its output: a timeout or a silent exit, see ctest above)\n" : buf); name = "" }' "$log" >&2 || true
+  fi
   echo "test.sh: ctest failed with status $status (asan preset)" >&2
 fi
 exit "$status"
