@@ -896,8 +896,11 @@ TEST(FlowView, CountsFollowTheFramesAndTheTracedWakeupIsLitInStepWithTheInspecto
     // The rows drawn: every node a decision of A or B reached, each once.
     const auto& fa = w.frame()->a->flow;
     const auto& fb = w.frame()->b->flow;
-    for (std::size_t n = 0; n < flow.nodes().size(); ++n)
-        if (fa.node(int(n)) || fb.node(int(n))) EXPECT_FALSE(v->rowRect(int(n)).isEmpty()) << flow.nodes()[n].key;
+    for (std::size_t n = 0; n < flow.nodes().size(); ++n) {
+        if (fa.node(int(n)) || fb.node(int(n))) {
+            EXPECT_FALSE(v->rowRect(int(n)).isEmpty()) << flow.nodes()[n].key;
+        }
+    }
     // B (idle-delay-v2) leaves at SIS_TARGET_IDLE more than A: its connector there is wider.
     const int target = flow.exitOf(sched::Stage2::SIS_TARGET_IDLE);
     EXPECT_GT(v->connectorWidth(target, 1), v->connectorWidth(target, 0));
