@@ -226,3 +226,19 @@ TEST(Topology, ANameTheFileSystemRefusesIsAnUnknownTopology) {
         EXPECT_NE(std::string(e.what()).find(name.substr(0, 20)), std::string::npos) << e.what();
     }
 }
+
+// Found by tests/bench/fuzz/fuzz_topology_json (stop 54): a distance matrix whose later row is
+// shorter than the first ([[10, 21], []]) was read past its end by the symmetry check, which
+// compares [i][j] with [j][i] before row j's length had been checked (a null dereference).
+TEST(Topology, ARaggedDistanceMatrixIsRefusedByItsRow) {
+    for (const char* text : {R"({"sockets":2,"llcs_per_socket":1,"cores_per_llc":2,"distances":[[10,21],[]]})",
+                             R"({"sockets":2,"llcs_per_socket":1,"cores_per_llc":2,"distances":[[10,21],[21]]})"}) {
+        try {
+            topologyFromJson(nlohmann::json::parse(text), "f.json", "topology", "");
+            FAIL() << "accepted: " << text;
+        } catch (const InputError& e) {
+            EXPECT_NE(std::string(e.what()).find("f.json: topology"), std::string::npos) << e.what();
+            EXPECT_NE(std::string(e.what()).find("distance matrix row 1 has"), std::string::npos) << e.what();
+        }
+    }
+}

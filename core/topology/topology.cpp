@@ -67,9 +67,11 @@ Topology::Topology(std::string name, Arch arch, std::vector<CpuInfo> cpus, std::
     }
     if (int(m_distance.size()) != nrNodes)
         throw TopologyError(fmt::format("distance matrix has {} rows for {} NUMA nodes", m_distance.size(), nrNodes));
-    for (int i = 0; i < nrNodes; ++i) {
+    // Every row's length first: the symmetry check below reads [j][i] of rows not reached yet.
+    for (int i = 0; i < nrNodes; ++i)
         if (int(m_distance[i].size()) != nrNodes)
             throw TopologyError(fmt::format("distance matrix row {} has {} entries for {} nodes", i, m_distance[i].size(), nrNodes));
+    for (int i = 0; i < nrNodes; ++i) {
         for (int j = 0; j < nrNodes; ++j) {
             if (m_distance[i][j] != m_distance[j][i]) throw TopologyError(fmt::format("distance matrix is not symmetric at [{}][{}]", i, j));
             if (i == j ? m_distance[i][j] != 10 : m_distance[i][j] <= 10)
