@@ -428,7 +428,7 @@ TEST(BalanceEngine, NewidleCostsAreLearnedAndDecayOncePerSecond) {
 // learned maximum is 0, so the avg_idle gate never stops a newidle balance).
 TEST(BalanceEngine, ANewidlePullIsChargedItsLoadBalanceCost) {
     const nlohmann::json doc = {{"topology", "qemu-2s2c2t"},
-                                {"workloads", nlohmann::json::array({{{"type", "hackbench"}, {"groups", 2}, {"fds", 4}, {"loops", 200}}})}};
+                                {"workloads", nlohmann::json::array({{{"type", "hackbench"}, {"groups", 2}, {"fds", 4}, {"loops", 1000}}})}};
     Scenario s = parseScenario(doc, "lb.json", ".");
     RunResult on = runScenario(s, s.variants.front(), s.cost, RunOptions{});
     EXPECT_GT(on.engine->metrics().cost_lb, 0);

@@ -516,6 +516,30 @@ TEST(Reproduce, DirectionIsTheSignOfTheChangeWithA1PercentDeadBand) {
     EXPECT_TRUE(o.directionMatches());
 }
 
+TEST(Reproduce, AClaimIsInertWhenSchedlabBarelyMovesWhereTheMachineMoved) {
+    Claim c;
+    c.published_base = 386.1;
+    c.published_patch = 463.5;  // +20 %
+    ClaimOutcome o;
+    o.claim = &c;
+    o.base = 305.7;
+    o.patch = 306.9;  // +0.4 %
+    EXPECT_TRUE(o.inert());
+    o.patch = 310.0;  // +1.4 %: it moved
+    EXPECT_FALSE(o.inert());
+    o.patch = 305.7;
+    c.published_patch = 400;  // +3.6 %: the machine barely moved either
+    EXPECT_FALSE(o.inert());
+    c.published_patch = 463.5;
+    o.seeds = {{1, 305.7, 305.7}, {2, 300, 310}};  // one seed moves by 3 %
+    EXPECT_FALSE(o.inert());
+    o.seeds[1].patch = 302;
+    EXPECT_TRUE(o.inert());
+    const std::string t = reproduceTable({o}, false, 1, {});
+    EXPECT_NE(t.find("1 of 1 claims move by 1 % or less in schedlab where the machine moved by 5 % or more"), std::string::npos) << t;
+    EXPECT_EQ(reproduceJson({o}, false, 1, {})["inert"], 1);
+}
+
 TEST(Reproduce, SeveralSeedsMatchOnlyWhenEverySeedGoesThePublishedWay) {
     Claim c;
     c.published_base = 49;

@@ -161,6 +161,7 @@ struct Exported {
     std::string text;
     std::string dat;
     std::uint64_t events = 0, inputs = 0, switches = 0, pages = 0;
+    std::uint64_t marks = 0;  ///< schedlab_ttwu_queue marks (events, written as prints)
     int cpus = 0;
 };
 
@@ -189,6 +190,7 @@ Exported exportRun(int groups, int fds, int loops, const std::string& name, sche
         dat->write(e);
         ++r.events;
         r.switches += e.kind == EvKind::sched_switch;
+        r.marks += e.kind == EvKind::schedlab_ttwu_queue;
     };
     o.wake_inputs_sink = [&](const sched::WakeInputs& in) {
         text->writeWakeInputs(in);
@@ -270,7 +272,11 @@ TEST(TraceDatWriter, ASimulatedRunReadsBackAsItsFtraceTextExport) {
     const Trace dat = sched::readTraceDat(r.dat);
     expectSameAsText(dat, txt, 0);
     EXPECT_EQ(dat.nr_cpus, 8);
-    EXPECT_EQ(dat.event_counts.at("print"), r.inputs);  // the schedlab_wake marks
+    ASSERT_GT(r.marks, 0u);
+    EXPECT_EQ(dat.event_counts.at("print"), r.inputs + r.marks);  // the schedlab_wake and schedlab_ttwu_queue marks
+    EXPECT_EQ(
+        std::uint64_t(std::count_if(dat.events.begin(), dat.events.end(), [](const SchedEvent& e) { return e.kind == EvKind::schedlab_ttwu_queue; })),
+        r.marks);
     EXPECT_TRUE(dat.skipped_events.empty());
     // ... attached to their wakings as the text importer attaches them: the round-trip test oracle
     // holds through trace.dat too.

@@ -394,6 +394,11 @@ TEST(FtraceText, SimulatedRunExportsAndReadsBackToTheSameEvents) {
     std::ostringstream out;
     sched::FtraceTextWriter w(out, eng.nrCpus(), [&](std::int32_t pid) { return eng.taskComm(pid); });
     for (const auto& e : events) w.write(e);
+    // Without the wake inputs the export is a kernel's trace: schedlab's own marks (the wakelist's
+    // ttwu_queue()) are left out; everything else reads back as it was.
+    const auto marks = std::count_if(events.begin(), events.end(), [](const SchedEvent& e) { return e.kind == EvKind::schedlab_ttwu_queue; });
+    ASSERT_GT(marks, 0) << "a hackbench run queues some wakeups on a wakelist";
+    std::erase_if(events, [](const SchedEvent& e) { return e.kind == EvKind::schedlab_ttwu_queue; });
     EXPECT_EQ(w.written(), events.size());
     const Trace t = parseFtraceText(out.str(), "export.txt");
     EXPECT_EQ(t.problem_count, 0u) << t.summary();
@@ -455,6 +460,12 @@ TEST(FtraceText, TheExportIsWhatPerfettosSystraceImporterReads) {
         auto isNum = [](const std::string& v) { return !v.empty() && v.find_first_not_of("0123456789") == std::string::npos; };
         if (name == "tracing_mark_write") {  // a print event to Perfetto (not B|/E|/C|: left as it is)
             ++marks;
+            // schedlab's ttwu_queue() mark is an event of ours (EvKind::schedlab_ttwu_queue).
+            if (l.find("schedlab_ttwu_queue ") != std::string::npos) {
+                ASSERT_LT(ev, t.events.size()) << "line " << lineNo;
+                EXPECT_EQ(t.events[ev].kind, EvKind::schedlab_ttwu_queue) << "line " << lineNo;
+                ++ev;
+            }
             continue;
         }
         ASSERT_LT(ev, t.events.size()) << "line " << lineNo;

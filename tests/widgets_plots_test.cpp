@@ -327,7 +327,7 @@ TEST(CountersPlotBars, ValuesAreTheSnapshotCounts) {
 }
 
 // Who woke the sleepers (issue 17): a task, a timer on the wakee's CPU, a timer elsewhere, and
-// the wakelist (IPI) count, A and B side by side.
+// the wakelist (IPI) count and the wakeups stacked by a race, A and B side by side.
 TEST(CountersPlotBars, WhoWokeIsTheSnapshotsWakerCounts) {
     auto a = std::make_shared<sched::Snapshot>();
     auto b = std::make_shared<sched::Snapshot>();
@@ -337,18 +337,21 @@ TEST(CountersPlotBars, WhoWokeIsTheSnapshotsWakerCounts) {
     b->wake_by_timer_local = 5656;
     b->wake_by_timer_remote = 4982;
     b->ttwu_wakelist = 4978;
+    b->ttwu_races = 17;
     CountersPlot w;
     w.resize(900, 350);
     w.setSnapshots(a, b);
     QCustomPlot* k = w.wakersPlot();
     ASSERT_EQ(k->plottableCount(), 2);
-    EXPECT_EQ(bars(k, 0)->dataCount(), 4);
+    EXPECT_EQ(bars(k, 0)->dataCount(), 5);
     EXPECT_EQ(barValue(k, 0, "a task"), 5.0);
     EXPECT_EQ(barValue(k, 0, "a local timer"), 10638.0);
     EXPECT_EQ(barValue(k, 0, "a remote timer"), 0.0);
     EXPECT_EQ(barValue(k, 1, "a local timer"), 5656.0);
     EXPECT_EQ(barValue(k, 1, "a remote timer"), 4982.0);
     EXPECT_EQ(barValue(k, 1, "wakelist (IPI)"), 4978.0);
+    EXPECT_EQ(barValue(k, 0, "stacked by a race"), 0.0);
+    EXPECT_EQ(barValue(k, 1, "stacked by a race"), 17.0);
 }
 
 int main(int argc, char** argv) {

@@ -201,18 +201,21 @@ void CountersPlot::setSnapshots(std::shared_ptr<const sched::Snapshot> a, std::s
         causes.push_back(cat);
     }
 
-    // Who woke: a task, or a sleep timer's interrupt on the wakee's CPU or another's (issue 17);
-    // and how many wakeups went through a wakelist and its IPI.
+    // Who woke: a task, or a sleep timer's interrupt on the wakee's CPU or another's; how many
+    // wakeups went through a wakelist and its IPI, and how many were stacked by a race.
     std::vector<Category> wakers = {{QStringLiteral("a task"), {}},
                                     {QStringLiteral("a local timer"), {}},
                                     {QStringLiteral("a remote timer"), {}},
-                                    {QStringLiteral("wakelist (IPI)"), {}}};
+                                    {QStringLiteral("wakelist (IPI)"), {}},
+                                    {QStringLiteral("stacked by a race"), {}}};
     for (std::size_t s = 0; s < 2; ++s) {
         if (!sides[s]) continue;
         wakers[0].count[s] = double(sides[s]->wake_by_task);
         wakers[1].count[s] = double(sides[s]->wake_by_timer_local);
         wakers[2].count[s] = double(sides[s]->wake_by_timer_remote);
         wakers[3].count[s] = double(sides[s]->ttwu_wakelist);
+        // The wakeup's window: the chosen CPU looked idle while another wakee was on its way there.
+        wakers[4].count[s] = double(sides[s]->ttwu_races);
     }
 
     showCategories(m_reasons, reasons, sides);

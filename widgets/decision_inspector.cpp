@@ -57,6 +57,7 @@ QString flagsText(const sched::Decision& d) {
     if (d.preempted_curr) flags << QStringLiteral("preempted curr");
     if (d.claim_set) flags << QStringLiteral("claimed");
     if (d.idle_delay_hit) flags << QStringLiteral("idle-delay hit");
+    if (d.raced) flags << QStringLiteral("stacked by a race");
     return flags.join(QStringLiteral(", "));
 }
 
@@ -156,6 +157,14 @@ QString DecisionInspector::describe(const sched::DecisionRecord& r) {
              .arg(d.cpu);
     h += QStringLiteral("reasons: <tt>%1</tt><br>").arg(q(d.reasons()).toHtmlEscaped());
     h += QStringLiteral("flags: %1<br>").arg(flagsText(d));
+    // A wakeup over time: select_task_rq() read the machine at sched_waking; the task was queued
+    // (ttwu_queue()) and activated (sched_wakeup) later, and other CPUs decided meanwhile.
+    if (d.t_queue >= 0)
+        h += tr("window: ttwu_queue() at +%1 µs, %2 at +%3 µs after sched_waking%4<br>")
+                 .arg(double(d.t_queue - r.time) / 1e3, 0, 'f', 2)
+                 .arg(d.wakelist ? tr("sched_ttwu_pending() on the target") : tr("sched_wakeup (activation)"))
+                 .arg(double(d.t_activate - r.time) / 1e3, 0, 'f', 2)
+                 .arg(d.raced ? tr("; <b>stacked by a race</b>: the CPU looked idle while another wakee was on its way there") : QString());
     h += pathHtml(d, tr("Path"), tr("Not traced: step to the next wakeup (W) to see the path function by function."));
     return h;
 }

@@ -146,8 +146,12 @@ void finishDecision(WakeCtx& c, int cpu) {
         if (e.cpu == cpu && e.seen == Seen::IdleByDelay) c.d.idle_delay_hit = true;
 }
 
-// The enqueue side of ttwu_queue(): wakelist (IPI) or direct activation.
-void ttwu_queue(WakeCtx& c, Task& p, int cpu, std::uint32_t wf, int from_cpu) {
+}  // namespace
+
+// core.c: ttwu_queue_wakelist(): the wakelist when TTWU_QUEUE and ttwu_queue_cond() say so
+// (__ttwu_queue_wakelist(): ttwu_pending := 1, llist_add, the IPI); false: ttwu_queue() goes on
+// to rq_lock() the target and ttwu_do_activate() (the caller's part: it may wait for the lock).
+bool ttwu_queue_wakelist(WakeCtx& c, Task& p, int cpu, std::uint32_t wf, int from_cpu) {
     const bool migrated = wf & WF_MIGRATED;
     bool crossL2 = false;
     if (c.k.TTWU_QUEUE && ttwu_queue_cond(c, p, cpu, &crossL2)) {
@@ -161,18 +165,31 @@ void ttwu_queue(WakeCtx& c, Task& p, int cpu, std::uint32_t wf, int from_cpu) {
                                                                                                  : "same LLC, idle"));
         // check_preempt happens on the target when it runs sched_ttwu_pending (without WF_SYNC).
         c.d.preempted_curr = check_preempt_curr(c, p, cpu, wf & ~std::uint32_t(WF_SYNC), migrated, from_cpu);
-        return;
+        return true;
     }
-    SCHED_STEP(c, Fn::try_to_wake_up, fmt::format("ttwu_queue: direct activation on CPU {}", cpu));
-    c.d.preempted_curr = check_preempt_curr(c, p, cpu, wf, migrated, from_cpu);
+    SCHED_STEP(c, Fn::try_to_wake_up, fmt::format("ttwu_queue: direct activation on CPU {}: rq_lock(CPU {})", cpu, cpu));
+    return false;
+}
+
+// core.c: ttwu_do_activate() under the target's rq lock: activate_task(), check_preempt_curr(),
+// and ttwu_do_wakeup()'s avg_idle update.
+void ttwu_do_activate(WakeCtx& c, Task& p, int cpu, std::uint32_t wf, int from_cpu) {
+    c.d.preempted_curr = check_preempt_curr(c, p, cpu, wf, wf & WF_MIGRATED, from_cpu);
     enqueueCounts(c.rq(cpu), p);
     ttwuIdleStampUpdate(c.st, cpu);
 }
 
+namespace {
+// core.c: ttwu_queue(): the wakelist, or the direct activation at once (the instantaneous
+// try_to_wake_up() of the oracles and the replay; the engine runs the two parts over time).
+void ttwu_queue(WakeCtx& c, Task& p, int cpu, std::uint32_t wf, int from_cpu) {
+    if (!ttwu_queue_wakelist(c, p, cpu, wf, from_cpu)) ttwu_do_activate(c, p, cpu, wf, from_cpu);
+}
 }  // namespace
 
-// core.c: try_to_wake_up()
-void try_to_wake_up(MachineState& st, const Knobs& k, Task& p, Waker& w, std::uint32_t wake_flags, bool trace, Decision& d) {
+// core.c: try_to_wake_up() up to ttwu_queue(): sched_waking, the on_rq / on_cpu branches,
+// select_task_rq() and set_task_cpu().
+bool ttwu_select(MachineState& st, const Knobs& k, Task& p, Waker& w, std::uint32_t wake_flags, bool trace, Decision& d) {
     beginDecision(d, p, w, wake_flags);
     WakeCtx c{st, k, w, d, trace};
     SCHED_STEP(c, Fn::try_to_wake_up,
@@ -183,7 +200,7 @@ void try_to_wake_up(MachineState& st, const Knobs& k, Task& p, Waker& w, std::ui
         d.stage0 = Stage0::TTWU_SELF;
         SCHED_STEP(c, Fn::try_to_wake_up, "p == current: set RUNNING, no CPU selection");
         finishDecision(c, p.cpu);
-        return;
+        return false;
     }
     // 3. still queued: ttwu_runnable
     if (p.on_rq) {
@@ -196,7 +213,7 @@ void try_to_wake_up(MachineState& st, const Knobs& k, Task& p, Waker& w, std::ui
                        fmt::format("ttwu_do_wakeup: avg_idle of CPU {} now {} ns, idle_stamp := 0", p.cpu, st.rq[p.cpu].avg_idle));
         }
         finishDecision(c, p.cpu);
-        return;
+        return false;
     }
     // 5. still on_cpu: wakelist on the old CPU without selection.
     if (p.on_cpu) {
@@ -207,25 +224,30 @@ void try_to_wake_up(MachineState& st, const Knobs& k, Task& p, Waker& w, std::ui
             SCHED_STEP(c, Fn::try_to_wake_up,
                        fmt::format("p->on_cpu and ttwu_queue_cond(CPU {}) holds: wakelist to the old CPU, no selection", p.cpu));
             finishDecision(c, p.cpu);
-            return;
+            return false;
         }
         SCHED_STEP(c, Fn::try_to_wake_up, fmt::format("p->on_cpu but ttwu_queue_cond(CPU {}) fails: wait for it to switch out", p.cpu));
         p.on_cpu = false;
     }
     // 7. select_task_rq
-    const int from = p.cpu;
     int cpu = select_task_rq(c, p, p.wake_cpu, wake_flags | WF_TTWU);
-    std::uint32_t wf = wake_flags;
     if (cpu != p.cpu) {
-        wf |= WF_MIGRATED;
-        d.migrated = true;
+        d.migrated = true;  // ttwu_queue() runs with WF_MIGRATED
         SCHED_STEP(c, Fn::try_to_wake_up, fmt::format("set_task_cpu({} -> {}): sched_migrate_task", p.cpu, cpu));
         p.cpu = cpu;
     }
     p.wake_cpu = cpu;
-    ttwu_queue(c, p, cpu, wf, from);
-    p.on_rq = true;
     finishDecision(c, cpu);
+    return true;
+}
+
+// core.c: try_to_wake_up(), at one instant: ttwu_select() and ttwu_queue() together.
+void try_to_wake_up(MachineState& st, const Knobs& k, Task& p, Waker& w, std::uint32_t wake_flags, bool trace, Decision& d) {
+    if (!ttwu_select(st, k, p, w, wake_flags, trace, d)) return;
+    WakeCtx c{st, k, w, d, trace};
+    const std::uint32_t wf = wake_flags | (d.migrated ? std::uint32_t(WF_MIGRATED) : 0u);
+    ttwu_queue(c, p, d.cpu, wf, d.prev_cpu);
+    p.on_rq = true;
 }
 
 Decision try_to_wake_up(MachineState& st, const Knobs& k, Task& p, Waker& w, std::uint32_t wake_flags, bool trace) {

@@ -140,6 +140,14 @@ struct Decision {
     /// C (ttwu_queue_l2c): the wakelist was taken because waker and target share the LLC but
     /// not an L2, where 6.1 activates directly.
     bool wakelist_cross_l2 = false;
+    /// A wakeup over time (the engine): the chosen CPU looked idle to this decision while
+    /// another waker's wakee was already on its way there (chosen, its ttwu_pending or enqueue
+    /// not visible yet), so both land on it: stacked by a race.
+    bool raced = false;
+    /// When ttwu_queue() ran and when the task was activated there (sched_wakeup: the direct
+    /// enqueue under the target's rq lock, or sched_ttwu_pending() after the IPI), in ns of the
+    /// run's clock; -1: at the decision's own instant (the oracles, the replay).
+    std::int64_t t_queue = -1, t_activate = -1;
     std::vector<Examined> examined;
     std::vector<Step> steps;  ///< filled only when a trace was asked for
 

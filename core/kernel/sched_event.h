@@ -46,6 +46,10 @@ enum class EvKind : std::uint8_t {
     hrtimer_cancel,        ///< removed before expiry, or by __run_hrtimer() just before hrtimer_expire_entry
     hrtimer_expire_entry,  ///< cpu = the CPU whose interrupt runs it; now (the base's time), function
     hrtimer_expire_exit,   ///< its callback returned
+    /// schedlab's own mark (its exports with the wake inputs, `tracing_mark_write:
+    /// schedlab_ttwu_queue`; no kernel tracepoint): try_to_wake_up()'s ttwu_queue() put pid on
+    /// target_cpu's wakelist, ttwu_pending from here on (a wakeup over time); cpu = the waker's.
+    schedlab_ttwu_queue,
 };
 inline const char* toString(EvKind k) {
     switch (k) {
@@ -61,6 +65,7 @@ inline const char* toString(EvKind k) {
     case EvKind::hrtimer_cancel: return "hrtimer_cancel";
     case EvKind::hrtimer_expire_entry: return "hrtimer_expire_entry";
     case EvKind::hrtimer_expire_exit: return "hrtimer_expire_exit";
+    case EvKind::schedlab_ttwu_queue: return "schedlab_ttwu_queue";
     }
     return "?";
 }

@@ -53,6 +53,18 @@ struct WakeCtx {
 Decision try_to_wake_up(MachineState& st, const Knobs& k, Task& p, Waker& w, std::uint32_t wake_flags, bool trace = false);
 /// The same, into `out` (its vectors' storage reused: the engine's wakeups allocate nothing).
 void try_to_wake_up(MachineState& st, const Knobs& k, Task& p, Waker& w, std::uint32_t wake_flags, bool trace, Decision& out);
+/// try_to_wake_up()'s first part, as the engine runs it over time (docs/architecture.md: a
+/// wakeup over time): sched_waking's branches (p == current, ttwu_runnable(), the on_cpu
+/// wakelist) and select_task_rq() with set_task_cpu() (p->cpu is the chosen CPU after it;
+/// `out.migrated`: ttwu_queue() then runs with WF_MIGRATED). True when p was placed and
+/// ttwu_queue() is still to run on out.cpu: ttwu_queue_wakelist(), else ttwu_do_activate()
+/// under that CPU's rq lock. false: the wakeup ended here.
+bool ttwu_select(MachineState& st, const Knobs& k, Task& p, Waker& w, std::uint32_t wake_flags, bool trace, Decision& out);
+/// ttwu_queue()'s wakelist: TTWU_QUEUE and ttwu_queue_cond() -> ttwu_pending := 1 on `cpu`
+/// (the caller queues the task and the IPI), true; false: activate directly.
+bool ttwu_queue_wakelist(WakeCtx& c, Task& p, int cpu, std::uint32_t wf, int from_cpu);
+/// ttwu_do_activate() with the target's rq lock held: check_preempt_curr(), the counts, avg_idle.
+void ttwu_do_activate(WakeCtx& c, Task& p, int cpu, std::uint32_t wf, int from_cpu);
 /// wake_up_new_task(p): fork placement through the slow path (fair.c: find_idlest_cpu()).
 Decision wake_up_new_task(MachineState& st, const Knobs& k, Task& p, Waker& w, bool trace = false);
 /// sched_exec(): exec balancing; p is current on w.cpu.

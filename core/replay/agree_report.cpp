@@ -82,6 +82,8 @@ std::string AgreeReport::text() const {
             o += fmt::format("  {}:{}: pid {} by {}, CPU {} prev {} -> kernel {} / schedlab {}{}, {}\n      [{}]\n", file, r.line, r.pid, r.waker,
                              r.this_cpu, r.prev, r.kernel, r.sim, r.sync ? " (sync)" : "", r.reasons, r.cpus);
     }
+    o += "\nthe wakeup's window (sched_waking -> sched_wakeup of each wakeup in the trace)\n";
+    o += windows.text();
     o += fmt::format("\nreplayed in {:.3f} s ({:.0f} decisions/s)\n", seconds, seconds > 0 ? double(decisions) / seconds : 0.0);
     return o;
 }
@@ -94,6 +96,12 @@ nlohmann::json AgreeReport::json() const {
     j["wf_sync"] = sync;
     j["nr_idle_scan_at"] = nr_idle_scan_at;
     j["wakings"] = wakings;
+    auto hist = [](const LatencyHistogram& h) {
+        nlohmann::json x = {{"count", h.count()}, {"max", h.max()}};
+        for (double p : {10.0, 50.0, 90.0, 99.0}) x[fmt::format("p{}", p)] = h.percentile(p);
+        return x;
+    };
+    j["wakeup_window_ns"] = {{"same_cpu", hist(windows.same_cpu)}, {"other_cpu", hist(windows.other_cpu)}, {"unpaired", windows.unpaired}};
     j["decisions"] = decisions;
     j["moved"] = moved;
     j["agree"] = agree;

@@ -52,6 +52,7 @@ public:
         }
         st.seedIdleMachineHints();  // as the engine's machine at t = 0: idle, and up for a while
         t0 = ev.empty() ? 0 : ev.front().time;
+        queueMarks = std::any_of(ev.begin(), ev.end(), [](const SchedEvent& e) { return e.kind == EvKind::schedlab_ttwu_queue; });
         // SCHEDLAB_AGREE_DEBUG=LINE prints the state rebuilt for the decision on that line.
         const char* dbg = std::getenv("SCHEDLAB_AGREE_DEBUG");
         debugLine = dbg ? std::uint32_t(std::strtoul(dbg, nullptr, 10)) : 0;
@@ -87,6 +88,9 @@ public:
                 if (rec[i].context == '.') timerGuess.erase(e.pid);
                 break;
             case EvKind::hrtimer_expire_entry: onHrtimerExpire(e, c); break;
+            case EvKind::schedlab_ttwu_queue:  // schedlab's export: ttwu_queue() put it on the wakelist now
+                if (e.target_cpu >= 0 && e.target_cpu < ncpu) ++cpu[std::size_t(e.target_cpu)].pending;
+                break;
             case EvKind::cpu_idle:
             case EvKind::hrtimer_expire_exit: break;
             }
@@ -122,6 +126,7 @@ private:
     bool haveJiffiesOffset = false;
     std::vector<std::int64_t> llcScanAt;  // last nr_idle_scan update per LLC
     bool tailUnknown = false;             // a waking before had no wakeup in the trace
+    bool queueMarks = false;              // schedlab's export with schedlab_ttwu_queue marks: pending from the mark, not the waking
 
     RTask& task(std::int32_t pid, std::int64_t now) {
         RTask& r = tasks[pid];
@@ -622,7 +627,7 @@ private:
         if (!no.empty()) {
             ++rep.not_decisions[no];
             // A wakelist wakeup still marks its target pending until the IPI runs.
-            if (f.wakeup != kNone && ev[f.wakeup].cpu != c && ev[f.wakeup].cpu >= 0 && ev[f.wakeup].cpu < ncpu)
+            if (!queueMarks && f.wakeup != kNone && ev[f.wakeup].cpu != c && ev[f.wakeup].cpu >= 0 && ev[f.wakeup].cpu < ncpu)
                 ++cpu[std::size_t(ev[f.wakeup].cpu)].pending;
             return;
         }
@@ -639,7 +644,7 @@ private:
         const int wakeupCpu = ev[f.wakeup].cpu;
         if (!workload || inGap(now) || tailUnknown) {
             if (workload) ++rep.unknown_state;
-            if (wakeupCpu != c && wakeupCpu >= 0 && wakeupCpu < ncpu) ++cpu[std::size_t(wakeupCpu)].pending;
+            if (!queueMarks && wakeupCpu != c && wakeupCpu >= 0 && wakeupCpu < ncpu) ++cpu[std::size_t(wakeupCpu)].pending;
             return;
         }
 
@@ -740,8 +745,9 @@ private:
             ++rep.choice_kinds[key][idleNow(ch) ? 0 : 1];
         }
         rep.rows.push_back(std::move(row));
-        // The kernel's wakeup then goes by the wakelist (pending on the target) or directly.
-        if (wakeupCpu != c && wakeupCpu >= 0 && wakeupCpu < ncpu) ++cpu[std::size_t(wakeupCpu)].pending;
+        // The kernel's wakeup then goes by the wakelist (pending on the target) or directly; in
+        // an export with schedlab's marks, the wakelist's pending starts at its mark instead.
+        if (!queueMarks && wakeupCpu != c && wakeupCpu >= 0 && wakeupCpu < ncpu) ++cpu[std::size_t(wakeupCpu)].pending;
         r.cpu = prev;  // the trace, not the simulator, says where p goes next (its migrate / wakeup)
     }
 };
@@ -757,6 +763,9 @@ AgreeReport agree(const Trace& t, std::shared_ptr<const Topology> topo, const Kn
     rep.sync = o.sync == "comm" ? fmt::format("task-context wakings by /{}/", o.sync_comm) : o.sync;
     rep.nr_idle_scan_at = o.nr_idle_scan_at;
     Replay(t, std::move(topo), knobs, o, rep).run();
+    rep.windows = o.workload_only ? wakeupWindows(t, t.workload_start < 0 ? std::numeric_limits<std::int64_t>::min() : t.workload_start,
+                                                  t.workload_end < 0 ? std::numeric_limits<std::int64_t>::max() : t.workload_end)
+                                  : wakeupWindows(t);
     rep.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - wall0).count();
     return rep;
 }

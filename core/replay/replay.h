@@ -8,6 +8,7 @@
 #include "kernel/decision.h"
 #include "kernel/knobs.h"
 #include "topology/topology.h"
+#include "replay/wakeup_window.h"
 #include "trace/trace.h"
 
 #include <nlohmann/json.hpp>
@@ -107,8 +108,10 @@ struct AgreeReport {
     /// kernel vs schedlab choice as prev / waker / other, x idle / busy (3x2 each).
     std::map<std::string, std::array<std::uint64_t, 2>> choice_kinds;
     std::vector<AgreeRow> rows;  ///< every decision (for --decisions)
-    double seconds = 0;          ///< wall time of the replay
-    bool cancelled = false;      ///< AgreeOptions::progress stopped it
+    /// The trace's wakeup windows, sched_waking to sched_wakeup (the kernel's, or the simulation's in an export).
+    WakeupWindows windows;
+    double seconds = 0;      ///< wall time of the replay
+    bool cancelled = false;  ///< AgreeOptions::progress stopped it
 
     std::string text() const;
     nlohmann::json json() const;

@@ -5,6 +5,7 @@
 #include "replay/replay.h"
 #include "sim/report.h"
 #include "replay/trace_snapshot.h"
+#include "replay/wakeup_window.h"
 
 #include <fmt/format.h>
 
@@ -92,6 +93,17 @@ std::string traceCompareTable(const Trace& base, const Trace& patch, std::shared
     for (double p : {50.0, 75.0, 90.0, 95.0, 99.0, 99.9})
         add(fmt::format("  p{}", p), 1, -1, [&, p](int k) { return double(tot[k].end.wakeup_latency.percentile(p)) / 1000.0; });
     add("  max", 1, -1, [&](int k) { return double(tot[k].end.wakeup_latency.max()) / 1000.0; });
+    // How long the chosen CPU saw nothing of the wakee: a kernel's recording and a simulation's export alike.
+    WakeupWindows win[2];
+    for (int k = 0; k < 2; ++k) {
+        const Window w = windowOf(*tr[k], o.workload_only);
+        win[k] = wakeupWindows(*tr[k], w.from, w.to);
+    }
+    section("the wakeup's window (usec), sched_waking to sched_wakeup");
+    for (double p : {50.0, 90.0, 99.0})
+        add(fmt::format("  on the waker's CPU, p{}", p), 2, 0, [&, p](int k) { return double(win[k].same_cpu.percentile(p)) / 1000.0; });
+    for (double p : {50.0, 90.0, 99.0})
+        add(fmt::format("  on another CPU, p{}", p), 2, 0, [&, p](int k) { return double(win[k].other_cpu.percentile(p)) / 1000.0; });
     section("CPUs");
     // rq_avg and busy_frac average from the trace's start: the window's share from the two ends.
     auto windowAvg = [&](int k, auto member) {

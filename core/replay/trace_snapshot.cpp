@@ -141,7 +141,8 @@ struct TraceWalker : TraceRqWalk<TraceWalker> {
         case EvKind::hrtimer_start:
         case EvKind::hrtimer_cancel:
         case EvKind::hrtimer_expire_entry:
-        case EvKind::hrtimer_expire_exit: break;
+        case EvKind::hrtimer_expire_exit:
+        case EvKind::schedlab_ttwu_queue: break;
         }
     }
 

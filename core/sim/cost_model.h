@@ -63,6 +63,12 @@ struct CostModel {
     std::int64_t socket_send = 600;
     std::int64_t socket_recv = 500;
     std::int64_t futex_wake = 300;  ///< futex syscall entry/exit around a wakeup
+    // The waker's tail: what a waker runs after the wakeup it made, until it sleeps itself (ns
+    // of CPU, inside the per-message or per-transaction figures). A loopback send: the rest of
+    // send() after the softirq receive woke the peer, the syscall return, recv() until it sleeps;
+    // a pipe write: the rest of pipe_write() and read() until it sleeps (context_switch1).
+    std::int64_t socket_wake_tail = 1500;
+    std::int64_t pipe_wake_tail = 600;
     // The part of pipe_write / pipe_read between __pipe_lock() and __pipe_unlock() (ns of CPU,
     // inside the figures above): the pipe->mutex hold. Scaled by the `pipe_lock` term, not `syscall`.
     std::int64_t pipe_write_locked = 150;
@@ -72,6 +78,10 @@ struct CostModel {
     std::int64_t wakeup_remote_direct = 700;  ///< lock the remote rq, enqueue (+ lock wait)
     std::int64_t wakeup_remote_queued = 600;  ///< wakelist + IPI send
     std::int64_t sis_scan_per_cpu = 20;       ///< per CPU examined by the wakeup path
+    /// The part of each of the three above from sched_waking to ttwu_queue(): select_task_rq()'s
+    /// fixed part and set_task_cpu(). The wakeup's window: the chosen CPU sees nothing of the
+    /// wakee (no ttwu_pending, no nr_running) for this long plus the scan (docs/workloads.md).
+    std::int64_t ttwu_select = 200;
     // IPI delivery until the target CPU runs the handler (ns of latency).
     std::int64_t ipi_same_socket = 1500;
     std::int64_t ipi_cross_socket = 3000;

@@ -263,6 +263,7 @@ void Engine::traced(int pid, const Decision& d) {
     if (m_traceNext) {
         m_traceNext = false;
         m_lastTraced = DecisionRecord{m_now, pid, d};
+        m_tracedCount++;
     }
 }
 
@@ -429,6 +430,8 @@ void Engine::dispatchEvent(const Ev& e) {
         return;
     case EvSample: onSample(); return;
     case EvNohzKick: onNohzKick(a); return;
+    case EvTtwuQueue: onTtwuQueue(int(e.b())); return;
+    case EvTtwuActivate: ttwuActivate(int(e.b())); return;
     }
 }
 
@@ -756,6 +759,22 @@ std::string Engine::checkInvariants() const {
         }
         if (onList != nrOnRq(cpu)) return fmt::format("CPU {}: cfs_tasks has {} tasks, the runqueue {}", c, onList, nrOnRq(cpu));
     }
+    // Wakeups in flight (a wakeup over time): selected, not yet on a wakelist or runqueue.
+    std::vector<int> inflight(std::size_t(m_nrCpus), 0), unseen(std::size_t(m_nrCpus), 0);
+    for (const Flight& f : m_flights) {
+        if (f.task < 0) continue;
+        const SimTask& p = m_tasks[std::size_t(f.task)];
+        if (p.state != TaskState::Runnable || p.t.on_rq) return fmt::format("task {} in flight to CPU {} but not TASK_WAKING", p.t.pid, f.cpu);
+        if (p.t.cpu != f.cpu) return fmt::format("task {} in flight to CPU {} but task_cpu is {}", p.t.pid, f.cpu, p.t.cpu);
+        count[std::size_t(f.task)]++;
+        where[std::size_t(f.task)] = f.cpu;
+        inflight[std::size_t(f.cpu)]++;
+        unseen[std::size_t(f.cpu)] += f.unseen;
+    }
+    for (int c = 0; c < m_nrCpus; ++c)
+        if (m_cpus[c].ttwu_inflight != inflight[std::size_t(c)] || m_cpus[c].ttwu_unseen != unseen[std::size_t(c)])
+            return fmt::format("CPU {}: {} wakeups in flight ({} unseen) counted, {} ({}) found", c, m_cpus[c].ttwu_inflight, m_cpus[c].ttwu_unseen,
+                               inflight[std::size_t(c)], unseen[std::size_t(c)]);
     for (std::size_t i = 0; i < m_tasks.size(); ++i) {
         const SimTask& p = m_tasks[i];
         const bool runnable = p.state == TaskState::Runnable || p.state == TaskState::Running;
@@ -820,6 +839,8 @@ std::uint64_t Engine::digest() const {
         for (auto v : {m.timers_armed, m.timers_moved, m.wake_by_timer_local, m.wake_by_timer_remote}) h = fnv(h, v);
     h = fnv(h, m.wakeup_latency.count());
     h = fnv(h, std::uint64_t(m.wakeup_latency.max()));
+    h = fnv(h, m.ttwu_races);
+    h = fnv(h, std::uint64_t(m.ttwu_window.max()));
     return h;
 }
 

@@ -413,6 +413,8 @@ public:
     void traceNextWakeup() { m_traceNext = true; }
     /// The last traced decision (with steps), or nullptr.
     const DecisionRecord* lastTraced() const { return m_lastTraced.pid ? &m_lastTraced : nullptr; }
+    /// How many decisions became lastTraced() (a wakeup's once ttwu_queue() placed its task).
+    std::uint64_t tracedCount() const { return m_tracedCount; }
     /// Called for every sleep timer armed on another CPU than its task's (time, pid, arming CPU,
     /// timer CPU): get_nohz_timer_target() moved it. The heatmap draws these as timer arrows.
     std::function<void(std::int64_t, int, int, int)> timer_sink;
@@ -438,7 +440,7 @@ private:
         if (c1 != c2) return c1 < c2;
         return g1 < g2;
     }
-    enum EvType : std::uint8_t { EvBurstEnd, EvResched, EvIpi, EvTick, EvTimer, EvSample, EvNohzKick, EvTimerIrq };
+    enum EvType : std::uint8_t { EvBurstEnd, EvResched, EvIpi, EvTick, EvTimer, EvSample, EvNohzKick, EvTimerIrq, EvTtwuQueue, EvTtwuActivate };
     static constexpr int kMaxPlan = 8;  ///< most steps a plan has (endPlan adapts each task's limit up to it)
     struct Plan {
         int task = -1;  ///< -1: none
@@ -513,6 +515,17 @@ private:
     int pickNextEntity(int cpu);
     void feedSteadyState();
     void doWake(int id, int waker_cpu, bool in_task, std::uint32_t wf, Task* waker);
+    // A wakeup over time (engine_wakeup.cpp): ttwu_queue() after the select's time, the
+    // activation under the target's rq lock, the decision recorded once the task is placed.
+    void onTtwuQueue(int slot);
+    void ttwuActivate(int slot);
+    void finishFlight(int slot);
+    Waker flightWaker(int cpu, bool in_task);
+    /// CPU work done on `cpu` now by whatever runs there (its current work re-timed), or by the
+    /// next task when it is idle (the pending charge).
+    void chargeCpuNow(int cpu, std::int64_t ns);
+    /// The waker's CPU time for the rest of a wakeup once ttwu_queue() chose its path.
+    std::int64_t ttwuPathCost(int cpu, int waker_cpu, bool wakelist) const;
     void checkPreemptTick(int cpu);
     // Proxy execution (engine_proxy.cpp).
     int findProxyTask(int cpu, int next);
@@ -609,7 +622,28 @@ private:
     int m_tracePid = -1;
     bool m_traceNext = false;
     DecisionRecord m_lastTraced;
-    Decision m_decision;         ///< doWake's decision, reused
+    std::uint64_t m_tracedCount = 0;
+    /// A wakeup in flight (sched_waking done, its task not yet placed by ttwu_queue()): a slot
+    /// of m_flights (reused, its decision's storage with it) that the wakeup's events carry.
+    struct Flight {
+        Decision d;                 ///< select_task_rq()'s decision, recorded once the task is placed
+        std::int64_t t0 = 0;        ///< sched_waking: select_task_rq() read the machine then
+        std::int64_t t1 = -1;       ///< direct path: the activation (the rq lock taken at t0's reservation, then held); -1 none
+        std::int64_t lock_was = 0;  ///< the target's lock_free_at before that reservation
+        std::int32_t task = -1;     ///< the wakee (task id); -1: the slot is free
+        std::int32_t cpu = -1;      ///< the chosen CPU
+        std::int32_t waker = -1;    ///< the waker's CPU
+        std::int32_t from = -1;     ///< task_cpu() before set_task_cpu()
+        std::int32_t charged = 0;   ///< the waker's CPU time charged at t0 for the path predicted then
+        std::uint32_t wf = 0;       ///< wake flags (WF_MIGRATED added when it moved)
+        bool in_task = true;
+        bool traced = false;
+        bool keep = false;   ///< traceNextWakeup() asked for it: lastTraced() once placed
+        bool unseen = true;  ///< not yet visible on `cpu` (ttwu_pending or nr_running)
+        bool predicted_wakelist = false;
+    };
+    std::vector<Flight> m_flights;
+    std::vector<int> m_flightFree;
     std::vector<int> m_ipiList;  ///< onIpi: the wakelist being run
     bool m_coalesce = false;
     bool m_coalesceAllowed = false;  ///< m_coalesce as configured

@@ -571,7 +571,8 @@ void Engine::leaveIdle(int cpu) {
 std::int64_t Engine::kickDelay(int cpu, int from_cpu) {
     const Cpu& c = m_cpus[cpu];
     const CostModel& cm = m_cfg.cost;
-    const bool idle = c.curr < 0 && c.in_idle && !c.irq_awake;  // a timer interrupt's handler already woke it
+    // A timer interrupt's handler already woke it (and runs until its wakeups are placed).
+    const bool idle = c.curr < 0 && c.in_idle && !c.irq_awake && m_now >= c.irq_busy_until;
     std::int64_t delay = 0;
     if (idle && cm.cstates[c.cstate].polling) {
         if (cpu != from_cpu) m_metrics.wake_idle_without_ipi++;

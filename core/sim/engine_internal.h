@@ -25,16 +25,20 @@ struct Engine::Cpu {
     std::int64_t seg_start = 0;
     int speed = 1024;
     bool need_resched = false;
-    bool resched_pending = false;    ///< an EvResched is queued
-    bool ipi_pending = false;        ///< an EvIpi is queued
-    bool in_idle = true;             ///< in the idle loop (C-state)
-    bool irq_awake = false;          ///< a timer interrupt is running on this idle CPU: it left its C-state for it
-    bool timer_irq_pending = false;  ///< an EvTimerIrq is queued (the C-state exit before the handler)
+    bool resched_pending = false;     ///< an EvResched is queued
+    bool ipi_pending = false;         ///< an EvIpi is queued
+    bool in_idle = true;              ///< in the idle loop (C-state)
+    bool irq_awake = false;           ///< a timer interrupt is running on this idle CPU: it left its C-state for it
+    std::int64_t irq_busy_until = 0;  ///< an interrupt's wakeup keeps its handler running (the CPU awake) until then
+    bool timer_irq_pending = false;   ///< an EvTimerIrq is queued (the C-state exit before the handler)
     std::int64_t exec_start = 0;
     int cstate = 0;
     std::int64_t idle_since = 0;
     std::int64_t predicted_idle = 0;  ///< governor's prediction (EWMA of idle lengths)
-    std::int64_t lock_free_at = 0;    ///< rq lock contention model
+    std::int64_t lock_free_at = 0;    ///< rq->__lock: when its holders let go (reservations in order: __schedule(), wakers)
+    std::int64_t ipi_at = 0;          ///< when the pending EvIpi runs (ipi_pending)
+    int ttwu_unseen = 0;              ///< wakeups chosen for this CPU whose ttwu_pending / enqueue is not visible yet
+    int ttwu_inflight = 0;            ///< wakeups chosen for this CPU not yet placed (in flight)
     std::int64_t pending_charge = 0;  ///< CPU cost to pay by whatever runs next here (IRQ work)
     int last_mm = -1;
     SchedAvg avg;  ///< cfs_rq->avg (root)

@@ -37,7 +37,7 @@ bool Engine::wake(int id, bool sync) {
         return true;
     }
     // Proxy execution: a donor, still on its runqueue, woken by the unlock that handed it the lock.
-    if (p.state == TaskState::Runnable && blockedOn(id)) {
+    if (p.state == TaskState::Runnable && p.t.on_rq && blockedOn(id)) {
         ttwuRunnableDonor(id);
         return true;
     }
@@ -56,6 +56,13 @@ void Engine::ttwuRunnableStat(const SimTask& p) {
     if (waker == p.t.cpu) m_metrics.ttwu_local++;
 }
 
+// try_to_wake_up() over time (docs/architecture.md: a wakeup over time). At t0 (now):
+// sched_waking, then select_task_rq() on the machine as it is at t0 (ttwu_select()). The select
+// and set_task_cpu() take the waker ttwu_select + the scan's cost; ttwu_queue() runs after them
+// (onTtwuQueue()): the wakelist (ttwu_pending := 1, the IPI) or the target's rq lock and the
+// activation (ttwuActivate(), sched_wakeup). Until then the chosen CPU shows nothing of the
+// wakee, so another waker can choose it too (a race: Decision::raced); a claim (claim_wakeup)
+// is visible at t0.
 void Engine::doWake(int id, int waker_cpu, bool in_task, std::uint32_t wf, Task* waker) {
     SimTask& p = m_tasks[id];
     const int from = p.t.cpu;
@@ -89,64 +96,240 @@ void Engine::doWake(int id, int waker_cpu, bool in_task, std::uint32_t wf, Task*
         wake_inputs_sink(in);
     }
     emitEvent(EvKind::sched_waking, waker_cpu, p.t.pid, 0, from);
-    const bool tr = m_tracePid == p.t.pid || m_traceNext;
-    Decision& d = m_decision;  // reused: no allocation per wakeup (doWake does not nest)
-    try_to_wake_up(m_st, m_cfg.knobs, p.t, w, wf, tr, d);
+    const bool keep = m_traceNext;  // the window's Step wakeup: this decision becomes lastTraced() once placed
+    const bool tr = m_tracePid == p.t.pid || keep;
+    m_traceNext = false;
+    // The decision waits in a slot until ttwu_queue() has placed the task.
+    int slot;
+    if (!m_flightFree.empty()) {
+        slot = m_flightFree.back();
+        m_flightFree.pop_back();
+    } else {
+        slot = int(m_flights.size());
+        m_flights.emplace_back();
+    }
+    Flight& f = m_flights[std::size_t(slot)];
+    Decision& d = f.d;
+    const bool placed = ttwu_select(m_st, m_cfg.knobs, p.t, w, wf, tr, d);
+    if (!placed) throw std::logic_error(fmt::format("try_to_wake_up(pid {}): a sleeping task was not placed ({})", p.t.pid, toString(d.stage0)));
     // A timer's wakeup: where its timer was armed, where it went and why, first.
     if (tr && m_timerWaking == id) d.steps.insert(d.steps.begin(), Step{Fn::hrtimer_wakeup, timerStepText(id, waker_cpu)});
-    if (tr) traced(p.t.pid, d);
     const int cpu = d.cpu;
     m_metrics.ttwu_count++;
     if (cpu == waker_cpu) m_metrics.ttwu_local++;
-    if (d.preempted_curr) m_metrics.wake_preempt++;
     p.wake_time = m_now;
     p.wake_pending = false;
-    // Costs on the waker (CPU time): the wakeup itself and the CPUs the path examined.
+    p.state = TaskState::Runnable;  // TASK_WAKING: on no runqueue until ttwu_queue() places it
+    f.t0 = m_now;
+    f.t1 = -1;
+    f.task = id;
+    f.cpu = cpu;
+    f.waker = waker_cpu;
+    f.from = from;
+    f.wf = wf | (d.migrated ? std::uint32_t(WF_MIGRATED) : 0u);
+    f.in_task = in_task;
+    f.traced = tr;
+    f.keep = keep;
+    f.unseen = true;
+    Cpu& t = m_cpus[std::size_t(cpu)];
+    // Stacked by a race: the chosen CPU looked idle, and another wakee is already on its way there.
+    if (t.ttwu_unseen > 0) {
+        for (const Examined& e : d.examined)
+            if (e.cpu == cpu && (e.seen == Seen::Idle || e.seen == Seen::IdleByDelay)) {
+                d.raced = true;
+                m_metrics.ttwu_races++;
+                break;
+            }
+    }
+    t.ttwu_unseen++;
+    t.ttwu_inflight++;
+    // The waker's CPU time: the scan, then the path ttwu_queue() will take as the machine looks
+    // now (corrected there if it changed in between). The waker is busy in try_to_wake_up()
+    // until the task is placed: the path's cost covers the select and, on the direct path, the
+    // rq lock's wait and hold.
     const CostModel& cm = m_cfg.cost;
-    std::int64_t cost = cm.c(CostTerm::sis_scan, cm.sis_scan_per_cpu * std::int64_t(d.examined.size()));
-    m_metrics.cost_scan += cost;
-    std::int64_t wcost = 0;
-    if (d.migrated) migrateTask(id, from, cpu, MigrationCause::wakeup, waker_cpu);
-    if (d.wakelist) {
+    const std::int64_t scan = cm.c(CostTerm::sis_scan, cm.sis_scan_per_cpu * std::int64_t(d.examined.size()));
+    m_metrics.cost_scan += scan;
+    {
+        WakeCtx c{m_st, m_cfg.knobs, w, d, false};
+        f.predicted_wakelist = m_cfg.knobs.TTWU_QUEUE && ttwu_queue_cond(c, p.t, cpu);
+    }
+    const bool lock = !f.predicted_wakelist && cm.s(CostTerm::rq_lock) != 0.0;
+    const std::int64_t select = cm.c(CostTerm::wakeup, cm.ttwu_select), hold = lock ? cm.c(CostTerm::rq_lock, cm.rq_lock_hold) : 0;
+    const std::int64_t path = std::max(ttwuPathCost(cpu, waker_cpu, f.predicted_wakelist), select + hold);
+    f.charged = std::int32_t(path);
+    m_metrics.cost_wakeup += path;
+    std::int64_t cost = scan + path;
+    // ttwu_queue() after the select: its fixed part and the scan, at the waker's speed.
+    const int speed = m_cpus[std::size_t(waker_cpu)].curr >= 0 ? smtSpeed(waker_cpu) : 1024;
+    auto wall = [speed](std::int64_t ns) { return speed == 1024 ? ns : (ns * 1024 + speed - 1) / speed; };
+    const std::int64_t tq = m_now + wall(scan + std::min(path, select));
+    // The direct path's rq_lock(): reserved now for when the waker gets there (the lock is
+    // granted in the order its users asked), waited for (the waker spins), then held.
+    if (lock) {
+        const std::int64_t wait = cm.c(CostTerm::rq_lock, std::max<std::int64_t>(0, t.lock_free_at - tq));
+        m_metrics.cost_lock_wait += wait;
+        cost += wait;
+        f.lock_was = t.lock_free_at;
+        f.t1 = tq + wait + hold;
+        t.lock_free_at = f.t1;
+    }
+    if (in_task && m_stepping >= 0) {
+        m_tasks[m_stepping].work_left += cost;
+    } else {
+        addPendingCharge(waker_cpu, cost);
+        // An interrupt's handler: an idle CPU stays out of its C-state until its wakeup is done.
+        Cpu& wc = m_cpus[std::size_t(waker_cpu)];
+        wc.irq_busy_until = std::max(wc.irq_busy_until, m_now + cost);
+    }
+    d.t_queue = tq;
+    if (tq == m_now) onTtwuQueue(slot);
+    else push(tq, EvTtwuQueue, id, std::uint32_t(slot));
+}
+
+std::int64_t Engine::ttwuPathCost(int cpu, int waker_cpu, bool wakelist) const {
+    const CostModel& cm = m_cfg.cost;
+    if (wakelist) return cm.c(CostTerm::wakeup, cm.wakeup_remote_queued);
+    return cm.c(CostTerm::wakeup, cpu == waker_cpu ? cm.wakeup_local : cm.wakeup_remote_direct);
+}
+
+Waker Engine::flightWaker(int cpu, bool in_task) {
+    Waker w;
+    w.cpu = cpu;
+    w.in_task = in_task;
+    w.current_ptr = m_cpus[std::size_t(cpu)].curr >= 0 ? &m_tasks[m_cpus[std::size_t(cpu)].curr].t : &m_idleTasks[std::size_t(cpu)];
+    return w;
+}
+
+void Engine::chargeCpuNow(int cpu, std::int64_t ns) {
+    if (ns == 0) return;
+    Cpu& c = m_cpus[std::size_t(cpu)];
+    if (c.curr < 0 || cpu == m_stepCpu) {
+        if (cpu == m_stepCpu && m_stepping >= 0) m_tasks[m_stepping].work_left += ns;
+        else addPendingCharge(cpu, ns);
+        return;
+    }
+    accountSegment(cpu);  // its plan (if any) ends here
+    m_tasks[c.curr].work_left = std::max<std::int64_t>(0, m_tasks[c.curr].work_left + ns);
+    startSegment(cpu);
+    if (SimTask& t = m_tasks[c.curr]; t.watch_off_cpu) m_workloads[t.workload]->segmentMoved(*this, t);
+}
+
+// ttwu_queue() of a wakeup in flight (core.c): set_task_cpu() took effect (sched_migrate_task),
+// then the wakelist, or the target's rq lock and the activation.
+void Engine::onTtwuQueue(int slot) {
+    Flight& f = m_flights[std::size_t(slot)];
+    Decision& d = f.d;
+    const int id = f.task;
+    SimTask& p = m_tasks[id];
+    const int cpu = f.cpu;
+    const CostModel& cm = m_cfg.cost;
+    if (d.migrated) migrateTask(id, f.from, cpu, MigrationCause::wakeup, f.waker);
+    Waker w = flightWaker(f.waker, f.in_task);
+    WakeCtx ctx{m_st, m_cfg.knobs, w, d, f.traced};
+    Cpu& t = m_cpus[std::size_t(cpu)];
+    if (ttwu_queue_wakelist(ctx, p.t, cpu, f.wf, f.from)) {
+        if (!f.predicted_wakelist) {
+            // The machine changed since t0: no rq lock after all (its reservation is undone when
+            // nobody queued behind it), the queue's cost instead.
+            if (f.t1 >= 0 && t.lock_free_at == f.t1) t.lock_free_at = f.lock_was;
+            chargeCpuNow(f.waker, ttwuPathCost(cpu, f.waker, true) - f.charged);
+        }
         m_metrics.ttwu_wakelist++;
-        wcost = cm.c(CostTerm::wakeup, cm.wakeup_remote_queued);
-        Cpu& t = m_cpus[cpu];
         t.wakelist.push_back(id);
-        p.wake_from = from;
-        p.state = TaskState::Runnable;
+        p.wake_from = f.from;
         p.t.on_rq = false;
         m_st.rq[cpu].ttwu_pending = true;
+        t.ttwu_unseen--;
+        f.unseen = false;
+        emitEvent(EvKind::schedlab_ttwu_queue, f.waker, p.t.pid, 0, cpu);
         if (!t.ipi_pending) {
+            // The wakelist's IPI (or its polling flag), then the handler's sched_ttwu_pending():
+            // rq_lock() and the activations, which take the time of a direct activation's hold.
             t.ipi_pending = true;
-            push(m_now + kickDelay(cpu, waker_cpu), EvIpi, cpu);  // the wakelist's IPI, or its polling flag
+            t.ipi_at = m_now + kickDelay(cpu, f.waker) + (cm.s(CostTerm::rq_lock) != 0.0 ? cm.c(CostTerm::rq_lock, cm.rq_lock_hold) : 0);
+            push(t.ipi_at, EvIpi, cpu);
         }
-    } else {
-        if (cpu == waker_cpu) {
-            wcost = cm.c(CostTerm::wakeup, cm.wakeup_local);
-        } else {
-            m_metrics.ttwu_remote_direct++;
-            wcost = cm.c(CostTerm::wakeup, cm.wakeup_remote_direct);
-            // Remote rq lock: wait for the holder, then hold it for the enqueue.
-            Cpu& t = m_cpus[cpu];
-            if (m_cfg.cost.s(CostTerm::rq_lock) != 0.0) {
-                const std::int64_t wait = std::max<std::int64_t>(0, t.lock_free_at - m_now);
-                const std::int64_t w8 = cm.c(CostTerm::rq_lock, wait);
-                wcost += w8;
-                m_metrics.cost_lock_wait += w8;
-                t.lock_free_at = std::max(t.lock_free_at, m_now) + cm.c(CostTerm::rq_lock, cm.rq_lock_hold);
-            }
-        }
-        p.t.on_rq = false;  // try_to_wake_up() set it; enqueue_entity() updates the sleeping entity first
-        enqueueTask(cpu, id, true, d.migrated);
-        emitEvent(EvKind::sched_wakeup, waker_cpu, p.t.pid, 0, cpu);
-        setBuddies(cpu, id, d.preempted_curr, false);
-        if (d.preempted_curr) reschedCpu(cpu, waker_cpu);
+        d.t_activate = t.ipi_at;
+        finishFlight(slot);
+        return;
     }
-    m_metrics.cost_wakeup += wcost;
-    cost += wcost;
-    if (in_task && m_stepping >= 0) m_tasks[m_stepping].work_left += cost;
-    else addPendingCharge(waker_cpu, cost);
-    m_metrics.recordDecision(m_now, p.t.pid, d);
+    if (cpu != f.waker) m_metrics.ttwu_remote_direct++;
+    if (f.predicted_wakelist) {
+        // The machine changed since t0: rq_lock() now, the direct path's cost instead of the queue's.
+        std::int64_t extra = ttwuPathCost(cpu, f.waker, false) - f.charged;
+        if (cm.s(CostTerm::rq_lock) != 0.0) {
+            const std::int64_t wait = cm.c(CostTerm::rq_lock, std::max<std::int64_t>(0, t.lock_free_at - m_now));
+            m_metrics.cost_lock_wait += wait;
+            extra += wait;
+            f.t1 = m_now + wait + cm.c(CostTerm::rq_lock, cm.rq_lock_hold);
+            t.lock_free_at = f.t1;
+        }
+        chargeCpuNow(f.waker, extra);
+    }
+    if (f.traced && f.t1 >= 0)
+        ctx.step(Fn::try_to_wake_up, fmt::format("rq_lock(CPU {}): taken at +{} ns after sched_waking, held until the activation at +{} ns", cpu,
+                                                 f.t1 - cm.c(CostTerm::rq_lock, cm.rq_lock_hold) - f.t0, f.t1 - f.t0));
+    if (f.t1 <= m_now) ttwuActivate(slot);
+    else push(f.t1, EvTtwuActivate, id, std::uint32_t(slot));
+}
+
+// ttwu_do_activate() under the target's rq lock: the enqueue, check_preempt_curr() on the
+// machine as it is now, sched_wakeup (traced on the waker's CPU).
+void Engine::ttwuActivate(int slot) {
+    Flight& f = m_flights[std::size_t(slot)];
+    Decision& d = f.d;
+    const int id = f.task;
+    SimTask& p = m_tasks[id];
+    const int cpu = f.cpu;
+    Waker w = flightWaker(f.waker, f.in_task);
+    WakeCtx ctx{m_st, m_cfg.knobs, w, d, f.traced};
+    ttwu_do_activate(ctx, p.t, cpu, f.wf, f.from);
+    m_cpus[std::size_t(cpu)].ttwu_unseen--;
+    f.unseen = false;
+    p.t.on_rq = false;  // ttwu_do_activate() counted it; enqueue_entity() updates the sleeping entity first
+    enqueueTask(cpu, id, true, d.migrated);
+    emitEvent(EvKind::sched_wakeup, f.waker, p.t.pid, 0, cpu);
+    setBuddies(cpu, id, d.preempted_curr, false);
+    if (d.preempted_curr) reschedCpu(cpu, f.waker);
+    d.t_activate = m_now;
+    m_metrics.ttwu_window.record(m_now - f.t0);
+    finishFlight(slot);
+}
+
+// The wakeup in flight has placed its task: its decision is recorded (at its t0) and its slot freed.
+void Engine::finishFlight(int slot) {
+    Flight& f = m_flights[std::size_t(slot)];
+    Decision& d = f.d;
+    const SimTask& p = m_tasks[f.task];
+    m_cpus[std::size_t(f.cpu)].ttwu_inflight--;
+    if (d.preempted_curr) m_metrics.wake_preempt++;
+    if (f.traced) {
+        // Who else decided while this wakeup was on its way: the decisions recorded since t0.
+        std::string others;
+        int n = 0;
+        const Metrics& m = m_metrics;
+        for (std::size_t i = m.ring_size; i-- > 0 && n < 8;) {
+            const DecisionRecord& r = m.recent(i);
+            if (r.time < f.t0) break;
+            others += fmt::format("{}pid {} -> CPU {}{}", n ? ", " : "", r.pid, r.d.cpu, r.d.cpu == f.cpu ? " (the same CPU)" : "");
+            ++n;
+        }
+        d.steps.push_back(Step{Fn::try_to_wake_up,
+                               fmt::format("the window: sched_waking at {} ns, ttwu_queue() at +{} ns, {} at +{} ns{}; {}", f.t0, d.t_queue - f.t0,
+                                           d.wakelist ? "sched_ttwu_pending() after the IPI" : "the activation (sched_wakeup)", d.t_activate - f.t0,
+                                           d.raced ? ", stacked by a race (the CPU looked idle, another wakee was on its way)" : "",
+                                           n ? "placed meanwhile: " + others : "no other placement meanwhile")});
+        if (m_tracePid == p.t.pid)
+            for (const auto& st : d.steps) std::fprintf(stderr, "[%s] %s\n", toString(st.fn), st.text.c_str());
+        if (f.keep) {
+            m_lastTraced = DecisionRecord{f.t0, p.t.pid, d};
+            m_tracedCount++;
+        }
+    }
+    m_metrics.recordDecision(f.t0, p.t.pid, d);
+    f.task = -1;
+    m_flightFree.push_back(slot);
 }
 
 // sched_ttwu_pending(): the target runs its wakelist.
@@ -167,6 +350,7 @@ void Engine::onIpi(int cpu) {
         enqueueTask(cpu, id, true, from != cpu);
         ttwuIdleStampUpdate(m_st, cpu);  // ttwu_do_activate on the target: avg_idle, idle_stamp := 0
         emitEvent(EvKind::sched_wakeup, cpu, p.t.pid, 0, cpu);
+        if (p.wake_time >= 0) m_metrics.ttwu_window.record(m_now - p.wake_time);
         addPendingCharge(cpu, m_cfg.cost.c(CostTerm::wakeup, m_cfg.cost.wakeup_local));
         Decision dummy;
         Waker w;
@@ -301,7 +485,7 @@ void Engine::onTimer(int id, std::uint32_t gen) {
     if (p.timer_gen != gen || ti.cpu < 0) return;  // it already ran (another interrupt in its slack) or was cancelled
     const int cpu = ti.cpu;
     Cpu& c = m_cpus[std::size_t(cpu)];
-    if (c.curr < 0 && c.in_idle && !c.irq_awake) {
+    if (c.curr < 0 && c.in_idle && !c.irq_awake && m_now >= c.irq_busy_until) {
         if (c.timer_irq_pending) return;  // the interrupt is on its way: it runs this timer too
         const std::int64_t ex = m_cfg.cost.c(CostTerm::idle_exit, m_cfg.cost.cstates[std::size_t(c.cstate)].exit_ns);
         m_metrics.timer_irqs_idle++;

@@ -73,6 +73,8 @@ void Metrics::resetCounters(std::int64_t t) {
     cost_ctx_switch = cost_wakeup = cost_refill = cost_tg = cost_lock_wait = cost_scan = cost_lb = idle_exit_latency = 0;
     tg_updates = tg_reads = 0;
     wakeup_latency.clear();
+    ttwu_window.clear();
+    ttwu_races = 0;
     std::fill(busy_ns.begin(), busy_ns.end(), 0);
     std::fill(rqlen_area.begin(), rqlen_area.end(), 0);
     std::fill(last_change.begin(), last_change.end(), t);

@@ -104,6 +104,10 @@ struct Metrics {
     std::uint64_t tg_updates = 0, tg_reads = 0;
 
     LatencyHistogram wakeup_latency;  ///< sched_waking -> sched_switch in (ns)
+    /// sched_waking -> sched_wakeup (ns): the wakeup's window, until its task is on the runqueue.
+    LatencyHistogram ttwu_window;
+    /// Wakeups stacked by a race: the chosen CPU looked idle while another waker's wakee was on its way there (Decision::raced).
+    std::uint64_t ttwu_races = 0;
 
     // per CPU
     std::vector<std::int64_t> busy_ns;

@@ -148,6 +148,9 @@ std::string runReportText(const Scenario& s, const RunResult& r) {
         m.idle_delay_hits, m.claims, m.ipis, m.wake_idle_without_ipi, m.nohz_kicks, m.newilb_runs, m.idle_ticks, m.buddy_picks);
     o += fmt::format("  load_balance: {} calls, {} balanced, {} failed, {} tasks moved; newidle entries {}\n", m.lb_calls, m.lb_balanced, m.lb_failed,
                      m.lb_moved_tasks, m.newidle_calls);
+    o +=
+        fmt::format("  the wakeup's window (sched_waking -> sched_wakeup), usec: p50={:.2f} p90={:.2f} p99={:.2f} max={:.1f}; stacked by a race {}\n",
+                    pctOf(m.ttwu_window, 50), pctOf(m.ttwu_window, 90), pctOf(m.ttwu_window, 99), double(m.ttwu_window.max()) / 1000.0, m.ttwu_races);
     if (m.timers_armed) {
         const std::uint64_t woken = m.wake_by_task + m.wake_by_timer_local + m.wake_by_timer_remote;
         const auto pct = [&](std::uint64_t n) { return woken ? 100.0 * double(n) / double(woken) : 0.0; };
@@ -274,6 +277,7 @@ json runReportJson(const Scenario& s, const RunResult& r) {
                       {"newilb_runs", m.newilb_runs},
                       {"idle_delay_hits", m.idle_delay_hits},
                       {"claims", m.claims},
+                      {"ttwu_races", m.ttwu_races},
                       {"tick_preempt", m.tick_preempt},
                       {"lb_calls", m.lb_calls},
                       {"lb_balanced", m.lb_balanced},
@@ -310,6 +314,9 @@ json runReportJson(const Scenario& s, const RunResult& r) {
         {"count", m.wakeup_latency.count()}, {"min", m.wakeup_latency.min()}, {"max", m.wakeup_latency.max()}, {"mean", m.wakeup_latency.mean()}};
     for (double p : kPcts) lat[fmt::format("p{}", p)] = m.wakeup_latency.percentile(p);
     j["wakeup_latency_ns"] = lat;
+    json win = {{"count", m.ttwu_window.count()}, {"min", m.ttwu_window.min()}, {"max", m.ttwu_window.max()}, {"mean", m.ttwu_window.mean()}};
+    for (double p : kPcts) win[fmt::format("p{}", p)] = m.ttwu_window.percentile(p);
+    j["ttwu_window_ns"] = win;
     const double span = double(std::max<std::int64_t>(1, measured(r)));
     json cpus = json::array();
     for (int cpu = 0; cpu < e.nrCpus(); ++cpu)
@@ -486,6 +493,10 @@ std::vector<CompareRow> compareRows(const std::vector<const RunResult*>& runs) {
     add("  wakelist (IPI)", 0, 0, [&](const RunResult& x) { return M(x).ttwu_wakelist; });
     add("  remote direct", 0, 0, [&](const RunResult& x) { return M(x).ttwu_remote_direct; });
     add("  idle-delay hits", 0, 0, [&](const RunResult& x) { return M(x).idle_delay_hits; });
+    add("  claims", 0, 0, [&](const RunResult& x) { return M(x).claims; });
+    add("  stacked by a race", 0, -1, [&](const RunResult& x) { return M(x).ttwu_races; });
+    add("  window p50 (us)", 2, 0, [&](const RunResult& x) { return double(M(x).ttwu_window.percentile(50)) / 1000.0; });
+    add("  window p99 (us)", 2, 0, [&](const RunResult& x) { return double(M(x).ttwu_window.percentile(99)) / 1000.0; });
     bool timers = false;
     for (const RunResult* x : runs) timers |= M(*x).timers_armed != 0;
     if (timers) {  // who woke the sleepers, and where their timers went

@@ -388,6 +388,13 @@ int ClaimOutcome::seedsMatching() const {
     return n;
 }
 bool ClaimOutcome::matchesEverySeed() const { return seeds.empty() ? directionMatches() : seedsMatching() == int(seeds.size()); }
+bool ClaimOutcome::inert() const {
+    if (std::fabs(publishedChange()) < kMovedPct) return false;
+    if (seeds.empty()) return std::fabs(change()) <= kInertPct;
+    for (const auto& s : seeds)
+        if (std::fabs(s.change()) > kInertPct) return false;
+    return true;
+}
 bool ClaimOutcome::flipsWithSeed() const {
     const int m = seedsMatching();
     return m > 0 && m < int(seeds.size());
@@ -449,6 +456,8 @@ ClaimOutcome evaluateClaim(const Claim& c, const RunResult& base, const RunResul
     const Metrics& pm = patch.engine->metrics();
     o.patch_idle_delay_hits = pm.idle_delay_hits;
     o.patch_claims = pm.claims;
+    o.base_races = base.engine->metrics().ttwu_races;
+    o.patch_races = pm.ttwu_races;
     o.patch_debounce = pm.stage1[std::size_t(Stage1::DEBOUNCE_PLACED)] + pm.stage1[std::size_t(Stage1::DEBOUNCE_COLD_LLC)];
     for (std::size_t i = std::size_t(Stage1::AFFINE_PREV_ALMOST_IDLE); i < pm.stage1.size(); ++i)
         if (pm.stage1[i] > 0) o.patch_reasons.emplace_back(toString(Stage1(i)), pm.stage1[i]);
@@ -512,9 +521,10 @@ std::string reproduceTable(const std::vector<ClaimOutcome>& out, bool quick, dou
     else o += "# full runs: every figure is the tool's whole-run figure; 'steady' says where each run settled\n";
     o += fmt::format("# {} claims run in {:.0f} s of wall time; {}\n\n", out.size(), wall_s, seedsWord(seeds));
     o += fmt::format("{:<30} {:<27} {:<27} {}\n", "claim", "published", "schedlab", "direction");
-    int match = 0, flips = 0;
+    int match = 0, flips = 0, inert = 0;
     for (const auto& c : out) {
         const Claim& k = *c.claim;
+        inert += c.inert();
         const std::string pub = fmt::format("{} -> {} ({:+.0f} %)", fig(k.published_base), fig(k.published_patch), c.publishedChange());
         const std::string sim = fmt::format("{} -> {} ({:+.0f} %)", fig(c.base), fig(c.patch), c.change());
         const bool ok = c.matchesEverySeed();
@@ -529,6 +539,8 @@ std::string reproduceTable(const std::vector<ClaimOutcome>& out, bool quick, dou
     o += fmt::format("\n{} of {} claims go the published way{}{}.\n", match, out.size(), seeds.size() > 1 ? " with every seed" : "",
                      quick ? " (quick runs)" : "");
     if (seeds.size() > 1) o += fmt::format("{} claims flip with the seed: their direction is not a result.\n", flips);
+    o += fmt::format("{} of {} claims move by {:g} % or less in schedlab{} where the machine moved by {:g} % or more.\n", inert, out.size(),
+                     kInertPct, seeds.size() > 1 ? " with every seed" : "", kMovedPct);
     o += "\nwhy (base -> patch): busy CPUs and migrations/s from the steady state (or the last windows), whole-run migrations,\n"
          "idle-delay hits, the shares of the busy CPU time on the tg->load_avg line and in cache refills, where each run settled\n";
     for (const auto& c : out) {
@@ -543,6 +555,7 @@ std::string reproduceTable(const std::vector<ClaimOutcome>& out, bool quick, dou
         // The patch's own mechanism, where it has one the counters show.
         std::string own = fmt::format("idle-delay hits {}", si(double(c.patch_idle_delay_hits)));
         if (c.patch_claims > 0) own += fmt::format(", claims {}", si(double(c.patch_claims)));
+        own += fmt::format(", stacked by a race {} -> {}", si(double(c.base_races)), si(double(c.patch_races)));
         if (c.patch_debounce > 0) own += fmt::format(", debounce placements {}", si(double(c.patch_debounce)));
         for (const auto& [code, n] : c.patch_reasons) own += fmt::format(", {} {}", code, si(double(n)));
         o += fmt::format("  {}; tg_load_avg {:.1f} -> {:.1f} %, cache refill {:.1f} -> {:.1f} % of the busy CPU time; steady: {} / {}", own,
@@ -588,6 +601,7 @@ nlohmann::json reproduceJson(const std::vector<ClaimOutcome>& out, bool quick, d
              {"schedlab", {{"base", c.base}, {"patch", c.patch}, {"change_pct", c.change()}}},
              {"direction_matches", c.matchesEverySeed()},
              {"flips_with_seed", c.flipsWithSeed()},
+             {"inert", c.inert()},
              {"seeds",
               [&] {
                   json a = json::array();
@@ -609,6 +623,7 @@ nlohmann::json reproduceJson(const std::vector<ClaimOutcome>& out, bool quick, d
              {"migrations", {c.base_migrations, c.patch_migrations}},
              {"idle_delay_hits", c.patch_idle_delay_hits},
              {"claims", c.patch_claims},
+             {"races", {c.base_races, c.patch_races}},
              {"debounce_placements", c.patch_debounce},
              {"patch_reasons",
               [&] {
@@ -627,7 +642,10 @@ nlohmann::json reproduceJson(const std::vector<ClaimOutcome>& out, bool quick, d
     }
     json notRun = json::array();
     for (const auto& n : claimsNotRun()) notRun.push_back({{"id", n.id}, {"source", n.source}, {"why", n.why}});
-    return {{"quick", quick}, {"wall_s", wall_s}, {"seeds", seeds}, {"claims", claims}, {"not_run", notRun}};
+    int inert = 0;
+    for (const auto& c : out) inert += c.inert();
+    return {{"quick", quick},    {"wall_s", wall_s}, {"seeds", seeds},         {"claims", claims},
+            {"not_run", notRun}, {"inert", inert},   {"inert_pct", kInertPct}, {"moved_pct", kMovedPct}};
 }
 
 }  // namespace sched

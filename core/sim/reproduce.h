@@ -86,8 +86,9 @@ struct ClaimOutcome {
     double base_migr_s = 0, patch_migr_s = 0;                  ///< migrations per second (same)
     std::uint64_t base_migrations = 0, patch_migrations = 0;   ///< whole run
     std::uint64_t patch_idle_delay_hits = 0;
-    std::uint64_t patch_claims = 0;    ///< CPUs claimed (claim_wakeup)
-    std::uint64_t patch_debounce = 0;  ///< SIS_DEBOUNCE placements (DEBOUNCE_PLACED + DEBOUNCE_COLD_LLC)
+    std::uint64_t patch_claims = 0;                 ///< CPUs claimed (claim_wakeup)
+    std::uint64_t base_races = 0, patch_races = 0;  ///< wakeups stacked by a race (Decision::raced)
+    std::uint64_t patch_debounce = 0;               ///< SIS_DEBOUNCE placements (DEBOUNCE_PLACED + DEBOUNCE_COLD_LLC)
     /// The follow-up patches' own reason codes (issue 20: B, D, G, H, F) that the patch run
     /// decided by, with their counts, in the enums' order: the mechanism a claim worked through.
     std::vector<std::pair<std::string, std::uint64_t>> patch_reasons;
@@ -112,7 +113,14 @@ struct ClaimOutcome {
     int seedsMatching() const;      ///< seeds whose direction matches (of seeds.size(); 0 or 1 without seeds)
     bool matchesEverySeed() const;  ///< directionMatches() for every seed run (the first alone without seeds)
     bool flipsWithSeed() const;     ///< some seeds match and some do not: not a result
+    /// The patch barely moves schedlab where it moved the machine: |change| <= kInertPct with
+    /// every seed run while the published change is at least kMovedPct in size.
+    bool inert() const;
 };
+/// A claim is inert when schedlab moves by at most this much (%)...
+inline constexpr double kInertPct = 1.0;
+/// ...where the machine moved by at least this much (%).
+inline constexpr double kMovedPct = 5.0;
 /// The same sign of change (in %) as published; a change under 1 % on either side counts as none.
 bool sameDirection(double publishedPct, double changePct);
 /// The claim's metric in one run (an InputError when the run does not report it).

@@ -89,12 +89,13 @@ bool Simulation::stepEvent() {
 
 bool Simulation::stepWakeup(std::int64_t limit_ns) {
     const std::int64_t until = m_engine->now() + limit_ns;
-    auto decisions = [this] { return m_engine->metrics().decisions; };
-    const std::uint64_t before = decisions();
+    // A wakeup's decision is complete once ttwu_queue() placed its task (a wakeup over time).
+    auto traced = [this] { return m_engine->tracedCount(); };
+    const std::uint64_t before = traced();
     m_engine->traceNextWakeup();
-    while (!m_engine->done() && m_engine->now() < until && decisions() == before)
+    while (!m_engine->done() && m_engine->now() < until && traced() == before)
         if (!stepEvent()) break;
-    return m_engine->lastTraced() && decisions() != before;
+    return m_engine->lastTraced() && traced() != before;
 }
 
 void Simulation::setKnobs(const Knobs& k) { m_engine->setKnobs(k); }
@@ -158,6 +159,8 @@ Snapshot Simulation::snapshot() const {
     s.ctx_switches = m.ctx_switches;
     s.idle_delay_hits = m.idle_delay_hits;
     s.claims = m.claims;
+    s.ttwu_races = m.ttwu_races;
+    s.ttwu_window = m.ttwu_window;
     s.flow = m.flow;
     s.wake_by_task = m.wake_by_task;
     s.wake_by_timer_local = m.wake_by_timer_local;

@@ -72,7 +72,9 @@ struct Snapshot {
     std::vector<std::uint16_t> sample_len;
 
     LatencyHistogram wakeup_latency;
+    LatencyHistogram ttwu_window;  ///< sched_waking -> sched_wakeup (Metrics::ttwu_window)
     std::uint64_t ttwu_count = 0, ttwu_local = 0, ttwu_wakelist = 0, ctx_switches = 0, idle_delay_hits = 0, claims = 0;
+    std::uint64_t ttwu_races = 0;  ///< wakeups stacked by a race (Metrics::ttwu_races)
     /// Who woke the sleepers (Metrics::wake_by_*), and the sleep timers get_nohz_timer_target() moved.
     std::uint64_t wake_by_task = 0, wake_by_timer_local = 0, wake_by_timer_remote = 0, timers_armed = 0, timers_moved = 0;
     /// Wakeups by final reason (stage 2 code name, count), non-zero ones, in code order.

@@ -408,6 +408,11 @@ bool FtraceTextParser::parseEvent(const Head& h, SchedEvent& e, bool& imported, 
         if (payload.starts_with("tracing_mark_write: ")) payload = trimLeft(payload.substr(20));  // trace-cmd report's print layout
         return wakeInputsMark(payload, h, why);
     }
+    if (mark && (payload.starts_with("schedlab_ttwu_queue ") || payload.starts_with("tracing_mark_write: schedlab_ttwu_queue "))) {
+        if (payload.starts_with("tracing_mark_write: ")) payload = trimLeft(payload.substr(20));
+        imported = true;  // an event of its own: replay raises ttwu_pending there (docs/replay.md)
+        return parseTtwuQueueMark(payload.substr(20), e, why);
+    }
     if (mark) {
         if (payload.find("WORKLOAD_START") != std::string_view::npos) m_t.workload_start = h.time;
         if (payload.find("WORKLOAD_END") != std::string_view::npos) m_t.workload_end = h.time;

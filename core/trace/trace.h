@@ -204,7 +204,8 @@ public:
     void write(const SchedEvent& e);
     /// The next sched_waking's untraced inputs: written as a `tracing_mark_write: schedlab_wake`
     /// line after it, and its context column says in_task() ('.' or 'h').
-    void writeWakeInputs(const WakeInputs& in) { m_inputs = in, m_haveInputs = true; }
+    /// Also turns on schedlab's other marks (schedlab_ttwu_queue lines): an export with inputs.
+    void writeWakeInputs(const WakeInputs& in) { m_inputs = in, m_haveInputs = true, m_marks = true; }
     std::uint64_t written() const { return m_written; }
 
 private:
@@ -218,7 +219,13 @@ private:
     std::uint64_t m_written = 0;
     WakeInputs m_inputs;
     bool m_haveInputs = false;
+    bool m_marks = false;
 };
+
+/// The `schedlab_ttwu_queue pid=N target_cpu=M` message of an EvKind::schedlab_ttwu_queue.
+std::string formatTtwuQueueMark(const SchedEvent& e);
+/// Parses such a message (after "schedlab_ttwu_queue ") into `e` (kind, pid, target_cpu).
+bool parseTtwuQueueMark(std::string_view msg, SchedEvent& e, std::string& why);
 
 /// The `schedlab_wake ...` message of a tracing_mark_write line (without the event name).
 std::string formatWakeInputs(const WakeInputs& in);

@@ -408,6 +408,10 @@ bool onRecord(Ctx& c, tep_record* rec, int cpu, Streamed& s) {
             setHrtimerSlack(e, std::uint32_t(x - soft));
             e.cause = std::uint8_t(mode);
         }
+    } else if (ev == c.print && str(c, ev, "buf", rec).starts_with("schedlab_ttwu_queue ")) {
+        // schedlab's own export: the wakelist's ttwu_pending from here (an event, sched_event.h).
+        std::string why;
+        if (!parseTtwuQueueMark(str(c, ev, "buf", rec).substr(20), e, why)) return bad(why.c_str());
     } else {
         if (ev == c.print) {
             std::string_view msg = str(c, ev, "buf", rec);

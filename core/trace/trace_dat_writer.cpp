@@ -488,6 +488,18 @@ void TraceDatWriter::write(const SchedEvent& e) {
         f.at<std::int32_t>(28, prio);
         f.at<std::int32_t>(32, e.target_cpu);
     };
+    if (e.kind == EvKind::schedlab_ttwu_queue) {
+        if (!m_marks) return;  // a kernel-like export (no wake inputs): no schedlab marks
+        // tracing_mark_write from the waker, as the text export's line.
+        Fields p;
+        p.at<std::uint64_t>(8, kMarkIp);
+        const std::string msg = formatTtwuQueueMark(e);
+        std::memcpy(p.b + 16, msg.data(), msg.size());
+        p.len = 16 + msg.size() + 1;
+        emitRecord(cpu, ts, kIdPrint, flags, preempt, cur, p.b, p.len);
+        ++m_written;
+        return;
+    }
     switch (e.kind) {
     case EvKind::sched_waking:
         m_wakingCpu[e.pid] = cpu;
@@ -573,6 +585,7 @@ void TraceDatWriter::write(const SchedEvent& e) {
         flags |= TRACE_FLAG_HARDIRQ, preempt = 0;
         f.at<std::uint64_t>(8, hrtimerPointer(e.pid));
         break;
+    case EvKind::schedlab_ttwu_queue: return;  // written above
     }
     if (cur) (void)commOf(cur, cpu);  // every common_pid gets a saved_cmdlines line
     emitRecord(cpu, ts, id, flags, preempt, cur, f.b, f.len);

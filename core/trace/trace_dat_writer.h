@@ -97,7 +97,7 @@ public:
 
     void write(const SchedEvent& e);
     /// The next sched_waking's untraced inputs (as FtraceTextWriter::writeWakeInputs).
-    void writeWakeInputs(const WakeInputs& in) { m_inputs = in, m_haveInputs = true; }
+    void writeWakeInputs(const WakeInputs& in) { m_inputs = in, m_haveInputs = true, m_marks = true; }
     /// Writes the file (temporary name, then rename). Throws InputError.
     void commit();
     std::uint64_t written() const { return m_written; }  ///< sched events (not print events)
@@ -122,6 +122,7 @@ private:
     std::unordered_map<std::int32_t, std::string> m_comm;  ///< every pid seen, for saved_cmdlines
     std::uint64_t m_written = 0;
     WakeInputs m_inputs;
+    bool m_marks = false;  ///< schedlab_ttwu_queue prints too (an export with wake inputs)
     bool m_haveInputs = false;
     bool m_committed = false;
     std::vector<char> m_scratch;

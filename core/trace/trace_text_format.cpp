@@ -120,6 +120,10 @@ void FtraceTextWriter::write(const SchedEvent& e) {
         flags = "d.h..";
         body = fmt::format("hrtimer_expire_exit: hrtimer={:016x}", hrtimerPointer(e.pid));
         break;
+    case EvKind::schedlab_ttwu_queue:
+        if (!m_marks) return;  // a kernel-like export (no wake inputs): no schedlab marks
+        body = fmt::format("tracing_mark_write: {}", formatTtwuQueueMark(e));
+        break;
     }
     m_out << fmt::format("{:>16}-{:<7} [{:03d}] {} {:>12}: {}\n", who, cur, cpu, flags, ftraceTimestamp(e.time, m_usecs ? 6 : 9), body);
     if (e.kind == EvKind::sched_switch) m_curr[std::size_t(cpu)] = e.pid2;
@@ -137,6 +141,30 @@ std::string hrtimerFunctionName(const SchedEvent& e, const Trace* t) {
     const std::uint8_t f = hrtimerFunction(e);
     if (t && f < t->hrtimer_functions.size()) return t->hrtimer_functions[f];
     return f == kHrtimerWakeup ? "hrtimer_wakeup" : fmt::format("function#{}", unsigned(f));
+}
+
+std::string formatTtwuQueueMark(const SchedEvent& e) { return fmt::format("schedlab_ttwu_queue pid={} target_cpu={}", e.pid, e.target_cpu); }
+
+bool parseTtwuQueueMark(std::string_view msg, SchedEvent& e, std::string& why) {
+    while (!msg.empty() && (msg.back() == '\n' || msg.back() == ' ')) msg.remove_suffix(1);
+    std::int32_t pid = 0;
+    int cpu = -1;
+    auto field = [&](std::string_view key, auto& out) {
+        if (!msg.starts_with(key)) return false;
+        msg.remove_prefix(key.size());
+        const auto [q, ec] = std::from_chars(msg.data(), msg.data() + msg.size(), out);
+        if (ec != std::errc()) return false;
+        msg.remove_prefix(std::size_t(q - msg.data()));
+        return true;
+    };
+    if (!field("pid=", pid) || !field(" target_cpu=", cpu) || !msg.empty() || pid <= 0 || cpu < 0 || cpu >= 4096) {
+        why = "schedlab_ttwu_queue: expected pid=N target_cpu=M";
+        return false;
+    }
+    e.kind = EvKind::schedlab_ttwu_queue;
+    e.pid = pid;
+    e.target_cpu = std::int16_t(cpu);
+    return true;
 }
 
 std::string formatWakeInputs(const WakeInputs& in) {

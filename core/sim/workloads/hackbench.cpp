@@ -232,7 +232,7 @@ public:
     // its buffers (on the seed hackbench freeing them cost 20 % more instructions) and
     // applies lazily. The results are the same either way (test).
     void plan(Engine& e, SimTask& t) override {
-        if (t.b != kRun) return;
+        if (t.role == kMain || t.b != kRun) return;  // the main's phases are numbered apart: its phase 2 (join) is no kRun
         if (m_locks) return planLocked(e, t);
         const std::int64_t total = std::int64_t(m_p.loops) * m_p.fds;
         const int id = int(t.t.pid - 1000);  // engine task id (Engine::spawn)
@@ -517,7 +517,7 @@ private:
     std::int64_t readCost(const Engine& e) const { return ioCost(e, false, m_p.datasize); }
 
     [[gnu::noinline, gnu::cold]] Action mainStep(Engine& e, SimTask& t) {
-        // a: workers created; b: phase (0 create, 1 wait ready, 2 join, 3 done); c: join index.
+        // a: workers created; b: phase (0 create, 1 wait ready, 4 GO's wakeups, 2 join, 3 done); c: the GO's or the join's index.
         if (t.b == 0) {
             if (t.a < m_total) {
                 // Per group: F receivers, then F senders (hackbench's group()).
@@ -547,15 +547,21 @@ private:
             m_go = e.now();
             e.metrics().resetCounters(e.now());
             m_goFlag = true;
-            for (int id : m_workers) {
-                SimTask& w = e.task(id);
-                if (w.b == kWaitGo) {
-                    w.b = kRun;
-                    e.wake(id, true);
-                    e.charge(e.cost().c(CostTerm::syscall, 100));
-                }
+            t.b = 4;
+            t.c = 0;
+        }
+        if (t.b == 4) {
+            // The write's __wake_up_common() wakes the pollers one after the other: each wakeup
+            // at its own time, after the ones before it (a wakeup over time).
+            while (t.c < std::int64_t(m_workers.size())) {
+                SimTask& w = e.task(m_workers[std::size_t(t.c++)]);
+                if (w.b != kWaitGo) continue;
+                w.b = kRun;
+                e.wake(m_workers[std::size_t(t.c - 1)], true);
+                return Action::run(e.cost().c(CostTerm::syscall, 100));
             }
             t.b = 2;
+            t.c = 0;
             return Action::run(writeCost(e));
         }
         if (t.b == 2) {

@@ -33,6 +33,12 @@ public:
         const std::int64_t dflt = m_p.context_switch1 ? cm.pipe_write + cm.pipe_read : 4000;
         m_clientNs = m_p.client_ns >= 0 ? m_p.client_ns : dflt;
         m_serverNs = m_p.server_ns >= 0 ? m_p.server_ns : dflt;
+        // The waker's tail (a wakeup over time): of each side's CPU per transaction, the part after
+        // the wakeup of its peer, until it sleeps in its own receive. The loopback's softirq
+        // receive runs in the sender's send() and wakes the peer there; the sender goes on.
+        const std::int64_t tail = cm.c(CostTerm::syscall, m_p.context_switch1 ? cm.pipe_wake_tail : cm.socket_wake_tail);
+        m_clientTail = std::min(tail, m_clientNs);
+        m_serverTail = std::min(tail, m_serverNs);
     }
     bool finished() const override { return m_run.finished; }
     double progress(const Engine& e) const override { return m_run.progress(e); }
@@ -57,7 +63,11 @@ public:
         }
         const std::size_t i = std::size_t(t.idx);
         if (t.role == kClient) {
-            // b: 0 prepare a request (client CPU), 3 send it, 1 wait for the reply.
+            // b: 0 prepare a request (client CPU), 3 send it, 4 the send's tail, 1 wait for the reply.
+            if (t.b == 4) {
+                t.b = 1;
+                if (!t.c) return Action::block();  // else the reply came during the tail: recv() finds it
+            }
             if (t.b == 1) {
                 if (!t.c) return Action::block();  // no reply yet (spurious wakeup)
                 t.c = 0;
@@ -70,7 +80,7 @@ public:
             }
             if (t.b == 0) {
                 t.b = 3;
-                return Action::run(cm.c(CostTerm::syscall, m_clientNs));
+                return Action::run(cm.c(CostTerm::syscall, m_clientNs - m_clientTail));
             }
             // Send: the loopback receive runs in the sender's context and wakes the server (WF_SYNC).
             t.a = e.now();
@@ -78,14 +88,22 @@ public:
             SimTask& srv = e.task(m_server[i]);
             srv.c = 1;  // a request is queued
             if (srv.b == 1) e.wake(m_server[i], true);
+            if (m_clientTail > 0) {
+                t.b = 4;
+                return Action::run(m_clientTail);
+            }
             return Action::block();
         }
-        // Server: b 1 = waiting for a request, 2 = serving.
+        // Server: b 1 = waiting for a request, 2 = serving, 3 the reply's tail.
         if (t.b == 2) {
-            // Reply: a sync wakeup of the client.
+            // Reply: a sync wakeup of the client, then the rest of the send and the next receive.
             SimTask& cl = e.task(m_client[i]);
             cl.c = 1;
             e.wake(m_client[i], true);
+            if (m_serverTail > 0) {
+                t.b = 3;
+                return Action::run(m_serverTail);
+            }
         }
         if (!t.c) {
             t.b = 1;
@@ -93,7 +111,7 @@ public:
         }
         t.c = 0;
         t.b = 2;
-        return Action::run(cm.c(CostTerm::syscall, m_serverNs));
+        return Action::run(cm.c(CostTerm::syscall, m_serverNs - m_serverTail));
     }
     void report(const Engine& e, WorkloadReport& r) const override {
         r.name = name();
@@ -149,6 +167,7 @@ private:
     std::int64_t m_done = 0;
     std::vector<std::int64_t> m_donePer;  ///< round trips per pair (will-it-scale's per-instance min and max)
     std::int64_t m_clientNs = 0, m_serverNs = 0;
+    std::int64_t m_clientTail = 0, m_serverTail = 0;  ///< of those, the part after the peer's wakeup (scaled by the syscall term)
     LatencyHistogram m_lat;
 };
 

@@ -102,6 +102,8 @@ private:
     struct MsgThread {
         int id = -1;
         std::vector<int> posted;
+        std::vector<int> waking;  ///< the list being woken, waking[next..] still to go
+        std::size_t next = 0;
         bool waiting = false;
     };
 
@@ -132,16 +134,19 @@ private:
         const CostModel& cm = e.cost();
         // b: 0 wake the posted list, 1 wait for posts, 2 sleep (classic).
         if (t.b == 0) {
-            std::vector<int> list;
-            list.swap(m.posted);
-            const std::int64_t stamp = e.now();
-            for (int id : list) {
+            // xlist_wake_all(): the list taken at once, then each worker stamped and woken in
+            // turn (fpost(): a futex wake each), one wakeup after the other over time.
+            if (m.next == 0) m.waking.swap(m.posted);
+            if (m.next < m.waking.size()) {
+                const int id = m.waking[m.next++];
                 SimTask& w = e.task(id);
-                w.c = stamp;
+                w.c = e.now();
                 w.b = m_p.v2023 ? kSleep1 : kThink;
                 e.wake(id, false);  // futex wake
-                e.charge(cm.c(CostTerm::syscall, cm.futex_wake));
+                return Action::run(cm.c(CostTerm::syscall, cm.futex_wake));
             }
+            m.waking.clear();
+            m.next = 0;
             t.b = 1;
         }
         if (t.b == 1) {
