@@ -237,9 +237,9 @@ struct DecisionWriter {
         f << fmt::format(
             "{{\"t\":{},\"pid\":{},\"waker_cpu\":{},\"prev_cpu\":{},\"cpu\":{},\"wake_flags\":\"{}\",\"stage0\":\"{}\",\"stage1\":\"{}\","
             "\"idlest\":\"{}\",\"stage2\":\"{}\",\"wakelist\":{},\"migrated\":{},\"preempted_curr\":{},\"idle_delay_hit\":{},\"claim_set\":{},"
-            "\"examined\":[{}]}}\n",
+            "\"raced\":{},\"t_queue\":{},\"t_wakeup\":{},\"examined\":[{}]}}\n",
             r.time, r.pid, d.this_cpu, d.prev_cpu, d.cpu, wakeFlagsToString(d.wake_flags), toString(d.stage0), toString(d.stage1), toString(d.idlest),
-            toString(d.stage2), d.wakelist, d.migrated, d.preempted_curr, d.idle_delay_hit, d.claim_set, ex);
+            toString(d.stage2), d.wakelist, d.migrated, d.preempted_curr, d.idle_delay_hit, d.claim_set, d.raced, d.t_queue, d.t_activate, ex);
     }
 };
 

@@ -27,6 +27,7 @@ const char* toString(CostTerm t) {
     case CostTerm::sis_scan: return "sis_scan";
     case CostTerm::load_balance: return "load_balance";
     case CostTerm::pipe_lock: return "pipe_lock";
+    case CostTerm::msg_trip: return "msg_trip";
     case CostTerm::count_: break;
     }
     return "?";
@@ -69,6 +70,9 @@ constexpr Field kFields[] = {
     {"refill_cross_llc_line", &CostModel::refill_cross_llc_line, "per line, other LLC same socket: 90 ns Zen 4 cross-CCX, 60 ns SPR mesh"},
     {"refill_cross_socket_line", &CostModel::refill_cross_socket_line, "per line, other socket (140 ns)"},
     {"hot_set_bytes", &CostModel::hot_set_bytes, "default per-task hot set: hackbench 16-64 KB (estimate)"},
+    {"msg_lines", &CostModel::msg_lines,
+     "lines a message read on another core pulls from the writer's: a 100-byte payload's two, the socket's or pipe's head, its wait queue "
+     "(estimate), each at the refill_*_line figure of the distance"},
     {"smt_busy_speed", &CostModel::smt_busy_speed, "speed per 1024 while an SMT sibling is busy: 0.6 x86, 0.5 SMT4, 0.35 SMT8 (estimate)"},
     {"tg_update_base", &CostModel::tg_update_base,
      "one access to the tg->load_avg line (update_tg_load_avg() writes it, update_cfs_group() reads it on every enqueue, dequeue and tick), "

@@ -46,6 +46,7 @@ enum class CostTerm : std::uint8_t {
     sis_scan,      ///< per-CPU cost of the idle scans
     load_balance,  ///< newidle load_balance(): the CPU going idle pays it before running what it pulled
     pipe_lock,     ///< the part of a pipe read or write under pipe->mutex (off: no pipe mutex at all)
+    msg_trip,      ///< a message read on another core than the one that wrote it: its lines pulled across
     count_
 };
 inline constexpr int kCostTerms = int(CostTerm::count_);
@@ -91,6 +92,10 @@ struct CostModel {
     std::int64_t refill_cross_llc_line = 90;  ///< other LLC, same socket
     std::int64_t refill_cross_socket_line = 140;
     std::int64_t hot_set_bytes = 16384;  ///< default hot set (a workload may set its own)
+    /// A message read on another core than its writer's pulls this many lines from the writer's
+    /// cache (a 100-byte payload's two, the socket's or pipe's head and its wait queue), each at
+    /// the refill_*_line figure of that distance (term msg_trip).
+    std::int64_t msg_lines = 4;
     // SMT: speed of a thread while another thread of its core is busy, per 1024.
     std::int64_t smt_busy_speed = 614;  ///< 0.6
     // tg->load_avg contention (ns of CPU per access to the line: update_tg_load_avg()'s
@@ -117,7 +122,7 @@ struct CostModel {
     std::int64_t lb_newidle_base = 2160;
     std::int64_t lb_newidle_per_cpu = 51;  ///< per CPU of the domain's span
 
-    std::array<double, kCostTerms> scale{1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1};
+    std::array<double, kCostTerms> scale{1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1};
 
     /// Defaults for a machine (by topology preset name / vendor); documented sources in cost_model.cpp.
     static CostModel forTopology(const Topology& t);

@@ -250,6 +250,10 @@ public:
     bool wake(int id, bool sync);
     /// Charge CPU work to the task currently executing step() (syscall costs etc.).
     void charge(std::int64_t ns);
+    /// What reading a message written on `writerCpu` costs a reader on `readerCpu`: the
+    /// message's lines (CostModel::msg_lines) at the per-line figure of their distance (term
+    /// msg_trip); 0 on the same CPU. The caller charges it; it is counted in Metrics::cost_msg_trip.
+    std::int64_t messageTrip(int writerCpu, int readerCpu);
     /// The id of the task executing step(), or -1.
     int current() const { return m_stepping; }
     /// CPU the task executing step() runs on.

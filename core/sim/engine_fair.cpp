@@ -283,20 +283,34 @@ void Engine::dequeueTask(int cpu, int id, bool sleep) {
     sis_cache_dequeue(m_cfg.knobs, p.t, m_st.rq[cpu], sleep, m_now);  // SIS_CACHE's stamps (recorded whatever the knobs)
 }
 
-std::int64_t Engine::migrationCost(const SimTask& p, int from, int to) const {
-    const CostModel& cm = m_cfg.cost;
-    std::int64_t perLine = 0;
-    switch (distClass(*m_cfg.topo, from, to)) {
+namespace {
+// The cost of one 64-byte line fetched from another CPU's cache at that distance.
+std::int64_t perLineCost(const CostModel& cm, DistClass d) {
+    switch (d) {
     case DistClass::same_cpu: return 0;
-    case DistClass::smt: perLine = cm.refill_smt_line; break;
-    case DistClass::llc: perLine = cm.refill_llc_line; break;
+    case DistClass::smt: return cm.refill_smt_line;
+    case DistClass::llc: return cm.refill_llc_line;
     case DistClass::cross_llc:
-    case DistClass::cross_node: perLine = cm.refill_cross_llc_line; break;
-    case DistClass::cross_socket: perLine = cm.refill_cross_socket_line; break;
+    case DistClass::cross_node: return cm.refill_cross_llc_line;
+    case DistClass::cross_socket: return cm.refill_cross_socket_line;
     case DistClass::count_: break;
     }
+    return 0;
+}
+}  // namespace
+
+std::int64_t Engine::migrationCost(const SimTask& p, int from, int to) const {
+    const CostModel& cm = m_cfg.cost;
     const std::int64_t hot = p.hot_set > 0 ? p.hot_set : cm.hot_set_bytes;
-    return cm.c(CostTerm::cache_refill, hot / 64 * perLine);
+    return cm.c(CostTerm::cache_refill, hot / 64 * perLineCost(cm, distClass(*m_cfg.topo, from, to)));
+}
+
+std::int64_t Engine::messageTrip(int writerCpu, int readerCpu) {
+    if (writerCpu == readerCpu || writerCpu < 0 || readerCpu < 0) return 0;
+    const CostModel& cm = m_cfg.cost;
+    const std::int64_t ns = cm.c(CostTerm::msg_trip, cm.msg_lines * perLineCost(cm, distClass(*m_cfg.topo, writerCpu, readerCpu)));
+    m_metrics.cost_msg_trip += ns;
+    return ns;
 }
 
 // detach_entity_load_avg(): dequeue_load_avg() and the util and runnable averages and sums

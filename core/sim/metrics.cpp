@@ -70,7 +70,7 @@ void Metrics::resetCounters(std::int64_t t) {
     stage2 = {};
     migrations = {};
     migration_matrix = {};
-    cost_ctx_switch = cost_wakeup = cost_refill = cost_tg = cost_lock_wait = cost_scan = cost_lb = idle_exit_latency = 0;
+    cost_ctx_switch = cost_wakeup = cost_refill = cost_tg = cost_lock_wait = cost_scan = cost_lb = idle_exit_latency = cost_msg_trip = 0;
     tg_updates = tg_reads = 0;
     wakeup_latency.clear();
     ttwu_window.clear();

@@ -99,6 +99,7 @@ struct Metrics {
     std::array<std::array<std::uint64_t, kDistClasses>, kMigrationCauses> migration_matrix{};
     // Time spent in cost terms (ns of CPU), to see what a variant saved.
     std::int64_t cost_ctx_switch = 0, cost_wakeup = 0, cost_refill = 0, cost_tg = 0, cost_lock_wait = 0, cost_scan = 0, cost_lb = 0;
+    std::int64_t cost_msg_trip = 0;      ///< messages read on another core than their writer's (term msg_trip)
     std::int64_t idle_exit_latency = 0;  ///< summed C-state exit latency (ns of delay)
     /// Accesses to tg->load_avg: update_tg_load_avg()'s writes, update_cfs_group()'s reads.
     std::uint64_t tg_updates = 0, tg_reads = 0;

@@ -217,9 +217,10 @@ std::string runReportText(const Scenario& s, const RunResult& r) {
     }
     o += fmt::format(
         "CPU time in cost terms (ms): ctx_switch {:.3f}  wakeup {:.3f}  cache_refill {:.3f}  tg_load_avg {:.3f}  rq_lock {:.3f}  "
-        "sis_scan {:.3f}  load_balance {:.3f}; idle-exit latency {:.3f}\n",
+        "sis_scan {:.3f}  load_balance {:.3f}  msg_trip {:.3f}; idle-exit latency {:.3f}\n",
         double(m.cost_ctx_switch) / 1e6, double(m.cost_wakeup) / 1e6, double(m.cost_refill) / 1e6, double(m.cost_tg) / 1e6,
-        double(m.cost_lock_wait) / 1e6, double(m.cost_scan) / 1e6, double(m.cost_lb) / 1e6, double(m.idle_exit_latency) / 1e6);
+        double(m.cost_lock_wait) / 1e6, double(m.cost_scan) / 1e6, double(m.cost_lb) / 1e6, double(m.cost_msg_trip) / 1e6,
+        double(m.idle_exit_latency) / 1e6);
     // Aaron Lu's "tg->load_avg%" (update_cfs_group() + update_load_avg() in perf): the share of
     // the tasks' CPU time spent on the tg->load_avg line.
     const double busyNs = double(sum(m.busy_ns));
@@ -373,9 +374,9 @@ json runReportJson(const Scenario& s, const RunResult& r) {
     };
     j["rqlen_timeline"] = timeline(m.timeline);
     j["rqlen_timeline_bpftrace"] = timeline(m.bpf_timeline);
-    j["cost_ns"] = {
-        {"ctx_switch", m.cost_ctx_switch}, {"wakeup", m.cost_wakeup}, {"cache_refill", m.cost_refill}, {"tg_load_avg", m.cost_tg},
-        {"rq_lock", m.cost_lock_wait},     {"sis_scan", m.cost_scan}, {"load_balance", m.cost_lb},     {"idle_exit_latency", m.idle_exit_latency}};
+    j["cost_ns"] = {{"ctx_switch", m.cost_ctx_switch}, {"wakeup", m.cost_wakeup},     {"cache_refill", m.cost_refill},
+                    {"tg_load_avg", m.cost_tg},        {"rq_lock", m.cost_lock_wait}, {"sis_scan", m.cost_scan},
+                    {"load_balance", m.cost_lb},       {"msg_trip", m.cost_msg_trip}, {"idle_exit_latency", m.idle_exit_latency}};
     j["tg_load_avg"] = {{"updates", m.tg_updates}, {"reads", m.tg_reads}};
     return j;
 }

@@ -68,8 +68,10 @@ public:
                 t.b = 1;
                 if (!t.c) return Action::block();  // else the reply came during the tail: recv() finds it
             }
+            std::int64_t trip = 0;
             if (t.b == 1) {
-                if (!t.c) return Action::block();  // no reply yet (spurious wakeup)
+                if (!t.c) return Action::block();                    // no reply yet (spurious wakeup)
+                trip = e.messageTrip(int(t.c - 1), e.currentCpu());  // the reply's lines, written on the server's CPU
                 t.c = 0;
                 if (measuring(e)) {
                     m_lat.record(e.now() - t.a);
@@ -80,13 +82,13 @@ public:
             }
             if (t.b == 0) {
                 t.b = 3;
-                return Action::run(cm.c(CostTerm::syscall, m_clientNs - m_clientTail));
+                return Action::run(cm.c(CostTerm::syscall, m_clientNs - m_clientTail) + trip);
             }
             // Send: the loopback receive runs in the sender's context and wakes the server (WF_SYNC).
             t.a = e.now();
             t.b = 1;
             SimTask& srv = e.task(m_server[i]);
-            srv.c = 1;  // a request is queued
+            srv.c = 1 + e.currentCpu();  // a request is queued (written on this CPU)
             if (srv.b == 1) e.wake(m_server[i], true);
             if (m_clientTail > 0) {
                 t.b = 4;
@@ -98,7 +100,7 @@ public:
         if (t.b == 2) {
             // Reply: a sync wakeup of the client, then the rest of the send and the next receive.
             SimTask& cl = e.task(m_client[i]);
-            cl.c = 1;
+            cl.c = 1 + e.currentCpu();  // the reply, written on this CPU
             e.wake(m_client[i], true);
             if (m_serverTail > 0) {
                 t.b = 3;
@@ -109,9 +111,10 @@ public:
             t.b = 1;
             return Action::block();
         }
+        const std::int64_t trip = e.messageTrip(int(t.c - 1), e.currentCpu());  // the request's lines
         t.c = 0;
         t.b = 2;
-        return Action::run(cm.c(CostTerm::syscall, m_serverNs - m_serverTail));
+        return Action::run(cm.c(CostTerm::syscall, m_serverNs - m_serverTail) + trip);
     }
     void report(const Engine& e, WorkloadReport& r) const override {
         r.name = name();
