@@ -57,7 +57,9 @@ void setUp(QCustomPlot* plot, const QString& title, const QString& valueLabel, c
     plot->yAxis->setRangeReversed(true);
     plot->yAxis->setTicker(QSharedPointer<QCPAxisTickerText>::create());
     plot->xAxis->setLabel(valueLabel);
-    plot->xAxis->setTicker(QSharedPointer<CountTicker>::create());
+    auto ticker = QSharedPointer<CountTicker>::create();
+    ticker->setTickCount(3);  // the narrow plots' labels ("1.5k 2k 2.5k") would run into each other with more
+    plot->xAxis->setTicker(ticker);
     plot->legend->setVisible(false);  // one legend for both plots, above them
     // Room on the right for the last count label (no right axis reserves it).
     plot->axisRect()->setAutoMargins(QCP::msLeft | QCP::msTop | QCP::msBottom);

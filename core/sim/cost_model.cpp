@@ -3,6 +3,7 @@
 // (docs/workloads.md: Cost-model figures and their sources). Figures marked (estimate) there are estimates here too.
 #include "sim/cost_model.h"
 
+#include "sim/calibration.h"
 #include "topology/topology.h"
 
 #include <fmt/format.h>
@@ -160,6 +161,12 @@ CostModel CostModel::forTopology(const Topology& t) {
             m.cstates = {{"POLL", 0, 0, true}, {"C1", 2000, 2000, true}, {"C1E", 10000, 20000, true}, {"C6", 133000, 400000, true}};
         }
     }
+    // Every x86 family takes the per-core figures (the syscalls, the local wakeup and its window,
+    // the waker's tails) from the committed schedlab-calibrate run of the one x86 core measured;
+    // the families differ in what a VM cannot measure: C-states, IPIs, cache distances
+    // (docs/workloads.md: Calibration).
+    if (m.machine != "power10" && m.machine != "arm64-phone" && !applyCalibration(m, x86Calibration()).empty())
+        m.machine += ", per-core figures measured (" + x86Calibration().file + ")";
     return m;
 }
 

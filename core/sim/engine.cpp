@@ -589,7 +589,9 @@ void Engine::afterWork(int cpu) {
             pl.task = id;
             pl.speed = c.speed;
             pl.n = 1;
-            pl.limit = std::min<int>(p.plan_limit, kMaxPlan);
+            // The shortest plan while a wakee is on its way to this CPU: its activation would likely
+            // cut a longer one (a wakeup preemption), and a plan cut early costs more than it saves.
+            pl.limit = std::min<int>(c.ttwu_inflight > 0 ? 2 : p.plan_limit, kMaxPlan);
             pl.lastWork = -1;
             pl.T[0] = m_now;
             pl.T[1] = end;

@@ -229,12 +229,10 @@ void Engine::onTtwuQueue(int slot) {
     WakeCtx ctx{m_st, m_cfg.knobs, w, d, f.traced};
     Cpu& t = m_cpus[std::size_t(cpu)];
     if (ttwu_queue_wakelist(ctx, p.t, cpu, f.wf, f.from)) {
-        if (!f.predicted_wakelist) {
-            // The machine changed since t0: no rq lock after all (its reservation is undone when
-            // nobody queued behind it), the queue's cost instead.
-            if (f.t1 >= 0 && t.lock_free_at == f.t1) t.lock_free_at = f.lock_was;
-            chargeCpuNow(f.waker, ttwuPathCost(cpu, f.waker, true) - f.charged);
-        }
+        // The machine changed since t0: no rq lock after all (its reservation is undone when nobody
+        // queued behind it). The waker keeps the CPU time it was charged for the path it predicted
+        // (a difference of a few hundred ns, and re-timing it would cut its plan).
+        if (!f.predicted_wakelist && f.t1 >= 0 && t.lock_free_at == f.t1) t.lock_free_at = f.lock_was;
         m_metrics.ttwu_wakelist++;
         t.wakelist.push_back(id);
         p.wake_from = f.from;
@@ -255,17 +253,14 @@ void Engine::onTtwuQueue(int slot) {
         return;
     }
     if (cpu != f.waker) m_metrics.ttwu_remote_direct++;
-    if (f.predicted_wakelist) {
-        // The machine changed since t0: rq_lock() now, the direct path's cost instead of the queue's.
-        std::int64_t extra = ttwuPathCost(cpu, f.waker, false) - f.charged;
-        if (cm.s(CostTerm::rq_lock) != 0.0) {
-            const std::int64_t wait = cm.c(CostTerm::rq_lock, std::max<std::int64_t>(0, t.lock_free_at - m_now));
-            m_metrics.cost_lock_wait += wait;
-            extra += wait;
-            f.t1 = m_now + wait + cm.c(CostTerm::rq_lock, cm.rq_lock_hold);
-            t.lock_free_at = f.t1;
-        }
-        chargeCpuNow(f.waker, extra);
+    if (f.predicted_wakelist && cm.s(CostTerm::rq_lock) != 0.0) {
+        // The machine changed since t0: rq_lock() now; the waker spins for it (its path's cost
+        // stays the one it predicted, see above).
+        const std::int64_t wait = cm.c(CostTerm::rq_lock, std::max<std::int64_t>(0, t.lock_free_at - m_now));
+        m_metrics.cost_lock_wait += wait;
+        chargeCpuNow(f.waker, wait);
+        f.t1 = m_now + wait + cm.c(CostTerm::rq_lock, cm.rq_lock_hold);
+        t.lock_free_at = f.t1;
     }
     if (f.traced && f.t1 >= 0)
         ctx.step(Fn::try_to_wake_up, fmt::format("rq_lock(CPU {}): taken at +{} ns after sched_waking, held until the activation at +{} ns", cpu,
