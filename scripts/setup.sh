@@ -12,7 +12,7 @@ packages=(
   qt6-base-dev qt6-svg-dev libqcustomplot-dev
   libboost-graph-dev libgtest-dev libgmock-dev libbenchmark-dev
   libhwloc-dev hwloc nlohmann-json3-dev libcli11-dev libfmt-dev zlib1g-dev
-  libtracecmd-dev libtraceevent-dev libtracefs-dev trace-cmd
+  libtracecmd-dev libtraceevent-dev libtracefs-dev trace-cmd rt-tests
   xvfb xauth libgl-dev parallel help2man desktop-file-utils clang-format
 )
 
