@@ -111,10 +111,12 @@ TEST(WakeupWindow, ThePingPongWakerRunsItsTailAfterTheWakeup) {
     const RunResult with = run(s, "baseline");
     const RunResult without = run(s, "baseline", {"socket_wake_tail=0"});
     EXPECT_NE(with.digest, without.digest);
-    // The same CPU per transaction either way: the throughput moves by the scheduling alone.
+    // The same CPU per transaction either way, but with the tail the peer's service runs beside the
+    // waker's tail instead of after it, and the CPUs' idle spells get shorter (shallower idle states,
+    // quicker exits): the throughput rises, and by more than the overlap alone.
     auto tput = [](const RunResult& r) { return r.reports.front().headline.front().value; };
-    EXPECT_GT(tput(with), 0.5 * tput(without));
-    EXPECT_LT(tput(with), 2.0 * tput(without));
+    EXPECT_GT(tput(without), 0.0);
+    EXPECT_GT(tput(with), 1.2 * tput(without));
 }
 
 // A message read on another core than its writer's pulls its lines across: nothing on the same

@@ -32,7 +32,7 @@ expect_run(gui_fast_forward 0 "A: baseline · B: idle-delay-v2.*t = 6.000 ms sim
 expect_run(gui_bad_fast_forward 2 "^schedlab: --fast-forward '-3ms': not a duration" ARGS --fast-forward -3ms --screenshot ${OUT}/x.png)
 # The decision flow view, A and B, with the stepped wakeup lit; a step after the run's end still captures.
 expect_run(gui_view_flow 0 "A: baseline · B: idle-delay-v2" ARGS --scenario ${S} --run-for 3ms --step-wakeup --view flow --screenshot ${OUT}/gui_flow.png)
-expect_run(gui_step_after_end 0 "t = 15.738 ms simulated" ARGS --scenario ${S} --run-for 20ms --step-wakeup --view flow --screenshot ${OUT}/gui_flow2.png)
+expect_run(gui_step_after_end 0 "t = 17.415 ms simulated" ARGS --scenario ${S} --run-for 20ms --step-wakeup --view flow --screenshot ${OUT}/gui_flow2.png)
 expect_run(gui_bad_soak 2 "^schedlab: --soak '0': not a number of seconds \\(1 to 604800\\)" ARGS --soak 0)
 expect_run(gui_soak_and_screenshot 2 "^schedlab: --soak and --screenshot: give one of them" ARGS --soak 5 --screenshot ${OUT}/x.png)
 # A short soak goes through every action once: sliders, restarts, the trace opened, a disagreement.
