@@ -15,6 +15,7 @@
 
 #include <valgrind/callgrind.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
@@ -49,6 +50,8 @@ int main(int argc, char** argv) {
     auto e = buildEngine(s, s.variants.front().knobs, s.cost, o);
     e->advance(std::int64_t(warm_ms * 1e6));
     const std::uint64_t s0 = e->metrics().ctx_switches, e0 = e->events(), p0 = e->plannedSteps(), m0 = e->plansMade(), c0 = e->plansCut();
+    auto messages = [&] { return e->workloads().front()->progress(*e) * e->workloads().front()->messages(); };
+    const double msg0 = messages();
     const auto t0 = std::chrono::steady_clock::now();
     CALLGRIND_START_INSTRUMENTATION;
     e->advance(std::int64_t(window_ms * 1e6));
@@ -58,6 +61,9 @@ int main(int argc, char** argv) {
     std::printf("window %.1f-%.1f ms: %llu switches, %llu events (%.2f per switch), %.3f s wall, %.0f k switches/s, digest %016llx\n", warm_ms,
                 warm_ms + window_ms, (unsigned long long)sw, (unsigned long long)ev, double(ev) / double(sw ? sw : 1), wall, double(sw) / wall / 1e3,
                 (unsigned long long)e->digest());
+    // The simulated work itself: a switch carries as many messages as the model decides.
+    std::printf("messages in the window: %.0f (%.2f per switch, %.1f events per message)\n", messages() - msg0,
+                (messages() - msg0) / double(sw ? sw : 1), double(ev) / std::max(1.0, messages() - msg0));
     if (coalesce)
         std::printf("coalescing: %llu plans, %llu of them cut, %llu planned steps happened (%.1f%% of the events)\n",
                     (unsigned long long)(e->plansMade() - m0), (unsigned long long)(e->plansCut() - c0), (unsigned long long)(e->plannedSteps() - p0),
