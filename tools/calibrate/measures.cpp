@@ -135,6 +135,35 @@ long futex(std::uint32_t* word, int op, std::uint32_t val) {
     return syscall(SYS_futex, word, op, val, nullptr, nullptr, 0);
 }
 
+// A hand-off between this thread and a partner that spins (never sleeps): seq odd is the
+// partner's turn (the message is there for it), even is done, with the partner's timed call in
+// lastNs.
+struct SpinHandoff {
+    alignas(64) std::atomic<std::uint64_t> seq{0};
+    alignas(64) std::atomic<std::int64_t> lastNs{0};
+    std::atomic<bool> stop{false};
+
+    // The partner: spin until turn `expect` comes; false once stopped.
+    bool awaitTurn(std::uint64_t expect) const {
+        while (seq.load(std::memory_order_acquire) < expect) {
+            if (stop.load(std::memory_order_relaxed)) return false;
+            cpuRelax();
+        }
+        return true;
+    }
+    // The partner: turn `expect` done, its call took `ns`.
+    void done(std::uint64_t expect, std::int64_t ns) {
+        lastNs.store(ns, std::memory_order_relaxed);
+        seq.store(expect + 1, std::memory_order_release);
+    }
+    // This thread: hand turn `next` over, wait until it is done; the partner's time.
+    std::int64_t handOver(std::uint64_t next, const Partner& partner, const char* what) {
+        seq.store(next, std::memory_order_release);
+        waitUntil([&] { return seq.load(std::memory_order_acquire) == next + 1; }, false, partner, what);
+        return lastNs.load(std::memory_order_relaxed);
+    }
+};
+
 }  // namespace
 
 std::vector<Figure> measurePipeNowake(const MeasureContext& c) {
@@ -274,29 +303,22 @@ Figure measurePipeReadRemoteData(const MeasureContext& c) {
     ScopedAffinity keep;
     pinThisThread(c.cpuA);
     Pipe data;
-    // seq odd: a message is in the pipe for the reader; seq even: the reader has read it.
-    alignas(64) std::atomic<std::uint64_t> seq{0};
-    alignas(64) std::atomic<std::int64_t> lastNs{0};
-    std::atomic<bool> stop{false};
+    // A turn: a message is in the pipe for the reader.
+    SpinHandoff h;
     Partner reader(
         c.cpuB,
         [&] {
             char buf[kMsgBytes];
             for (std::uint64_t expect = 1;; expect += 2) {
-                std::uint64_t v;
-                while ((v = seq.load(std::memory_order_acquire)) < expect) {
-                    if (stop.load(std::memory_order_relaxed)) return;
-                    cpuRelax();
-                }
+                if (!h.awaitTurn(expect)) return;
                 const std::int64_t t0 = nowNs();
                 const ssize_t r = read(data.readFd(), buf, kMsgBytes);
                 const std::int64_t t1 = nowNs();
                 if (r != ssize_t(kMsgBytes)) throwErrno("reader read");
-                lastNs.store(t1 - t0, std::memory_order_relaxed);
-                seq.store(expect + 1, std::memory_order_release);
+                h.done(expect, t1 - t0);
             }
         },
-        [&] { stop.store(true); });
+        [&] { h.stop.store(true); });
     reader.waitReady(false);
     char msg[kMsgBytes] = {'r'};
     std::uint64_t next = 1;
@@ -305,10 +327,7 @@ Figure measurePipeReadRemoteData(const MeasureContext& c) {
         std::int64_t sum = 0;
         for (std::uint64_t i = 0; i < n; ++i, next += 2) {
             writeExact(data.writeFd(), msg, kMsgBytes, "pipe write");
-            seq.store(next, std::memory_order_release);
-            waitUntil([&] { return seq.load(std::memory_order_acquire) == next + 1; }, false, reader,
-                      "the remote reader");
-            sum += lastNs.load(std::memory_order_relaxed);
+            sum += h.handOver(next, reader, "the remote reader");
         }
         return std::vector<double>{double(sum) / double(n)};
     });
@@ -599,20 +618,15 @@ Figure measureSocketRecvData(const MeasureContext& c) {
     ScopedAffinity keep;
     pinThisThread(c.cpuA);
     LoopbackTcp conn;
-    // seq odd: a request has been sent for the server; seq even: the server has read it and replied.
-    alignas(64) std::atomic<std::uint64_t> seq{0};
-    alignas(64) std::atomic<std::int64_t> lastNs{0};
+    // A turn: a request has been sent for the server; done: it has read it and replied.
+    SpinHandoff h;
     std::atomic<std::uint64_t> notYetQueued{0};
-    std::atomic<bool> stop{false};
     Partner server(
         c.cpuB,
         [&] {
             char buf[kMsgBytes];
             for (std::uint64_t expect = 1;; expect += 2) {
-                while (seq.load(std::memory_order_acquire) < expect) {
-                    if (stop.load(std::memory_order_relaxed)) return;
-                    cpuRelax();
-                }
+                if (!h.awaitTurn(expect)) return;
                 // The receive normally ran in the client's send() (loopback softirq), but it may be left
                 // to ksoftirqd: until the bytes are queued, a recv() would sleep. Waited for, untimed.
                 int queued = 0;
@@ -620,7 +634,7 @@ Figure measureSocketRecvData(const MeasureContext& c) {
                 for (;;) {
                     if (ioctl(conn.serverFd(), SIOCINQ, &queued) != 0) throwErrno("ioctl(SIOCINQ)");
                     if (queued >= int(kMsgBytes)) break;
-                    if (stop.load(std::memory_order_relaxed)) return;
+                    if (h.stop.load(std::memory_order_relaxed)) return;
                     waited = true;
                     cpuRelax();
                 }
@@ -631,11 +645,10 @@ Figure measureSocketRecvData(const MeasureContext& c) {
                 if (r < 0) throwErrno("server recv");
                 if (r != ssize_t(kMsgBytes)) throw BenchError(fmt::format("server recv: {} bytes of {}", r, kMsgBytes));
                 sendExact(conn.serverFd(), buf, kMsgBytes, "server send");
-                lastNs.store(t1 - t0, std::memory_order_relaxed);
-                seq.store(expect + 1, std::memory_order_release);
+                h.done(expect, t1 - t0);
             }
         },
-        [&] { stop.store(true); });
+        [&] { h.stop.store(true); });
     server.waitReady(false);
     char req[kMsgBytes] = {'r'};
     char rep[kMsgBytes];
@@ -647,10 +660,7 @@ Figure measureSocketRecvData(const MeasureContext& c) {
             std::int64_t sum = 0;
             for (std::uint64_t i = 0; i < n; ++i, next += 2) {
                 sendExact(conn.clientFd(), req, kMsgBytes, "client send");
-                seq.store(next, std::memory_order_release);
-                waitUntil([&] { return seq.load(std::memory_order_acquire) == next + 1; }, false, server,
-                          "the server's reply");
-                sum += lastNs.load(std::memory_order_relaxed);
+                sum += h.handOver(next, server, "the server's reply");
                 if (!recvExact(conn.clientFd(), rep, kMsgBytes, "client recv"))
                     throw BenchError("the server closed the connection");
             }
