@@ -60,6 +60,9 @@ void addScenarioOptions(CLI::App* c, SimArgs& sim) {
                   "stop once the simulated machine has been at steady state this many simulated seconds (the figures at the steady rate "
                   "are then the run's result; a run that never settles runs to its end)")
         ->check(CLI::Range(0.0, 3600.0));
+    c->add_option("--until", sim.until,
+                  "stop at simulated time T (e.g. 2s, 500ms): required for an endless scenario (hackbench loops 0, a runtime_s of 0), "
+                  "a hard stop for any other");
     c->add_option("--json", sim.jsonOut, "write every metric as JSON to FILE");
     c->add_flag("--check", sim.check, "run the invariant checker after every event (slow)");
     if (c->get_name() != "sweep")

@@ -18,6 +18,7 @@
 #include <fmt/format.h>
 
 #include <atomic>
+#include <cctype>
 #include <chrono>
 #include <cstdio>
 #include <exception>
@@ -366,15 +367,26 @@ int cliAgree(const AgreeArgs& a) {
     return 0;
 }
 
-// loadScenario(), its warnings on stderr (legal but costly inputs: the run goes ahead).
-Scenario loadScenarioSaying(const std::string& path) {
-    Scenario s = loadScenario(path);
+// loadScenario(), its warnings on stderr (legal but costly inputs: the run goes ahead);
+// --until as its stop, and an endless scenario without one refused.
+Scenario loadScenarioSaying(const SimArgs& a) {
+    Scenario s = loadScenario(a.scenario);
+    if (!a.until.empty()) {
+        const auto ns = parseDurationNs(a.until);
+        const bool unit = !a.until.empty() && std::isalpha(static_cast<unsigned char>(a.until.back()));
+        if (!ns || !unit || *ns <= 0 || *ns > std::int64_t(36000) * 1000000000)
+            throw InputError("--until", a.until, "is not a simulated time with a unit between 1 ns and 10 h (e.g. 2s, 500ms)");
+        s.stop_s = double(*ns) / 1e9;
+        s.doc["stop"]["sim_time_s"] = s.stop_s;  // a sweep's emitted copy stops there too
+    }
+    if (const std::string why = scenarioEndless(s); !why.empty())
+        throw InputError(s.file, "", fmt::format("{}: give --until T (e.g. --until 2s)", why));
     for (const std::string& w : s.warnings) fmt::print(stderr, "schedlab-cli: warning: {}\n", w);
     return s;
 }
 
 int cliRun(const SimArgs& a) {
-    Scenario s = loadScenarioSaying(a.scenario);
+    Scenario s = loadScenarioSaying(a);
     checkOutputPath(a.jsonOut, "--json");
     checkOutputPath(a.decisions, "--decisions");
     Variant v = a.variant.empty() ? s.variants.front() : variantByName(s, a.variant);
@@ -426,7 +438,7 @@ int cliRun(const SimArgs& a) {
 }
 
 int cliCompare(const SimArgs& a) {
-    Scenario s = loadScenarioSaying(a.scenario);
+    Scenario s = loadScenarioSaying(a);
     checkOutputPath(a.jsonOut, "--json");
     auto pick = [&](const std::string& name, const std::vector<std::string>& sets, std::size_t idx, const char* flag) {
         Variant v;
@@ -643,7 +655,7 @@ int cliSweep(const SimArgs& a) {
     }
     if (a.scenario.empty()) throw InputError("sweep", "scenario", "required (or --merge DIR)");
     if (a.vary.empty()) throw InputError("sweep", "--vary", "required: NAME=v1,v2,...");
-    Scenario s = loadScenarioSaying(a.scenario);
+    Scenario s = loadScenarioSaying(a);
     checkOutputPath(a.jsonOut, "--json");
     auto eq = a.vary.find('=');
     if (eq == std::string::npos || eq == 0 || eq + 1 >= a.vary.size())

@@ -32,6 +32,7 @@ struct SimArgs {
     std::string emitJobs;    ///< sweep: write DIR (scenario copy, jobs.txt, sweep.sbatch) instead of running
     std::string merge;       ///< sweep: the table from DIR's point results
     double untilSteady = 0;  ///< run/compare: stop once the run has been at steady state this many simulated seconds (0: to the end)
+    std::string until;       ///< run/compare/sweep: stop at this simulated time ("2s"); required for an endless scenario
 };
 
 int cliRun(const SimArgs& a);

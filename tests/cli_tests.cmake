@@ -58,12 +58,19 @@ if(NOT outjson MATCHES "\"idle_delay_ns\"" OR NOT outjson MATCHES "\"ttwu_count\
   message(SEND_ERROR "run --json lacks knobs, schedstat or the scenario")
   math(EXPR failures "${failures} + 1")
 endif()
-# cyclictest: its output lines, who woke the sleepers, and a cyclictest that would run forever refused.
+# cyclictest: its output lines, who woke the sleepers, and a cyclictest that would run forever refused
+# without --until (an endless scenario: hackbench loops 0, a runtime of 0), run with it.
 file(WRITE ${T}/cyc.json "{\"topology\":\"qemu-2s2c2t\",\"workloads\":[{\"type\":\"cyclictest\",\"threads\":2,\"interval_us\":1000,\"duration_s\":0.05}]}\n")
 file(WRITE ${T}/cyc_forever.json "{\"topology\":\"qemu-2s2c2t\",\"workloads\":[{\"type\":\"cyclictest\",\"duration_s\":0}]}\n")
 file(WRITE ${T}/cyc_bad.json "{\"topology\":\"qemu-2s2c2t\",\"workloads\":[{\"type\":\"cyclictest\",\"interval_us\":0,\"duration_s\":1}]}\n")
 expect_run(run_cyclictest 0 "T: 0 \\( +[0-9]+\\) P: 0 I:1000 C: +50 Min: +[0-9]+ Act: +[0-9]+ Avg: +[0-9]+ Max: +[0-9]+.*who woke the sleepers: a task [0-9]+ \\([0-9.]+ %\\), a local timer" ARGS run ${T}/cyc.json)
-expect_run(run_cyclictest_forever 2 "cyc_forever.json: workloads\\[0\\]: needs duration_s \\(-D\\) or loops \\(-l\\)" ARGS run ${T}/cyc_forever.json)
+expect_run(run_cyclictest_forever 2 "^schedlab-cli: [^\n]*cyc_forever.json: workloads\\[0\\] \\(duration_s 0 and loops 0\\) runs until stopped: give --until T \\(e.g. --until 2s\\)\n$" ARGS run ${T}/cyc_forever.json)
+expect_run(run_cyclictest_until 0 "simulated 0.050000 s" ARGS run ${T}/cyc_forever.json --until 50ms)
+expect_run(run_until_no_unit 2 "^schedlab-cli: --until: 2: is not a simulated time with a unit" ARGS run ${T}/cyc_forever.json --until 2)
+file(WRITE ${T}/hb_endless.json "{\"topology\":\"i7-4790\",\"workloads\":[{\"type\":\"hackbench\",\"groups\":1,\"fds\":4,\"threads\":true,\"pipe\":true,\"loops\":0}],\"variants\":{\"A\":\"baseline\",\"B\":\"idle-delay-v2\"}}\n")
+expect_run(compare_endless 2 "hb_endless.json: workloads\\[0\\] \\(loops 0\\) runs until stopped" ARGS compare ${T}/hb_endless.json)
+expect_run(compare_endless_until 0 "-l 0 \\(endless\\).*messages/s since GO" ARGS compare ${T}/hb_endless.json --until 20ms -j 1)
+expect_run(sweep_endless 2 "runs until stopped: give --until" ARGS sweep ${T}/hb_endless.json --vary idle_delay_ns=0,1ms)
 expect_run(run_cyclictest_bad 2 "cyc_bad.json: workloads\\[0\\].interval_us" ARGS run ${T}/cyc_bad.json)
 # Hardening (issue 18): a scenario nested 100 000 deep (it crashed in a recursive copy), a number
 # no double holds, a directory where a file belongs: one line naming the file, exit 2.

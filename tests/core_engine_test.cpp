@@ -661,6 +661,51 @@ TEST(Scenario, BadInputNamesFileKeyAndProblem) {
     EXPECT_EQ(msg(R"({"topology":"i7-4790","workloads":[],"seed":1})"), "test.json: workloads: must be a non-empty list");
 }
 
+// Endless workloads (loops 0, a runtime of 0): they never finish by themselves; the scenario
+// says why it would run forever, and a stop ends it. Before any sender could have finished,
+// an endless hackbench is the same run as a finite one, event for event.
+TEST(Scenario, EndlessWorkloadsRunUntilTheStop) {
+    const char* endless[] = {
+        R"({"type":"hackbench","groups":1,"fds":4,"threads":true,"pipe":true,"loops":0})",
+        R"({"type":"schbench-classic","message_threads":1,"workers":2,"sleep_us":1000,"cputime_us":1000,"runtime_s":0})",
+        R"({"type":"schbench","workers":2,"runtime_s":0})",
+        R"({"type":"tbench","pairs":2,"runtime_s":0,"warmup_s":0})",
+        R"({"type":"netperf-rr","pairs":1,"runtime_s":0})",
+        R"({"type":"locktorture","writers":4,"runtime_s":0})",
+        R"({"type":"cyclictest","threads":2,"duration_s":0,"loops":0})",
+    };
+    for (const char* w : endless) {
+        const std::string text = fmt::format(R"({{"topology":"i7-4790","workloads":[{}]}})", w);
+        Scenario s = scenario(text);
+        EXPECT_NE(scenarioEndless(s).find("workloads[0] ("), std::string::npos) << w;
+        EXPECT_NE(workloadCommand(s.workloads[0]).find("endless"), std::string::npos) << w;
+        s.stop_s = 0.05;
+        EXPECT_EQ(scenarioEndless(s), "") << w;
+        const RunResult r = run(s, Knobs{}, 1, true);  // with the invariant checker after every event
+        EXPECT_EQ(r.engine->now(), 50000000) << w;     // ran to the stop, not before
+        EXPECT_FALSE(r.engine->workloads().front()->finished()) << w;
+        EXPECT_GT(r.engine->metrics().ctx_switches, 0u) << w;
+        EXPECT_DOUBLE_EQ(r.engine->progressFraction(), 1.0) << w;  // the stop is the progress
+    }
+    // Only background load: endless too.
+    EXPECT_NE(scenarioEndless(scenario(R"({"topology":"i7-4790","workloads":[{"type":"stress","workers":2}]})")).find("only background"),
+              std::string::npos);
+    // A finite workload beside stress ends the run.
+    EXPECT_EQ(scenarioEndless(scenario(R"({"topology":"i7-4790","workloads":[{"type":"stress"},{"type":"hackbench","loops":5}]})")), "");
+    // Endless hackbench = the finite one up to where the finite one's senders are still writing.
+    Scenario a = scenario(hb("i7-4790", 2, 4, 0)), b = scenario(hb("i7-4790", 2, 4, 1000000));
+    a.stop_s = b.stop_s = 0.03;
+    const RunResult ra = run(a), rb = run(b);
+    EXPECT_EQ(ra.digest, rb.digest);
+    ASSERT_FALSE(ra.reports.empty());
+    bool rate = false;
+    for (const auto& h : ra.reports[0].headline) rate |= h.key == "msgs_per_s" && h.value > 1e5;
+    EXPECT_TRUE(rate) << "an endless hackbench reports its message rate";
+    for (const auto& h : ra.reports[0].headline) EXPECT_NE(h.key, "time_s") << "an endless job has no job time";
+    // runtime_s between 0 and 1 ms is neither endless nor a time.
+    EXPECT_THROW(scenario(R"({"topology":"i7-4790","workloads":[{"type":"tbench","runtime_s":0.0001}]})"), InputError);
+}
+
 TEST(Scenario, VariantsInFileOrder) {
     const Scenario s = scenario(R"({"topology":"i7-4790","workloads":[{"type":"hackbench"}],
         "variants":{"base":"baseline","patch":{"preset":"idle-delay-v2","idle_delay_max_running":8}}})");

@@ -122,6 +122,12 @@ public:
     /// The messages the whole job passes, when its work is messages and progress() counts
     /// them (hackbench: groups x fds x fds x loops); -1 otherwise.
     virtual double messages() const { return -1; }
+    /// The work done so far in the unit of the figure the threads quote as a rate (workUnit()):
+    /// hackbench's messages read, tbench's MB, netperf's transactions, schbench's requests or
+    /// wakeups, ...; it never decreases (the outcome plot draws its rate over time). -1: none.
+    virtual double work(const Engine&) const { return -1; }
+    /// The rate's unit, e.g. "messages/s"; "" when work() has none.
+    virtual std::string workUnit() const { return {}; }
     /// A task whose watch_off_cpu is set left its CPU: preempted (still queued), blocked or
     /// exited. (A mutex's spinners watch their owner: mutex_spin_on_owner()'s owner_on_cpu().)
     virtual void offCpu(Engine&, SimTask&) {}

@@ -17,6 +17,13 @@ namespace {
 
 int intIn(const Obj& o, const std::string& k, int lo, int hi, int def) { return int(o.i64(k, lo, hi).value_or(def)); }
 
+// runtime_s: 0 (endless: until the run is stopped) or 1 ms to an hour of simulated time.
+double runtimeIn(const Obj& o, const std::string& file, const std::string& key, double def) {
+    const double v = o.number("runtime_s", 0, 3600).value_or(def);
+    if (v > 0 && v < 0.001) throw InputError(file, key + ".runtime_s", fmt::format("{} is neither 0 (endless) nor 0.001..3600", v));
+    return v;
+}
+
 }  // namespace
 
 namespace {
@@ -56,7 +63,7 @@ WorkloadParams workloadFromJson(const json& v, const std::string& file, const st
         p.perf = type == "perf-messaging";
         p.groups = intIn(o, "groups", 1, 4096, p.groups);
         p.fds = intIn(o, "fds", 1, 1024, p.fds);
-        p.loops = intIn(o, "loops", 1, 100000000, p.loops);
+        p.loops = intIn(o, "loops", 0, 100000000, p.loops);  // 0: endless
         p.datasize = intIn(o, "datasize", 1, 65536, p.datasize);
         p.threads = o.boolean("threads").value_or(false);
         p.pipe = o.boolean("pipe").value_or(false);
@@ -78,7 +85,7 @@ WorkloadParams workloadFromJson(const json& v, const std::string& file, const st
         }
         p.message_threads = intIn(o, "message_threads", 1, 1024, p.message_threads);
         p.workers = intIn(o, "workers", 0, 65536, p.workers);
-        p.runtime_s = o.number("runtime_s", 0.001, 3600).value_or(p.runtime_s);
+        p.runtime_s = runtimeIn(o, file, key, p.runtime_s);
         p.warmup_s = o.number("warmup_s", 0, 3600).value_or(p.warmup_s);
         p.sleep_us = o.i64("sleep_us", 0, 10000000).value_or(p.sleep_us);
         p.cputime_us = o.i64("cputime_us", 0, 10000000).value_or(p.cputime_us);
@@ -116,7 +123,7 @@ WorkloadParams workloadFromJson(const json& v, const std::string& file, const st
                 p.udp = *t == "UDP_RR";
             }
         p.pairs = intIn(o, cs1 ? "instances" : "pairs", 1, 65536, p.pairs);
-        p.runtime_s = o.number("runtime_s", 0.001, 3600).value_or(p.runtime_s);
+        p.runtime_s = runtimeIn(o, file, key, p.runtime_s);
         p.warmup_s = o.number("warmup_s", 0, 3600).value_or(p.warmup_s);
         p.client_ns = o.i64("client_ns", 0, 1000000000).value_or(p.client_ns);
         p.server_ns = o.i64("server_ns", 0, 1000000000).value_or(p.server_ns);
@@ -128,7 +135,7 @@ WorkloadParams workloadFromJson(const json& v, const std::string& file, const st
         LockTortureParams p;
         p.cpus = cpusFromJson(o, file, key);
         p.writers = intIn(o, "writers", 0, 65536, p.writers);
-        p.runtime_s = o.number("runtime_s", 0.001, 3600).value_or(p.runtime_s);
+        p.runtime_s = runtimeIn(o, file, key, p.runtime_s);
         p.hold_ns = o.i64("hold_ns", 0, 1000000000).value_or(p.hold_ns);
         p.pause_ns = o.i64("pause_ns", 0, 1000000000).value_or(p.pause_ns);
         return p;
@@ -147,7 +154,6 @@ WorkloadParams workloadFromJson(const json& v, const std::string& file, const st
         p.delay_s = o.number("delay_s", 0, 3600).value_or(p.delay_s);
         p.loop_ns = o.i64("loop_ns", 0, 1000000000).value_or(p.loop_ns);
         p.pin_threads = o.boolean("pin_threads").value_or(p.pin_threads);
-        if (p.duration_s == 0 && p.loops == 0) throw InputError(file, key, "needs duration_s (-D) or loops (-l): it would run forever");
         return p;
     }
     throw InputError(file, key + ".type",
@@ -307,9 +313,6 @@ Scenario parseScenario(const json& doc, const std::string& file, const std::stri
         s.stop_s = o.number("sim_time_s", 0, 36000).value_or(0);
         s.max_events = o.i64("max_events", 0).value_or(0);
     }
-    bool foreground = false;
-    for (const auto& w : s.workloads) foreground |= !std::holds_alternative<StressParams>(w);
-    if (!foreground && s.stop_s <= 0 && s.max_events <= 0) throw InputError(file, "stop", "missing: with only background load, give stop.sim_time_s");
     return s;
 }
 
@@ -401,6 +404,30 @@ RunResult runScenario(const Scenario& s, const Variant& v, const CostModel& cost
     r.reports = workloadReports(*r.engine);
     r.digest = r.engine->digest();
     return r;
+}
+
+std::string workloadEndless(const WorkloadParams& w) {
+    return std::visit(
+        [](const auto& p) -> std::string {
+            using T = std::decay_t<decltype(p)>;
+            if constexpr (std::is_same_v<T, HackbenchParams>) return p.loops <= 0 ? "loops 0" : "";
+            else if constexpr (std::is_same_v<T, CyclictestParams>) return p.duration_s <= 0 && p.loops <= 0 ? "duration_s 0 and loops 0" : "";
+            else if constexpr (std::is_same_v<T, StressParams>) return "";  // background: never holds the run open
+            else return p.runtime_s <= 0 ? "runtime_s 0" : "";
+        },
+        w);
+}
+
+std::string scenarioEndless(const Scenario& s) {
+    if (s.stop_s > 0 || s.max_events > 0) return {};
+    bool foreground = false;
+    for (std::size_t i = 0; i < s.workloads.size(); ++i) {
+        if (std::holds_alternative<StressParams>(s.workloads[i])) continue;
+        foreground = true;
+        if (std::string why = workloadEndless(s.workloads[i]); !why.empty()) return fmt::format("workloads[{}] ({}) runs until stopped", i, why);
+    }
+    if (!foreground) return "only background load (stress) runs until stopped";
+    return {};
 }
 
 bool steadyHeld(const Engine& e, std::int64_t hold_ns) {

@@ -67,6 +67,13 @@ inline constexpr std::int64_t kWarnTasksPerCpu = 1024;
 std::int64_t workloadTasks(const WorkloadParams& w, int nrCpus);
 /// The workload's `cpus` cpulist (taskset -c), "" for every CPU.
 const std::string& workloadCpus(const WorkloadParams& w);
+/// Why the workload runs until the run is stopped ("loops 0", "runtime_s 0", ...), "" when it ends
+/// by itself (stress, background, is never counted as endless).
+std::string workloadEndless(const WorkloadParams& w);
+/// Why the scenario would run forever without a stop ("workloads[0] (loops 0) runs until stopped",
+/// "only background load ..."), "" when it ends by itself or has stop.sim_time_s or max_events. The
+/// CLI refuses such a scenario without --until; the window runs it live.
+std::string scenarioEndless(const Scenario& s);
 
 struct RunOptions {
     std::uint64_t seed = 1;

@@ -19,7 +19,7 @@ namespace sched {
 struct HackbenchParams {
     int groups = 10;           ///< -g
     int fds = 20;              ///< -f
-    int loops = 100;           ///< -l
+    int loops = 100;           ///< -l (0: endless, the senders write until the run is stopped)
     int datasize = 100;        ///< -s
     bool threads = false;      ///< -T (else processes)
     bool pipe = false;         ///< -p (else AF_UNIX stream sockets)
@@ -32,7 +32,7 @@ struct SchbenchParams {
     bool v2023 = false;               ///< the 2023 request/RPS schbench (else classic)
     int message_threads = 2;          ///< -m
     int workers = 16;                 ///< -t, per message thread (2023: 0 = number of CPUs)
-    double runtime_s = 30;            ///< -r (simulated seconds, after warmup)
+    double runtime_s = 30;            ///< -r (simulated seconds, after warmup; 0: endless)
     double warmup_s = 0;              ///< -w (stats reset after it)
     std::int64_t sleep_us = 30000;    ///< classic: message thread usleep; 2023: per-request usleep (-s)
     std::int64_t cputime_us = 30000;  ///< classic: worker think time (-c)
@@ -55,7 +55,7 @@ struct StressParams {
 /// will-it-scale's context_switch1 is the same pattern over two pipes (`context_switch1`).
 struct PingPongParams {
     int pairs = 1;         ///< tbench clients / netperf instances / will-it-scale instances
-    double runtime_s = 5;  ///< measured, after warmup
+    double runtime_s = 5;  ///< measured, after warmup (0: endless)
     double warmup_s = 0.1;
     /// Client and server CPU per transaction (syscalls, protocol), estimates; -1: the cost
     /// model's (context_switch1: pipe_write + pipe_read; else 4000 ns).
@@ -75,7 +75,7 @@ struct PingPongParams {
 /// stutter_wait() (mostly nothing): hold_ns and pause_ns are this model's, not the module's.
 struct LockTortureParams {
     int writers = 0;               ///< nwriters_stress (0 = 2 x the number of CPUs, the module's default)
-    double runtime_s = 1;          ///< simulated seconds
+    double runtime_s = 1;          ///< simulated seconds (0: endless)
     std::int64_t hold_ns = 1000;   ///< CPU work inside the lock
     std::int64_t pause_ns = 2000;  ///< CPU work between an unlock and the next lock
     std::string cpus;              ///< `taskset -c` cpulist its tasks may run on; "" = every CPU
@@ -88,7 +88,7 @@ struct CyclictestParams {
     std::int64_t interval_us = 1000;  ///< -i
     std::int64_t distance_us = 500;   ///< -d
     double duration_s = 1;            ///< -D (0: until -l cycles)
-    std::int64_t loops = 0;           ///< -l (0: until -D)
+    std::int64_t loops = 0;           ///< -l (0: until -D; both 0: endless)
     bool mlock = true;                ///< -m (mlockall: nothing the scheduler sees)
     double delay_s = 0;               ///< the command starts this late (a shell's sleep before it)
     /// Thread i runs on the i-th CPU it may use (modulo their number): what the 6.1 recording's
@@ -102,8 +102,10 @@ struct CyclictestParams {
 /// The clock of a workload that runs for a set time once its tasks exist (tbench, schbench,
 /// locktorture): it starts when the main task has created them, measures after `warm`, and
 /// finishes at the first step at or past `end` (warm-up plus the measured time) from the start.
+/// An endless run (`endless`: the workload's runtime 0) never finishes by itself: the run's
+/// stop (stop.sim_time_s, the CLI's --until, the window's Stop) ends it.
 struct TimedRun {
-    bool started = false, finished = false;
+    bool started = false, finished = false, endless = false;
     std::int64_t startAt = 0, warm = 0, end = 0, stopAt = 0;
     void start(std::int64_t now) {
         if (!started) {
@@ -113,13 +115,14 @@ struct TimedRun {
     }
     /// At every step: once the time is up, the workload is finished (Engine::workloadFinished()).
     void check(Engine& e) {
-        if (started && !finished && e.now() >= startAt + end) {
+        if (started && !finished && !endless && e.now() >= startAt + end) {
             finished = true;
             stopAt = e.now();
             e.workloadFinished();
         }
     }
     double progress(const Engine& e) const {
+        if (endless) return -1;  // unknown: the run's stop decides
         return finished ? 1.0 : started ? std::min(1.0, double(e.now() - startAt) / double(std::max<std::int64_t>(1, end))) : 0.0;
     }
     bool measuring(const Engine& e) const { return started && e.now() >= startAt + warm; }

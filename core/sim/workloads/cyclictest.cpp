@@ -24,6 +24,7 @@ public:
         if (m_p.duration_s > 0) c += fmt::format(" -D {}", m_p.duration_s);
         c += " -q";
         if (m_p.mlock) c += " -m";
+        if (m_p.loops <= 0 && m_p.duration_s <= 0) c += " (endless)";  // neither -l nor -D: cyclictest runs until stopped
         return c;
     }
 
@@ -32,6 +33,12 @@ public:
         m_thr.assign(std::size_t(m_p.threads), Thread{});
     }
     bool finished() const override { return m_done; }
+    double work(const Engine&) const override {
+        double c = 0;
+        for (const auto& t : m_thr) c += double(t.cycles);
+        return c;
+    }
+    std::string workUnit() const override { return "cycles/s"; }
     double progress(const Engine& e) const override {
         if (m_done) return 1;
         if (m_startAt < 0) return 0;

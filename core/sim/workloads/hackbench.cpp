@@ -53,6 +53,7 @@ struct Channel {
 class Hackbench final : public Workload {
 public:
     Hackbench(const HackbenchParams& p, std::uint16_t index) : m_p(p), m_index(index) {
+        m_loops = p.loops > 0 ? std::int64_t(p.loops) : kEndlessLoops;
         m_perPage = std::max(1, 4096 / std::max(1, p.datasize));
         m_ppRecip = ((std::uint64_t(1) << 32) + std::uint64_t(m_perPage) - 1) / std::uint64_t(m_perPage);
         // AF_UNIX: sk_sndbuf 212992 (wmem_default) over skb truesize ~ datasize + 704 (estimate).
@@ -60,10 +61,12 @@ public:
     }
     std::string name() const override { return m_p.perf ? "perf-bench-messaging" : "hackbench"; }
     std::string commandLine() const override {
+        // -l 0 (endless) is schedlab's: the tools would pass no message at all.
+        const std::string l = m_p.loops > 0 ? std::to_string(m_p.loops) : "0 (endless)";
         if (m_p.perf)
-            return fmt::format("perf bench sched messaging -g {} -l {}{}{}", m_p.groups, m_p.loops, m_p.threads ? " -t" : "", m_p.pipe ? " -p" : "");
+            return fmt::format("perf bench sched messaging -g {} -l {}{}{}", m_p.groups, l, m_p.threads ? " -t" : "", m_p.pipe ? " -p" : "");
         return fmt::format("hackbench -g {} -f {} {}{} -l {} -s {}", m_p.groups, m_p.fds, m_p.threads ? "--threads" : "--process",
-                           m_p.pipe ? " --pipe" : "", m_p.loops, m_p.datasize);
+                           m_p.pipe ? " --pipe" : "", l, m_p.datasize);
     }
 
     void start(Engine& e) override {
@@ -116,9 +119,17 @@ public:
     }
 
     bool finished() const override { return m_finished; }
-    double messages() const override { return double(std::int64_t(m_p.groups) * m_p.fds * m_p.fds * m_p.loops); }
-    double progress(const Engine& e) const override {
+    double messages() const override { return m_p.loops > 0 ? double(std::int64_t(m_p.groups) * m_p.fds * m_p.fds * m_p.loops) : -1; }
+    double work(const Engine& e) const override {
         syncAll(e);  // the planned reads before the current event count
+        double got = 0;
+        for (const auto& c : m_chan) got += double(c.received);
+        return got;
+    }
+    std::string workUnit() const override { return "messages/s"; }
+    double progress(const Engine& e) const override {
+        if (m_p.loops <= 0) return -1;  // endless: the run's stop decides
+        syncAll(e);                     // the planned reads before the current event count
         double got = 0;
         for (const auto& c : m_chan) got += double(c.received);
         return m_finished ? 1.0 : got / messages();
@@ -132,22 +143,32 @@ public:
             r.output.push_back(fmt::format("# {} sender and receiver {} per group", m_p.fds, m_p.threads ? "threads" : "processes"));
             r.output.push_back(fmt::format("# {} groups == {} {} run", m_p.groups, m_total, m_p.threads ? "threads" : "processes"));
             r.output.push_back("");
-            r.output.push_back(fmt::format("     Total time: {:.3f} [sec]", secs));
+            if (m_p.loops > 0) r.output.push_back(fmt::format("     Total time: {:.3f} [sec]", secs));
         } else {
             r.output.push_back(fmt::format("Running in {} mode with {} groups using {} file descriptors each (== {} tasks)",
                                            m_p.threads ? "threaded" : "process", m_p.groups, 2 * m_p.fds, m_total));
-            r.output.push_back(fmt::format("Each sender will pass {} messages of {} bytes", m_p.loops, m_p.datasize));
-            r.output.push_back(fmt::format("Time: {:.3f}", secs));
+            if (m_p.loops > 0) r.output.push_back(fmt::format("Each sender will pass {} messages of {} bytes", m_p.loops, m_p.datasize));
+            else r.output.push_back(fmt::format("Each sender passes messages of {} bytes until the run stops", m_p.datasize));
+            if (m_p.loops > 0) r.output.push_back(fmt::format("Time: {:.3f}", secs));
         }
-        if (!m_finished) r.output.push_back("(stopped before the last worker exited)");
+        if (m_p.loops <= 0) {
+            // Endless: no job time; the rate of messages read since GO is the figure.
+            syncAll(e);
+            double got = 0;
+            for (const auto& c : m_chan) got += double(c.received);
+            const double rate = secs > 0 ? got / secs : 0;
+            r.output.push_back(fmt::format("(endless: {:.0f} messages read in {:.3f} s since GO, {:.0f} per second)", got, secs, rate));
+            r.headline.push_back({"msgs_per_s", "messages/s since GO", rate, false, 0});
+        } else if (!m_finished) {
+            r.output.push_back("(stopped before the last worker exited)");
+        }
         reportPipes(e, r);
         if (std::getenv("SCHEDLAB_DUMP"))
             for (std::size_t i = 0; i < m_chan.size(); ++i)
                 r.output.push_back(fmt::format("  pipe {}: count {} pages {} tail {} head {} reader_waiting {} writers {}", i, m_chan[i].count,
                                                m_chan[i].pages, m_chan[i].tail_written, m_chan[i].head, m_chan[i].reader_waiting,
                                                m_chan[i].writers.size()));
-        r.headline.push_back({"time_s", m_p.perf ? "Total time (s)" : "Time (s)", secs, true, 3});
-        (void)e;
+        if (m_p.loops > 0) r.headline.push_back({"time_s", m_p.perf ? "Total time (s)" : "Time (s)", secs, true, 3});
     }
 
     std::string checkInvariants(const Engine& e) const override {
@@ -234,7 +255,7 @@ public:
     void plan(Engine& e, SimTask& t) override {
         if (t.role == kMain || t.b != kRun) return;  // the main's phases are numbered apart: its phase 2 (join) is no kRun
         if (m_locks) return planLocked(e, t);
-        const std::int64_t total = std::int64_t(m_p.loops) * m_p.fds;
+        const std::int64_t total = m_loops * m_p.fds;
         const int id = int(t.t.pid - 1000);  // engine task id (Engine::spawn)
         PlanInfo& pi = planOf(id);
         pi.a0 = t.a;
@@ -684,7 +705,7 @@ private:
         }
         if (t.b >= kDone) return Action::exit();
         if (t.b != kRun) return readyStep(e, t);
-        const std::int64_t total = std::int64_t(m_p.loops) * m_p.fds;
+        const std::int64_t total = m_loops * m_p.fds;
         if (!(t.c & kLocking) && t.a >= total) return exitStep(e, t);
         Channel& c = m_chan[std::size_t(chanOf(t, t.a))];
         sync(e, c);
@@ -724,7 +745,7 @@ private:
         }
         if (t.b >= kDone) return Action::exit();
         if (t.b != kRun) return readyStep(e, t);
-        const std::int64_t total = std::int64_t(m_p.loops) * m_p.fds;
+        const std::int64_t total = m_loops * m_p.fds;
         if (!(t.c & kLocking) && t.a >= total) return exitStep(e, t);
         sync(e, c);
         Action wait;
@@ -789,7 +810,7 @@ private:
             cutPlansBefore(e, hc, r0.key(0));
         }
         if (t.c & kWaitedBit) return;  // a writer that waited: its unlock may wake the next
-        const std::int64_t total = std::int64_t(m_p.loops) * m_p.fds;
+        const std::int64_t total = m_loops * m_p.fds;
         const std::int64_t hold = sender ? m_wHold : m_rHold, rest = (sender ? m_wcost : m_rcost) - hold;
         PlanInfo& pi = planOf(id);
         pi.a0 = t.a;
@@ -870,7 +891,7 @@ private:
     Action senderStep(Engine& e, SimTask& t) {
         if (t.b >= kDone) return Action::exit();
         if (t.b != kRun) return readyStep(e, t);
-        const std::int64_t total = std::int64_t(m_p.loops) * m_p.fds;
+        const std::int64_t total = m_loops * m_p.fds;
         if (t.a >= total) return exitStep(e, t);
         Channel& c = m_chan[std::size_t(chanOf(t, t.a))];
         sync(e, c);
@@ -907,7 +928,7 @@ private:
     Action receiverStep(Engine& e, SimTask& t) {
         if (t.b >= kDone) return Action::exit();
         if (t.b != kRun) return readyStep(e, t);
-        const std::int64_t total = std::int64_t(m_p.loops) * m_p.fds;
+        const std::int64_t total = m_loops * m_p.fds;
         if (t.a >= total) return exitStep(e, t);
         Channel& c = m_chan[std::size_t(t.idx)];
         sync(e, c);
@@ -947,6 +968,10 @@ private:
     int m_perPage = 40;
     std::uint64_t m_ppRecip = 1;  ///< ceil(2^32 / m_perPage) (pagesBound)
     std::int64_t m_sockCap = 1;
+    /// Each sender's loops: -l, or for an endless job (-l 0) more than a run reaches (2^40
+    /// rounds of every pipe: 10^4 simulated days at a message per nanosecond).
+    static constexpr std::int64_t kEndlessLoops = std::int64_t(1) << 40;
+    std::int64_t m_loops = 0;
     int m_main = -1;
     int m_total = 0;
     int m_ready = 0;

@@ -18,17 +18,26 @@ public:
     LockTorture(const LockTortureParams& p, std::uint16_t index) : m_p(p), m_index(index) {}
     std::string name() const override { return "locktorture"; }
     std::string commandLine() const override {
-        return fmt::format("modprobe locktorture torture_type=mutex_lock nwriters_stress={} shutdown_secs={} (hold {} ns, pause {} ns)",
-                           m_p.writers > 0 ? std::to_string(m_p.writers) : std::string("2xCPUs"), m_p.runtime_s, m_p.hold_ns, m_p.pause_ns);
+        // shutdown_secs=0: the module runs until it is removed (endless).
+        return fmt::format("modprobe locktorture torture_type=mutex_lock nwriters_stress={} shutdown_secs={} (hold {} ns, pause {} ns){}",
+                           m_p.writers > 0 ? std::to_string(m_p.writers) : std::string("2xCPUs"), m_p.runtime_s, m_p.hold_ns, m_p.pause_ns,
+                           m_p.runtime_s > 0 ? "" : " (endless)");
     }
     void start(Engine& e) override {
         m_n = m_p.writers > 0 ? m_p.writers : 2 * e.nrCpus();  // locktorture: nwriters_stress = 2 * num_online_cpus()
         m_main = e.spawn(m_index, "modprobe", 5000000 * (m_index + 1), -1, kMain, 0, 0);
         m_run.end = std::int64_t(m_p.runtime_s * 1e9);
+        m_run.endless = m_p.runtime_s <= 0;
         m_acquired.assign(std::size_t(m_n), 0);
     }
     bool finished() const override { return m_run.finished; }
     double progress(const Engine& e) const override { return m_run.progress(e); }
+    double work(const Engine&) const override {
+        double n = 0;
+        for (std::int64_t a : m_acquired) n += double(a);
+        return n;
+    }
+    std::string workUnit() const override { return "acquisitions/s"; }
 
     Action step(Engine& e, SimTask& t) override {
         m_run.check(e);

@@ -15,15 +15,19 @@ public:
     PingPong(const PingPongParams& p, std::uint16_t index) : m_p(p), m_index(index) {}
     std::string name() const override { return m_p.context_switch1 ? "context-switch1" : m_p.netperf ? "netperf-rr" : "tbench"; }
     std::string commandLine() const override {
+        const char* endless = m_p.runtime_s > 0 ? "" : " (endless)";  // a time of 0 is schedlab's: until the run stops
         if (m_p.context_switch1)
-            return fmt::format("will-it-scale context_switch1_{} -t {} -s {}", m_p.threads ? "threads" : "processes", m_p.pairs, m_p.runtime_s);
-        if (m_p.netperf) return fmt::format("netperf -t {} -l {} (x{} instances)", m_p.udp ? "UDP_RR" : "TCP_RR", m_p.runtime_s, m_p.pairs);
-        return fmt::format("tbench -t {} {}", m_p.runtime_s, m_p.pairs);
+            return fmt::format("will-it-scale context_switch1_{} -t {} -s {}{}", m_p.threads ? "threads" : "processes", m_p.pairs, m_p.runtime_s,
+                               endless);
+        if (m_p.netperf)
+            return fmt::format("netperf -t {} -l {} (x{} instances){}", m_p.udp ? "UDP_RR" : "TCP_RR", m_p.runtime_s, m_p.pairs, endless);
+        return fmt::format("tbench -t {} {}{}", m_p.runtime_s, m_p.pairs, endless);
     }
     void start(Engine& e) override {
         m_main = e.spawn(m_index, mainComm(), 4000000 * (m_index + 1), -1, kMain, 0, 0);
         m_run.warm = std::int64_t(m_p.warmup_s * 1e9);
         m_run.end = m_run.warm + std::int64_t(m_p.runtime_s * 1e9);
+        m_run.endless = m_p.runtime_s <= 0;
         m_client.assign(std::size_t(m_p.pairs), -1);
         m_server.assign(std::size_t(m_p.pairs), -1);
         m_donePer.assign(std::size_t(m_p.pairs), 0);
@@ -42,6 +46,14 @@ public:
     }
     bool finished() const override { return m_run.finished; }
     double progress(const Engine& e) const override { return m_run.progress(e); }
+    // The tools' own figures: context_switch1's iterations (2 per round trip), netperf's
+    // transactions, tbench's MB.
+    double work(const Engine&) const override {
+        if (m_p.context_switch1) return 2.0 * double(m_trips);
+        if (m_p.netperf) return double(m_trips);
+        return double(m_trips) * double(m_p.bytes) / 1e6;
+    }
+    std::string workUnit() const override { return m_p.context_switch1 ? "iterations/s" : m_p.netperf ? "transactions/s" : "MB/s"; }
     Action step(Engine& e, SimTask& t) override {
         m_run.check(e);
         const CostModel& cm = e.cost();
@@ -73,6 +85,7 @@ public:
                 if (!t.c) return Action::block();                    // no reply yet (spurious wakeup)
                 trip = e.messageTrip(int(t.c - 1), e.currentCpu());  // the reply's lines, written on the server's CPU
                 t.c = 0;
+                m_trips++;
                 if (measuring(e)) {
                     m_lat.record(e.now() - t.a);
                     m_done++;
@@ -168,6 +181,7 @@ private:
     std::vector<int> m_client, m_server;
     TimedRun m_run;
     std::int64_t m_done = 0;
+    std::int64_t m_trips = 0;             ///< round trips since the start, warm-up included (work())
     std::vector<std::int64_t> m_donePer;  ///< round trips per pair (will-it-scale's per-instance min and max)
     std::int64_t m_clientNs = 0, m_serverNs = 0;
     std::int64_t m_clientTail = 0, m_serverTail = 0;  ///< of those, the part after the peer's wakeup (scaled by the syscall term)

@@ -17,10 +17,12 @@ public:
     Schbench(const SchbenchParams& p, std::uint16_t index) : m_p(p), m_index(index) {}
     std::string name() const override { return m_p.v2023 ? "schbench" : "schbench-classic"; }
     std::string commandLine() const override {
+        const char* endless = m_p.runtime_s > 0 ? "" : " (endless)";  // -r 0 is schedlab's: until the run stops
         if (m_p.v2023)
-            return fmt::format("schbench -m {} -t {} -r {} -w {} -F {} -n {} -s {}{}", m_p.message_threads, m_p.workers, m_p.runtime_s, m_p.warmup_s,
-                               m_p.footprint_kb, m_p.ops, m_p.sleep_us, m_p.cpu_lock ? "" : " -L");
-        return fmt::format("schbench -m {} -t {} -r {} -s {} -c {}", m_p.message_threads, m_p.workers, m_p.runtime_s, m_p.sleep_us, m_p.cputime_us);
+            return fmt::format("schbench -m {} -t {} -r {} -w {} -F {} -n {} -s {}{}{}", m_p.message_threads, m_p.workers, m_p.runtime_s,
+                               m_p.warmup_s, m_p.footprint_kb, m_p.ops, m_p.sleep_us, m_p.cpu_lock ? "" : " -L", endless);
+        return fmt::format("schbench -m {} -t {} -r {} -s {} -c {}{}", m_p.message_threads, m_p.workers, m_p.runtime_s, m_p.sleep_us, m_p.cputime_us,
+                           endless);
     }
 
     void start(Engine& e) override {
@@ -30,12 +32,15 @@ public:
         m_mainId = e.spawn(m_index, "schbench", mm, -1, kMain, 0, 0);
         m_run.warm = std::int64_t(m_p.warmup_s * 1e9);
         m_run.end = m_run.warm + std::int64_t(m_p.runtime_s * 1e9);
+        m_run.endless = m_p.runtime_s <= 0;
         m_rpsBucket.assign(std::size_t(std::max(1.0, std::ceil(m_p.runtime_s))), 0);
         m_lockOwner.assign(std::size_t(e.nrCpus()), -1);
     }
 
     bool finished() const override { return m_run.finished; }
     double progress(const Engine& e) const override { return m_run.progress(e); }
+    double work(const Engine&) const override { return double(m_work); }
+    std::string workUnit() const override { return m_p.v2023 ? "requests/s" : "wakeups/s"; }
 
     Action step(Engine& e, SimTask& t) override {
         m_run.check(e);
@@ -69,7 +74,9 @@ public:
             block("Wakeup Latencies percentiles (usec)", m_wake, {50.0, 90.0, 99.0, 99.9}, 99.0, 1000, true);
             block("Request Latencies percentiles (usec)", m_req, {50.0, 90.0, 99.0, 99.9}, 99.0, 1000, true);
             LatencyHistogram rps;
-            for (auto v : m_rpsBucket) rps.record(v);
+            // Endless: the seconds completed so far (the one in progress would read low).
+            const std::size_t full = m_run.endless ? std::min(m_rpsBucket.size(), std::size_t(std::max(0.0, secs))) : m_rpsBucket.size();
+            for (std::size_t i = 0; i < full; ++i) rps.record(m_rpsBucket[i]);
             block("RPS percentiles (requests)", rps, {20.0, 50.0, 90.0}, 50.0, 1, false);
             const double avg = secs > 0 ? double(m_completed) / secs : 0;
             r.output.push_back(fmt::format("average rps: {:.2f}", avg));
@@ -182,6 +189,7 @@ private:
             return Action::block();
         case kPosted: return Action::block();  // spurious: still on the list
         case kThink:                           // classic: woken, record the latency, spin cputime
+            m_work++;
             if (measuring(e) && t.c >= m_run.startAt + m_run.warm) m_wake.record(e.now() - t.c);
             t.b = kPost;
             return Action::run(m_p.cputime_us * 1000);
@@ -212,10 +220,12 @@ private:
             t.b = 6;
             return Action::sleep(m_p.sleep_us * 1000, cm.timer_slack);
         default:  // request done
+            m_work++;
             if (measuring(e) && t.a >= m_run.startAt + m_run.warm) {
                 m_req.record(e.now() - t.a);
                 m_completed++;
                 const std::size_t sec = std::size_t((e.now() - m_run.startAt - m_run.warm) / 1000000000);
+                if (m_run.endless && sec >= m_rpsBucket.size()) m_rpsBucket.resize(sec + 1, 0);  // endless: a bucket per second so far
                 if (sec < m_rpsBucket.size()) m_rpsBucket[sec]++;
             }
             t.b = kPost;
@@ -234,6 +244,7 @@ private:
     std::vector<int> m_lockOwner;  ///< per-CPU lock holder (task id), -1 free
     std::int64_t m_spinNs = 0;     ///< CPU burned spinning on the per-CPU locks
     std::vector<std::int64_t> m_rpsBucket;
+    std::int64_t m_work = 0;  ///< requests done (2023) or worker wakeups (classic) since the start (work())
 };
 
 // ---------------------------------------------------------------------------
