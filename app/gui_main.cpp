@@ -73,8 +73,9 @@ public:
             QStringLiteral("schedlab: a laboratory for the Linux CFS wakeup path.\n"
                            "Without options: the default scenario (hackbench on 2 x EPYC 9654, baseline vs idle-delay-v2)."));
         parser.addHelpOption();
-        for (const auto* o : {&besideVarOpt, &scenarioOpt, &runForOpt, &ffOpt,  &shotOpt, &viewOpt, &aOpt,   &bOpt,    &setAOpt,   &setBOpt, &noAbOpt,
-                              &seedOpt,      &traceOpt,    &pausedOpt, &recOpt, &topoOpt, &atOpt,   &disOpt, &recBOpt, &besideOpt, &soakOpt})
+        for (const auto* o :
+             {&besideVarOpt, &scenarioOpt, &runForOpt, &ffOpt,   &shotOpt, &viewOpt, &aOpt,    &bOpt,      &setAOpt, &setBOpt,   &noAbOpt,  &seedOpt,
+              &traceOpt,     &pausedOpt,   &recOpt,    &topoOpt, &atOpt,   &disOpt,  &recBOpt, &besideOpt, &soakOpt, &changeOpt, &branchOpt})
             parser.addOption(*o);
     }
 
@@ -87,6 +88,8 @@ public:
 
     /// Opens the window on the scenario or the traces, then runs the event loop.
     int exec();
+    void runWithChanges(schedlab::MainWindow& window, bool ff, qint64 end, std::function<void()> done);
+    std::function<void(std::size_t)> changeStep;  ///< runWithChanges()' next leg
 
 private:
     QCommandLineParser parser;
@@ -105,7 +108,7 @@ private:
     const QCommandLineOption viewOpt{
         QStringLiteral("view"),
         QStringLiteral("With --screenshot: window (default), heatmapA, heatmapB, rq, rqB, rqAB (A and B side by side), latency, counters, inspector, "
-                       "flow (the decision flow), knobs (the knob panel)."),
+                       "flow (the decision flow), knobs (the knob panel), outcome (the workload's rate, busy CPUs and migrations over time)."),
         QStringLiteral("name"), QStringLiteral("window")};
     const QCommandLineOption aOpt{QStringLiteral("a"), QStringLiteral("Knob preset of side A."), QStringLiteral("preset")};
     const QCommandLineOption bOpt{QStringLiteral("b"), QStringLiteral("Knob preset of side B."), QStringLiteral("preset")};
@@ -144,6 +147,23 @@ private:
                                      QStringLiteral("Drive the window for <seconds> of wall time (sliders, restarts, --trace opened again and again) "
                                                     "and print its resident memory every 10 s, then exit (tests/soak/window_soak.sh)."),
                                      QStringLiteral("seconds")};
+
+    const QCommandLineOption changeOpt{
+        QStringLiteral("change"),
+        QStringLiteral("With --run-for or --fast-forward: at simulated time T set a knob of side A or B live, as a slider would "
+                       "(e.g. 300ms:B:idle_delay_ns=1ms; repeatable). The outcome view marks each change."),
+        QStringLiteral("T:side:knob=value")};
+    const QCommandLineOption branchOpt{QStringLiteral("branch-at"),
+                                       QStringLiteral("With --run-for or --fast-forward: at simulated time T side B starts again from side A's "
+                                                      "state with B's knobs (Run → B from here)."),
+                                       QStringLiteral("T")};
+    /// A --change (or, with an empty knob, a --branch-at): when, which side, the knob and its value.
+    struct Change {
+        qint64 t = 0;
+        int side = 0;
+        QString knob, value;
+    };
+    std::vector<Change> changes;  ///< in time order
 
     const bool forcedOffscreen;
     double soakSeconds = 0;  ///< --soak, 0: none
@@ -212,6 +232,33 @@ private:
         if (const QString e = knobs(aOpt, setAOpt, so.a); !e.isEmpty()) return usage(e);
         if (const QString e = knobs(bOpt, setBOpt, so.b); !e.isEmpty()) return usage(e);
         viewName = parser.value(viewOpt);
+        for (const QString& c : parser.values(changeOpt)) {
+            const QStringList parts = c.split(QLatin1Char(':'));
+            const int eq = parts.size() == 3 ? parts[2].indexOf(QLatin1Char('=')) : -1;
+            const auto t = parts.size() == 3 ? sched::parseDurationNs(parts[0].toStdString()) : std::nullopt;
+            if (!t || *t < 0 || (parts[1] != QLatin1String("A") && parts[1] != QLatin1String("B")) || eq <= 0)
+                return usage(QStringLiteral("--change '%1': expected T:A|B:knob=value (e.g. 300ms:B:idle_delay_ns=1ms)").arg(c));
+            Change ch{*t, parts[1] == QLatin1String("B") ? 1 : 0, parts[2].left(eq), parts[2].mid(eq + 1)};
+            try {
+                sched::Knobs probe;  // the knob and its value, checked before anything runs
+                probe.set(ch.knob.toStdString(), ch.value.toStdString());
+            } catch (const std::exception& e) {
+                return usage(QStringLiteral("--change '%1': %2").arg(c, QString::fromUtf8(e.what())));
+            }
+            if (ch.knob == QLatin1String("proxy_exec")) return usage(QStringLiteral("--change '%1': proxy_exec is a boot parameter").arg(c));
+            changes.push_back(ch);
+        }
+        if (parser.isSet(branchOpt)) {
+            const auto t = sched::parseDurationNs(parser.value(branchOpt).toStdString());
+            if (!t || *t <= 0) return usage(QStringLiteral("--branch-at '%1': not a simulated time (e.g. 1s, 300ms)").arg(parser.value(branchOpt)));
+            if (parser.isSet(noAbOpt)) return usage(QStringLiteral("--branch-at: needs A and B (not --no-ab)"));
+            changes.push_back({*t, 1, QString(), QString()});
+        }
+        std::stable_sort(changes.begin(), changes.end(), [](const Change& x, const Change& y) { return x.t < y.t; });
+        if (!changes.empty() && fastForward < 0 && runFor <= 0)
+            return usage(QStringLiteral("--change, --branch-at: give --run-for or --fast-forward (the time to run to)"));
+        if (!changes.empty() && changes.back().t >= std::max(fastForward, runFor))
+            return usage(QStringLiteral("--change, --branch-at: the time is past the --run-for / --fast-forward end"));
 
         if (parser.isSet(soakOpt)) {
             bool ok = false;
@@ -228,7 +275,7 @@ private:
         static const QStringList kViews = {QStringLiteral("window"),   QStringLiteral("heatmapA"),  QStringLiteral("heatmapB"),
                                            QStringLiteral("rq"),       QStringLiteral("rqB"),       QStringLiteral("latency"),
                                            QStringLiteral("counters"), QStringLiteral("inspector"), QStringLiteral("rqAB"),
-                                           QStringLiteral("flow"),     QStringLiteral("knobs")};
+                                           QStringLiteral("flow"),     QStringLiteral("knobs"),     QStringLiteral("outcome")};
         if (!kViews.contains(viewName)) return usage(QStringLiteral("--view '%1': unknown view").arg(viewName));
         return -1;
     }
@@ -398,6 +445,29 @@ private:
     }
 };
 
+// Runs (fast-forwards, or runs with frames) to each --change's time, sets its knob there as the
+// slider would, and goes on to `end`; then `done`.
+void GuiMain::runWithChanges(schedlab::MainWindow& window, bool ff, qint64 end, std::function<void()> done) {
+    changeStep = [this, &window, ff, end, done = std::move(done)](std::size_t i) {
+        const bool last = i >= changes.size();
+        auto next = [this, &window, i, last, done] {
+            if (last) return done();
+            const Change& c = changes[i];
+            if (c.knob.isEmpty()) return window.branchHere(c.side, [this, i] { changeStep(i + 1); });  // --branch-at
+            if (const QString err = window.changeKnob(c.side, c.knob, c.value); !err.isEmpty()) {
+                std::fprintf(stderr, "schedlab: --change: %s\n", qPrintable(err));
+                QApplication::exit(2);
+                return;
+            }
+            changeStep(i + 1);
+        };
+        const qint64 t = last ? end : changes[i].t;
+        if (ff) window.fastForward(t, next);
+        else window.runUntil(t, next);
+    };
+    changeStep(0);
+}
+
 int GuiMain::exec() {
     schedlab::MainWindow window;
     stage("window");
@@ -442,14 +512,14 @@ int GuiMain::exec() {
             std::fflush(stderr);
         });
         const bool trace = parser.isSet(traceOpt);
-        window.fastForward(fastForward, [&window, trace, capture, shot = shot] {
+        runWithChanges(window, true, fastForward, [&window, trace, capture, shot = shot] {
             if (shot.isEmpty()) return;
             if (trace) window.stepWakeupThen(capture);
             else capture();
         });
     } else if (!shot.isEmpty()) {
         const bool trace = parser.isSet(traceOpt);
-        window.runUntil(runFor, [&window, trace, capture] {
+        runWithChanges(window, false, runFor, [&window, trace, capture] {
             if (trace) window.stepWakeupThen(capture);
             else capture();
         });

@@ -112,6 +112,87 @@ TEST(Simulation, KnobChangeAppliesLive) {
     EXPECT_GT(sim.snapshot().idle_delay_hits, 0u);
 }
 
+// The outcome series (the window's "Outcome over time"): an endless hackbench whose B side
+// starts identical to A (idle-delay-v2 with the delay at 0) and gets the 1 ms delay live at
+// 300 ms. Before the change the two series are the same point for point; within 200 ms after
+// it B's message rate leaves A's; the change is marked where it happened; and the rates add up
+// to the messages read.
+TEST(Simulation, OutcomeSeriesShowsALiveIdleDelayChange) {
+    const Scenario s = parseScenario(
+        json({{"topology", "i7-4790"},
+              {"seed", 11},
+              {"workloads", json::array({{{"type", "hackbench"}, {"groups", 2}, {"fds", 5}, {"threads", true}, {"pipe", true}, {"loops", 0}}})}}),
+        "t.json", ".");
+    Knobs kb = Knobs::preset("idle-delay-v2");
+    kb.idle_delay_ns = 0;
+    Simulation a(s, Knobs::preset("baseline"), "A"), b(s, kb, "B");
+    a.advance(300000000);
+    b.advance(300000000);
+    EXPECT_EQ(a.snapshot().digest, b.snapshot().digest) << "a delay of 0 is the baseline";
+    kb.idle_delay_ns = 1000000;
+    b.setKnobs(kb);
+    a.advance(200000000);
+    b.advance(200000000);
+    const Snapshot sa = a.snapshot(), sb = b.snapshot();
+    EXPECT_EQ(sa.outcome_unit, "messages/s");
+    ASSERT_EQ(sa.outcome.size(), 50u);  // one point per 10 ms
+    ASSERT_EQ(sb.outcome.size(), 50u);
+    EXPECT_EQ(sa.outcome.back().t, 500000000);
+    for (std::size_t i = 0; i < 30; ++i) EXPECT_EQ(sa.outcome[i].rate, sb.outcome[i].rate) << i;
+    // The mean rate over the 100 ms before the change and over the last 100 ms.
+    auto mean = [](const Snapshot& x, std::size_t from, std::size_t to) {
+        double m = 0;
+        for (std::size_t i = from; i < to; ++i) m += x.outcome[i].rate;
+        return m / double(to - from);
+    };
+    EXPECT_GT(mean(sa, 20, 30), 1e6);  // a running job: millions of messages per second
+    const double after = mean(sb, 40, 50) / mean(sa, 40, 50) - 1;
+    EXPECT_GT(std::abs(after), 0.05) << "B's rate left A's by " << after * 100 << " %";
+    EXPECT_TRUE(sa.knob_marks.empty());
+    ASSERT_EQ(sb.knob_marks.size(), 1u);
+    EXPECT_EQ(sb.knob_marks[0].t, 300000000);
+    EXPECT_EQ(sb.knob_marks[0].change, "idle_delay_ns=1000000");
+    // The rates times the period are the messages read (float rounding aside).
+    double sum = 0;
+    for (const auto& p : sa.outcome) sum += double(p.rate) * 0.01;
+    const double read = a.engine().workloads().front()->work(a.engine());
+    EXPECT_NEAR(sum, read, read * 1e-5);
+    for (const auto& p : sa.outcome) EXPECT_LE(p.busy_cpus, 8.0f + 1e-3f);
+}
+
+// "B from here": a side replayed from t = 0 with the other side's knobs and their live changes
+// reaches that side's state bit for bit (its digest, its outcome series and its marks), and
+// goes its own way once it gets its own knobs.
+TEST(Simulation, ReplayReachesTheSameStateAndBranchesFromThere) {
+    const Scenario s = hackbench("i7-4790", 2, 5, 100000);
+    Simulation a(s, Knobs::preset("baseline"), "A");
+    a.advance(20000000);
+    Knobs k = Knobs::preset("baseline");
+    k.WA_WEIGHT = false;  // a live change on the way, replayed at its time
+    a.setKnobs(k);
+    a.advance(15000000);
+    std::unique_ptr<Simulation> b = Simulation::replayOf(a, "B");
+    ASSERT_TRUE(b);
+    EXPECT_EQ(b->now(), a.now());
+    EXPECT_EQ(b->engine().digest(), a.engine().digest());
+    const Snapshot sa = a.snapshot(), sb0 = b->snapshot();
+    ASSERT_EQ(sa.outcome.size(), sb0.outcome.size());
+    for (std::size_t i = 0; i < sa.outcome.size(); ++i) EXPECT_EQ(sa.outcome[i].rate, sb0.outcome[i].rate);
+    ASSERT_EQ(sb0.knob_marks.size(), 1u);
+    EXPECT_EQ(sb0.knob_marks[0].change, "WA_WEIGHT=0");
+    EXPECT_EQ(sb0.label, "B");
+    // From here B has the 1 ms idle delay: A and B part.
+    b->addMark("branched from A");
+    b->setKnobs(Knobs::preset("idle-delay-v2"));
+    a.advance(10000000);
+    b->advance(10000000);
+    EXPECT_NE(b->engine().digest(), a.engine().digest());
+    EXPECT_GT(b->snapshot().idle_delay_hits, 0u);
+    EXPECT_EQ(b->snapshot().knob_marks.size(), 3u);
+    // A replay asked to stop gives nothing.
+    EXPECT_FALSE(Simulation::replayOf(a, "B", [](std::int64_t) { return false; }));
+}
+
 TEST(Simulation, SnapshotIsBoundedAndSamplesTheRunqueues) {
     const Scenario s = hackbench("i7-4790", 2, 5, 3000);
     SimOptions o;

@@ -33,6 +33,12 @@ expect_run(gui_bad_fast_forward 2 "^schedlab: --fast-forward '-3ms': not a durat
 # The decision flow view, A and B, with the stepped wakeup lit; a step after the run's end still captures.
 expect_run(gui_view_flow 0 "A: baseline · B: idle-delay-v2" ARGS --scenario ${S} --run-for 3ms --step-wakeup --view flow --screenshot ${OUT}/gui_flow.png)
 expect_run(gui_step_after_end 0 "t = 17.415 ms simulated" ARGS --scenario ${S} --run-for 20ms --step-wakeup --view flow --screenshot ${OUT}/gui_flow2.png)
+# The outcome view with a live knob change and a branch, from the command line; bad ones refused.
+expect_run(gui_view_outcome 0 "B: idle-delay-v2 \\(WA_WEIGHT=0\\), branched from A at t = 4.000 ms, idle_delay_ns=1000000 idle_delay_max_running=4 at t = 4.000 ms, WA_WEIGHT=0 at t = 6.000 ms"
+           ARGS --scenario ${S} --run-for 8ms --branch-at 4ms --change 6ms:B:WA_WEIGHT=0 --view outcome --screenshot ${OUT}/gui_outcome.png)
+expect_run(gui_bad_change 2 "^schedlab: --change '6ms:C:WA_WEIGHT=0': expected T:A.B:knob=value" ARGS --scenario ${S} --run-for 8ms --change 6ms:C:WA_WEIGHT=0 --screenshot ${OUT}/x.png)
+expect_run(gui_bad_change_knob 2 "^schedlab: --change '6ms:B:nope=1': " ARGS --scenario ${S} --run-for 8ms --change 6ms:B:nope=1 --screenshot ${OUT}/x.png)
+expect_run(gui_change_past_end 2 "^schedlab: --change, --branch-at: the time is past" ARGS --scenario ${S} --run-for 8ms --branch-at 9ms --screenshot ${OUT}/x.png)
 expect_run(gui_bad_soak 2 "^schedlab: --soak '0': not a number of seconds \\(1 to 604800\\)" ARGS --soak 0)
 expect_run(gui_soak_and_screenshot 2 "^schedlab: --soak and --screenshot: give one of them" ARGS --soak 5 --screenshot ${OUT}/x.png)
 # A short soak goes through every action once: sliders, restarts, the trace opened, a disagreement.

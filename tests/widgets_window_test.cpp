@@ -8,6 +8,7 @@
 #include "knob_panel.h"
 #include "latency_plot.h"
 #include "main_window.h"
+#include "outcome_plot.h"
 #include "replay/replay.h"
 #include "progress_job.h"
 #include "recent_menu.h"
@@ -258,6 +259,103 @@ TEST(MainWindow, FramesReachTheViewsAndKnobsApplyLive) {
     EXPECT_TRUE(copied.contains(QStringLiteral("migrations"))) << copied.toStdString();
     // The A/B text is the compare table.
     EXPECT_TRUE(copied.contains(QStringLiteral("ttwu_count")) || copied.contains(QStringLiteral("wakeups"))) << copied.toStdString();
+}
+
+// The live experiment: an endless hackbench with B = idle-delay-v2 at a delay of 0 (the same
+// run as A), the slider moved to 1 ms on B at 300 ms of simulated time: within the next 200 ms
+// the outcome view shows B's message rate away from A's and the change marked where it was
+// made; the status line gives each side's steady-state verdict.
+TEST(MainWindow, TheOutcomeViewShowsALiveIdleDelayChange) {
+    QTemporaryDir dir;
+    const QString path = dir.filePath(QStringLiteral("endless.json"));
+    {
+        QFile f(path);
+        ASSERT_TRUE(f.open(QIODevice::WriteOnly));
+        f.write(R"({"topology":"i7-4790","seed":11,"workloads":[{"type":"hackbench","groups":2,"fds":5,"threads":true,"pipe":true,"loops":0}],
+                    "variants":{"A":"baseline","B":{"preset":"idle-delay-v2","idle_delay_ns":0}}})");
+    }
+    MainWindow w;
+    StartOptions o;
+    o.autoplay = false;
+    ASSERT_EQ(w.openScenario(path, o), QString());
+    w.show();
+    bool reached = false;
+    w.runUntil(300000000, [&] { reached = true; });
+    ASSERT_TRUE(waitFor([&] { return reached; }));
+    w.knobPanel()->setEditedSide(1);
+    w.knobPanel()->idleDelaySlider()->setValue(10);
+    ASSERT_EQ(w.knobPanel()->knobs(1).idle_delay_ns, 1000000);
+    reached = false;
+    w.runUntil(500000000, [&] { reached = true; });
+    ASSERT_TRUE(waitFor([&] { return reached; }));
+    ASSERT_TRUE(w.frame() && w.frame()->b);
+    EXPECT_FALSE(w.frame()->done);  // endless: still running at 500 ms
+    // Export the outcome view: it is fed from the shown frame even in a hidden tab.
+    const QString png = dir.filePath(QStringLiteral("outcome.png"));
+    ASSERT_EQ(w.exportView(w.view(QStringLiteral("outcome")), png), QString());
+    EXPECT_FALSE(QImage(png).isNull());
+    auto* view = qobject_cast<OutcomePlot*>(w.view(QStringLiteral("outcome")));
+    ASSERT_NE(view, nullptr);
+    ASSERT_EQ(view->markLabels().size(), 1);
+    EXPECT_EQ(view->markLabels().front(), QStringLiteral("t = 0.300 s: B: idle_delay_ns=1000000"));
+    QCustomPlot* p = view->plot();
+    ASSERT_GE(p->graphCount(), 2);
+    // Graph 0 is A's rate, graph 1 B's, one point per 10 ms: the same before the change, apart by
+    // more than 5 % over the last 100 ms.
+    auto mean = [](QCPGraph* g, double from, double to) {
+        double m = 0;
+        int n = 0;
+        for (auto it = g->data()->findBegin(from, false); it != g->data()->constEnd() && it->key <= to; ++it)
+            if (it->key > from) m += it->value, ++n;
+        return n ? m / n : 0.0;
+    };
+    EXPECT_EQ(p->graph(0)->data()->size(), 50);
+    EXPECT_DOUBLE_EQ(mean(p->graph(0), 0.15, 0.28), mean(p->graph(1), 0.15, 0.28));
+    const double a = mean(p->graph(0), 0.4, 0.5), b = mean(p->graph(1), 0.4, 0.5);
+    EXPECT_GT(a, 1e6);
+    EXPECT_GT(std::abs(b / a - 1), 0.05) << "A " << a << " B " << b;
+    // The status line says where each side stands.
+    bool verdict = false;
+    for (QLabel* l : w.findChildren<QLabel*>())
+        verdict |= l->text().contains(QStringLiteral("A start-up")) || l->text().contains(QStringLiteral("A steady since t = "));
+    EXPECT_TRUE(verdict);
+}
+
+// Run → B from here: B starts again from A's state with B's knobs; before the branch B's
+// outcome is A's, the branch is marked, and after it the two part.
+TEST(MainWindow, BFromHereStartsBFromAsStateWithBsKnobs) {
+    QTemporaryDir dir;
+    const QString path = dir.filePath(QStringLiteral("endless.json"));
+    {
+        QFile f(path);
+        ASSERT_TRUE(f.open(QIODevice::WriteOnly));
+        f.write(R"({"topology":"i7-4790","seed":11,"workloads":[{"type":"hackbench","groups":2,"fds":5,"threads":true,"pipe":true,"loops":0}],
+                    "variants":{"A":"baseline","B":"idle-delay-v2"}})");
+    }
+    MainWindow w;
+    StartOptions o;
+    o.autoplay = false;
+    ASSERT_EQ(w.openScenario(path, o), QString());
+    w.show();
+    bool reached = false;
+    w.runUntil(100000000, [&] { reached = true; });
+    ASSERT_TRUE(waitFor([&] { return reached; }));
+    const std::uint64_t digestA = w.frame()->a->digest;
+    EXPECT_NE(w.frame()->b->digest, digestA);  // B ran its own way so far
+    bool branched = false;
+    w.branchHere(1, [&] { branched = true; });
+    ASSERT_TRUE(waitFor([&] { return branched; }));
+    EXPECT_EQ(w.frame()->b->now, 100000000);
+    EXPECT_EQ(w.frame()->b->knobs, "idle-delay-v2");
+    ASSERT_GE(w.frame()->b->knob_marks.size(), 1u);
+    EXPECT_EQ(w.frame()->b->knob_marks.front().change, "branched from A");
+    EXPECT_TRUE(w.caption().contains(QStringLiteral("branched from A at t = 100.000 ms"))) << w.caption().toStdString();
+    for (std::size_t i = 0; i < w.frame()->a->outcome.size(); ++i) EXPECT_EQ(w.frame()->a->outcome[i].rate, w.frame()->b->outcome[i].rate) << i;
+    reached = false;
+    w.runUntil(150000000, [&] { reached = true; });
+    ASSERT_TRUE(waitFor([&] { return reached; }));
+    EXPECT_GT(w.frame()->b->idle_delay_hits, 0u);
+    EXPECT_EQ(w.frame()->a->idle_delay_hits, 0u);
 }
 
 TEST(MainWindow, EditedWorkloadsRestartBothSidesOrSayWhatIsWrong) {

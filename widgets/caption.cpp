@@ -31,11 +31,18 @@ QString disagreementText(const TraceSide& a, int k, const QString& prefix) {
 QString runCaption(const sched::Scenario& s, const QString& scenarioPath, quint64 seed, const sched::Snapshot& a, const sched::Snapshot* b) {
     QString wl;
     for (const auto& r : a.reports) wl += (wl.isEmpty() ? QString() : QStringLiteral(" + ")) + q(r.command);
-    QString c = QStringLiteral("schedlab %1 · %2 (%3 CPUs) · %4 · A: %5")
+    // The knobs now, and the live changes that led there (a picture of a run whose knobs moved
+    // must say when).
+    auto live = [](const sched::Snapshot& x) {
+        QString t;
+        for (const auto& m : x.knob_marks) t += QStringLiteral(", %1 at t = %2").arg(q(m.change), simTime(m.t));
+        return t;
+    };
+    QString c = QStringLiteral("schedlab %1 · %2 (%3 CPUs) · %4 · A: %5%6")
                     .arg(QStringLiteral(SCHEDLAB_VERSION), q(s.topo->name()))
                     .arg(s.topo->nrCpus())
-                    .arg(wl, q(a.knobs));
-    if (b) c += QStringLiteral(" · B: %1").arg(q(b->knobs));
+                    .arg(wl, q(a.knobs), live(a));
+    if (b) c += QStringLiteral(" · B: %1%2").arg(q(b->knobs), live(*b));
     const auto diff = s.cost.diffFrom(sched::CostModel::forTopology(*s.topo));
     QString cost = diff.empty() ? QStringLiteral("defaults") : QString();
     for (const auto& d : diff) cost += (cost.isEmpty() ? QString() : QStringLiteral(", ")) + q(d);

@@ -5,6 +5,7 @@
 
 #include "caption.h"
 #include "counters_plot.h"
+#include "outcome_plot.h"
 #include "delta_table.h"
 #include "decision_inspector.h"
 #include "flow_view.h"
@@ -106,6 +107,11 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent) {
         emit compareTextCopied(t);
     });
     connect(m_sim->worker(), &SimWorker::error, this, [this](const QString& m) { statusBar()->showMessage(m, 8000); });
+    connect(m_sim->worker(), &SimWorker::branched, this, [this](quint64 seq, bool ok) {
+        if (!ok) m_whenBranched = nullptr;
+        m_branchSeq = seq;
+        if (m_frame && m_frame->seq >= seq && m_whenBranched) std::exchange(m_whenBranched, nullptr)();
+    });
     connect(m_sim->worker(), &SimWorker::fastForwardProgress, this, [this](qint64 now, qint64 target, double rate, bool done) {
         emit fastForwardProgress(now, target, rate, done);
         statusBar()->showMessage(RunBar::fastForwardText(now, target, rate, done), done ? 8000 : 0);
@@ -181,6 +187,8 @@ void MainWindow::createViews() {
     m_latency->setObjectName(QStringLiteral("latency"));
     m_counters = new CountersPlot(this);
     m_counters->setObjectName(QStringLiteral("counters"));
+    m_outcome = new OutcomePlot(this);
+    m_outcome->setObjectName(QStringLiteral("outcome"));
     m_knobs = new KnobPanel(this);
     m_inspector = new DecisionInspector(this);
     m_inspector->setObjectName(QStringLiteral("inspector"));
@@ -188,6 +196,7 @@ void MainWindow::createViews() {
     auto* dRqB = dock(tr("Runqueue lengths (B)"), QStringLiteral("dockRqB"), m_rqB, Qt::BottomDockWidgetArea);
     auto* dLat = dock(tr("Wakeup latency"), QStringLiteral("dockLatency"), m_latency, Qt::BottomDockWidgetArea);
     auto* dCnt = dock(tr("Counters"), QStringLiteral("dockCounters"), m_counters, Qt::BottomDockWidgetArea);
+    auto* dOut = dock(tr("Outcome over time"), QStringLiteral("dockOutcome"), m_outcome, Qt::BottomDockWidgetArea);
     auto* knobScroll = new QScrollArea(this);
     knobScroll->setWidget(m_knobs);
     knobScroll->setWidgetResizable(true);
@@ -205,6 +214,7 @@ void MainWindow::createViews() {
     tabifyDockWidget(dRq, dRqB);
     dRq->raise();
     tabifyDockWidget(dLat, dCnt);
+    tabifyDockWidget(dLat, dOut);
     dLat->raise();
     splitDockWidget(dKnob, dIns, Qt::Vertical);
     tabifyDockWidget(dKnob, dFlow);  // beside the knobs: the decision flow a tab away
@@ -219,7 +229,7 @@ void MainWindow::createViews() {
         resizeDocks({dRq, dLat}, {width() * 45 / 100, width() * 55 / 100}, Qt::Horizontal);
     });
     m_viewMenu = new QMenu(tr("&View"), this);
-    for (QDockWidget* d : {dRq, dRqB, dLat, dCnt, dKnob, dIns, dFlow}) m_viewMenu->addAction(d->toggleViewAction());
+    for (QDockWidget* d : {dRq, dRqB, dLat, dCnt, dOut, dKnob, dIns, dFlow}) m_viewMenu->addAction(d->toggleViewAction());
     m_viewMenu->addSeparator();
     auto* flowAll = m_viewMenu->addAction(tr("Decision flow: every branch, also those never taken"));
     flowAll->setCheckable(true);
@@ -360,7 +370,8 @@ void MainWindow::createMenus() {
                                                                               {QStringLiteral("rq"), tr("Runqueue lengths A")},
                                                                               {QStringLiteral("rqB"), tr("Runqueue lengths B")},
                                                                               {QStringLiteral("latency"), tr("Wakeup latency")},
-                                                                              {QStringLiteral("counters"), tr("Counters")}})
+                                                                              {QStringLiteral("counters"), tr("Counters")},
+                                                                              {QStringLiteral("outcome"), tr("Outcome over time")}})
         ev->addAction(label, this, [this, n = name] { exportDialog(view(n)); });
     ev->addAction(tr("Runqueue lengths A | B side by side"), this, [this] {
         const QString p =
@@ -382,6 +393,16 @@ void MainWindow::createMenus() {
     file->addSeparator();
     file->addAction(tr("&Quit"), QKeySequence::Quit, this, &QWidget::close);
     menuBar()->addMenu(m_viewMenu);
+    QMenu* run = menuBar()->addMenu(tr("&Run"));
+    auto* bHere = run->addAction(tr("&B from here (A's state, B's knobs)"), QKeySequence(Qt::CTRL | Qt::Key_B), this, [this] { branchHere(1); });
+    bHere->setToolTip(tr("Side B starts again from side A's state now, with B's knobs: what the patch does from this point on"));
+    auto* aHere = run->addAction(tr("&A from here (B's state, A's knobs)"), this, [this] { branchHere(0); });
+    aHere->setToolTip(tr("Side A starts again from side B's state now, with A's knobs"));
+    connect(run, &QMenu::aboutToShow, this, [this, bHere, aHere] {
+        const bool ok = !traceMode() && m_scenario && m_knobs->abEnabled();
+        bHere->setEnabled(ok);
+        aHere->setEnabled(ok);
+    });
     QMenu* help = menuBar()->addMenu(tr("&Help"));
     help->addAction(tr("&About schedlab"), this, [this] {
         QMessageBox::about(this, tr("About schedlab"),
@@ -466,6 +487,7 @@ QWidget* MainWindow::view(const QString& name) const {
     if (name == QLatin1String("rqB")) return m_rqB;
     if (name == QLatin1String("latency")) return m_latency;
     if (name == QLatin1String("counters")) return m_counters;
+    if (name == QLatin1String("outcome")) return m_outcome;
     if (name == QLatin1String("inspector")) return m_inspector;
     if (name == QLatin1String("flow")) return m_flow;
     if (name == QLatin1String("knobs")) return m_knobs;
@@ -587,6 +609,32 @@ void MainWindow::runUntil(qint64 ns, std::function<void()> done) {
     m_running = true;
 }
 
+void MainWindow::branchHere(int into, std::function<void()> done) {
+    if (traceMode() || !m_scenario || !m_knobs->abEnabled()) {
+        statusBar()->showMessage(tr("B from here: needs a simulated A/B run"), 6000);
+        return;
+    }
+    setRunning(false);
+    // Reported like a fast-forward (its progress signal), then one paused frame; `done` once
+    // the window shows that frame (SimWorker::branched names it).
+    m_whenBranched = std::move(done);
+    m_branchSeq = std::numeric_limits<quint64>::max();
+    m_sim->post([into](SimWorker& w) { w.branch(into); });
+}
+
+QString MainWindow::changeKnob(int side, const QString& knob, const QString& value) {
+    sched::Knobs k = m_knobs->knobs(side);
+    try {
+        k.set(knob.toStdString(), value.toStdString());
+    } catch (const std::exception& e) {
+        return QString::fromUtf8(e.what());
+    }
+    if (k.proxy_exec != m_knobs->knobs(side).proxy_exec) return tr("proxy_exec is a boot parameter: it cannot change live");
+    m_knobs->setKnobs(side == 0 ? k : m_knobs->knobs(0), side == 1 ? k : m_knobs->knobs(1));
+    m_sim->post([side, k](SimWorker& w) { w.setKnobs(side, k); });
+    return {};
+}
+
 void MainWindow::fastForward(qint64 ns, std::function<void()> done) {
     m_runUntil = ns;
     m_whenDone = std::move(done);
@@ -666,6 +714,7 @@ void MainWindow::showFrame(std::shared_ptr<const Frame> f) {
             const auto& b = f->b;
             if (m_latency->isVisible() || !f->running) m_latency->setSnapshots(a, b);
             if (m_counters->isVisible() || !f->running) m_counters->setSnapshots(a, b);
+            if (m_outcome->isVisible() || !f->running) m_outcome->setSnapshots(a, b);
             if (!traceMode()) {  // a trace lists its disagreements
                 if (m_flowEdge >= 0) {
                     std::vector<sched::DecisionRecord> through;
@@ -695,12 +744,20 @@ void MainWindow::showFrame(std::shared_ptr<const Frame> f) {
         m_status->setText(m_trace->status());
     } else if (m_scenario) {
         const QString wl = a->reports.empty() ? QString() : q(a->reports.front().command);
-        m_status->setText(QStringLiteral("%1 · %2 (%3 CPUs) · %4 · seed %5 · %6 events · %7")
+        // The steady-state detector's verdict per side: what a figure read off the window is.
+        auto verdict = [](const sched::Snapshot& s) {
+            if (s.done) return tr("ended");
+            if (s.steady.reached && s.steady.from_ns >= 0) return tr("steady since t = %1 s").arg(double(s.steady.from_ns) / 1e9, 0, 'f', 2);
+            return tr("start-up");
+        };
+        const QString state = b ? QStringLiteral("A %1, B %2").arg(verdict(*a), verdict(*b)) : verdict(*a);
+        m_status->setText(QStringLiteral("%1 · %2 (%3 CPUs) · %4 · seed %5 · %6 · %7 events · %8")
                               .arg(m_scenarioPath.isEmpty() ? QStringLiteral("default scenario") : QFileInfo(m_scenarioPath).fileName())
                               .arg(q(m_scenario->topo->name()))
                               .arg(m_scenario->topo->nrCpus())
                               .arg(wl)
                               .arg(m_seed)
+                              .arg(state)
                               .arg(a->events + (b ? b->events : 0))
                               .arg(f->running ? QStringLiteral("%1 M events/s, %2 simulated ms/s")
                                                     .arg(f->eventsPerWallS / 1e6, 0, 'f', 2)
@@ -718,6 +775,7 @@ void MainWindow::showFrame(std::shared_ptr<const Frame> f) {
         m_whenTraced = nullptr;
         cb();
     }
+    if (m_whenBranched && f->seq >= m_branchSeq) std::exchange(m_whenBranched, nullptr)();
     if (m_whenDone && !f->running && (f->done || a->now >= m_runUntil)) {
         auto cb = std::move(m_whenDone);
         m_whenDone = nullptr;
@@ -745,6 +803,7 @@ QString MainWindow::exportView(QWidget* w, const QString& path) {
         QApplication::processEvents();  // lay it out at its real size
     }
     if (w == m_rqB && m_frame && m_frame->b) m_rqB->setSnapshot(m_frame->b);  // not fed while its tab is hidden
+    if (w == m_outcome && m_frame) m_outcome->setSnapshots(m_frame->a, m_frame->b);
     for (QCustomPlot* plot : w->findChildren<QCustomPlot*>()) plot->replot(QCustomPlot::rpImmediateRefresh);
     QFont capFont = font();
     capFont.setPointSizeF(std::max(7.0, capFont.pointSizeF() * 0.9));
@@ -756,12 +815,14 @@ void MainWindow::setRqSideBySide(bool on) {
     auto* dRqB = findChild<QDockWidget*>(QStringLiteral("dockRqB"));
     auto* dLat = findChild<QDockWidget*>(QStringLiteral("dockLatency"));
     auto* dCnt = findChild<QDockWidget*>(QStringLiteral("dockCounters"));
-    if (!dRq || !dRqB || !dLat || !dCnt) return;
+    auto* dOut = findChild<QDockWidget*>(QStringLiteral("dockOutcome"));
+    if (!dRq || !dRqB || !dLat || !dCnt || !dOut) return;
     if (on && !m_knobs->abEnabled()) on = false;
     // The bottom area is laid out again from scratch: splitDockWidget() adds a dock as a tab when
     // its neighbour is (or was) in a tab group.
     const bool latShown = !dLat->isHidden() || !dCnt->isHidden();
-    for (QDockWidget* d : {dRq, dRqB, dLat, dCnt}) removeDockWidget(d);
+    const bool outShown = !dOut->isHidden();
+    for (QDockWidget* d : {dRq, dRqB, dLat, dCnt, dOut}) removeDockWidget(d);
     addDockWidget(Qt::BottomDockWidgetArea, dRq);
     if (on) {
         splitDockWidget(dRq, dRqB, Qt::Horizontal);
@@ -771,9 +832,11 @@ void MainWindow::setRqSideBySide(bool on) {
         tabifyDockWidget(dRq, dRqB);
     }
     tabifyDockWidget(dLat, dCnt);
-    for (QDockWidget* d : {dRq, dRqB, dLat, dCnt}) d->show();
+    tabifyDockWidget(dLat, dOut);
+    for (QDockWidget* d : {dRq, dRqB, dLat, dCnt, dOut}) d->show();
     if (!m_knobs->abEnabled()) dRqB->hide();
     if (!latShown) dLat->hide(), dCnt->hide();
+    if (!outShown) dOut->hide();
     dRq->raise();
     dLat->raise();
     if (on) resizeDocks({dRq, dRqB, dLat}, {width() * 36 / 100, width() * 36 / 100, width() * 28 / 100}, Qt::Horizontal);

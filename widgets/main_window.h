@@ -34,6 +34,7 @@ class CountersPlot;
 class DecisionInspector;
 class KnobPanel;
 class LatencyPlot;
+class OutcomePlot;
 class RecentMenu;
 class RqPlot;
 class RunBar;
@@ -88,6 +89,12 @@ public:
     QString applyWorkloads(const QString& json);
     /// Runs until the simulated time reaches `ns`, then calls `done` on the GUI thread (headless mode).
     void runUntil(qint64 ns, std::function<void()> done);
+    /// Sets one knob of side `side` (0 = A, 1 = B) live, as its control in the knob panel would
+    /// (the panel shows it; the outcome view marks it); returns the one-line problem, or "".
+    QString changeKnob(int side, const QString& knob, const QString& value);
+    /// Run → B from here (`into` 1) / A from here (0): that side starts again from the other
+    /// side's state now with its own knobs (SimWorker::branch); `done` once it is shown.
+    void branchHere(int into, std::function<void()> done = {});
     /// Fast-forward: both sides run as fast as they can to simulated time `ns` without drawing
     /// (progress in the status bar), then the window shows them there, paused; `done` (optional)
     /// is called then, on the GUI thread. Pause (Space) stops it where it is.
@@ -226,6 +233,8 @@ private:
     quint64 m_seed = 0;
     std::shared_ptr<const Frame> m_frame;
     std::function<void()> m_whenDone;
+    std::function<void()> m_whenBranched;  ///< branchHere()'s `done`, once frame m_branchSeq is shown
+    quint64 m_branchSeq = 0;
     std::function<void()> m_whenTraced;
     std::int64_t m_tracedAfter = -1;
     qint64 m_runUntil = 0;
@@ -242,6 +251,7 @@ private:
     bool m_proxyRun[2] = {false, false};  ///< proxy_exec of the running A and B (a boot parameter: changing it restarts)
     LatencyPlot* m_latency = nullptr;
     CountersPlot* m_counters = nullptr;
+    OutcomePlot* m_outcome = nullptr;
     FlowView* m_flow = nullptr;
     int m_flowEdge = -1;                    ///< the flow view's clicked edge: the inspector lists the decisions through it (-1: all)
     const void* m_flowAgreement = nullptr;  ///< the agreement whose decisions the flow view shows (trace mode)

@@ -292,6 +292,41 @@ void SimWorker::fastForward(qint64 ns) {
     play();
 }
 
+void SimWorker::branch(int into) {
+    sched::Simulation* src = into == 1 ? m_a.get() : m_b.get();
+    std::unique_ptr<sched::Simulation>& dst = into == 1 ? m_b : m_a;
+    if (!src || !dst) {
+        emit error(tr("B from here: needs A and B"));
+        emit branched(m_seq, false);
+        return;
+    }
+    pause();
+    const sched::Knobs knobs = dst->knobs();
+    const qint64 target = src->now(), wall0 = wallNs();
+    qint64 last = wall0;
+    const char* from = into == 1 ? "A" : "B";
+    auto sim = sched::Simulation::replayOf(*src, into == 1 ? "B" : "A", [&](std::int64_t now) {
+        if (wallNs() - last > 250'000'000) {
+            last = wallNs();
+            emit fastForwardProgress(now, target, double(now) / (double(last - wall0) / 1e9), false);
+        }
+        return !m_stop.load();
+    });
+    if (!sim) return;  // shutting down
+    if (sim->engine().digest() != src->engine().digest()) {
+        emit error(tr("B from here: the replay of %1 did not reach its state (a run stepped event by event: run on a little first)")
+                       .arg(QString::fromLatin1(from)));
+        emit branched(m_seq, false);
+        return;
+    }
+    sim->addMark(std::string("branched from ") + from);
+    sim->setKnobs(knobs);
+    dst = std::move(sim);
+    emit fastForwardProgress(target, target, double(target) / std::max(1e-9, double(wallNs() - wall0) / 1e9), true);
+    publish();
+    emit branched(m_seq, true);
+}
+
 void SimWorker::endFastForward() {
     if (m_ffTarget < 0) return;
     const double dt = double(wallNs() - m_ffWall0) / 1e9;

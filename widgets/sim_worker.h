@@ -79,6 +79,11 @@ public:
     void fastForward(qint64 ns);
     /// Publishes a frame now (e.g. after a resize, or for a screenshot).
     void publishNow();
+    /// "B from here" (`into` 1) or "A from here" (0): that side is replaced by the other side's
+    /// state now (replayed from t = 0, Simulation::replayOf: the same digest) with its own
+    /// knobs from here on, marked "branched from A (B)". Paused; progress as a fast-forward's;
+    /// error() when A/B is off or the replay does not reach the other side's state.
+    void branch(int into);
     /// A command for the worker's thread, from any thread: queued in order (SimController::post).
     /// The job goes through a std::mutex-guarded queue and a call without arguments wakes the
     /// worker (runPosted), so the hand-off is one ThreadSanitizer sees; a lambda carried by Qt's
@@ -102,6 +107,8 @@ signals:
     /// During a fast-forward: side A's simulated time, the target, simulated ns per wall second.
     /// `done`: the fast-forward ended (reached, finished or paused); a frame follows.
     void fastForwardProgress(qint64 now, qint64 target, double simNsPerWallS, bool done);
+    /// branch() ended: the frame numbered `seq` (Frame::seq) shows it; `ok` false when it failed.
+    void branched(quint64 seq, bool ok);
 
 private:
     std::mutex m_jobsMutex;

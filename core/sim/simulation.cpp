@@ -18,7 +18,7 @@ const char* toString(CpuKind k) {
 }
 
 Simulation::Simulation(const Scenario& s, Knobs knobs, std::string label, SimOptions o, std::uint64_t seed)
-    : m_scenario(s), m_label(std::move(label)), m_opt(o) {
+    : m_scenario(s), m_label(std::move(label)), m_opt(o), m_seed(seed), m_initialKnobs(knobs) {
     RunOptions ro;
     ro.seed = seed ? seed : s.seed;
     ro.decision_ring = std::max<std::size_t>(m_opt.decisions, 1);
@@ -45,7 +45,36 @@ Simulation::Simulation(const Scenario& s, Knobs knobs, std::string label, SimOpt
     m_engine->timer_sink = [keep](std::int64_t t, int pid, int from, int to) { keep(t, pid, from, to, MigrationCause::wakeup, true); };
 }
 
+Simulation::OutcomeMark Simulation::outcomeNow() const {
+    const Engine& e = *m_engine;
+    const Metrics& m = e.metrics();
+    OutcomeMark o;
+    if (!e.workloads().empty()) o.work = std::max(0.0, e.workloads().front()->work(e));
+    for (int c = 0; c < e.nrCpus(); ++c) o.busy_ns += double(m.busyNs(c, e.now()));
+    for (std::uint64_t v : m.migrations) o.migrations += double(v);
+    return o;
+}
+
 void Simulation::collect() {
+    // The outcome point of every period passed (advance() stops at each): rates over the
+    // period from the counters' change. The measured phase's start zeroes the engine's
+    // counters: a period across it takes the counters from there.
+    while (m_nextOutcome <= m_engine->now()) {
+        const OutcomeMark o = outcomeNow();
+        if (m_nextOutcome > 0) {
+            const double secs = double(m_opt.outcome_period_ns) / 1e9;
+            auto delta = [](double now, double before) { return now >= before ? now - before : now; };
+            OutcomePoint p;
+            p.t = m_nextOutcome;
+            p.rate = float(delta(o.work, m_lastOutcome.work) / secs);
+            p.busy_cpus = float(delta(o.busy_ns, m_lastOutcome.busy_ns) / double(m_opt.outcome_period_ns));
+            p.migrations_per_s = float(delta(o.migrations, m_lastOutcome.migrations) / secs);
+            m_outcome.push_back(p);
+            if (m_outcome.size() > m_opt.outcome_rows) m_outcome.pop_front();
+        }
+        m_lastOutcome = o;
+        m_nextOutcome += m_opt.outcome_period_ns;
+    }
     // rq-length rows at every sample point passed; the state between events is constant,
     // so a row taken after advancing to the sample time is the state at that time.
     const int n = m_engine->nrCpus();
@@ -67,7 +96,7 @@ bool Simulation::advance(std::int64_t ns) {
     const std::int64_t until = m_engine->now() + ns;
     m_engine->setCoalescing(true);  // after stepEvent() (a no-op when the run does not coalesce)
     while (!m_engine->done() && m_engine->now() < until) {
-        const std::int64_t to = std::min(until, m_nextSample);
+        const std::int64_t to = std::min({until, m_nextSample, m_nextOutcome});
         if (to > m_engine->now()) m_engine->advance(to - m_engine->now());
         collect();
     }
@@ -81,7 +110,7 @@ bool Simulation::stepEvent() {
     m_engine->setCoalescing(false);
     const std::uint64_t before = m_engine->events();
     while (m_engine->events() == before && !m_engine->done()) {
-        m_engine->advance(std::max<std::int64_t>(m_nextSample - m_engine->now(), 0), 1);
+        m_engine->advance(std::max<std::int64_t>(std::min(m_nextSample, m_nextOutcome) - m_engine->now(), 0), 1);
         collect();
     }
     return !m_engine->done();
@@ -98,7 +127,36 @@ bool Simulation::stepWakeup(std::int64_t limit_ns) {
     return m_engine->lastTraced() && traced() != before;
 }
 
-void Simulation::setKnobs(const Knobs& k) { m_engine->setKnobs(k); }
+void Simulation::setKnobs(const Knobs& k) {
+    // What changed, knob by knob ("idle_delay_ns=1000000"); a preset's name when only it did.
+    const Knobs before = m_engine->knobs();
+    std::string change;
+    for (const std::string& n : Knobs::names())
+        if (const std::string v = k.get(n); v != before.get(n)) change += (change.empty() ? "" : " ") + n + "=" + v;
+    m_engine->setKnobs(k);
+    m_knobHistory.emplace_back(m_engine->now(), k);
+    if (!change.empty()) m_knobMarks.push_back({m_engine->now(), change});
+}
+
+std::unique_ptr<Simulation> Simulation::replayOf(const Simulation& src, std::string label, const std::function<bool(std::int64_t)>& progress) {
+    auto sim = std::make_unique<Simulation>(src.m_scenario, src.m_initialKnobs, std::move(label), src.m_opt, src.m_seed);
+    // Advance in slices (10 ms of simulated time) so that `progress` can report and stop it.
+    auto runTo = [&](std::int64_t t) {
+        while (sim->now() < t && !sim->done()) {
+            sim->advance(std::min<std::int64_t>(t - sim->now(), 10000000));
+            if (progress && !progress(sim->now())) return false;
+        }
+        return true;
+    };
+    for (const auto& [t, k] : src.m_knobHistory) {
+        if (!runTo(t)) return nullptr;
+        sim->m_engine->setKnobs(k);
+    }
+    if (!runTo(src.now())) return nullptr;
+    sim->m_knobHistory = src.m_knobHistory;
+    sim->m_knobMarks = src.m_knobMarks;
+    return sim;
+}
 
 const RunResult& Simulation::result() const {
     m_run.knobs = m_engine->knobs();
@@ -149,6 +207,11 @@ Snapshot Simulation::snapshot() const {
         v.busy_frac = float(double(m.busyNs(c, e.now())) / double(t1 - t0));
     }
     s.migrations.assign(m_migrations.begin(), m_migrations.end());
+    s.outcome_unit = e.workloads().empty() ? std::string() : e.workloads().front()->workUnit();
+    s.outcome_period_ns = m_opt.outcome_period_ns;
+    s.outcome.assign(m_outcome.begin(), m_outcome.end());
+    s.knob_marks = m_knobMarks;
+    s.steady = m.steady.result();
     s.sample_period_ns = m_opt.sample_period_ns;
     s.sample_t.assign(m_sampleT.begin(), m_sampleT.end());
     s.sample_len.assign(m_sampleLen.begin(), m_sampleLen.end());

@@ -14,6 +14,7 @@
 #include <array>
 #include <cstdint>
 #include <deque>
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -51,6 +52,22 @@ struct MigrationView {
     bool timer = false;  ///< not a task's move: a sleep timer armed on `from` that get_nohz_timer_target() put on `to`
 };
 
+/// The workload's outcome over one period of simulated time (Simulation's outcome series): the
+/// rate of its own figure (Workload::work(), e.g. hackbench's messages/s), and beside it the
+/// busy CPUs and migrations per second of the machine over the same period.
+struct OutcomePoint {
+    std::int64_t t = 0;  ///< the period's end (ns)
+    float rate = 0;      ///< work per second over the period (the first workload's unit)
+    float busy_cpus = 0;
+    float migrations_per_s = 0;
+};
+
+/// A live knob change (Simulation::setKnobs): when, and what changed ("idle_delay_ns=1000000").
+struct KnobMark {
+    std::int64_t t = 0;
+    std::string change;
+};
+
 /// Immutable view of one simulation at one instant; a plain value.
 struct Snapshot {
     std::string label;  ///< "A" or "B"
@@ -83,14 +100,25 @@ struct Snapshot {
     std::array<std::uint64_t, kMigrationCauses> migrations_by_cause{};
     std::vector<DecisionRecord> decisions;  ///< the most recent ones, oldest first
     std::vector<WorkloadReport> reports;    ///< workloads' headline results so far
+
+    /// The outcome over time, oldest first, one point per `outcome_period_ns` (at most
+    /// SimOptions::outcome_rows: the newest), in `outcome_unit` ("" when the first workload
+    /// has no rate of its own: the points then carry busy CPUs and migrations only).
+    std::string outcome_unit;
+    std::int64_t outcome_period_ns = 0;
+    std::vector<OutcomePoint> outcome;
+    std::vector<KnobMark> knob_marks;  ///< live knob changes, oldest first
+    SteadyResult steady;               ///< the steady-state detector's verdict so far (Metrics::steady)
 };
 
 struct SimOptions {
     std::int64_t sample_period_ns = 1000000;  ///< live rq-length sampling (GUI side only)
     std::size_t sample_rows = 2000;
-    std::int64_t arrow_span_ns = 5000000;  ///< migrations kept for arrows
-    std::size_t max_migrations = 20000;    ///< cap of the kept migrations (oldest dropped)
-    std::size_t decisions = 256;           ///< decisions copied into a snapshot
+    std::int64_t arrow_span_ns = 5000000;       ///< migrations kept for arrows
+    std::size_t max_migrations = 20000;         ///< cap of the kept migrations (oldest dropped)
+    std::size_t decisions = 256;                ///< decisions copied into a snapshot
+    std::int64_t outcome_period_ns = 10000000;  ///< the outcome series' period (10 ms)
+    std::size_t outcome_rows = 6000;            ///< outcome points kept (60 s of simulated time at 10 ms)
 };
 
 /// One side of an A/B run.
@@ -106,8 +134,17 @@ public:
     /// Runs until the next wakeup decision has been made, at most `limit_ns` ahead; the wakeup is
     /// traced step by step (lastTraced()). False when none came.
     bool stepWakeup(std::int64_t limit_ns = 1000000000);
-    /// Applies new knobs from now on (hz cannot change live: it is kept).
+    /// Applies new knobs from now on (hz cannot change live: it is kept); the change is marked
+    /// in the outcome series (Snapshot::knob_marks).
     void setKnobs(const Knobs& k);
+    /// A mark of its own at the current time in Snapshot::knob_marks ("branched from A").
+    void addMark(std::string text) { m_knobMarks.push_back({now(), std::move(text)}); }
+    /// "B from here": a new simulation in the state `src` is in now, made by running the same
+    /// scenario and seed from t = 0 with src's knobs and their live changes at their times (the
+    /// run is deterministic: its digest is src's), labelled `label`, with src's marks. Its
+    /// outcome series and samples are src's too. `progress` (simulated ns so far) may stop it
+    /// early by returning false: then nullptr.
+    static std::unique_ptr<Simulation> replayOf(const Simulation& src, std::string label, const std::function<bool(std::int64_t)>& progress = {});
     const Knobs& knobs() const { return m_engine->knobs(); }
 
     Snapshot snapshot() const;
@@ -126,13 +163,25 @@ private:
     Scenario m_scenario;
     std::string m_label;
     SimOptions m_opt;
-    mutable RunResult m_run;  ///< owns the engine
+    std::uint64_t m_seed = 0;                                   ///< as given (0: the scenario's)
+    Knobs m_initialKnobs;                                       ///< at t = 0
+    std::vector<std::pair<std::int64_t, Knobs>> m_knobHistory;  ///< every setKnobs(): when, and the knobs from then on
+    mutable RunResult m_run;                                    ///< owns the engine
     Engine* m_engine = nullptr;
     std::int64_t m_nextSample = 0;
     std::deque<std::int64_t> m_sampleT;
     std::deque<std::uint16_t> m_sampleLen;
     std::deque<MigrationView> m_migrations;
     std::uint64_t m_seenEvents = 0;
+    // The outcome series: the counters at the last point, and the points kept.
+    struct OutcomeMark {
+        double work = 0, busy_ns = 0, migrations = 0;
+    };
+    OutcomeMark outcomeNow() const;
+    std::int64_t m_nextOutcome = 0;
+    OutcomeMark m_lastOutcome;
+    std::deque<OutcomePoint> m_outcome;
+    std::vector<KnobMark> m_knobMarks;
 };
 
 /// Views of a CPU's kind for the legend ("idle", "busy", "idle by idle-delay").
