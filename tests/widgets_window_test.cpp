@@ -79,6 +79,28 @@ bool waitFor(const std::function<bool()>& pred, int ms = 60000) {
     return true;
 }
 
+/// Opens an endless hackbench (i7-4790, -g 2 -f 5, seed 11) with `variants` (JSON), paused at t = 0.
+void openEndless(MainWindow& w, QTemporaryDir& dir, const char* variants) {
+    const QString path = dir.filePath(QStringLiteral("endless.json"));
+    QFile f(path);
+    ASSERT_TRUE(f.open(QIODevice::WriteOnly));
+    f.write(QByteArray(R"({"topology":"i7-4790","seed":11,"workloads":[{"type":"hackbench","groups":2,"fds":5,"threads":true,"pipe":true,"loops":0}],
+                          "variants":)") +
+            variants + "}");
+    f.close();
+    StartOptions o;
+    o.autoplay = false;
+    ASSERT_EQ(w.openScenario(path, o), QString());
+    w.show();
+}
+
+/// Runs the window to simulated time `ns` (MainWindow::runUntil) and waits for it.
+bool runTo(MainWindow& w, qint64 ns) {
+    bool reached = false;
+    w.runUntil(ns, [&] { reached = true; });
+    return waitFor([&] { return reached; });
+}
+
 std::uint64_t cliDigest(const sched::Scenario& s, const sched::Knobs& k) {
     sched::RunOptions o;
     o.seed = s.seed;
@@ -267,27 +289,13 @@ TEST(MainWindow, FramesReachTheViewsAndKnobsApplyLive) {
 // made; the status line gives each side's steady-state verdict.
 TEST(MainWindow, TheOutcomeViewShowsALiveIdleDelayChange) {
     QTemporaryDir dir;
-    const QString path = dir.filePath(QStringLiteral("endless.json"));
-    {
-        QFile f(path);
-        ASSERT_TRUE(f.open(QIODevice::WriteOnly));
-        f.write(R"({"topology":"i7-4790","seed":11,"workloads":[{"type":"hackbench","groups":2,"fds":5,"threads":true,"pipe":true,"loops":0}],
-                    "variants":{"A":"baseline","B":{"preset":"idle-delay-v2","idle_delay_ns":0}}})");
-    }
     MainWindow w;
-    StartOptions o;
-    o.autoplay = false;
-    ASSERT_EQ(w.openScenario(path, o), QString());
-    w.show();
-    bool reached = false;
-    w.runUntil(300000000, [&] { reached = true; });
-    ASSERT_TRUE(waitFor([&] { return reached; }));
+    openEndless(w, dir, R"({"A":"baseline","B":{"preset":"idle-delay-v2","idle_delay_ns":0}})");
+    ASSERT_TRUE(runTo(w, 300000000));
     w.knobPanel()->setEditedSide(1);
     w.knobPanel()->idleDelaySlider()->setValue(10);
     ASSERT_EQ(w.knobPanel()->knobs(1).idle_delay_ns, 1000000);
-    reached = false;
-    w.runUntil(500000000, [&] { reached = true; });
-    ASSERT_TRUE(waitFor([&] { return reached; }));
+    ASSERT_TRUE(runTo(w, 500000000));
     ASSERT_TRUE(w.frame() && w.frame()->b);
     EXPECT_FALSE(w.frame()->done);  // endless: still running at 500 ms
     // Export the outcome view: it is fed from the shown frame even in a hidden tab.
@@ -314,6 +322,10 @@ TEST(MainWindow, TheOutcomeViewShowsALiveIdleDelayChange) {
     const double a = mean(p->graph(0), 0.4, 0.5), b = mean(p->graph(1), 0.4, 0.5);
     EXPECT_GT(a, 1e6);
     EXPECT_GT(std::abs(b / a - 1), 0.05) << "A " << a << " B " << b;
+    // The A/B table leads with the rates of the last 100 ms.
+    const QString table = w.findChild<QLabel*>(QStringLiteral("deltaTable"))->text();
+    EXPECT_TRUE(table.contains(QStringLiteral("messages/s (last 0.1 s)"))) << table.toStdString();
+    EXPECT_TRUE(table.contains(QStringLiteral("migrations/s (last 0.1 s)"))) << table.toStdString();
     // The status line says where each side stands.
     bool verdict = false;
     for (QLabel* l : w.findChildren<QLabel*>())
@@ -325,21 +337,9 @@ TEST(MainWindow, TheOutcomeViewShowsALiveIdleDelayChange) {
 // outcome is A's, the branch is marked, and after it the two part.
 TEST(MainWindow, BFromHereStartsBFromAsStateWithBsKnobs) {
     QTemporaryDir dir;
-    const QString path = dir.filePath(QStringLiteral("endless.json"));
-    {
-        QFile f(path);
-        ASSERT_TRUE(f.open(QIODevice::WriteOnly));
-        f.write(R"({"topology":"i7-4790","seed":11,"workloads":[{"type":"hackbench","groups":2,"fds":5,"threads":true,"pipe":true,"loops":0}],
-                    "variants":{"A":"baseline","B":"idle-delay-v2"}})");
-    }
     MainWindow w;
-    StartOptions o;
-    o.autoplay = false;
-    ASSERT_EQ(w.openScenario(path, o), QString());
-    w.show();
-    bool reached = false;
-    w.runUntil(100000000, [&] { reached = true; });
-    ASSERT_TRUE(waitFor([&] { return reached; }));
+    openEndless(w, dir, R"({"A":"baseline","B":"idle-delay-v2"})");
+    ASSERT_TRUE(runTo(w, 100000000));
     const std::uint64_t digestA = w.frame()->a->digest;
     EXPECT_NE(w.frame()->b->digest, digestA);  // B ran its own way so far
     bool branched = false;
@@ -351,9 +351,7 @@ TEST(MainWindow, BFromHereStartsBFromAsStateWithBsKnobs) {
     EXPECT_EQ(w.frame()->b->knob_marks.front().change, "branched from A");
     EXPECT_TRUE(w.caption().contains(QStringLiteral("branched from A at t = 100.000 ms"))) << w.caption().toStdString();
     for (std::size_t i = 0; i < w.frame()->a->outcome.size(); ++i) EXPECT_EQ(w.frame()->a->outcome[i].rate, w.frame()->b->outcome[i].rate) << i;
-    reached = false;
-    w.runUntil(150000000, [&] { reached = true; });
-    ASSERT_TRUE(waitFor([&] { return reached; }));
+    ASSERT_TRUE(runTo(w, 150000000));
     EXPECT_GT(w.frame()->b->idle_delay_hits, 0u);
     EXPECT_EQ(w.frame()->a->idle_delay_hits, 0u);
 }

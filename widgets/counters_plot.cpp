@@ -30,18 +30,6 @@ struct Category {
     std::array<double, 2> count{};
 };
 
-/// Counts with SI suffixes ("250k", "1.5M"): exponents like 2.5·10^5 are hard to compare at a glance.
-class CountTicker : public QCPAxisTicker {
-protected:
-    QString getTickLabel(double tick, const QLocale& locale, QChar, int) override {
-        const double a = std::abs(tick);
-        if (a >= 1e9) return locale.toString(tick / 1e9, 'g', 3) + QLatin1Char('G');
-        if (a >= 1e6) return locale.toString(tick / 1e6, 'g', 3) + QLatin1Char('M');
-        if (a >= 1e3) return locale.toString(tick / 1e3, 'g', 3) + QLatin1Char('k');
-        return locale.toString(tick, 'g', 3);
-    }
-};
-
 void setUp(QCustomPlot* plot, const QString& title, const QString& valueLabel, const QFont& base) {
     QFont tickFont = base;
     tickFont.setPointSizeF(std::max(base.pointSizeF(), 9.0));
@@ -57,7 +45,7 @@ void setUp(QCustomPlot* plot, const QString& title, const QString& valueLabel, c
     plot->yAxis->setRangeReversed(true);
     plot->yAxis->setTicker(QSharedPointer<QCPAxisTickerText>::create());
     plot->xAxis->setLabel(valueLabel);
-    auto ticker = QSharedPointer<CountTicker>::create();
+    auto ticker = siTicker();
     ticker->setTickCount(3);  // the narrow plots' labels ("1.5k 2k 2.5k") would run into each other with more
     plot->xAxis->setTicker(ticker);
     plot->legend->setVisible(false);  // one legend for both plots, above them
@@ -126,8 +114,7 @@ QString legendHtml(const std::array<const sched::Snapshot*, 2>& sides) {
         if (!snap) continue;
         const QString name = QString::fromStdString(snap->label.empty() ? (s == 0 ? "A" : "B") : snap->label);
         const QString knobs = QString::fromStdString(snap->knobs);
-        parts << QStringLiteral("<span style=\"color:%1\">&#9632;</span>&nbsp;%2")
-                     .arg(LatencyPlot::sideColor(s).name(), (knobs.isEmpty() ? name : name + QStringLiteral(": ") + knobs).toHtmlEscaped());
+        parts << sideLegend(s, name, knobs);
     }
     return parts.join(QStringLiteral("&nbsp;&nbsp;&nbsp;&nbsp;"));
 }
@@ -138,13 +125,7 @@ CountersPlot::CountersPlot(QWidget* parent) : QWidget(parent) {
     auto* layout = new QVBoxLayout(this);
     layout->setContentsMargins(0, 0, 0, 0);
     layout->setSpacing(2);
-    m_legend = new QLabel(this);
-    QFont f = font();
-    f.setPointSizeF(std::max(f.pointSizeF(), 9.0));
-    m_legend->setFont(f);
-    m_legend->setTextFormat(Qt::RichText);
-    m_legend->setAlignment(Qt::AlignCenter);
-    m_legend->setWordWrap(true);
+    m_legend = makeLegendLabel(this);
     layout->addWidget(m_legend, 0);
     auto* plots = new QHBoxLayout;
     plots->setSpacing(4);

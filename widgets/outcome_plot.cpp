@@ -20,25 +20,12 @@ namespace schedlab {
 
 namespace {
 
-/// Rates with SI suffixes ("2.5M"), as the counters' axes.
-class RateTicker : public QCPAxisTicker {
-protected:
-    QString getTickLabel(double tick, const QLocale& locale, QChar, int) override {
-        const double a = std::abs(tick);
-        if (a >= 1e9) return locale.toString(tick / 1e9, 'g', 3) + QLatin1Char('G');
-        if (a >= 1e6) return locale.toString(tick / 1e6, 'g', 3) + QLatin1Char('M');
-        if (a >= 1e3) return locale.toString(tick / 1e3, 'g', 3) + QLatin1Char('k');
-        return locale.toString(tick, 'g', 3);
-    }
-};
-
 QString sideHtml(const sched::Snapshot& s, int side) {
     const QString name = QString::fromStdString(s.label.empty() ? (side == 0 ? "A" : "B") : s.label);
     const QString knobs = QString::fromStdString(s.knobs);
     QString verdict;
     if (s.steady.reached && s.steady.from_ns >= 0) verdict = QStringLiteral(" (steady from %1 s)").arg(double(s.steady.from_ns) / 1e9, 0, 'f', 2);
-    return QStringLiteral("<span style=\"color:%1\">&#9632;</span>&nbsp;%2%3")
-        .arg(LatencyPlot::sideColor(side).name(), (knobs.isEmpty() ? name : name + QStringLiteral(": ") + knobs).toHtmlEscaped(), verdict);
+    return sideLegend(side, name, knobs, verdict);
 }
 
 /// A vertical line at time `x` (s) across `rect`, clipped to it.
@@ -61,13 +48,7 @@ OutcomePlot::OutcomePlot(QWidget* parent) : QWidget(parent) {
     auto* layout = new QVBoxLayout(this);
     layout->setContentsMargins(2, 2, 2, 2);
     layout->setSpacing(2);
-    m_legend = new QLabel(this);
-    QFont f = font();
-    f.setPointSizeF(std::max(f.pointSizeF(), 9.0));
-    m_legend->setFont(f);
-    m_legend->setTextFormat(Qt::RichText);
-    m_legend->setAlignment(Qt::AlignCenter);
-    m_legend->setWordWrap(true);
+    m_legend = makeLegendLabel(this);
     layout->addWidget(m_legend, 0);
     m_plot = new QCustomPlot(this);
     m_plot->setObjectName(QStringLiteral("outcomePlot"));
@@ -92,7 +73,7 @@ OutcomePlot::OutcomePlot(QWidget* parent) : QWidget(parent) {
         r->setMarginGroup(QCP::msLeft | QCP::msRight, margins);
         for (QCPAxis* a : {r->axis(QCPAxis::atBottom), r->axis(QCPAxis::atLeft)}) styleAxis(a, tickFont, labelFont);
         r->axis(QCPAxis::atLeft)->setLabel(QString::fromLatin1(labels[i]));
-        r->axis(QCPAxis::atLeft)->setTicker(QSharedPointer<RateTicker>::create());
+        r->axis(QCPAxis::atLeft)->setTicker(siTicker());
         r->axis(QCPAxis::atLeft)->ticker()->setTickCount(3);
         r->axis(QCPAxis::atBottom)->setTickLabels(i == 2);
         if (i == 2) r->axis(QCPAxis::atBottom)->setLabel(tr("simulated time (s)"));
