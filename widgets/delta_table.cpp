@@ -36,7 +36,7 @@ QString deltaTable(const sched::Snapshot& a, const sched::Snapshot& b, bool fini
             for (std::size_t i = 0; i < a.reports[w].headline.size() && i < b.reports[w].headline.size() && i < 3; ++i)
                 cols.push_back({q(a.reports[w].headline[i].label), a.reports[w].headline[i].value, b.reports[w].headline[i].value,
                                 a.reports[w].headline[i].decimals});
-    // The rates of the last 100 ms of the outcome series (the machine as it is now, not the totals
+    // "now": the rates of the last 100 ms of the outcome series (the machine as it is now, not the totals
     // since t = 0 that mix the start-up in): the workload's own figure and the migrations.
     constexpr std::size_t kLast = 10;
     if (a.outcome.size() >= kLast && b.outcome.size() >= kLast && a.outcome.back().t == b.outcome.back().t) {
@@ -46,10 +46,8 @@ QString deltaTable(const sched::Snapshot& a, const sched::Snapshot& b, bool fini
             return m / double(kLast);
         };
         if (!a.outcome_unit.empty())
-            cols.push_back(
-                {tr("%1 (last 0.1 s)").arg(q(a.outcome_unit)), last(a, &sched::OutcomePoint::rate), last(b, &sched::OutcomePoint::rate), 0});
-        cols.push_back(
-            {tr("migrations/s (last 0.1 s)"), last(a, &sched::OutcomePoint::migrations_per_s), last(b, &sched::OutcomePoint::migrations_per_s), 0});
+            cols.push_back({tr("%1 now").arg(q(a.outcome_unit)), last(a, &sched::OutcomePoint::rate), last(b, &sched::OutcomePoint::rate), 0});
+        cols.push_back({tr("migrations/s now"), last(a, &sched::OutcomePoint::migrations_per_s), last(b, &sched::OutcomePoint::migrations_per_s), 0});
     }
     // A recorded trace counts its sched_waking records (the wakeups the views show).
     cols.push_back({recorded ? QStringLiteral("sched_waking") : tr("wakeups"), double(a.ttwu_count), double(b.ttwu_count), 0});

@@ -169,6 +169,7 @@ void MainWindow::createViews() {
     m_delta->setObjectName(QStringLiteral("deltaTable"));
     m_delta->setFont(QFontDatabase::systemFont(QFontDatabase::FixedFont));
     m_delta->setTextInteractionFlags(Qt::TextSelectableByMouse);
+    m_delta->setToolTip(tr("A vs B. \"now\": the rate over the last 100 ms of simulated time; the other columns count from t = 0"));
     cl->addWidget(m_delta);
     setCentralWidget(central);
 
