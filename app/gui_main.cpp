@@ -100,7 +100,8 @@ private:
                                        QStringLiteral("time")};
     const QCommandLineOption ffOpt{QStringLiteral("fast-forward"),
                                    QStringLiteral("Run to simulated time <time> first without drawing (progress on stderr), then show the "
-                                                  "window there, paused (2s, 500ms); with --screenshot, then capture."),
+                                                  "window there, paused (2s, 500ms; steady: until side A's steady-state detector says it "
+                                                  "has settled); with --screenshot, then capture."),
                                    QStringLiteral("time")};
     const QCommandLineOption shotOpt{QStringLiteral("screenshot"),
                                      QStringLiteral("Render offscreen to <file> (.png, .svg or .pdf) with its caption, and exit."),
@@ -169,8 +170,9 @@ private:
     double soakSeconds = 0;  ///< --soak, 0: none
     QString shot, viewName;
     qint64 fastForward = -1, runFor = 0;
-    qint64 at = -1;        ///< --at, -1: none
-    int disagreement = 0;  ///< --disagreement, 1-based; 0: none
+    bool ffSteady = false;  ///< --fast-forward steady: until A's steady-state detector says settled
+    qint64 at = -1;         ///< --at, -1: none
+    int disagreement = 0;   ///< --disagreement, 1-based; 0: none
     schedlab::StartOptions so;
     std::optional<sched::Scenario> scenario;
     std::shared_ptr<const sched::Trace> rec, recB;
@@ -197,7 +199,11 @@ private:
             if (!dir.isWritable()) return usage(QStringLiteral("--screenshot %1: directory %2 is not writable").arg(shot, dir.filePath()));
             if (QFileInfo(shot).isDir()) return usage(QStringLiteral("--screenshot %1: is a directory (give a file name)").arg(shot));
         }
-        if (parser.isSet(ffOpt)) {
+        if (parser.isSet(ffOpt) && parser.value(ffOpt) == QLatin1String("steady")) {
+            if (parser.isSet(runForOpt)) return usage(QStringLiteral("--fast-forward and --run-for: give one of them"));
+            ffSteady = true;
+            fastForward = std::int64_t(60) * 1000000000;  // at most a minute of simulated time
+        } else if (parser.isSet(ffOpt)) {
             const auto d = sched::parseDurationNs(parser.value(ffOpt).toStdString());
             if (!d || *d <= 0) return usage(QStringLiteral("--fast-forward '%1': not a duration (e.g. 2s, 500ms)").arg(parser.value(ffOpt)));
             if (parser.isSet(runForOpt)) return usage(QStringLiteral("--fast-forward and --run-for: give one of them"));
@@ -255,6 +261,7 @@ private:
             changes.push_back({*t, 1, QString(), QString()});
         }
         std::stable_sort(changes.begin(), changes.end(), [](const Change& x, const Change& y) { return x.t < y.t; });
+        if (!changes.empty() && ffSteady) return usage(QStringLiteral("--change, --branch-at: give --fast-forward a time, not steady"));
         if (!changes.empty() && fastForward < 0 && runFor <= 0)
             return usage(QStringLiteral("--change, --branch-at: give --run-for or --fast-forward (the time to run to)"));
         if (!changes.empty() && changes.back().t >= std::max(fastForward, runFor))
@@ -462,7 +469,8 @@ void GuiMain::runWithChanges(schedlab::MainWindow& window, bool ff, qint64 end, 
             changeStep(i + 1);
         };
         const qint64 t = last ? end : changes[i].t;
-        if (ff) window.fastForward(t, next);
+        if (ff && ffSteady) window.fastForwardToSteady(t, next);
+        else if (ff) window.fastForward(t, next);
         else window.runUntil(t, next);
     };
     changeStep(0);

@@ -356,6 +356,25 @@ TEST(MainWindow, BFromHereStartsBFromAsStateWithBsKnobs) {
     EXPECT_EQ(w.frame()->a->idle_delay_hits, 0u);
 }
 
+// Run → Fast-forward to the steady state: it stops where A's detector says A settled, well
+// before its limit, and the status line says so.
+TEST(MainWindow, FastForwardToTheSteadyStateStopsWhereASettled) {
+    QTemporaryDir dir;
+    MainWindow w;
+    openEndless(w, dir, R"({"A":"baseline","B":"idle-delay-v2"})");
+    bool done = false;
+    w.fastForwardToSteady(std::int64_t(60) * 1000000000, [&] { done = true; });
+    ASSERT_TRUE(waitFor([&] { return done; }));
+    const sched::Snapshot& a = *w.frame()->a;
+    EXPECT_TRUE(a.steady.reached);
+    EXPECT_GE(a.steady.from_ns, 0);
+    EXPECT_LT(a.now, std::int64_t(10) * 1000000000);
+    EXPECT_LE(a.now - a.steady.end_ns, 30000000);  // stopped within a few of the detector's samples of it
+    bool said = false;
+    for (QLabel* l : w.findChildren<QLabel*>()) said |= l->text().contains(QStringLiteral("A steady since t = "));
+    EXPECT_TRUE(said);
+}
+
 TEST(MainWindow, EditedWorkloadsRestartBothSidesOrSayWhatIsWrong) {
     MainWindow w;
     StartOptions o;

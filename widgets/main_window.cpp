@@ -113,6 +113,11 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent) {
         if (m_frame && m_frame->seq >= seq && m_whenBranched) std::exchange(m_whenBranched, nullptr)();
     });
     connect(m_sim->worker(), &SimWorker::fastForwardProgress, this, [this](qint64 now, qint64 target, double rate, bool done) {
+        // A fast-forward to the steady state ends where A settled: the frame at that time is the one.
+        if (done && m_ffToSteady) {
+            m_ffToSteady = false;
+            m_runUntil = now;
+        }
         emit fastForwardProgress(now, target, rate, done);
         statusBar()->showMessage(RunBar::fastForwardText(now, target, rate, done), done ? 8000 : 0);
     });
@@ -395,14 +400,18 @@ void MainWindow::createMenus() {
     file->addAction(tr("&Quit"), QKeySequence::Quit, this, &QWidget::close);
     menuBar()->addMenu(m_viewMenu);
     QMenu* run = menuBar()->addMenu(tr("&Run"));
+    auto* toSteady = run->addAction(tr("Fast-forward to the &steady state"), QKeySequence(Qt::CTRL | Qt::SHIFT | Qt::Key_G), this,
+                                    [this] { fastForwardToSteady(std::int64_t(60) * 1000000000); });
+    toSteady->setToolTip(tr("Run both sides without drawing until A's steady-state detector says it has settled (at most 60 s simulated)"));
     auto* bHere = run->addAction(tr("&B from here (A's state, B's knobs)"), QKeySequence(Qt::CTRL | Qt::Key_B), this, [this] { branchHere(1); });
     bHere->setToolTip(tr("Side B starts again from side A's state now, with B's knobs: what the patch does from this point on"));
     auto* aHere = run->addAction(tr("&A from here (B's state, A's knobs)"), this, [this] { branchHere(0); });
     aHere->setToolTip(tr("Side A starts again from side B's state now, with A's knobs"));
-    connect(run, &QMenu::aboutToShow, this, [this, bHere, aHere] {
+    connect(run, &QMenu::aboutToShow, this, [this, bHere, aHere, toSteady] {
         const bool ok = !traceMode() && m_scenario && m_knobs->abEnabled();
         bHere->setEnabled(ok);
         aHere->setEnabled(ok);
+        toSteady->setEnabled(!traceMode() && m_scenario);
     });
     QMenu* help = menuBar()->addMenu(tr("&Help"));
     help->addAction(tr("&About schedlab"), this, [this] {
@@ -642,6 +651,15 @@ void MainWindow::fastForward(qint64 ns, std::function<void()> done) {
     m_running = true;
     m_runBar->setPlaying(true);
     m_sim->post([ns](SimWorker& w) { w.fastForward(ns); });
+}
+
+void MainWindow::fastForwardToSteady(qint64 maxNs, std::function<void()> done) {
+    m_runUntil = maxNs;
+    m_ffToSteady = true;
+    m_whenDone = std::move(done);
+    m_running = true;
+    m_runBar->setPlaying(true);
+    m_sim->post([maxNs](SimWorker& w) { w.fastForward(maxNs, true); });
 }
 
 void MainWindow::stepWakeupThen(std::function<void()> done) {

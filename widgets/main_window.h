@@ -99,6 +99,9 @@ public:
     /// (progress in the status bar), then the window shows them there, paused; `done` (optional)
     /// is called then, on the GUI thread. Pause (Space) stops it where it is.
     void fastForward(qint64 ns, std::function<void()> done = {});
+    /// Fast-forward until side A's steady-state detector says it has settled (at most `maxNs`),
+    /// then `done` once that frame is shown (Run → Fast-forward to the steady state).
+    void fastForwardToSteady(qint64 maxNs, std::function<void()> done = {});
 
     /// Steps to the next wakeup (traced; shown in the inspector and on heatmap A), then calls `done`.
     void stepWakeupThen(std::function<void()> done);
@@ -233,6 +236,7 @@ private:
     quint64 m_seed = 0;
     std::shared_ptr<const Frame> m_frame;
     std::function<void()> m_whenDone;
+    bool m_ffToSteady = false;             ///< fastForwardToSteady() is under way
     std::function<void()> m_whenBranched;  ///< branchHere()'s `done`, once frame m_branchSeq is shown
     quint64 m_branchSeq = 0;
     std::function<void()> m_whenTraced;

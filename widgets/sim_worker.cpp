@@ -249,6 +249,14 @@ void SimWorker::tick() {
             m_running = false;
             break;
         }
+        if (m_ffSteady && m_a->now() >= m_ffSteadyCheck) {  // to the steady state: ask A's detector every 10 ms
+            m_ffSteadyCheck = m_a->now() + 10'000'000;
+            const sched::SteadyResult r = m_a->engine().metrics().steady.result();
+            if (r.reached && r.from_ns >= 0) {
+                m_running = false;
+                break;
+            }
+        }
     }
     if (!more) m_running = false;
     if (!m_running) {
@@ -276,8 +284,10 @@ void SimWorker::publishNow() { publish(); }
 
 qint64 SimWorker::frameIntervalNs(double speed, int hardwareThreads) { return speed <= 0 && hardwareThreads < 4 ? kFastFrameNs : kFrameNs; }
 
-void SimWorker::fastForward(qint64 ns) {
+void SimWorker::fastForward(qint64 ns, bool untilSteady) {
     if (!m_a) return;
+    m_ffSteady = untilSteady;
+    m_ffSteadyCheck = 0;
     if (m_a->now() >= ns || (m_a->done() && (!m_b || m_b->done()))) {
         emit fastForwardProgress(m_a->now(), ns, 0.0, true);
         publish();
@@ -328,6 +338,7 @@ void SimWorker::branch(int into) {
 }
 
 void SimWorker::endFastForward() {
+    m_ffSteady = false;
     if (m_ffTarget < 0) return;
     const double dt = double(wallNs() - m_ffWall0) / 1e9;
     const qint64 target = std::exchange(m_ffTarget, -1);

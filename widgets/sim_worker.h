@@ -76,7 +76,9 @@ public:
     void runTo(const sched::Scenario& s, const sched::Knobs& k, quint64 seed, qint64 ns);
     /// Fast-forward: runs both sides as fast as possible to simulated time `ns` without
     /// frames (a progress signal instead, a few times a second), then pauses and publishes.
-    void fastForward(qint64 ns);
+    /// `untilSteady`: stop as soon as side A's steady-state detector says it has settled (at
+    /// most at `ns`): the way to the steady state without knowing when it comes.
+    void fastForward(qint64 ns, bool untilSteady = false);
     /// Publishes a frame now (e.g. after a resize, or for a screenshot).
     void publishNow();
     /// "B from here" (`into` 1) or "A from here" (0): that side is replaced by the other side's
@@ -122,6 +124,8 @@ private:
     std::unique_ptr<sched::Simulation> m_a, m_b;
     std::unique_ptr<SideThread> m_bThread;  ///< B's own thread: each chunk, B advances while A does
     qint64 m_ffTarget = -1;                 ///< fast-forward target (-1: none)
+    bool m_ffSteady = false;                ///< the fast-forward stops once A is steady
+    std::int64_t m_ffSteadyCheck = 0;       ///< the next simulated time to ask A's detector (every 10 ms)
     qint64 m_ffWall0 = 0, m_ffLastProgress = 0;
     double m_ffPrevSpeed = 0;
     std::int64_t m_ffSim0 = 0;
