@@ -769,7 +769,9 @@ void MainWindow::showFrame(std::shared_ptr<const Frame> f) {
             if (s.steady.reached && s.steady.from_ns >= 0) return tr("steady since t = %1 s").arg(double(s.steady.from_ns) / 1e9, 0, 'f', 2);
             return tr("start-up");
         };
-        const QString state = b ? QStringLiteral("A %1, B %2").arg(verdict(*a), verdict(*b)) : verdict(*a);
+        QString state = b ? QStringLiteral("A %1, B %2").arg(verdict(*a), verdict(*b)) : verdict(*a);
+        if (!a->done && !(a->steady.reached && a->steady.from_ns >= 0))  // the way there, for a newcomer
+            state += tr(" (Ctrl+Shift+G: to the steady state)");
         m_status->setText(QStringLiteral("%1 · %2 (%3 CPUs) · %4 · seed %5 · %6 · %7 events · %8")
                               .arg(m_scenarioPath.isEmpty() ? QStringLiteral("default scenario") : QFileInfo(m_scenarioPath).fileName())
                               .arg(q(m_scenario->topo->name()))
