@@ -101,7 +101,7 @@ private:
     const QCommandLineOption ffOpt{QStringLiteral("fast-forward"),
                                    QStringLiteral("Run to simulated time <time> first without drawing (progress on stderr), then show the "
                                                   "window there, paused (2s, 500ms; steady: until side A's steady-state detector says it "
-                                                  "has settled); with --screenshot, then capture."),
+                                                  "has been settled for a second); with --screenshot, then capture."),
                                    QStringLiteral("time")};
     const QCommandLineOption shotOpt{QStringLiteral("screenshot"),
                                      QStringLiteral("Render offscreen to <file> (.png, .svg or .pdf) with its caption, and exit."),

@@ -369,7 +369,8 @@ TEST(MainWindow, FastForwardToTheSteadyStateStopsWhereASettled) {
     EXPECT_TRUE(a.steady.reached);
     EXPECT_GE(a.steady.from_ns, 0);
     EXPECT_LT(a.now, std::int64_t(10) * 1000000000);
-    EXPECT_LE(a.now - a.steady.end_ns, 30000000);  // stopped within a few of the detector's samples of it
+    EXPECT_GE(a.steady.end_ns - a.steady.from_ns, SimWorker::kSteadyHoldNs);  // held for a second
+    EXPECT_LE(a.now - a.steady.end_ns, 30000000);                             // stopped within a few of the detector's samples of it
     bool said = false;
     for (QLabel* l : w.findChildren<QLabel*>()) said |= l->text().contains(QStringLiteral("A steady since t = "));
     EXPECT_TRUE(said);

@@ -402,7 +402,8 @@ void MainWindow::createMenus() {
     QMenu* run = menuBar()->addMenu(tr("&Run"));
     auto* toSteady = run->addAction(tr("Fast-forward to the &steady state"), QKeySequence(Qt::CTRL | Qt::SHIFT | Qt::Key_G), this,
                                     [this] { fastForwardToSteady(std::int64_t(60) * 1000000000); });
-    toSteady->setToolTip(tr("Run both sides without drawing until A's steady-state detector says it has settled (at most 60 s simulated)"));
+    toSteady->setToolTip(
+        tr("Run both sides without drawing until A's steady-state detector says it has been settled for a second (at most 60 s simulated)"));
     auto* bHere = run->addAction(tr("&B from here (A's state, B's knobs)"), QKeySequence(Qt::CTRL | Qt::Key_B), this, [this] { branchHere(1); });
     bHere->setToolTip(tr("Side B starts again from side A's state now, with B's knobs: what the patch does from this point on"));
     auto* aHere = run->addAction(tr("&A from here (B's state, A's knobs)"), this, [this] { branchHere(0); });

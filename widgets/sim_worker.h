@@ -54,6 +54,9 @@ public:
     /// (`speed` <= 0) on a machine with fewer than 4 hardware threads, where the window's painting
     /// would take its time from A's and B's threads.
     static qint64 frameIntervalNs(double speed, int hardwareThreads);
+    /// How long side A must have been steady before a fast-forward to the steady state stops
+    /// (1 s of simulated time, as `reproduce`'s hackbench runs).
+    static constexpr std::int64_t kSteadyHoldNs = 1'000'000'000;
     /// Abort flag for a quick shutdown (checked between chunks).
     void requestStop() { m_stop = true; }
 
@@ -76,8 +79,8 @@ public:
     void runTo(const sched::Scenario& s, const sched::Knobs& k, quint64 seed, qint64 ns);
     /// Fast-forward: runs both sides as fast as possible to simulated time `ns` without
     /// frames (a progress signal instead, a few times a second), then pauses and publishes.
-    /// `untilSteady`: stop as soon as side A's steady-state detector says it has settled (at
-    /// most at `ns`): the way to the steady state without knowing when it comes.
+    /// `untilSteady`: stop once side A's steady-state detector says it has been settled for
+    /// kSteadyHoldNs (at most at `ns`): the way to the steady state without knowing when it comes.
     void fastForward(qint64 ns, bool untilSteady = false);
     /// Publishes a frame now (e.g. after a resize, or for a screenshot).
     void publishNow();
