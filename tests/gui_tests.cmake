@@ -35,7 +35,7 @@ expect_run(gui_view_flow 0 "A: baseline · B: idle-delay-v2" ARGS --scenario ${S
 expect_run(gui_step_after_end 0 "t = 17.415 ms simulated" ARGS --scenario ${S} --run-for 20ms --step-wakeup --view flow --screenshot ${OUT}/gui_flow2.png)
 # The outcome view with a live knob change and a branch, from the command line; bad ones refused;
 # an endless job fast-forwarded until A's steady-state detector says it has settled.
-file(WRITE ${OUT}/endless.json "{\"topology\":\"i7-4790\",\"seed\":11,\"workloads\":[{\"type\":\"hackbench\",\"groups\":2,\"fds\":5,\"threads\":true,\"pipe\":true,\"loops\":0}]}\n")
+file(WRITE ${OUT}/endless.json "{\"topology\":\"i7-4790\",\"seed\":11,\"workloads\":[{\"type\":\"hackbench\",\"groups\":2,\"fds\":1,\"threads\":true,\"pipe\":true,\"loops\":0}]}\n")
 expect_run(gui_view_outcome 0 "B: idle-delay-v2 \\(WA_WEIGHT=0\\), branched from A at t = 4.000 ms, idle_delay_ns=1000000 idle_delay_max_running=4 at t = 4.000 ms, WA_WEIGHT=0 at t = 6.000 ms"
            ARGS --scenario ${S} --run-for 8ms --branch-at 4ms --change 6ms:B:WA_WEIGHT=0 --view outcome --screenshot ${OUT}/gui_outcome.png)
 expect_run(gui_fast_forward_steady 0 "fast-forward [0-9.]+ of 60.000 s simulated" ARGS --scenario ${OUT}/endless.json --fast-forward steady --screenshot ${OUT}/gui_steady.png)

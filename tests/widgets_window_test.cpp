@@ -79,14 +79,13 @@ bool waitFor(const std::function<bool()>& pred, int ms = 60000) {
     return true;
 }
 
-/// Opens an endless hackbench (i7-4790, -g 2 -f 5, seed 11) with `variants` (JSON), paused at t = 0.
-void openEndless(MainWindow& w, QTemporaryDir& dir, const char* variants) {
+/// Opens an endless hackbench (i7-4790, -g 2 -f `fds`, seed 11) with `variants` (JSON), paused at t = 0.
+void openEndless(MainWindow& w, QTemporaryDir& dir, const char* variants, int fds = 5) {
     const QString path = dir.filePath(QStringLiteral("endless.json"));
     QFile f(path);
     ASSERT_TRUE(f.open(QIODevice::WriteOnly));
-    f.write(QByteArray(R"({"topology":"i7-4790","seed":11,"workloads":[{"type":"hackbench","groups":2,"fds":5,"threads":true,"pipe":true,"loops":0}],
-                          "variants":)") +
-            variants + "}");
+    f.write(QByteArray(R"({"topology":"i7-4790","seed":11,"workloads":[{"type":"hackbench","groups":2,"fds":)") + QByteArray::number(fds) +
+            R"(,"threads":true,"pipe":true,"loops":0}],"variants":)" + variants + "}");
     f.close();
     StartOptions o;
     o.autoplay = false;
@@ -361,7 +360,7 @@ TEST(MainWindow, BFromHereStartsBFromAsStateWithBsKnobs) {
 TEST(MainWindow, FastForwardToTheSteadyStateStopsWhereASettled) {
     QTemporaryDir dir;
     MainWindow w;
-    openEndless(w, dir, R"({"A":"baseline","B":"idle-delay-v2"})");
+    openEndless(w, dir, R"({"A":"baseline","B":"idle-delay-v2"})", 1);  // 4 tasks: a quick second of steady state
     bool done = false;
     w.fastForwardToSteady(std::int64_t(60) * 1000000000, [&] { done = true; });
     ASSERT_TRUE(waitFor([&] { return done; }));
