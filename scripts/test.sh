@@ -13,8 +13,8 @@ export QT_QPA_PLATFORM=offscreen
 # takes a malloc'd dynamic-TLS block that happens to sit at a certain page offset for a pre-2.25
 # glibc header and reads garbage as its bounds, and LeakSanitizer's tracer then dies at exit
 # ("Tracer caught signal 11 ... LeakSanitizer has encountered a fatal error") after a test has
-# passed: MainWindow.FramesReachTheViewsAndKnobsApplyLive failed so in a CI run of stop 54 (and
-# probably in stop 52's, whose output was cut off). The asan test preset sets the same options.
+# passed: MainWindow.FramesReachTheViewsAndKnobsApplyLive failed so in a CI run (and
+# probably in an earlier one whose output was cut off). The asan test preset sets the same options.
 # Not intercepting __tls_get_addr avoids that heuristic (Mudlet's PR #9930 traced the mechanism).
 export ASAN_OPTIONS=detect_leaks=1:intercept_tls_get_addr=0
 export LSAN_OPTIONS="suppressions=$repo_root/tests/lsan.supp:print_suppressions=0"  # libtracecmd's own leaks

@@ -72,7 +72,7 @@ expect_run(compare_endless 2 "hb_endless.json: workloads\\[0\\] \\(loops 0\\) ru
 expect_run(compare_endless_until 0 "-l 0 \\(endless\\).*messages/s since GO" ARGS compare ${T}/hb_endless.json --until 20ms -j 1)
 expect_run(sweep_endless 2 "runs until stopped: give --until" ARGS sweep ${T}/hb_endless.json --vary idle_delay_ns=0,1ms)
 expect_run(run_cyclictest_bad 2 "cyc_bad.json: workloads\\[0\\].interval_us" ARGS run ${T}/cyc_bad.json)
-# Hardening (issue 18): a scenario nested 100 000 deep (it crashed in a recursive copy), a number
+# Hardening: a scenario nested 100 000 deep (it crashed in a recursive copy), a number
 # no double holds, a directory where a file belongs: one line naming the file, exit 2.
 file(WRITE ${T}/schbench_huge.json "{\"topology\":\"i7-4790\",\"workloads\":[{\"type\":\"schbench\",\"message_threads\":1024,\"workers\":65536}]}\n")
 string(REPEAT "{\"a\":" 100000 deep_open)
@@ -88,7 +88,7 @@ expect_run(explain_huge_number 2 "^schedlab-cli: [^\n]*huge_seed.json: a JSON nu
 expect_run(run_directory 2 "^schedlab-cli: ${T}: is a directory, not a file\n$" ARGS run ${T})
 expect_run(explain_directory 2 "^schedlab-cli: ${T}: is a directory, not a file\n$" ARGS explain ${T})
 expect_run(topology_directory 2 "^schedlab-cli: ${T}/: cannot open topology file '${T}/': is a directory, not a file\n$" ARGS topology ${T}/)
-# More refusals, one line each naming the file and the field (issue 18: 100 cases or more in all).
+# More refusals, one line each naming the file and the field (100 cases or more in all).
 file(WRITE ${T}/r_topo.json "{\"topology\":\"nosuch\",\"workloads\":[{\"type\":\"hackbench\"}]}\n")
 file(WRITE ${T}/r_empty.json "{\"topology\":\"i7-4790\",\"workloads\":[]}\n")
 file(WRITE ${T}/r_num.json "{\"topology\":\"i7-4790\",\"workloads\":[3]}\n")
@@ -246,7 +246,7 @@ endif()
 
 # Traces: the recorded 6.1 sample, a simulated run exported as ftrace text and read back, the CSV.
 set(TR ${DATA}/traces/qemu-6.1-2s2c2t-hackbench-small/trace.txt.gz)
-# Bad flag values are refused by name, not taken (issue 18): a negative seed wrapped to 2^64-1,
+# Bad flag values are refused by name, not taken: a negative seed wrapped to 2^64-1,
 # an invalid regex matched nothing, a negative example count, an unknown clock, a negative CPU.
 expect_run(run_seed_negative 2 "^schedlab-cli: --seed: must be a whole number, 0 or more, not '-1'" ARGS run ${T}/small.json --seed -1)
 expect_run(agree_bad_regex 2 "^schedlab-cli: --sync-comm: not a regular expression: " ARGS agree ${TR} --sync-comm "[")

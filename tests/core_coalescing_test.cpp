@@ -263,7 +263,7 @@ TEST(GoldenDigests, EveryShippedScenarioAndVariantShortened) {
     EXPECT_EQ(now, was) << "digests moved: if on purpose, rewrite " << golden << " and say why in the commit";
 }
 
-// --- Scale (issue 13) --------------------------------------------------------------
+// --- Scale -------------------------------------------------------------------------
 
 #if defined(__SANITIZE_ADDRESS__)
 // libasan's allocator statistics (sanitizer/allocator_interface.h, which GCC 12 on Debian
@@ -277,7 +277,7 @@ static std::size_t liveHeapBytes() { return mallinfo2().uordblks + mallinfo2().h
 
 // A 200 000-task scenario (hackbench -g 2500 -f 40 on 384 CPUs) runs in bounded memory:
 // under 1 KiB and a cache line of heap per task all told (SimTask is 304 B: four cache lines
-// until the follow-up patches' task fields came, issue 20: se.dur_avg, prev_sleep_sum_runtime,
+// until the follow-up patches' task fields came: se.dur_avg, prev_sleep_sum_runtime,
 // next_migration_time and its quota, avg_hot_dur, last_dequeue_time, as their patches add them to
 // task_struct), and no growth while it runs
 // on. detach_tasks() from a runqueue of tens of thousands of forked tasks stays cheap

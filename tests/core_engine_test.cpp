@@ -178,7 +178,7 @@ TEST(TgLoadAvg, ContentionFollowsTheUpdatesAndTheRatelimitCutsIt) {
     EXPECT_GT(ma.cost_tg, accesses(ma) * base.tg_update_base * 2);
     EXPECT_LT(mb.tg_updates * 5, ma.tg_updates);
     EXPECT_LT(double(mb.cost_tg) / double(accesses(mb)), 0.5 * double(ma.cost_tg) / double(accesses(ma)));
-    // The knob preset (E, issue 20) is the same ratelimit: the same run, digest for digest.
+    // The knob preset (E) is the same ratelimit: the same run, digest for digest.
     RunOptions o;
     o.seed = 1;
     auto viaKnob = buildEngine(s, Knobs::preset("tg-ratelimit"), base, o);

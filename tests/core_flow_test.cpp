@@ -55,7 +55,7 @@ TEST(DecisionFlow, EveryReasonCodeHasItsNode) {
     // The kernel's order under select_idle_sibling(): S1 first, S9 last.
     const auto& sis = f.children(f.node("select_idle_sibling"));
     ASSERT_FALSE(sis.empty());
-    // SELECT_BIAS_PREV (issue 20) tests prev before S1.
+    // SELECT_BIAS_PREV tests prev before S1.
     ASSERT_GE(sis.size(), 3u);
     EXPECT_EQ(f.nodes()[std::size_t(sis[0])].key, "SIS_BIAS_PREV_IDLE");
     EXPECT_EQ(f.nodes()[std::size_t(sis[1])].key, "SIS_BIAS_PREV_FITS");

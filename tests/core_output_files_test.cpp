@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 // core_output_files_test.cpp: OutputSet (a set of files renamed into place only when all are
 // complete, no temporary left on failure) and the interrupt cleanup, by a schedlab-cli stopped
-// with SIGINT and SIGTERM mid-run (issue 18: no debris).
+// with SIGINT and SIGTERM mid-run (no debris).
 #include "util/input_error.h"
 #include "util/output_files.h"
 

@@ -228,7 +228,7 @@ TEST(Simulation, SnapshotIsBoundedAndSamplesTheRunqueues) {
     ASSERT_EQ(a.reports.size(), 1u);
 }
 
-// Issue 18: every workload type's tasks are capped, each and together, and a scenario whose
+// Every workload type's tasks are capped, each and together, and a scenario whose
 // start-up alone would take hours says so before it runs.
 TEST(ScenarioLimits, EveryWorkloadTypesTasksAreCappedAndCostlyOnesWarned) {
     auto errorOf = [](const std::string& text) {

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
-// core_timer_test.cpp: sleep timers as Linux 6.1's hrtimers (issue 17) -- where
+// core_timer_test.cpp: sleep timers as Linux 6.1's hrtimers -- where
 // get_nohz_timer_target() puts a timer (busy, idle and idle-by-delay CPUs, pinned timers,
 // timer_migration off, hrtimer_check_target()), the wakeup a timer makes (its CPU, hard-interrupt
 // context, no WF_SYNC), the C-state exit before the handler on an idle CPU, a tick ending a timer

@@ -227,7 +227,7 @@ TEST(Topology, ANameTheFileSystemRefusesIsAnUnknownTopology) {
     }
 }
 
-// Found by tests/bench/fuzz/fuzz_topology_json (stop 54): a distance matrix whose later row is
+// Found by tests/bench/fuzz/fuzz_topology_json: a distance matrix whose later row is
 // shorter than the first ([[10, 21], []]) was read past its end by the symmetry check, which
 // compares [i][j] with [j][i] before row j's length had been checked (a null dereference).
 TEST(Topology, ARaggedDistanceMatrixIsRefusedByItsRow) {

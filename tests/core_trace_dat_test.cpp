@@ -213,7 +213,7 @@ TEST(TraceDat, ACorruptPageEndsItsCpuWithAProblemAndAGapTheRestIsKept) {
     bool problem = false;
     for (const auto& p : t.problems) problem = problem || p.what.starts_with("CPU 1: libtracecmd stopped reading its buffer after this record");
     EXPECT_TRUE(problem) << t.summary();
-    // What libtracecmd printed in its reader is a problem of the trace, not noise on our stderr (issue 18).
+    // What libtracecmd printed in its reader is a problem of the trace, not noise on our stderr.
     bool said = false;
     for (const auto& p : t.problems)
         said = said || p.what.find("printed 38 bytes, the first line: \"bad page read, with size of 134217727\"") != std::string::npos;

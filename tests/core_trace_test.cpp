@@ -167,7 +167,7 @@ TEST(FtraceText, EveryLineLayoutParses) {
         "next_comm=my prog pid=4301 next_pid=4301 next_prio=120\n";
     const Trace t = parseFtraceText(text, "layouts.txt");
     ASSERT_EQ(t.events.size(), 4u) << t.summary();
-    // CPU 17 in a #P:8 trace: read as 18 CPUs, and said (issue 18: they were dropped without a word).
+    // CPU 17 in a #P:8 trace: read as 18 CPUs, and said (they were once dropped without a word).
     ASSERT_EQ(t.problem_count, 1u) << t.summary();
     EXPECT_EQ(t.problems[0].what, "records on CPUs up to 17, but the header says #P:8: read as 18 CPUs");
     EXPECT_EQ(t.events[0].pid, 4301);
@@ -368,7 +368,7 @@ TEST(FtraceText, NotATraceEmptyAndLatencyFormatAreOneLineErrors) {
         EXPECT_NE(std::string(e.what()).find("latency-format"), std::string::npos);
         EXPECT_NE(std::string(e.what()).find("line 2"), std::string::npos);
     }
-    // A header with nothing recorded: one line saying so (issue 18: it was "0 events", exit 0).
+    // A header with nothing recorded: one line saying so (it was once "0 events", exit 0).
     try {
         (void)parseFtraceText(kHeader5, "nothing.txt");
         ADD_FAILURE() << "a header alone was read as a trace";
@@ -500,7 +500,7 @@ TEST(FtraceText, TheExportIsWhatPerfettosSystraceImporterReads) {
 
 namespace {
 
-// Issue 18: what was taken silently. A CPU column twice, a row whose time goes back, a file where
+// What was once taken silently. A CPU column twice, a row whose time goes back, a file where
 // no row is good.
 TEST(RqLenCsv, DuplicateColumnsBackwardRowsAndAllBadFilesAreSaid) {
     auto errorOf = [](const std::string& text) {
@@ -728,7 +728,7 @@ TEST(TraceSnapshot, AnIndexedCursorEqualsAReplayFromTheStart) {
 
 }  // namespace
 
-// Issue 18: a line of megabytes (a file without newlines) is skipped and said, not kept: the
+// A line of megabytes (a file without newlines) is skipped and said, not kept: the
 // reader's memory stays flat whatever the input.
 TEST(FtraceText, AnOverlongLineIsSkippedAndSaid) {
     const std::string rec = "  a-1 [000] d..2. 1.000000: sched_waking: comm=b pid=2 prio=120 target_cpu=001\n";

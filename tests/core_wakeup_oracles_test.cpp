@@ -569,7 +569,7 @@ TEST(WakeupOracle, O54_DebounceMakesPlacedTaskHot) {
     EXPECT_FALSE(task_hot(st, Knobs{}, in)) << "baseline: cold";
 }
 
-// --- The follow-up patches of the idle-extension thread (issue 20; docs/patch-variants.md: Follow-ups).
+// --- The follow-up patches of the idle-extension thread (docs/patch-variants.md: Follow-ups).
 
 TEST(WakeupOracle, O55_AlmostIdlePrevKeepsTheWakeeAndSkipsTheScan) {
     // B: prev 2 runs a task of load 3 beside the wakee's own blocked load (512): cpu_load_without = 3 <= 5.

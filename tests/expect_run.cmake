@@ -20,7 +20,7 @@ function(expect_run name expected_rc expected_regex)
     return()
   endif()
   if(NOT expected_rc EQUAL 0 AND DEFINED DEBRIS_DIR)
-    # A refused run leaves no temporary behind (issue 18): no NAME.tmp.PID anywhere under DEBRIS_DIR.
+    # A refused run leaves no temporary behind: no NAME.tmp.PID anywhere under DEBRIS_DIR.
     file(GLOB_RECURSE debris "${DEBRIS_DIR}/*.tmp.*")
     if(debris)
       message(SEND_ERROR "${name}: left temporaries behind: ${debris}")

@@ -55,7 +55,7 @@ expect_run(gui_bad_preset 2 "^schedlab: --a: .*nosuch" ARGS --a nosuch --screens
 expect_run(gui_bad_knob 2 "^schedlab: --b: .*WA_IDEL" ARGS --set-b WA_IDEL=0 --screenshot ${OUT}/x.png)
 expect_run(gui_missing_scenario 2 "^schedlab: /nonexistent.json: cannot open" ARGS --scenario /nonexistent.json --screenshot ${OUT}/x.png)
 expect_run(gui_bad_flag 2 "^schedlab: " ARGS --frobnicate)
-# Issue 18: a picture that cannot be saved is refused before anything is simulated (it exited 1
+# A picture that cannot be saved is refused before anything is simulated (it exited 1
 # after the run); a scenario nested 100 000 deep is an error, not a crash.
 expect_run(gui_screenshot_no_dir 2 "^schedlab: --screenshot /etc/passwd/x.png: directory /etc/passwd does not exist" ARGS --screenshot /etc/passwd/x.png)
 expect_run(gui_screenshot_is_dir 2 "^schedlab: --screenshot ${OUT}/d.png: is a directory" ARGS --screenshot ${OUT}/d.png)

@@ -272,7 +272,7 @@ TEST(AggregateArrows, ProxyExecutionMovesAreAnArrowOfTheirOwn) {
     EXPECT_FALSE(a[2].wakeup);
 }
 
-// Sleep timers get_nohz_timer_target() moved (issue 17) are an arrow of their own, beside a
+// Sleep timers get_nohz_timer_target() moved are an arrow of their own, beside a
 // wakeup between the same CPUs, neither a placement nor a balance.
 TEST(AggregateArrows, MovedTimersAreAnArrowOfTheirOwn) {
     using C = sched::MigrationCause;

@@ -326,7 +326,7 @@ TEST(CountersPlotBars, ValuesAreTheSnapshotCounts) {
     EXPECT_EQ(barValue(c, 0, "newidle"), 42.0);
 }
 
-// Who woke the sleepers (issue 17): a task, a timer on the wakee's CPU, a timer elsewhere, and
+// Who woke the sleepers: a task, a timer on the wakee's CPU, a timer elsewhere, and
 // the wakelist (IPI) count and the wakeups stacked by a race, A and B side by side.
 TEST(CountersPlotBars, WhoWokeIsTheSnapshotsWakerCounts) {
     auto a = std::make_shared<sched::Snapshot>();

@@ -59,7 +59,7 @@ QString deltaTable(const sched::Snapshot& a, const sched::Snapshot& b, bool fini
         cols.push_back({tr("idle-delay hits"), double(a.idle_delay_hits), double(b.idle_delay_hits), 0});
     if (!recorded || a.ttwu_races || b.ttwu_races)  // the wakeup's window: the chosen CPU looked idle, another wakee was on its way
         cols.push_back({tr("stacked by a race"), double(a.ttwu_races), double(b.ttwu_races), 0});
-    // Sleep timers (issue 17): the share of timer wakeups that came from another CPU's interrupt.
+    // Sleep timers: the share of timer wakeups that came from another CPU's interrupt.
     if (a.timers_armed || b.timers_armed) {
         auto remote = [](const sched::Snapshot& s) {
             const std::uint64_t n = s.wake_by_timer_local + s.wake_by_timer_remote;

@@ -41,7 +41,7 @@ bool newidle_balance_begins(MachineState& st, int cpu, bool rd_overload, std::in
 /// scheduler_tick(): rq->idle_balance = idle_cpu(cpu).
 bool tick_idle_balance(const MachineState& st, const Knobs& k, int cpu);
 
-/// Where get_nohz_timer_target() put a timer, and why (the hrtimer's placement, issue 17).
+/// Where get_nohz_timer_target() put a timer, and why (the hrtimer's placement).
 struct TimerTarget {
     enum class Why : std::uint8_t {
         ThisBusy,  ///< idle_cpu(this) false: the timer stays on the arming CPU

@@ -163,7 +163,7 @@ void Engine::endPlan(int cpu, int done) {
     // to (planning steps that are cut costs more than it saves), at most kMaxPlan steps.
     // Measured on the seed hackbench (384 CPUs): with up to 4096, 60 % of the planned steps
     // were cut before they happened and a coalesced run took 2.2x the time of one without.
-    // Instructions of tests/bench/steady_window --coalesce (stop 32): 4 -> 3.738 G, 6 -> 3.663 G,
+    // Instructions of tests/bench/steady_window --coalesce, by limit: 4 -> 3.738 G, 6 -> 3.663 G,
     // 8 -> 3.631 G, 16 -> 3.716 G, 32 -> 3.900 G.
     const bool whole = done + 1 == pl.n;
     p.plan_limit = std::uint8_t(std::clamp<int>(whole ? 2 * int(p.plan_limit) : 2 * done, 2, kMaxPlan));

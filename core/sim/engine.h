@@ -92,8 +92,8 @@ struct SimTask {
     bool wake_pending = false;           ///< woken while a Block was pending (ttwu_runnable)
     std::uint8_t watch_off_cpu = 0;      ///< its workload's offCpu() is called when it leaves its CPU (a mutex owner or spinner)
 };
-/// The per-task record the event loop walks (issue 13: four cache lines; five since the follow-up
-/// patches' per-task state, issue 20: se.dur_avg, se.prev_sleep_sum_runtime, se.next_migration_time
+/// The per-task record the event loop walks (four cache lines; five since the follow-up
+/// patches' per-task state: se.dur_avg, se.prev_sleep_sum_runtime, se.next_migration_time
 /// and the ratelimit's quota, avg_hot_dur and last_dequeue_time; tests/bench shows what the fifth
 /// line costs).
 static_assert(sizeof(SimTask) <= 320, "SimTask grew past five cache lines");

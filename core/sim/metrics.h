@@ -82,7 +82,7 @@ struct Metrics {
     std::uint64_t proxy_deactivations = 0;      ///< donors whose lock owner was asleep: dequeued (proxy_deactivate())
     std::uint64_t buddy_picks = 0;              ///< pick_next_entity() chose a next/last buddy over the leftmost
     std::uint64_t tick_preempt = 0;
-    // Who woke the tasks that try_to_wake_up() found asleep (issue 17): a task, or an hrtimer's
+    // Who woke the tasks that try_to_wake_up() found asleep: a task, or an hrtimer's
     // interrupt on the wakee's own CPU (task_cpu(p), "local") or on another CPU ("remote").
     std::uint64_t wake_by_task = 0, wake_by_timer_local = 0, wake_by_timer_remote = 0;
     std::uint64_t timers_armed = 0;       ///< sleep timers armed (nanosleep, usleep, clock_nanosleep)

@@ -247,7 +247,7 @@ const std::vector<Claim>& seedClaims() {
         // the low end of the range as the published figure.
         v.push_back(waWeight("Throughput (MB/s)", "tput", 3607, 3607));
         v.push_back(waWeight("max latency (ms)", "maxlat", 3.85, 14));
-        // The idle-extension thread's follow-up patches (issue 20; workloads.md 4.2), on the seed's
+        // The idle-extension thread's follow-up patches (workloads.md 4.2), on the seed's
         // hackbench scenario where Mathieu measured them.
         v.push_back(mathieu("almost-idle-prev", side("almost-idle-prev"), 34, 49,
                             "Mathieu Desnoyers 2023-08-10 (B, almost-idle prev), 2 x EPYC 9654 (384 CPUs), hackbench -g 32 -f 20 --threads "

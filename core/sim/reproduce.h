@@ -89,7 +89,7 @@ struct ClaimOutcome {
     std::uint64_t patch_claims = 0;                 ///< CPUs claimed (claim_wakeup)
     std::uint64_t base_races = 0, patch_races = 0;  ///< wakeups stacked by a race (Decision::raced)
     std::uint64_t patch_debounce = 0;               ///< SIS_DEBOUNCE placements (DEBOUNCE_PLACED + DEBOUNCE_COLD_LLC)
-    /// The follow-up patches' own reason codes (issue 20: B, D, G, H, F) that the patch run
+    /// The follow-up patches' own reason codes (B, D, G, H, F) that the patch run
     /// decided by, with their counts, in the enums' order: the mechanism a claim worked through.
     std::vector<std::pair<std::string, std::uint64_t>> patch_reasons;
     double base_tg_ms = 0, patch_tg_ms = 0;          ///< CPU time in tg->load_avg updates

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: GPL-2.0-or-later
 # open_vs_kernelshark.sh: schedlab and KernelShark opening the same trace.dat, alternately, on the
-# same machine (issue 5's target: schedlab in half KernelShark's time or less). Not part of ctest.
+# same machine (the aim: schedlab in half KernelShark's time or less). Not part of ctest.
 #   tests/bench/open_vs_kernelshark.sh FILE [RUNS] [TOPOLOGY] [SCHEDLAB]
 # Both are timed from their launch, under an Xvfb: KernelShark until its window exists and its CPU
 # time has stopped growing (kernelshark_open.sh), schedlab until its window has drawn the trace
