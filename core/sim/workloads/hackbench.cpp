@@ -129,10 +129,7 @@ public:
     std::string workUnit() const override { return "messages/s"; }
     double progress(const Engine& e) const override {
         if (m_p.loops <= 0) return -1;  // endless: the run's stop decides
-        syncAll(e);                     // the planned reads before the current event count
-        double got = 0;
-        for (const auto& c : m_chan) got += double(c.received);
-        return m_finished ? 1.0 : got / messages();
+        return m_finished ? 1.0 : work(e) / messages();
     }
 
     void report(const Engine& e, WorkloadReport& r) const override {
@@ -153,9 +150,7 @@ public:
         }
         if (m_p.loops <= 0) {
             // Endless: no job time; the rate of messages read since GO is the figure.
-            syncAll(e);
-            double got = 0;
-            for (const auto& c : m_chan) got += double(c.received);
+            const double got = work(e);
             const double rate = secs > 0 ? got / secs : 0;
             r.output.push_back(fmt::format("(endless: {:.0f} messages read in {:.3f} s since GO, {:.0f} per second)", got, secs, rate));
             r.headline.push_back({"msgs_per_s", "messages/s since GO", rate, false, 0});
