@@ -646,22 +646,16 @@ QString MainWindow::changeKnob(int side, const QString& knob, const QString& val
     return {};
 }
 
-void MainWindow::fastForward(qint64 ns, std::function<void()> done) {
+void MainWindow::fastForward(qint64 ns, std::function<void()> done, bool untilSteady) {
     m_runUntil = ns;
+    m_ffToSteady = untilSteady;
     m_whenDone = std::move(done);
     m_running = true;
     m_runBar->setPlaying(true);
-    m_sim->post([ns](SimWorker& w) { w.fastForward(ns); });
+    m_sim->post([ns, untilSteady](SimWorker& w) { w.fastForward(ns, untilSteady); });
 }
 
-void MainWindow::fastForwardToSteady(qint64 maxNs, std::function<void()> done) {
-    m_runUntil = maxNs;
-    m_ffToSteady = true;
-    m_whenDone = std::move(done);
-    m_running = true;
-    m_runBar->setPlaying(true);
-    m_sim->post([maxNs](SimWorker& w) { w.fastForward(maxNs, true); });
-}
+void MainWindow::fastForwardToSteady(qint64 maxNs, std::function<void()> done) { fastForward(maxNs, std::move(done), true); }
 
 void MainWindow::stepWakeupThen(std::function<void()> done) {
     m_whenTraced = std::move(done);

@@ -98,8 +98,9 @@ public:
     /// Fast-forward: both sides run as fast as they can to simulated time `ns` without drawing
     /// (progress in the status bar), then the window shows them there, paused; `done` (optional)
     /// is called then, on the GUI thread. Pause (Space) stops it where it is.
-    void fastForward(qint64 ns, std::function<void()> done = {});
-    /// Fast-forward until side A's steady-state detector says it has settled (at most `maxNs`),
+    /// `untilSteady`: fastForwardToSteady()'s stop as well.
+    void fastForward(qint64 ns, std::function<void()> done = {}, bool untilSteady = false);
+    /// Fast-forward until side A's steady-state detector says it has been settled for a second (at most `maxNs`),
     /// then `done` once that frame is shown (Run → Fast-forward to the steady state).
     void fastForwardToSteady(qint64 maxNs, std::function<void()> done = {});
 
