@@ -2,6 +2,8 @@
 // decision.cpp: names of the reason codes (as docs/decisions.md spells them).
 #include "kernel/decision.h"
 
+#include "util/state_archive.h"
+
 namespace sched {
 
 const char* toString(Stage0 s) {
@@ -134,6 +136,20 @@ std::string Decision::reasons() const {
     if (idlest != IdlestSub::NONE) add(toString(idlest));
     if (stage2 != Stage2::NONE) add(toString(stage2));
     return s.empty() ? "NONE" : s;
+}
+
+}  // namespace sched
+
+namespace sched {
+
+void Decision::state(StateArchive& ar) {
+    ar(cpu, prev_cpu, this_cpu, wake_flags, stage0, stage1, idlest, stage2, wakelist, migrated, preempted_curr, claim_set, idle_delay_hit,
+       wakelist_cross_l2, raced, t_queue, t_activate);
+    ar.each(examined, [](StateArchive& a, Examined& x) { a(x.cpu, x.fn, x.seen); });
+    ar.each(steps, [](StateArchive& a, Step& s) {
+        a(s.fn);
+        a.str(s.text);
+    });
 }
 
 }  // namespace sched

@@ -10,6 +10,8 @@
 
 namespace sched {
 
+class StateArchive;
+
 enum class Stage0 : std::uint8_t { NONE, TTWU_SELF, TTWU_RUNNABLE, TTWU_ONCPU_WAKELIST, AFFINITY_SINGLE, FALLBACK_RQ };
 enum class Stage1 : std::uint8_t {
     NONE,
@@ -153,6 +155,8 @@ struct Decision {
 
     /// "AFFINE_SYNC -> SIS_IDLE_CPU" style summary of the reasons.
     std::string reasons() const;
+    /// Saves or restores the whole decision (checkpoints: a wakeup in flight carries one).
+    void state(StateArchive& ar);
 };
 
 }  // namespace sched

@@ -3,6 +3,8 @@
 // docs/decisions.md and spec/wakeup-path.md give them.
 #include "kernel/decision_flow.h"
 
+#include "util/state_archive.h"
+
 #include "kernel/wakeup_path.h"
 
 #include <fmt/format.h>
@@ -491,6 +493,16 @@ std::string flowText(const FlowCounts& a, const FlowCounts* b, const std::string
         "; a node counts the decisions that reached it; select_task_rq_fair() branches twice (its own choice, then "
         "select_idle_sibling()).\n";
     return out;
+}
+
+}  // namespace sched
+
+namespace sched {
+
+void FlowCounts::state(StateArchive& ar) {
+    ar.vec(edges);
+    ar.vec(nodes);
+    ar(total);
 }
 
 }  // namespace sched

@@ -19,6 +19,8 @@
 
 namespace sched {
 
+class StateArchive;
+
 enum class FlowKind : std::uint8_t {
     Entry,     ///< where a placement starts: try_to_wake_up(), wake_up_new_task(), sched_exec()
     Function,  ///< a function or a branch of one that decides nothing itself
@@ -99,6 +101,8 @@ struct FlowCounts {
     void add(const Decision& d);
     void addRunnable();
     void clear();
+    /// Saves or restores the counts (checkpoints).
+    void state(StateArchive& ar);
     /// Decisions through node `n` (entries: the placements that started there).
     std::uint64_t node(int n) const { return n >= 0 && std::size_t(n) < nodes.size() ? nodes[std::size_t(n)] : 0; }
     std::uint64_t edge(int e) const { return e >= 0 && std::size_t(e) < edges.size() ? edges[std::size_t(e)] : 0; }

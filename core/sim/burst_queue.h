@@ -90,6 +90,14 @@ public:
     }
 
     /// The first entry by (t, lo); `now` is the current time (no entry is before it).
+    /// Every pending burst end (its CPU, time and order word), for checkpoints; put() them back
+    /// after reset() at the same `now` and the queue answers top() as before.
+    template <class F>
+    void forEach(F&& f) const {
+        for (std::size_t c = 0; c < m_node.size(); ++c)
+            if (m_node[c].where != kNone) f(int(c), m_node[c].t, m_node[c].lo);
+    }
+
     Top top(std::int64_t now) const {
         Top r;
         if (m_n > m_farN) {

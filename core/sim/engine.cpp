@@ -633,6 +633,8 @@ void Engine::postInitEntityUtilAvg(int cpu, SimTask& p) {
     p.t.avg.runnable_sum = p.t.avg.runnable_avg * (LOAD_AVG_MAX - 1024);
 }
 
+void Workload::state(StateArchive&) { throw std::logic_error("workload " + name() + " cannot be saved in a checkpoint"); }
+
 void Engine::reserveTasks(std::size_t n) {
     m_comm.reserve(n);
     m_hrt.reserve(n);

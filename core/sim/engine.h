@@ -35,6 +35,7 @@ namespace sched {
 
 class Engine;
 class KMutex;
+class StateArchive;
 
 /// What a task does next, returned by its workload when its current work is done.
 struct Action {
@@ -136,6 +137,13 @@ public:
     virtual void segmentMoved(Engine&, SimTask&) {}
     /// Background workloads do not hold the simulation open.
     virtual bool background() const { return false; }
+    /// Saves or restores everything the workload keeps between steps (checkpoints: the engine's
+    /// state() calls it after the tasks). A restored workload is not start()ed: whatever start()
+    /// set up is restored here or built again from the parameters.
+    virtual void state(StateArchive& ar);
+    /// The workload's mutexes by index (p->blocked_on in a checkpoint): -1 / nullptr for none.
+    virtual std::int64_t mutexIndex(const KMutex*) const { return -1; }
+    virtual KMutex* mutexAt(std::int64_t) { return nullptr; }
     /// `taskset -c`: the CPUs its tasks may run on (their cpus_ptr), null for every CPU. Set
     /// before start(); spawn() gives it to every task of the workload.
     void setCpus(const CpuMask* m) { m_cpus = m; }
@@ -228,6 +236,13 @@ public:
     /// integrating from now.
     void closeIntegrals();
     bool done() const { return m_done; }
+    /// Saves the whole state of the run (between events: after advance() returned), or restores
+    /// it into an engine built from the same scenario that has not run (checkpoints,
+    /// sim/checkpoint.h). Restored, the run goes on exactly as the saved one would have.
+    void state(StateArchive& ar);
+    /// Moves the hard stop (EngineConfig::stop_ns; 0: none): where a run restored from a
+    /// checkpoint ends.
+    void setStop(std::int64_t ns) { m_cfg.stop_ns = ns; }
 
     // --- for workloads -------------------------------------------------------
     std::int64_t now() const { return m_now; }

@@ -83,6 +83,8 @@ public:
     }
 
     void clear() { m_v.clear(); }
+    /// The heap's array, for checkpoints (restored as it was, it pops in the same order).
+    std::vector<Entry>& entries() { return m_v; }
 
 private:
     std::vector<Entry> m_v;

@@ -2,6 +2,8 @@
 // kmutex.cpp: struct mutex (kernel/locking/mutex.c, Linux 6.1); the rules are in kmutex.h.
 #include "sim/kmutex.h"
 
+#include "util/state_archive.h"
+
 #include "sim/engine.h"
 
 #include <fmt/format.h>
@@ -287,6 +289,36 @@ std::string KMutex::check(const Engine& e) const {
             return fmt::format("mutex free with waiters, and its first waiter pid {} sleeps and nobody spins (lost wakeup)", pid(list().front()));
     }
     return {};
+}
+
+}  // namespace sched
+
+namespace sched {
+
+void MutexStats::state(StateArchive& ar) {
+    ar(acquisitions, contended, spun, slept, handoffs, spin_ns, sleep_ns, hold_ns);
+    wait.state(ar);
+}
+
+void KMutex::state(StateArchive& ar) {
+    ar(m_owner, m_handoff, m_pickup, m_acquiredAt);
+    bool contention = m_c != nullptr;
+    ar(contention);
+    if (ar.loading()) m_c = contention ? std::make_unique<Contention>() : nullptr;
+    if (contention) {
+        ar.each(m_c->cont, [](StateArchive& a, Contender& c) { a(c.id, c.phase, c.onList, c.slept, c.since, c.phaseSince, c.spinOrder); });
+        ar.vec(m_c->list);
+        ar(m_c->nextOrder);
+    }
+    bool own = m_own != nullptr && m_stats == m_own.get();
+    ar(own);
+    if (own) {
+        if (ar.loading()) {
+            m_own = std::make_unique<MutexStats>();
+            m_stats = m_own.get();
+        }
+        m_own->state(ar);
+    }
 }
 
 }  // namespace sched

@@ -33,6 +33,8 @@
 
 namespace sched {
 
+class StateArchive;
+
 class Engine;
 
 /// What a mutex did over a run (the workload's report prints it).
@@ -47,6 +49,7 @@ struct MutexStats {
     std::int64_t hold_ns = 0;       ///< time held (acquire to unlock)
     LatencyHistogram wait;          ///< contended acquisitions: from mutex_lock() to owning it
     void merge(const MutexStats& o);
+    void state(StateArchive& ar);
 };
 
 class KMutex {
@@ -103,6 +106,9 @@ public:
     /// one owner; a free lock with waiters has its first waiter woken or someone spinning;
     /// spinners run; nobody both owns and waits.
     std::string check(const Engine& e) const;
+    /// Saves or restores the lock (owner, flags, contenders and wait list) and, when it keeps
+    /// its own figures, those (checkpoints); setStats() and setCompact() are the owner's to redo.
+    void state(StateArchive& ar);
 
 private:
     enum class Phase : std::uint8_t {

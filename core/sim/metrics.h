@@ -21,6 +21,8 @@
 
 namespace sched {
 
+class StateArchive;
+
 /// One placement decision as kept for the GUI and written by `run --decisions`.
 struct DecisionRecord {
     std::int64_t time = 0;
@@ -136,6 +138,9 @@ struct Metrics {
 
     /// Zeroes counters, histograms and integrals: the measured phase starts at t.
     void resetCounters(std::int64_t t);
+    /// Saves or restores every count, integral, histogram and series (checkpoints). The rings
+    /// keep their capacity: the newest records that fit are restored. Sinks are not state.
+    void state(StateArchive& ar);
     void recordDecision(std::int64_t t, std::int32_t pid, const Decision& d);
 
     /// The kernel-style event stream: the last event_ring_cap events (for the GUI's

@@ -2,6 +2,8 @@
 // steady_state.cpp: see steady_state.h.
 #include "sim/steady_state.h"
 
+#include "util/state_archive.h"
+
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -204,6 +206,28 @@ std::string describeSteady(const SteadyResult& r, const SteadyStateOptions& o) {
                            r.trend_busy * 100, r.trend_rq * 100, o.tolerance / 2 * 100);
     return fmt::format("NOT steady: last {} windows vary: busy CPUs {:.0f} %, rq {:.0f} %, migr. {:.0f} %", o.windows, r.spread_busy * 100,
                        r.spread_rq * 100, r.spread_migr * 100);
+}
+
+}  // namespace sched
+
+namespace sched {
+
+namespace {
+void countersState(StateArchive& ar, SteadyCounters& c) {
+    ar(c.t, c.busy_cpu_ns, c.rq_len_area, c.migrations, c.ctx_switches, c.progress, c.idle_scan, c.idle_scan_zero, c.placements, c.sis_util_aborts);
+}
+}  // namespace
+
+void SteadyState::state(StateArchive& ar) {
+    ar(m_have);
+    countersState(ar, m_start);
+    countersState(ar, m_last);
+    ar.each(m_windows, [](StateArchive& a, SteadyWindow& w) {
+        a(w.t0, w.t1, w.busy_cpus, w.rq_len, w.migrations_per_s, w.switches_per_s, w.progress_per_s, w.nr_idle_scan, w.sis_skip, w.scan_zero,
+          w.placements, w.aborts);
+    });
+    ar(m_steadyFrom, m_searchFrom, m_outside, m_bandBusy, m_bandRq, m_bandMigr, m_plateausLeft, m_plateauFrom, m_plateauLeft, m_windDown, m_scanSum,
+       m_zeroSum, m_scanN);
 }
 
 }  // namespace sched

@@ -17,6 +17,8 @@
 
 namespace sched {
 
+class StateArchive;
+
 struct SteadyStateOptions {
     std::int64_t window_ns = 50000000;  ///< 50 ms: about 12 ticks, several balance intervals of an LLC
     int windows = 4;                    ///< consecutive stable windows (200 ms)
@@ -110,6 +112,8 @@ public:
     const std::vector<SteadyWindow>& windows() const { return m_windows; }
     SteadyResult result() const;
     const SteadyStateOptions& options() const { return m_o; }
+    /// Saves or restores what it has seen (checkpoints); the options stay as constructed.
+    void state(StateArchive& ar);
 
 private:
     SteadyStateOptions m_o;

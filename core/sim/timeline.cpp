@@ -2,6 +2,8 @@
 // timeline.cpp: row folding and 2:1 compaction for RqTimeline.
 #include "sim/timeline.h"
 
+#include "util/state_archive.h"
+
 #include <algorithm>
 #include <stdexcept>
 
@@ -39,6 +41,20 @@ void RqTimeline::compact() {
     m_rows /= 2;
     m_stride *= 2;
     m_pending = m_stride;  // the merged last row is complete
+}
+
+}  // namespace sched
+
+namespace sched {
+
+void RqTimeline::state(StateArchive& ar) {
+    ar.expect(m_ncpus, "the timeline's CPU count");
+    ar.expect(m_maxRows, "the timeline's rows");
+    ar(m_period, m_rows, m_stride, m_pending);
+    ar.vec(m_data);
+    ar.vec(m_times);
+    if (ar.loading() && (m_data.size() != m_maxRows * std::size_t(m_ncpus) || m_times.size() != m_maxRows || m_rows > m_maxRows))
+        ar.fail("a timeline of the wrong shape");
 }
 
 }  // namespace sched

@@ -10,6 +10,8 @@
 
 namespace sched {
 
+class StateArchive;
+
 /// Rows are nominally period() ns apart. Each stored row covers `stride` pushes (starting at 1)
 /// and holds the per-CPU max over them, timed at its first push. Pushes fold into the last row
 /// until it is complete, so the last row may be partial. Starting a new row when max_rows rows are
@@ -21,6 +23,8 @@ public:
 
     /// One sample of ncpus values taken at t_ns (times should increase).
     void push(std::int64_t t_ns, const std::uint16_t* values);
+    /// Saves or restores the rows (checkpoints); the shape (CPUs, period, rows) must match.
+    void state(StateArchive& ar);
 
     [[nodiscard]] int ncpus() const { return m_ncpus; }
     [[nodiscard]] std::size_t rows() const { return m_rows; }

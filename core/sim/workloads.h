@@ -6,6 +6,7 @@
 
 #include "sim/engine.h"
 #include "sim/kmutex.h"
+#include "util/state_archive.h"
 
 #include <algorithm>
 #include <cstdint>
@@ -107,6 +108,7 @@ struct CyclictestParams {
 struct TimedRun {
     bool started = false, finished = false, endless = false;
     std::int64_t startAt = 0, warm = 0, end = 0, stopAt = 0;
+    void state(StateArchive& ar) { ar(started, finished, endless, startAt, warm, end, stopAt); }
     void start(std::int64_t now) {
         if (!started) {
             started = true;

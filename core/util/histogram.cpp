@@ -2,6 +2,8 @@
 // histogram.cpp: bucket arithmetic, percentiles and merging for LatencyHistogram.
 #include "util/histogram.h"
 
+#include "util/state_archive.h"
+
 #include <algorithm>
 #include <bit>
 #include <cmath>
@@ -76,6 +78,18 @@ std::vector<LatencyHistogram::Bucket> LatencyHistogram::buckets() const {
     for (std::size_t i = 0; i < m_counts.size(); ++i)
         if (m_counts[i]) out.push_back({bucketLow(i), bucketHigh(i), m_counts[i]});
     return out;
+}
+
+}  // namespace sched
+
+namespace sched {
+
+void LatencyHistogram::state(StateArchive& ar) {
+    ar.vec(m_counts);
+    ar(m_count, m_min, m_max);
+    auto lo = std::uint64_t(m_sum), hi = std::uint64_t(m_sum >> 64);
+    ar(lo, hi);
+    m_sum = Sum(hi) << 64 | lo;
 }
 
 }  // namespace sched

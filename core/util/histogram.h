@@ -9,6 +9,8 @@
 
 namespace sched {
 
+class StateArchive;
+
 class LatencyHistogram {
 public:
     static constexpr int kSubBits = 7;                                  ///< 128 sub-buckets per power of two
@@ -22,6 +24,8 @@ public:
     void record(std::int64_t v, std::uint64_t n = 1);  ///< negative values count as 0
     void merge(const LatencyHistogram& o);
     void clear();
+    /// Saves or restores the whole histogram (checkpoints: util/state_archive.h).
+    void state(StateArchive& ar);
 
     [[nodiscard]] std::uint64_t count() const { return m_count; }
     [[nodiscard]] std::int64_t min() const { return m_count ? m_min : 0; }  ///< exact; 0 when empty

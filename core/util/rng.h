@@ -68,6 +68,9 @@ public:
     /// True with probability p (p <= 0: never, p >= 1: always).
     bool chance(double p) { return unit() < p; }
 
+    /// The generator's state (checkpoints): four words.
+    std::uint64_t* words() { return m_s; }
+
 private:
     std::uint64_t m_s[4]{};
 };

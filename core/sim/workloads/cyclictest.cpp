@@ -194,6 +194,15 @@ private:
         }
     }
 
+public:
+    void state(StateArchive& ar) override {
+        ar(m_main);
+        ar.each(m_thr, [](StateArchive& a, Thread& t) { a(t.next, t.stop, t.interval_us, t.cycles, t.min, t.max, t.act, t.sum, t.tid); });
+        m_lat.state(ar);
+        ar(m_startAt, m_exited, m_shutdown, m_joining, m_done);
+    }
+
+private:
     CyclictestParams m_p;
     std::uint16_t m_index;
     int m_main = -1;

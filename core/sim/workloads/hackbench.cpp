@@ -952,6 +952,47 @@ private:
         return Action::run(m_rcost);
     }
 
+public:
+    void state(StateArchive& ar) override {
+        const auto key = [](StateArchive& a, PlanKey& k) { a(k.t, k.ctime, k.cpu); };
+        ar(m_coalescing, m_lean, m_wcost, m_rcost, m_wblock, m_rblock, m_wHold, m_rHold, m_locks, m_perPage, m_ppRecip, m_sockCap, m_loops);
+        ar(m_main, m_total, m_ready, m_mainWaiting, m_goFlag, m_joinWait, m_go, m_stop, m_finished);
+        ar.vec(m_workers);
+        ar.each(m_chan, [&](StateArchive& a, Channel& c) {
+            a(c.reader, c.count, c.pages, c.tail_written, c.head);
+            for (auto& u : c.unread) a(u);
+            a(c.reader_waiting);
+            a.deq(c.writers);
+            a(c.sent, c.received);
+            a.each(c.pend, [&](StateArchive& b, Channel::PendingOp& op) {
+                key(b, op.key);
+                b(op.task, op.kind);
+            });
+            a(c.pendHead, c.resW, c.resR);
+            c.mx.state(a);
+            if (a.loading() && m_locks) {
+                c.mx.setStats(&m_mutexStats);
+                c.mx.setCompact(m_lean);
+            }
+        });
+        ar.each(m_plan, [&](StateArchive& a, PlanInfo& p) {
+            a(p.a0, p.ops, p.firstRelease, p.npipes);
+            for (auto& v : p.pipes) a(v);
+            key(a, p.end);
+        });
+        ar(m_rSleeps, m_wSleeps, m_wSleepsFull);
+        ar.vec(m_wokenAt);
+        m_readLat.state(ar);
+        m_mutexStats.state(ar);
+    }
+    std::int64_t mutexIndex(const KMutex* m) const override {
+        for (std::size_t i = 0; i < m_chan.size(); ++i)
+            if (&m_chan[i].mx == m) return std::int64_t(i);
+        return -1;
+    }
+    KMutex* mutexAt(std::int64_t i) override { return i >= 0 && std::size_t(i) < m_chan.size() ? &m_chan[std::size_t(i)].mx : nullptr; }
+
+private:
     HackbenchParams m_p;
     bool m_coalescing = false;
     bool m_lean = false;                      ///< many pipes: plans apply what is behind them, drained pipes free their buffers

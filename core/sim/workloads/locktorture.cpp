@@ -107,6 +107,19 @@ public:
 
 private:
     enum Role : std::uint8_t { kMain = 0, kWriter = 1 };
+public:
+    void state(StateArchive& ar) override {
+        ar(m_n, m_main);
+        m_run.state(ar);
+        ar.vec(m_writers);
+        ar.vec(m_acquired);
+        ar(m_held, m_fail);
+        m_mutex.state(ar);
+    }
+    std::int64_t mutexIndex(const KMutex* m) const override { return m == &m_mutex ? 0 : -1; }
+    KMutex* mutexAt(std::int64_t i) override { return i == 0 ? &m_mutex : nullptr; }
+
+private:
     LockTortureParams m_p;
     std::uint16_t m_index;
     int m_n = 0;

@@ -175,6 +175,19 @@ private:
     const char* serverComm() const { return m_p.context_switch1 ? "context_switch1" : m_p.netperf ? "netserver" : "tbench_srv"; }
     enum Role : std::uint8_t { kMain = 0, kClient = 1, kServer = 2 };
     bool measuring(const Engine& e) const { return m_run.measuring(e); }
+public:
+    void state(StateArchive& ar) override {
+        ar(m_main);
+        ar.vec(m_client);
+        ar.vec(m_server);
+        m_run.state(ar);
+        ar(m_done, m_trips);
+        ar.vec(m_donePer);
+        ar(m_clientNs, m_serverNs, m_clientTail, m_serverTail);
+        m_lat.state(ar);
+    }
+
+private:
     PingPongParams m_p;
     std::uint16_t m_index;
     int m_main = -1;

@@ -233,6 +233,26 @@ private:
         }
     }
 
+public:
+    void state(StateArchive& ar) override {
+        ar(m_workersPer, m_mainId);
+        ar.each(m_mt, [](StateArchive& a, MsgThread& m) {
+            a(m.id);
+            a.vec(m.posted);
+            a.vec(m.waking);
+            a(m.next, m.waiting);
+        });
+        m_run.state(ar);
+        m_wake.state(ar);
+        m_req.state(ar);
+        ar(m_completed);
+        ar.vec(m_lockOwner);
+        ar(m_spinNs);
+        ar.vec(m_rpsBucket);
+        ar(m_work);
+    }
+
+private:
     SchbenchParams m_p;
     std::uint16_t m_index;
     int m_workersPer = 0;

@@ -52,6 +52,8 @@ public:
     }
 
 private:
+    void state(StateArchive& ar) override { ar(m_n, m_main, m_busyNs); }
+
     StressParams m_p;
     std::uint16_t m_index;
     int m_n = 0;
