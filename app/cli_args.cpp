@@ -87,6 +87,12 @@ void addRunCommand(CLI::App& app, Cli& o) {
     run->add_option("--ftrace", sim.ftrace, "write the run's scheduler events as ftrace text to FILE (tracefs layout)");
     run->add_flag("--ftrace-usecs", sim.ftraceUsecs, "--ftrace timestamps in µs (6 decimals, as tracefs) instead of ns");
     run->add_option("--trace-dat", sim.traceDat, "write the run's scheduler events as a trace-cmd trace.dat (version 6) to FILE");
+    run->add_option("--save-state", sim.saveState,
+                    "write a checkpoint of the run at its --until stop to FILE: the whole simulation state, which run --from-state goes on from");
+    run->add_option("--from-state", sim.fromState,
+                    "go on from a checkpoint (run --save-state, or the window's File > Save state) to --until T, instead of a scenario from "
+                    "t = 0: the same results as the uninterrupted run");
+    run->get_option("scenario")->required(false);
     run->add_flag("--no-wake-inputs", sim.noWakeInputs,
                   "--ftrace / --trace-dat without the schedlab_wake marks of each decision's untraced inputs: the events a kernel's trace has "
                   "(agree then reconstructs the inputs, as for a recording)");

@@ -3,6 +3,7 @@
 #include "cli_sim.h"
 #include "kernel/decision_flow.h"
 
+#include "sim/checkpoint.h"
 #include "sim/report.h"
 #include "util/install_paths.h"
 #include "sim/reproduce.h"
@@ -23,6 +24,7 @@
 #include <cstdio>
 #include <exception>
 #include <mutex>
+#include <optional>
 #include <thread>
 #include <cstdlib>
 #include <filesystem>
@@ -117,8 +119,10 @@ RunOptions simOptions(const Scenario& s, const SimArgs& a) {
 
 RunResult runOne(const Scenario& s, const Variant& v, const CostModel& cost, const SimArgs& a, const std::string& label,
                  std::function<void(const DecisionRecord&)> sink = {}, std::function<void(const SchedEvent&)> events = {},
-                 std::function<void(const Engine&)> onStart = {}, std::function<void(const WakeInputs&)> inputs = {}) {
+                 std::function<void(const Engine&)> onStart = {}, std::function<void(const WakeInputs&)> inputs = {},
+                 const std::function<void(RunOptions&)>& tweak = {}) {
     RunOptions o = simOptions(s, a);
+    if (tweak) tweak(o);
     o.wake_inputs_sink = std::move(inputs);
     o.decision_sink = std::move(sink);
     o.event_sink = std::move(events);
@@ -369,14 +373,21 @@ int cliAgree(const AgreeArgs& a) {
 
 // loadScenario(), its warnings on stderr (legal but costly inputs: the run goes ahead);
 // --until as its stop, and an endless scenario without one refused.
+// --until's simulated time (ns), 0 without one.
+std::int64_t untilNs(const SimArgs& a) {
+    if (a.until.empty()) return 0;
+    const auto ns = parseDurationNs(a.until);
+    const bool unit = std::isalpha(static_cast<unsigned char>(a.until.back()));
+    if (!ns || !unit || *ns <= 0 || *ns > std::int64_t(36000) * 1000000000)
+        throw InputError("--until", a.until, "is not a simulated time with a unit between 1 ns and 10 h (e.g. 2s, 500ms)");
+    return *ns;
+}
+
 Scenario loadScenarioSaying(const SimArgs& a) {
+    if (a.scenario.empty()) throw InputError("run", "", "give a SCENARIO, or --from-state FILE");
     Scenario s = loadScenario(a.scenario);
-    if (!a.until.empty()) {
-        const auto ns = parseDurationNs(a.until);
-        const bool unit = !a.until.empty() && std::isalpha(static_cast<unsigned char>(a.until.back()));
-        if (!ns || !unit || *ns <= 0 || *ns > std::int64_t(36000) * 1000000000)
-            throw InputError("--until", a.until, "is not a simulated time with a unit between 1 ns and 10 h (e.g. 2s, 500ms)");
-        s.stop_s = double(*ns) / 1e9;
+    if (const std::int64_t ns = untilNs(a)) {
+        s.stop_s = double(ns) / 1e9;
         s.doc["stop"]["sim_time_s"] = s.stop_s;  // a sweep's emitted copy stops there too
     }
     if (const std::string why = scenarioEndless(s); !why.empty())
@@ -385,14 +396,54 @@ Scenario loadScenarioSaying(const SimArgs& a) {
     return s;
 }
 
+// A simulated time as messages give it: "t = 0.5 s".
+std::string simTimeText(std::int64_t ns) { return fmt::format("t = {:.9g} s", double(ns) / 1e9); }
+
+// run --from-state FILE: the checkpoint, its scenario stopping at --until, what it ran as. The
+// flags that would make another run (a scenario, knobs, cost, seed) are refused.
+Checkpoint loadStateSaying(const SimArgs& a) {
+    const std::pair<bool, const char*> others[] = {{!a.scenario.empty(), "a SCENARIO"},
+                                                   {!a.variant.empty(), "--variant"},
+                                                   {!a.knobs.empty() || !a.sets.empty(), "--knobs/--set"},
+                                                   {!a.cost.empty(), "--cost"},
+                                                   {a.seed.has_value(), "--seed"},
+                                                   {!a.saveState.empty() && a.saveState == a.fromState, "--save-state to the same file"},
+                                                   {a.untilSteady > 0, "--until-steady"}};
+    for (const auto& [given, what] : others)
+        if (given)
+            throw InputError("--from-state", a.fromState, fmt::format("{} does not go with it: the state file carries the run it continues", what));
+    Checkpoint c = loadCheckpoint(a.fromState);
+    const std::int64_t stop = untilNs(a);
+    if (stop == 0)
+        throw InputError("--from-state", a.fromState, fmt::format("give --until T past the state's {} (e.g. --until 2s)", simTimeText(c.time_ns)));
+    if (stop <= c.time_ns)
+        throw InputError("--until", a.until, fmt::format("is not past the state's time ({}): the run goes on from there", simTimeText(c.time_ns)));
+    c.scenario.stop_s = double(stop) / 1e9;
+    c.scenario.doc["stop"]["sim_time_s"] = c.scenario.stop_s;
+    return c;
+}
+
 int cliRun(const SimArgs& a) {
-    Scenario s = loadScenarioSaying(a);
+    std::optional<Checkpoint> from;
+    if (!a.fromState.empty()) from = loadStateSaying(a);
+    Scenario s = from ? from->scenario : loadScenarioSaying(a);
     checkOutputPath(a.jsonOut, "--json");
     checkOutputPath(a.decisions, "--decisions");
-    Variant v = a.variant.empty() ? s.variants.front() : variantByName(s, a.variant);
-    v.knobs = resolveKnobs(v.knobs, a.knobs, a.sets, "--knobs");
-    if (!a.knobs.empty() || !a.sets.empty()) v.name = v.knobs.presetName;
-    const CostModel cost = resolveCost(s, a.cost);
+    checkOutputPath(a.saveState, "--save-state");
+    if (!a.saveState.empty() && s.stop_s <= 0)
+        throw InputError("--save-state", a.saveState, "needs --until T: the checkpoint is the run at that time");
+    if (!a.saveState.empty() && a.untilSteady > 0)
+        throw InputError("--save-state", a.saveState, "is taken at --until's time, not with --until-steady");
+    Variant v;
+    if (from) {
+        v.name = from->variant;
+        v.knobs = from->knobs;
+    } else {
+        v = a.variant.empty() ? s.variants.front() : variantByName(s, a.variant);
+        v.knobs = resolveKnobs(v.knobs, a.knobs, a.sets, "--knobs");
+        if (!a.knobs.empty() || !a.sets.empty()) v.name = v.knobs.presetName;
+    }
+    const CostModel cost = from ? from->cost : resolveCost(s, a.cost);
     if (!a.csvDir.empty() && !std::filesystem::is_directory(a.csvDir)) throw InputError(a.csvDir, "", "--csv: not a directory (create it first)");
     // Every file of the run is written to a temporary and renamed into place only when all are
     // complete (a failed or interrupted run leaves none of them, nor a temporary).
@@ -424,7 +475,22 @@ int cliRun(const SimArgs& a) {
                 if (td) td->writeWakeInputs(in);
             };
     }
-    RunResult r = runOne(s, v, cost, a, fmt::format("{} [{}]", s.name, v.knobs.presetName), sink, events, onStart, inputs);
+    std::string state;  // --save-state: the checkpoint at the stop
+    const std::uint64_t seed = from ? from->seed : a.seed ? *a.seed : s.seed;
+    const auto tweak = [&](RunOptions& o) {
+        if (from) {
+            o.from_state = &*from;
+            o.seed = from->seed;
+        }
+        if (!a.saveState.empty()) o.at_stop = [&](Engine& e) { state = encodeCheckpoint(s, v.name, cost, seed, e); };
+    };
+    RunResult r = runOne(s, v, cost, a, fmt::format("{} [{}]", s.name, v.knobs.presetName), sink, events, onStart, inputs, tweak);
+    if (!a.saveState.empty()) {
+        if (state.empty())
+            throw InputError("--save-state", a.saveState,
+                             fmt::format("the run ended at {} before its stop: there is no run to go on from", simTimeText(r.engine->now())));
+        outs.add(a.saveState, state);
+    }
     if (!a.jsonOut.empty()) outs.add(a.jsonOut, runReportJson(s, r).dump(1) + "\n");
     if (!a.csvDir.empty())
         for (const auto& [name, content] : runCsvFiles(r)) outs.add((std::filesystem::path(a.csvDir) / name).string(), content);

@@ -33,6 +33,8 @@ struct SimArgs {
     std::string merge;       ///< sweep: the table from DIR's point results
     double untilSteady = 0;  ///< run/compare: stop once the run has been at steady state this many simulated seconds (0: to the end)
     std::string until;       ///< run/compare/sweep: stop at this simulated time ("2s"); required for an endless scenario
+    std::string saveState;   ///< run: write a checkpoint of the run at its --until stop to FILE
+    std::string fromState;   ///< run: start from this checkpoint instead of t = 0 (no scenario)
 };
 
 int cliRun(const SimArgs& a);

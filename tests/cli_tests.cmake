@@ -71,6 +71,26 @@ file(WRITE ${T}/hb_endless.json "{\"topology\":\"i7-4790\",\"workloads\":[{\"typ
 expect_run(compare_endless 2 "hb_endless.json: workloads\\[0\\] \\(loops 0\\) runs until stopped" ARGS compare ${T}/hb_endless.json)
 expect_run(compare_endless_until 0 "-l 0 \\(endless\\).*messages/s since GO" ARGS compare ${T}/hb_endless.json --until 20ms -j 1)
 expect_run(sweep_endless 2 "runs until stopped: give --until" ARGS sweep ${T}/hb_endless.json --vary idle_delay_ns=0,1ms)
+# Checkpoints: run --save-state at --until's time, run --from-state on from there: the digest of the
+# uninterrupted run. A damaged, foreign or missing state file, or a state with a scenario: one line, exit 2.
+execute_process(COMMAND ${CLI} run ${T}/hb_endless.json --until 40ms --digest OUTPUT_VARIABLE whole RESULT_VARIABLE rc1)
+expect_run(run_save_state 0 "^[0-9a-f]+\n$" ARGS run ${T}/hb_endless.json --until 15ms --save-state ${T}/hb.state --digest)
+execute_process(COMMAND ${CLI} run --from-state ${T}/hb.state --until 40ms --digest OUTPUT_VARIABLE resumed RESULT_VARIABLE rc2)
+math(EXPR checks "${checks} + 1")
+if(NOT rc1 EQUAL 0 OR NOT rc2 EQUAL 0 OR NOT whole STREQUAL resumed OR whole STREQUAL "")
+  message(SEND_ERROR "run_from_state: the run continued from the checkpoint gives '${resumed}' (exit ${rc2}), the uninterrupted run '${whole}' (exit ${rc1})")
+  math(EXPR failures "${failures} + 1")
+endif()
+expect_run(run_from_state_report 0 "continued from a checkpoint at 0.015000 s.*messages read in 0.020 s since GO" ARGS run --from-state ${T}/hb.state --until 20ms)
+file(SIZE ${T}/hb.state state_size)
+math(EXPR half "${state_size} / 2")
+execute_process(COMMAND head -c ${half} ${T}/hb.state OUTPUT_FILE ${T}/short.state)
+expect_run(run_from_state_truncated 2 "^schedlab-cli: [^\n]*short.state: damaged state: checksum mismatch\n$" ARGS run --from-state ${T}/short.state --until 40ms)
+expect_run(run_from_state_foreign 2 "^schedlab-cli: [^\n]*hb_endless.json: not a schedlab state file\n$" ARGS run --from-state ${T}/hb_endless.json --until 40ms)
+expect_run(run_from_state_missing 2 "^schedlab-cli: [^\n]*nosuch.state: cannot open file" ARGS run --from-state ${T}/nosuch.state --until 40ms)
+expect_run(run_from_state_scenario 2 "--from-state: [^\n]*hb.state: a SCENARIO does not go with it" ARGS run ${T}/hb_endless.json --from-state ${T}/hb.state --until 40ms)
+expect_run(run_from_state_before 2 "--until: 10ms: is not past the state's time \\(t = 0.015 s\\)" ARGS run --from-state ${T}/hb.state --until 10ms)
+expect_run(run_save_state_no_until 2 "--save-state: [^\n]*x.state: needs --until T" ARGS run ${T}/small.json --save-state ${T}/x.state)
 expect_run(run_cyclictest_bad 2 "cyc_bad.json: workloads\\[0\\].interval_us" ARGS run ${T}/cyc_bad.json)
 # Hardening: a scenario nested 100 000 deep (it crashed in a recursive copy), a number
 # no double holds, a directory where a file belongs: one line naming the file, exit 2.

@@ -65,8 +65,13 @@ std::string firstDifference(const std::string& a, const std::string& b) {
     std::size_t i = 0;
     while (i < a.size() && i < b.size() && a[i] == b[i]) ++i;
     std::string section = "?";
-    for (const auto& [tag, name] : std::vector<std::pair<std::uint32_t, const char*>>{
-             {0x454e4731, "engine"}, {0x43505553, "cpus"}, {0x45564e54, "events"}, {0x464c4954, "flights"}, {0x50525859, "proxy"}, {0x574b4c44, "workloads"}, {0x4d455452, "metrics"}}) {
+    for (const auto& [tag, name] : std::vector<std::pair<std::uint32_t, const char*>>{{0x454e4731, "engine"},
+                                                                                      {0x43505553, "cpus"},
+                                                                                      {0x45564e54, "events"},
+                                                                                      {0x464c4954, "flights"},
+                                                                                      {0x50525859, "proxy"},
+                                                                                      {0x574b4c44, "workloads"},
+                                                                                      {0x4d455452, "metrics"}}) {
         const std::string t(reinterpret_cast<const char*>(&tag), 4);
         const std::size_t at = a.find(t);
         if (at != std::string::npos && at <= i) section = name;
@@ -192,4 +197,3 @@ TEST(Checkpoint, RefusesDamagedTruncatedAndForeignFiles) {
     EXPECT_NE(g.find("bad.state: "), std::string::npos) << g;
     EXPECT_EQ(refused(withBody(c.engine)), "accepted");
 }
-

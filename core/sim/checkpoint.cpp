@@ -144,7 +144,8 @@ std::unique_ptr<Engine> restoreEngine(const Checkpoint& c, const RunOptions& o, 
     e->state(ar);
     if (ar.remaining() != 0) ar.fail("bytes after the engine's state");
     e->setStop(stop_ns);
-    if (e->digest() != c.digest) throw InputError(c.file, "", fmt::format("restored state's digest {:016x} is not the saved {:016x}", e->digest(), c.digest));
+    if (e->digest() != c.digest)
+        throw InputError(c.file, "", fmt::format("restored state's digest {:016x} is not the saved {:016x}", e->digest(), c.digest));
     return e;
 }
 

@@ -72,8 +72,8 @@ void taskState(StateArchive& ar, Task& t, const MaskTable& masks) {
 
 void simTaskState(StateArchive& ar, SimTask& p, const MaskTable& masks) {
     taskState(ar, p.t, masks);
-    ar(p.pending_ns, p.work_left, p.sum_exec, p.prev_sum_exec, p.wake_time, p.cfs_newer, p.cfs_older, p.a, p.b, p.c, p.last_ran_cpu, p.wake_from, p.mm,
-       p.timer_gen, p.idx, p.hot_set, p.workload, p.plan_limit, p.state, p.pending, p.role, p.wake_pending, p.watch_off_cpu);
+    ar(p.pending_ns, p.work_left, p.sum_exec, p.prev_sum_exec, p.wake_time, p.cfs_newer, p.cfs_older, p.a, p.b, p.c, p.last_ran_cpu, p.wake_from,
+       p.mm, p.timer_gen, p.idx, p.hot_set, p.workload, p.plan_limit, p.state, p.pending, p.role, p.wake_pending, p.watch_off_cpu);
 }
 
 void rqState(StateArchive& ar, Rq& r) {

@@ -115,9 +115,8 @@ namespace sched {
 void Metrics::state(StateArchive& ar) {
     ar(measure_start, end_time, ttwu_count, decisions, ttwu_local, ttwu_wakelist, ttwu_remote_direct, wakeup_new, wake_preempt, idle_delay_hits,
        claims, ctx_switches, involuntary_switches, ipis, wake_idle_without_ipi, lb_calls, lb_balanced, lb_failed, lb_moved_tasks, newidle_calls,
-       nohz_kicks, newilb_runs, idle_ticks, proxy_runs, proxy_migrations, proxy_return_migrations, proxy_deactivations, buddy_picks,
-       tick_preempt, wake_by_task, wake_by_timer_local, wake_by_timer_remote, timers_armed, timers_moved, timers_kept_local, timers_by_delay,
-       timer_irqs_idle);
+       nohz_kicks, newilb_runs, idle_ticks, proxy_runs, proxy_migrations, proxy_return_migrations, proxy_deactivations, buddy_picks, tick_preempt,
+       wake_by_task, wake_by_timer_local, wake_by_timer_remote, timers_armed, timers_moved, timers_kept_local, timers_by_delay, timer_irqs_idle);
     flow.state(ar);
     for (auto& v : stage0) ar(v);
     for (auto& v : stage1) ar(v);
@@ -176,7 +175,9 @@ void Metrics::state(StateArchive& ar) {
         std::vector<SchedEvent> recentEv;
         if (ar.saving())
             for (std::size_t i = 0; i < event_size; ++i) recentEv.push_back(recentEvent(i));
-        ar.each(recentEv, [](StateArchive& a, SchedEvent& e) { a(e.time, e.kind, e.prev_state, e.cause, e.cpu, e.target_cpu, e.orig_cpu, e.pid, e.pid2, e.state); });
+        ar.each(recentEv, [](StateArchive& a, SchedEvent& e) {
+            a(e.time, e.kind, e.prev_state, e.cause, e.cpu, e.target_cpu, e.orig_cpu, e.pid, e.pid2, e.state);
+        });
         if (ar.loading()) {
             event_ring.clear();
             event_next = event_size = 0;

@@ -122,6 +122,9 @@ std::string runReportText(const Scenario& s, const RunResult& r) {
     o += fmt::format("seed {}, cost model: {}\n", r.seed, costLine(s, r.cost));
     o += fmt::format("simulated {:.6f} s ({:.6f} s measured), {} events, {:.2f} s wall, digest {:016x}\n\n", double(e.now()) / 1e9,
                      double(measured(r)) / 1e9, e.events(), r.wall_s, r.digest);
+    if (r.from_state_ns >= 0)
+        o.insert(o.size() - 1,
+                 fmt::format("continued from a checkpoint at {:.6f} s (its wall time is not in the figure above)\n", double(r.from_state_ns) / 1e9));
     if (r.stopped_at_steady) {
         const SteadyResult st = m.steady.result();
         o.insert(o.size() - 1, fmt::format("stopped at steady state (--until-steady): steady from {:.3f} s; the job's figures at the steady rate "

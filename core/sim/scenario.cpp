@@ -2,6 +2,8 @@
 // scenario.cpp: scenario parsing (strict) and running.
 #include "sim/scenario.h"
 
+#include "sim/checkpoint.h"
+
 #include "util/json_obj.h"
 #include "kernel/state_json.h"
 #include "topology/topology_json.h"
@@ -380,9 +382,18 @@ RunResult runScenario(const Scenario& s, const Variant& v, const CostModel& cost
     r.knobs = v.knobs;
     r.cost = cost;
     r.seed = o.seed;
-    r.engine = buildEngine(s, v.knobs, cost, o);
+    r.engine = o.from_state ? restoreEngine(*o.from_state, o, std::int64_t(s.stop_s * 1e9)) : buildEngine(s, v.knobs, cost, o);
+    if (o.from_state) r.from_state_ns = o.from_state->time_ns;
     if (o.on_start) o.on_start(*r.engine);
     const auto t0 = std::chrono::steady_clock::now();
+    if (o.at_stop && s.stop_s > 0) {
+        // To the stop time in 10-ms steps (chunks change nothing), the state there, then on to the stop.
+        Engine& e = *r.engine;
+        const std::int64_t stop = std::int64_t(s.stop_s * 1e9);
+        while (e.now() < stop && e.advance(std::min<std::int64_t>(10000000, stop - e.now())))
+            if (o.progress) o.progress(e);
+        if (!e.done() && e.now() == stop) o.at_stop(e);
+    }
     if (o.steady_hold_ns > 0) {
         // Engine::run()'s 10-ms steps, with the stop test between them.
         Engine& e = *r.engine;

@@ -21,6 +21,8 @@
 
 namespace sched {
 
+struct Checkpoint;
+
 using WorkloadParams = std::variant<HackbenchParams, SchbenchParams, StressParams, PingPongParams, LockTortureParams, CyclictestParams>;
 
 struct Variant {
@@ -92,6 +94,13 @@ struct RunOptions {
     /// (checked between 10-ms advances, so it stops at a 10-ms boundary); a run that never
     /// settles runs to the end. For figures taken at the steady rate (the job time at it).
     std::int64_t steady_hold_ns = 0;
+    /// Called once the run reaches the scenario's stop time, between events, before the stop
+    /// (the state a checkpoint of the run at its stop takes: sim/checkpoint.h). Not called when
+    /// the run ends earlier or has no stop time.
+    std::function<void(Engine&)> at_stop;
+    /// Start from this checkpoint's state instead of t = 0 (the scenario then is the
+    /// checkpoint's, with its stop time as the run's stop).
+    const Checkpoint* from_state = nullptr;
 };
 
 /// The run has been at steady state for `hold_ns` (RunOptions::steady_hold_ns).
@@ -106,7 +115,8 @@ struct RunResult {
     std::vector<WorkloadReport> reports;
     double wall_s = 0;
     std::uint64_t digest = 0;
-    bool stopped_at_steady = false;  ///< RunOptions::steady_hold_ns ended it before the workloads did
+    bool stopped_at_steady = false;   ///< RunOptions::steady_hold_ns ended it before the workloads did
+    std::int64_t from_state_ns = -1;  ///< RunOptions::from_state: the checkpoint's time (-1: from t = 0)
 };
 
 /// A ready-to-run engine for the scenario (the GUI advances it itself).

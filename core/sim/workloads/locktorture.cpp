@@ -107,6 +107,7 @@ public:
 
 private:
     enum Role : std::uint8_t { kMain = 0, kWriter = 1 };
+
 public:
     void state(StateArchive& ar) override {
         ar(m_n, m_main);

@@ -175,6 +175,7 @@ private:
     const char* serverComm() const { return m_p.context_switch1 ? "context_switch1" : m_p.netperf ? "netserver" : "tbench_srv"; }
     enum Role : std::uint8_t { kMain = 0, kClient = 1, kServer = 2 };
     bool measuring(const Engine& e) const { return m_run.measuring(e); }
+
 public:
     void state(StateArchive& ar) override {
         ar(m_main);
