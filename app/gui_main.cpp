@@ -75,7 +75,8 @@ public:
         parser.addHelpOption();
         for (const auto* o :
              {&besideVarOpt, &scenarioOpt, &runForOpt, &ffOpt,   &shotOpt, &viewOpt, &aOpt,    &bOpt,      &setAOpt, &setBOpt,   &noAbOpt,  &seedOpt,
-              &traceOpt,     &pausedOpt,   &recOpt,    &topoOpt, &atOpt,   &disOpt,  &recBOpt, &besideOpt, &soakOpt, &changeOpt, &branchOpt})
+              &traceOpt,     &pausedOpt,   &recOpt,    &topoOpt, &atOpt,   &disOpt,  &recBOpt, &besideOpt, &soakOpt, &changeOpt, &branchOpt,
+              &stateOpt,     &freshOpt})
             parser.addOption(*o);
     }
 
@@ -96,6 +97,13 @@ private:
     const QCommandLineOption scenarioOpt{QStringLiteral("scenario"),
                                          QStringLiteral("Scenario JSON file to open, or a shipped scenario's name (schedlab-cli scenarios)."),
                                          QStringLiteral("file")};
+    const QCommandLineOption stateOpt{QStringLiteral("state"),
+                                      QStringLiteral("Open a saved state (File > Save state, or schedlab-cli run --save-state) instead of a "
+                                                     "scenario from t = 0: the run goes on from there."),
+                                      QStringLiteral("file")};
+    const QCommandLineOption freshOpt{QStringLiteral("fresh"),
+                                      QStringLiteral("The default scenario from t = 0 (without it, the window opens the default scenario at its "
+                                                     "steady state: fast-forwarded there the first time, from the user's cache after)")};
     const QCommandLineOption runForOpt{QStringLiteral("run-for"), QStringLiteral("With --screenshot: simulated time to run first (2s, 50ms, 500us)."),
                                        QStringLiteral("time")};
     const QCommandLineOption ffOpt{QStringLiteral("fast-forward"),
@@ -288,6 +296,17 @@ private:
     }
 
     int loadScenario() {
+        if (parser.isSet(stateOpt)) {  // a bad state file is refused before any window exists
+            for (const auto* o : {&scenarioOpt, &recOpt, &runForOpt, &ffOpt, &aOpt, &bOpt, &setAOpt, &setBOpt, &seedOpt, &noAbOpt, &freshOpt, &soakOpt})
+                if (parser.isSet(*o))
+                    return usage(QStringLiteral("--state and --%1: the state file carries its run (give one of them)").arg(o->names().front()));
+            try {
+                (void)sched::loadCheckpoint(parser.value(stateOpt).toStdString());
+            } catch (const std::exception& e) {
+                std::fprintf(stderr, "schedlab: %s\n", e.what());
+                return kExitUsage;
+            }
+        }
         if (parser.isSet(scenarioOpt)) {  // bad scenario files are refused before any window exists
             try {
                 scenario = sched::loadScenario(sched::resolveScenarioPath(parser.value(scenarioOpt).toStdString()));
@@ -482,8 +501,18 @@ int GuiMain::exec() {
     if (fastForward >= 0 && rec) return usage(QStringLiteral("--fast-forward: a recorded trace is shown, not simulated (use --at)"));
     // A trace is shown instead: no run in the background (the soak starts on the simulation and opens the trace later).
     so.autoplay = shot.isEmpty() && !parser.isSet(pausedOpt) && (!rec || soakSeconds > 0) && fastForward < 0;
+    // The default scenario opens at its steady state unless something else says where the run starts.
+    const bool steadyStart = !scenario && !rec && !parser.isSet(stateOpt) && !parser.isSet(freshOpt) && soakSeconds <= 0 && fastForward < 0 &&
+                             runFor <= 0 && !parser.isSet(aOpt) && !parser.isSet(bOpt) && !parser.isSet(setAOpt) && !parser.isSet(setBOpt) &&
+                             !parser.isSet(seedOpt) && !parser.isSet(noAbOpt);
+    if (parser.isSet(stateOpt)) {
+        QObject::connect(&window, &schedlab::MainWindow::stateFailed, &window, [](const QString& err) {
+            std::fprintf(stderr, "schedlab: %s\n", qPrintable(err));
+            QApplication::exit(kExitUsage);
+        });
+    }
     if (scenario) window.openScenario(*scenario, parser.value(scenarioOpt), so);
-    else window.openDefault(so);
+    else if (!steadyStart && !parser.isSet(stateOpt)) window.openDefault(so);
     stage("scenario");
     window.show();
     // Headless: export the asked view with its caption once the views took the last frame and laid out.
@@ -512,6 +541,36 @@ int GuiMain::exec() {
         stage("shown");
         reportWhenDrawn(window);
         if (const int rc = showTraceSides(window, capture); rc >= 0) return rc;
+    } else if (parser.isSet(stateOpt)) {
+        const bool trace = parser.isSet(traceOpt);
+        const QString err = window.openSimState(parser.value(stateOpt), [&window, trace, capture, shot = shot, play = !parser.isSet(pausedOpt)] {
+            if (!shot.isEmpty()) {
+                if (trace) window.stepWakeupThen(capture);
+                else capture();
+            } else if (play) {
+                window.setRunning(true);
+            }
+        });
+        if (!err.isEmpty()) {
+            std::fprintf(stderr, "schedlab: %s\n", qPrintable(err));
+            return kExitUsage;
+        }
+    } else if (steadyStart) {
+        QObject::connect(&window, &schedlab::MainWindow::fastForwardProgress, &window, [](qint64 now, qint64, double rate, bool done) {
+            if (!done && !::isatty(2)) return;  // a log gets the last line only
+            std::fprintf(stderr, "\rschedlab: to the steady state: %.3f s simulated (%.1f simulated ms/s)%s", double(now) / 1e9, rate / 1e6,
+                         done ? "\n" : "");
+            std::fflush(stderr);
+        });
+        const bool trace = parser.isSet(traceOpt);
+        window.openSteady(std::nullopt, [&window, trace, capture, shot = shot, play = !parser.isSet(pausedOpt)] {
+            if (!shot.isEmpty()) {
+                if (trace) window.stepWakeupThen(capture);
+                else capture();
+            } else if (play) {
+                window.setRunning(true);
+            }
+        });
     } else if (fastForward >= 0) {
         QObject::connect(&window, &schedlab::MainWindow::fastForwardProgress, &window, [](qint64 now, qint64 target, double rate, bool done) {
             if (!done && !::isatty(2)) return;  // a log gets the last line only

@@ -36,6 +36,7 @@
 #include <QClipboard>
 #include <QDir>
 #include <QElapsedTimer>
+#include <QStandardPaths>
 #include <QEventLoop>
 #include <QFile>
 #include <QImage>
@@ -353,6 +354,82 @@ TEST(MainWindow, BFromHereStartsBFromAsStateWithBsKnobs) {
     ASSERT_TRUE(runTo(w, 150000000));
     EXPECT_GT(w.frame()->b->idle_delay_hits, 0u);
     EXPECT_EQ(w.frame()->a->idle_delay_hits, 0u);
+}
+
+// File > Save state, File > Open state: the state opens in another window as it was (time,
+// digests, outcome series, marks) and goes on as the saved run went on; a missing file is one line.
+TEST(MainWindow, SavedStateOpensAsItWasAndGoesOnTheSame) {
+    QTemporaryDir dir;
+    MainWindow w;
+    openEndless(w, dir, R"({"A":"baseline","B":"idle-delay-v2"})");
+    ASSERT_TRUE(runTo(w, 60000000));
+    ASSERT_EQ(w.changeKnob(1, QStringLiteral("WA_WEIGHT"), QStringLiteral("0")), QString());
+    ASSERT_TRUE(waitFor([&] { return w.frame()->b->knob_marks.size() == 1; }));
+    const auto before = w.frame();
+    const QString path = dir.filePath(QStringLiteral("w.state"));
+    std::optional<QString> err;
+    w.saveSimState(path, [&](const QString& e) { err = e; });
+    ASSERT_TRUE(waitFor([&] { return err.has_value(); }));
+    EXPECT_EQ(*err, QString());
+    ASSERT_TRUE(runTo(w, 90000000));
+    MainWindow w2;
+    w2.show();
+    bool shown = false;
+    ASSERT_EQ(w2.openSimState(path, [&] { shown = true; }), QString());
+    ASSERT_TRUE(waitFor([&] { return shown; }));
+    const auto& a = *w2.frame()->a;
+    ASSERT_TRUE(w2.frame()->b);
+    EXPECT_EQ(a.now, before->a->now);
+    EXPECT_EQ(a.digest, before->a->digest);
+    EXPECT_EQ(w2.frame()->b->digest, before->b->digest);
+    EXPECT_EQ(a.outcome.size(), before->a->outcome.size());
+    EXPECT_EQ(a.sample_t, before->a->sample_t);
+    ASSERT_EQ(w2.frame()->b->knob_marks.size(), before->b->knob_marks.size());
+    EXPECT_EQ(w2.frame()->b->knob_marks.back().change, "WA_WEIGHT=0");
+    ASSERT_TRUE(runTo(w2, 90000000));
+    EXPECT_EQ(w2.frame()->a->digest, w.frame()->a->digest);
+    EXPECT_EQ(w2.frame()->b->digest, w.frame()->b->digest);
+    EXPECT_NE(w2.openSimState(dir.filePath(QStringLiteral("nosuch.state"))), QString());
+}
+
+// The window at the steady state: the first start fast-forwards there and caches the state; the
+// next start opens the cache, at the same instant, at once.
+TEST(MainWindow, SteadyStartCachesTheStateAndOpensItTheNextTime) {
+    QTemporaryDir dir;
+    const QString path = dir.filePath(QStringLiteral("endless.json"));
+    {
+        QFile f(path);
+        ASSERT_TRUE(f.open(QIODevice::WriteOnly));
+        f.write(R"({"topology":"i7-4790","seed":11,"workloads":[{"type":"hackbench","groups":2,"fds":1,"threads":true,"pipe":true,"loops":0}],"variants":{"A":"baseline","B":"idle-delay-v2"}})");
+    }
+    const sched::Scenario s = sched::loadScenario(path.toStdString());
+    const QByteArray oldCache = qgetenv("XDG_CACHE_HOME");
+    qputenv("XDG_CACHE_HOME", dir.filePath(QStringLiteral("cache")).toUtf8());  // a first start: no cache yet
+    MainWindow w;
+    w.show();
+    bool done = false;
+    w.openSteady(s, [&] { done = true; });
+    const QString cache = w.steadyCachePath();
+    EXPECT_TRUE(cache.startsWith(dir.path())) << cache.toStdString();
+    ASSERT_TRUE(waitFor([&] { return done; }));
+    ASSERT_TRUE(w.frame()->a->steady.reached);
+    ASSERT_TRUE(waitFor([&] { return QFileInfo::exists(cache); }));
+    const auto first = w.frame();
+    MainWindow w2;
+    w2.show();
+    bool again = false;
+    QElapsedTimer t;
+    t.start();
+    w2.openSteady(s, [&] { again = true; });
+    ASSERT_TRUE(waitFor([&] { return again; }));
+    EXPECT_LT(t.elapsed(), 5000);
+    EXPECT_EQ(w2.steadyCachePath(), cache);
+    EXPECT_EQ(w2.frame()->a->now, first->a->now);
+    EXPECT_EQ(w2.frame()->a->digest, first->a->digest);
+    EXPECT_EQ(w2.frame()->b->digest, first->b->digest);
+    EXPECT_TRUE(w2.frame()->a->steady.reached);
+    if (oldCache.isNull()) qunsetenv("XDG_CACHE_HOME");
+    else qputenv("XDG_CACHE_HOME", oldCache);
 }
 
 // Run → Fast-forward to the steady state: it stops where A's detector says A settled, well

@@ -24,6 +24,7 @@
 #include "util/input_error.h"
 #include "util/install_paths.h"
 #include "kernel/knobs.h"
+#include "sim/checkpoint.h"
 #include "sim/report.h"
 #include "run_export.h"
 #include "topology/topology_json.h"
@@ -35,6 +36,8 @@
 #include <QAction>
 #include <QApplication>
 #include <QClipboard>
+#include <QCoreApplication>
+#include <QCryptographicHash>
 #include <QCloseEvent>
 #include <QComboBox>
 #include <QDateTime>
@@ -44,6 +47,7 @@
 #include <QFileDialog>
 #include <QFileInfo>
 #include <QFontDatabase>
+#include <QStandardPaths>
 #include <QGridLayout>
 #include <QInputDialog>
 #include <QLineEdit>
@@ -111,6 +115,20 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent) {
         if (!ok) m_whenBranched = nullptr;
         m_branchSeq = seq;
         if (m_frame && m_frame->seq >= seq && m_whenBranched) std::exchange(m_whenBranched, nullptr)();
+    });
+    connect(m_sim->worker(), &SimWorker::stateRestored, this, [this](bool ok, const QString& err, quint64 seq) {
+        if (!ok) {
+            m_whenRestored = nullptr;
+            statusBar()->showMessage(tr("Cannot restore the state: %1").arg(err), 10000);
+            emit stateFailed(err);
+            return;
+        }
+        m_restoreSeq = seq;
+        if (m_frame && m_frame->seq >= seq && m_whenRestored) std::exchange(m_whenRestored, nullptr)();
+    });
+    connect(m_sim->worker(), &SimWorker::stateSaved, this, [this](const QString& path, const QString& err) {
+        statusBar()->showMessage(err.isEmpty() ? tr("State saved to %1").arg(path) : tr("Cannot save the state: %1").arg(err), 8000);
+        if (m_whenSaved) std::exchange(m_whenSaved, nullptr)(err);
     });
     connect(m_sim->worker(), &SimWorker::fastForwardProgress, this, [this](qint64 now, qint64 target, double rate, bool done) {
         // A fast-forward to the steady state ends where A settled: the frame at that time is the one.
@@ -368,6 +386,15 @@ void MainWindow::createMenus() {
         if (!err.isEmpty()) QMessageBox::warning(this, tr("Cannot open scenario"), err);
     });
     file->addAction(tr("&Save scenario as…"), QKeySequence::Save, this, [this] { saveScenario(); });
+    file->addAction(tr("Save s&tate…"), QKeySequence(Qt::CTRL | Qt::ALT | Qt::Key_S), this, [this] {
+        const QString p = QFileDialog::getSaveFileName(this, tr("Save state"), QStringLiteral("schedlab.state"), tr("schedlab states (*.state)"));
+        if (!p.isEmpty()) saveSimState(p);
+    });
+    file->addAction(tr("Open st&ate…"), QKeySequence(Qt::CTRL | Qt::ALT | Qt::Key_O), this, [this] {
+        const QString p = QFileDialog::getOpenFileName(this, tr("Open state"), QString(), tr("schedlab states (*.state);;All files (*)"));
+        if (p.isEmpty()) return;
+        if (const QString err = openSimState(p); !err.isEmpty()) QMessageBox::warning(this, tr("Cannot open state"), err);
+    });
     file->addSeparator();
     file->addAction(tr("&Export window…"), QKeySequence(Qt::CTRL | Qt::Key_E), this, [this] { exportDialog(nullptr); });
     QMenu* ev = file->addMenu(tr("Export &view"));
@@ -531,6 +558,12 @@ void MainWindow::openDefault(const StartOptions& o) {
 }
 
 void MainWindow::start(const sched::Scenario& s, const StartOptions& o) {
+    present(s, o);
+    restart();
+    if (o.autoplay) setRunning(true);
+}
+
+void MainWindow::present(const sched::Scenario& s, const StartOptions& o) {
     m_trace->leave();
     m_scenario = s;
     m_seed = o.seed ? o.seed : s.seed;
@@ -553,8 +586,86 @@ void MainWindow::start(const sched::Scenario& s, const StartOptions& o) {
     bool pinned = !s.workloads.empty();
     for (const auto& w : s.workloads) pinned = pinned && !sched::workloadCpus(w).empty();
     m_rqSideAct->setChecked(pinned && o.ab);
-    restart();
-    if (o.autoplay) setRunning(true);
+}
+
+QString MainWindow::openSimState(const QString& path, std::function<void()> done) {
+    std::shared_ptr<const sched::Checkpoint> a, b;
+    try {
+        auto ca = std::make_shared<sched::Checkpoint>(sched::loadCheckpoint(path.toStdString()));
+        const std::string companion = sched::Simulation::companionOf(*ca);
+        if (!companion.empty()) b = std::make_shared<const sched::Checkpoint>(sched::decodeCheckpoint(companion, path.toStdString() + " (side B)"));
+        a = ca;
+    } catch (const std::exception& e) {
+        return QString::fromUtf8(e.what());
+    }
+    const sched::Scenario& s = a->scenario;
+    StartOptions o;
+    o.a = a->knobs;
+    if (b) o.b = b->knobs;
+    o.ab = b || s.variants.size() > 1;
+    o.seed = a->seed;
+    o.autoplay = false;
+    setRunning(false);
+    present(s, o);
+    m_scenarioPath.clear();
+    m_heatB->setVisible(o.ab);
+    if (auto* d = findChild<QDockWidget*>(QStringLiteral("dockRqB"))) d->setVisible(o.ab);
+    const sched::Knobs bKnobs = m_knobs->knobs(1);
+    const bool ab = o.ab;
+    m_proxyRun[0] = a->knobs.proxy_exec;
+    m_proxyRun[1] = bKnobs.proxy_exec;
+    m_frame.reset();
+    m_whenRestored = std::move(done);
+    m_restoreSeq = std::numeric_limits<quint64>::max();
+    m_sim->post([a, b, bKnobs, ab](SimWorker& w) { w.restoreState(a, b, bKnobs, ab); });
+    return {};
+}
+
+void MainWindow::saveSimState(const QString& path, std::function<void(const QString&)> done) {
+    if (traceMode() || !m_scenario) {
+        if (done) done(tr("no simulated run to save"));
+        return;
+    }
+    m_whenSaved = std::move(done);
+    m_sim->post([p = path.toStdString()](SimWorker& w) { w.saveState(p); });
+}
+
+QString MainWindow::steadyCachePath() const {
+    // Keyed by what makes the state: the scenario document, the seed, both sides' knobs, the state
+    // format, and this build (a schedlab built again may move results with the format unchanged).
+    const QFileInfo exe(QCoreApplication::applicationFilePath());
+    std::string key = m_scenario ? m_scenario->doc.dump() : std::string();
+    key += fmt::format("|seed {}|A {}|B {}|format {:016x}|build {} {} {}", m_seed, m_knobs->knobs(0).describe(), m_knobs->knobs(1).describe(),
+                       sched::stateFormatHash(), exe.size(), exe.lastModified().toMSecsSinceEpoch(), SCHEDLAB_VERSION);
+    for (const std::string& n : sched::Knobs::names()) key += "|" + m_knobs->knobs(0).get(n) + "," + m_knobs->knobs(1).get(n);
+    const QByteArray h = QCryptographicHash::hash(QByteArray::fromStdString(key), QCryptographicHash::Sha256).toHex().left(20);
+    return QStandardPaths::writableLocation(QStandardPaths::CacheLocation) + QStringLiteral("/steady-%1.state").arg(QString::fromLatin1(h));
+}
+
+void MainWindow::openSteady(const std::optional<sched::Scenario>& s, std::function<void()> done) {
+    StartOptions o;
+    o.autoplay = false;
+    if (s) start(*s, o);
+    else openDefault(o);
+    const QString cache = steadyCachePath();
+    if (QFileInfo::exists(cache)) {
+        if (openSimState(cache, [this, done, cache] {
+                statusBar()->showMessage(tr("The steady state, from the cache of an earlier start (%1). Ctrl+R: from t = 0").arg(cache), 10000);
+                if (done) done();
+            }).isEmpty())
+            return;
+        QFile::remove(cache);  // unreadable (another format, damaged): made again below
+    }
+    fastForwardToSteady(std::int64_t(60) * 1000000000, [this, done, cache] {
+        const auto f = m_frame;
+        if (f && f->a && f->a->steady.reached) {
+            QDir().mkpath(QFileInfo(cache).absolutePath());
+            saveSimState(cache, [this](const QString& err) {
+                if (!err.isEmpty()) statusBar()->showMessage(tr("The steady state could not be cached: %1").arg(err), 8000);
+            });
+        }
+        if (done) done();
+    });
 }
 
 QString MainWindow::applyWorkloads(const QString& json) {
@@ -792,6 +903,7 @@ void MainWindow::showFrame(std::shared_ptr<const Frame> f) {
         cb();
     }
     if (m_whenBranched && f->seq >= m_branchSeq) std::exchange(m_whenBranched, nullptr)();
+    if (m_whenRestored && f->seq >= m_restoreSeq) std::exchange(m_whenRestored, nullptr)();
     if (m_whenDone && !f->running && (f->done || a->now >= m_runUntil)) {
         auto cb = std::move(m_whenDone);
         m_whenDone = nullptr;

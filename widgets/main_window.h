@@ -65,6 +65,23 @@ public:
     void openScenario(const sched::Scenario& s, const QString& path, const StartOptions& o = {});
     /// Starts the built-in default scenario.
     void openDefault(const StartOptions& o = {});
+    /// A scenario (nullopt: the built-in default) at its steady state: restored from the cache of
+    /// an earlier start (steadyCachePath()) when there is one, else from t = 0 fast-forwarded to
+    /// the steady state (status bar; Pause stops it; the window works meanwhile), whose state is
+    /// then cached for the next start. `done` once the steady state is shown.
+    void openSteady(const std::optional<sched::Scenario>& s, std::function<void()> done = {});
+    /// Where the default scenario's steady state is cached: the user's cache directory, keyed
+    /// by the scenario document, seed, both sides' knobs, the state format and this build.
+    QString steadyCachePath() const;
+    /// Opens a state file (File > Open state, --state): a checkpoint of this window (both sides)
+    /// or of `schedlab-cli run --save-state` (side A; B from there with the scenario's second
+    /// variant). Returns the one-line problem ("" when it is being restored); `done` once shown.
+    QString openSimState(const QString& path, std::function<void()> done = {});
+    /// Play (true) or pause, as the run bar's button.
+    void setRunning(bool on);
+    /// File > Save state: both sides' whole state to `path` (atomically); `done` with "" or the
+    /// one-line error, on the GUI thread.
+    void saveSimState(const QString& path, std::function<void(const QString&)> done = {});
 
     /// Caption naming topology, workload, knobs of A and B, seed and simulated time.
     QString caption() const;
@@ -211,6 +228,8 @@ signals:
     void fastForwardProgress(qint64 now, qint64 target, double simNsPerWallS, bool done);
     /// "Copy A/B table as text" put this on the clipboard.
     void compareTextCopied(const QString& text);
+    /// openSimState()'s state did not restore (one line).
+    void stateFailed(const QString& error);
 
 protected:
     void closeEvent(QCloseEvent* e) override;
@@ -221,11 +240,12 @@ private:
     void createMenus();
     void restart();
     void start(const sched::Scenario& s, const StartOptions& o);
+    /// start() without the run: the scenario, knobs and views set up for it.
+    void present(const sched::Scenario& s, const StartOptions& o);
     void onFrame();
     /// Shows a frame in every view (from the simulation or from the trace cursor).
     void showFrame(std::shared_ptr<const Frame> f);
     void updateFlow(const Frame& f);
-    void setRunning(bool on);
     void exportDialog(QWidget* w);
     void exportTraceDialog();
     void exportRqCsvDialog();
@@ -239,6 +259,9 @@ private:
     std::function<void()> m_whenDone;
     bool m_ffToSteady = false;             ///< fastForwardToSteady() is under way
     std::function<void()> m_whenBranched;  ///< branchHere()'s `done`, once frame m_branchSeq is shown
+    std::function<void()> m_whenRestored;  ///< openSimState()'s `done`, once frame m_restoreSeq is shown
+    quint64 m_restoreSeq = 0;
+    std::function<void(const QString&)> m_whenSaved;
     quint64 m_branchSeq = 0;
     std::function<void()> m_whenTraced;
     std::int64_t m_tracedAfter = -1;

@@ -4,6 +4,7 @@
 #include "sim_worker.h"
 
 #include "sim/report.h"
+#include "util/output_files.h"
 
 #include <QElapsedTimer>
 #include <QThread>
@@ -128,26 +129,38 @@ std::shared_ptr<const Frame> SimWorker::latest() const {
 }
 
 void SimWorker::restart(const sched::Scenario& s, const sched::Knobs& a, const sched::Knobs& b, bool ab, quint64 seed, const std::string& labelA) {
-    if (!m_timer) {
-        m_timer = new QTimer(this);
-        m_timer->setInterval(0);
-        connect(m_timer, &QTimer::timeout, this, &SimWorker::tick);
-    }
+    ensureTimer();
     if (m_a) endFastForward();
+    const sched::SimOptions o = sideOptions(s);
+    m_a = std::make_unique<sched::Simulation>(s, a, labelA, o, seed);
+    m_b = ab ? std::make_unique<sched::Simulation>(s, b, "B", o, seed) : nullptr;
+    resetRates();
+    publish();
+}
+
+void SimWorker::ensureTimer() {
+    if (m_timer) return;
+    m_timer = new QTimer(this);
+    m_timer->setInterval(0);
+    connect(m_timer, &QTimer::timeout, this, &SimWorker::tick);
+}
+
+sched::SimOptions SimWorker::sideOptions(const sched::Scenario& s) {
     sched::SimOptions o;
     const int n = s.topo->nrCpus();
     o.sample_period_ns = 100'000;
     o.sample_rows = std::size_t(std::clamp(400'000 / std::max(n, 1), 200, 2000));
-    m_a = std::make_unique<sched::Simulation>(s, a, labelA, o, seed);
-    m_b = ab ? std::make_unique<sched::Simulation>(s, b, "B", o, seed) : nullptr;
+    return o;
+}
+
+void SimWorker::resetRates() {
     m_traced.reset();
-    m_playSim0 = 0;
+    m_playSim0 = m_a ? m_a->now() : 0;
     m_playWall0 = wallNs();
     m_rateWall0 = wallNs();
-    m_rateSim0 = 0;
-    m_rateEv0 = 0;
+    m_rateSim0 = m_playSim0;
+    m_rateEv0 = m_a ? m_a->engine().events() + (m_b ? m_b->engine().events() : 0) : 0;
     m_simRate = m_evRate = 0;
-    publish();
 }
 
 void SimWorker::setKnobs(int side, const sched::Knobs& k) {
@@ -314,29 +327,62 @@ void SimWorker::branch(int into) {
     }
     pause();
     const sched::Knobs knobs = dst->knobs();
-    const qint64 target = src->now(), wall0 = wallNs();
-    qint64 last = wall0;
     const char* from = into == 1 ? "A" : "B";
-    auto sim = sched::Simulation::replayOf(*src, into == 1 ? "B" : "A", [&](std::int64_t now) {
-        if (wallNs() - last > 250'000'000) {
-            last = wallNs();
-            emit fastForwardProgress(now, target, double(now) / (double(last - wall0) / 1e9), false);
-        }
-        return !m_stop.load();
-    });
-    if (!sim) return;  // shutting down
-    if (sim->engine().digest() != src->engine().digest()) {
-        emit error(tr("B from here: the replay of %1 did not reach its state (a run stepped event by event: run on a little first)")
-                       .arg(QString::fromLatin1(from)));
+    std::unique_ptr<sched::Simulation> sim;
+    try {
+        sim = sched::Simulation::copyOf(*src, into == 1 ? "B" : "A");
+    } catch (const std::exception& e) {
+        emit error(tr("B from here: %1").arg(QString::fromUtf8(e.what())));
         emit branched(m_seq, false);
         return;
     }
     sim->addMark(std::string("branched from ") + from);
     sim->setKnobs(knobs);
     dst = std::move(sim);
-    emit fastForwardProgress(target, target, double(target) / std::max(1e-9, double(wallNs() - wall0) / 1e9), true);
     publish();
     emit branched(m_seq, true);
+}
+
+std::string SimWorker::stateBytes() {
+    if (!m_a) return {};
+    return m_a->checkpoint(m_b ? m_b->checkpoint() : std::string());
+}
+
+void SimWorker::saveState(const std::string& path) {
+    try {
+        const std::string bytes = stateBytes();
+        if (bytes.empty()) throw std::runtime_error("no run to save");
+        sched::writeFileAtomic(path, bytes);
+        emit stateSaved(QString::fromStdString(path), QString());
+    } catch (const std::exception& e) {
+        emit stateSaved(QString::fromStdString(path), QString::fromUtf8(e.what()));
+    }
+}
+
+void SimWorker::restoreState(std::shared_ptr<const sched::Checkpoint> a, std::shared_ptr<const sched::Checkpoint> b, const sched::Knobs& bKnobs, bool ab) {
+    ensureTimer();
+    if (m_a) endFastForward();
+    pause();
+    try {
+        const sched::SimOptions o = sideOptions(a->scenario);
+        auto sa = sched::Simulation::fromCheckpoint(*a, "A", o);
+        std::unique_ptr<sched::Simulation> sb;
+        if (b) {
+            sb = sched::Simulation::fromCheckpoint(*b, "B", o);
+        } else if (ab) {
+            sb = sched::Simulation::copyOf(*sa, "B");
+            sb->addMark("branched from A");
+            sb->setKnobs(bKnobs);
+        }
+        m_a = std::move(sa);
+        m_b = std::move(sb);
+    } catch (const std::exception& e) {
+        emit stateRestored(false, QString::fromUtf8(e.what()), m_seq);
+        return;
+    }
+    resetRates();
+    publish();
+    emit stateRestored(true, QString(), m_seq);
 }
 
 void SimWorker::endFastForward() {

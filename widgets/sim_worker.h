@@ -6,6 +6,7 @@
 
 #include "kernel/knobs.h"
 #include "sim/scenario.h"
+#include "sim/checkpoint.h"
 #include "sim/simulation.h"
 
 #include <QObject>
@@ -84,11 +85,17 @@ public:
     void fastForward(qint64 ns, bool untilSteady = false);
     /// Publishes a frame now (e.g. after a resize, or for a screenshot).
     void publishNow();
-    /// "B from here" (`into` 1) or "A from here" (0): that side is replaced by the other side's
-    /// state now (replayed from t = 0, Simulation::replayOf: the same digest) with its own
-    /// knobs from here on, marked "branched from A (B)". Paused; progress as a fast-forward's;
-    /// error() when A/B is off or the replay does not reach the other side's state.
+    /// "B from here" (`into` 1) or "A from here" (0): that side is replaced by a copy of the other
+    /// side's state now (Simulation::copyOf: the same digest) with its own knobs from here on,
+    /// marked "branched from A (B)". Paused; error() when A/B is off.
     void branch(int into);
+    /// The window's state: side A's checkpoint with side B's inside it ("" without a run).
+    std::string stateBytes();
+    /// Writes stateBytes() to `path` (atomically); stateSaved() says how it went.
+    void saveState(const std::string& path);
+    /// Both sides from checkpoints, paused: A from `a`; B from `b`, or without one (a checkpoint
+    /// of the command line's) a copy of A with `bKnobs` when `ab`. stateRestored() says how it went.
+    void restoreState(std::shared_ptr<const sched::Checkpoint> a, std::shared_ptr<const sched::Checkpoint> b, const sched::Knobs& bKnobs, bool ab);
     /// A command for the worker's thread, from any thread: queued in order (SimController::post).
     /// The job goes through a std::mutex-guarded queue and a call without arguments wakes the
     /// worker (runPosted), so the hand-off is one ThreadSanitizer sees; a lambda carried by Qt's
@@ -114,12 +121,19 @@ signals:
     void fastForwardProgress(qint64 now, qint64 target, double simNsPerWallS, bool done);
     /// branch() ended: the frame numbered `seq` (Frame::seq) shows it; `ok` false when it failed.
     void branched(quint64 seq, bool ok);
+    /// saveState() wrote `path` (`error` empty) or failed (one line).
+    void stateSaved(const QString& path, const QString& error);
+    /// restoreState() ended: a frame follows when `ok`.
+    void stateRestored(bool ok, const QString& error, quint64 seq);
 
 private:
     std::mutex m_jobsMutex;
     std::deque<std::function<void(SimWorker&)>> m_jobs;  ///< enqueue()d, oldest first
     void tick();
     void endFastForward();
+    void ensureTimer();
+    void resetRates();
+    static sched::SimOptions sideOptions(const sched::Scenario& s);
     void publish();
     void syncB();
     bool chunk(std::int64_t ns);

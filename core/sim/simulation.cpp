@@ -3,6 +3,8 @@
 #include "sim/simulation.h"
 
 #include "kernel/wakeup_path.h"
+#include "sim/checkpoint.h"
+#include "util/state_archive.h"
 
 #include <algorithm>
 
@@ -28,6 +30,40 @@ Simulation::Simulation(const Scenario& s, Knobs knobs, std::string label, SimOpt
     m_run.seed = ro.seed;
     m_run.engine = buildEngine(m_scenario, knobs, m_scenario.cost, ro);
     m_engine = m_run.engine.get();
+    attachSinks();
+}
+
+Simulation::Simulation(const Checkpoint& c, std::string label, SimOptions o)
+    : m_scenario(c.scenario), m_label(label.empty() ? c.variant : label), m_opt(o), m_seed(c.seed), m_initialKnobs(c.knobs) {
+    RunOptions ro;
+    ro.seed = c.seed;
+    ro.decision_ring = std::max<std::size_t>(m_opt.decisions, 1);
+    m_run.variant = m_label;
+    m_run.knobs = c.knobs;
+    m_run.cost = c.cost;
+    m_run.seed = c.seed;
+    // The scenario's stop when it is still ahead (a state saved by `run --until T` stops there: the window runs on).
+    const std::int64_t stop = std::int64_t(m_scenario.stop_s * 1e9);
+    m_run.engine = restoreEngine(c, ro, stop > c.time_ns ? stop : 0);
+    m_engine = m_run.engine.get();
+    if (!c.extra.empty()) {
+        StateArchive ar(c.extra, c.file);
+        ar.str(m_companion);
+        state(ar);
+        if (ar.remaining()) ar.fail("bytes after the window's state");
+        if (!label.empty()) m_label = label;  // a copy gets its own side's name
+        m_run.variant = m_label;
+    } else {
+        // A checkpoint of the command line's: the window's series start here, a period on.
+        m_nextOutcome = c.time_ns + m_opt.outcome_period_ns;
+        m_lastOutcome = outcomeNow();
+        m_nextSample = c.time_ns + m_opt.sample_period_ns;
+        m_seenEvents = m_engine->events();
+    }
+    attachSinks();
+}
+
+void Simulation::attachSinks() {
     // Task moves and (dashed in the heatmap) sleep timers moved by get_nohz_timer_target().
     const auto keep = [this](std::int64_t t, int pid, int from, int to, MigrationCause cause, bool timer) {
         MigrationView v;
@@ -138,24 +174,74 @@ void Simulation::setKnobs(const Knobs& k) {
     if (!change.empty()) m_knobMarks.push_back({m_engine->now(), change});
 }
 
-std::unique_ptr<Simulation> Simulation::replayOf(const Simulation& src, std::string label, const std::function<bool(std::int64_t)>& progress) {
-    auto sim = std::make_unique<Simulation>(src.m_scenario, src.m_initialKnobs, std::move(label), src.m_opt, src.m_seed);
-    // Advance in slices (10 ms of simulated time) so that `progress` can report and stop it.
-    auto runTo = [&](std::int64_t t) {
-        while (sim->now() < t && !sim->done()) {
-            sim->advance(std::min<std::int64_t>(t - sim->now(), 10000000));
-            if (progress && !progress(sim->now())) return false;
-        }
-        return true;
-    };
-    for (const auto& [t, k] : src.m_knobHistory) {
-        if (!runTo(t)) return nullptr;
-        sim->m_engine->setKnobs(k);
+namespace {
+void knobsState(StateArchive& ar, Knobs& k) {
+    std::vector<std::string> values;
+    if (ar.saving()) {
+        for (const std::string& n : Knobs::names()) values.push_back(k.get(n));
+        values.push_back(k.presetName);
     }
-    if (!runTo(src.now())) return nullptr;
-    sim->m_knobHistory = src.m_knobHistory;
-    sim->m_knobMarks = src.m_knobMarks;
+    ar.each(values, [](StateArchive& a, std::string& v) { a.str(v); });
+    if (ar.loading()) {
+        const std::vector<std::string> names = Knobs::names();
+        if (values.size() != names.size() + 1) ar.fail("knobs of another schedlab");
+        Knobs r;
+        try {
+            for (std::size_t i = 0; i < names.size(); ++i) r.set(names[i], values[i]);
+        } catch (const std::exception& e) {
+            ar.fail(std::string("knobs: ") + e.what());
+        }
+        r.presetName = values.back();
+        k = r;
+    }
+}
+}  // namespace
+
+void Simulation::state(StateArchive& ar) {
+    ar.section(0x57494e44, "window");
+    ar.str(m_label);
+    ar(m_seed);
+    knobsState(ar, m_initialKnobs);
+    ar.each(m_knobHistory, [](StateArchive& a, std::pair<std::int64_t, Knobs>& h) {
+        a(h.first);
+        knobsState(a, h.second);
+    });
+    ar(m_nextSample);
+    ar.deq(m_sampleT);
+    ar.deq(m_sampleLen);
+    ar.each(m_migrations, [](StateArchive& a, MigrationView& m) { a(m.time, m.pid, m.from, m.to, m.cause, m.dist, m.timer); });
+    ar(m_seenEvents, m_nextOutcome, m_lastOutcome.work, m_lastOutcome.busy_ns, m_lastOutcome.migrations);
+    ar.each(m_outcome, [](StateArchive& a, OutcomePoint& p) { a(p.t, p.rate, p.busy_cpus, p.migrations_per_s); });
+    ar.each(m_knobMarks, [](StateArchive& a, KnobMark& m) {
+        a(m.t);
+        a.str(m.change);
+    });
+}
+
+std::string Simulation::checkpoint(std::string companion) {
+    StateArchive ar;
+    ar.str(companion);
+    state(ar);
+    return encodeCheckpoint(m_scenario, m_label, m_run.cost, m_run.seed, *m_engine, nullptr, ar.take());
+}
+
+std::unique_ptr<Simulation> Simulation::fromCheckpoint(const Checkpoint& c, std::string label, SimOptions o, std::string* companion) {
+    auto sim = std::unique_ptr<Simulation>(new Simulation(c, std::move(label), o));
+    if (companion) *companion = std::move(sim->m_companion);
     return sim;
+}
+
+std::string Simulation::companionOf(const Checkpoint& c) {
+    if (c.extra.empty()) return {};
+    StateArchive ar(c.extra, c.file);
+    std::string s;
+    ar.str(s);
+    return s;
+}
+
+std::unique_ptr<Simulation> Simulation::copyOf(Simulation& src, std::string label) {
+    const std::string bytes = src.checkpoint();
+    return fromCheckpoint(decodeCheckpoint(bytes, "side " + src.m_label), std::move(label), src.m_opt);
 }
 
 const RunResult& Simulation::result() const {

@@ -21,6 +21,9 @@
 
 namespace sched {
 
+struct Checkpoint;
+class StateArchive;
+
 /// What the heatmap shows of one CPU.
 enum class CpuKind : std::uint8_t {
     idle,           ///< running the idle task, idle_cpu() true
@@ -139,12 +142,20 @@ public:
     void setKnobs(const Knobs& k);
     /// A mark of its own at the current time in Snapshot::knob_marks ("branched from A").
     void addMark(std::string text) { m_knobMarks.push_back({now(), std::move(text)}); }
-    /// "B from here": a new simulation in the state `src` is in now, made by running the same
-    /// scenario and seed from t = 0 with src's knobs and their live changes at their times (the
-    /// run is deterministic: its digest is src's), labelled `label`, with src's marks. Its
-    /// outcome series and samples are src's too. `progress` (simulated ns so far) may stop it
-    /// early by returning false: then nullptr.
-    static std::unique_ptr<Simulation> replayOf(const Simulation& src, std::string label, const std::function<bool(std::int64_t)>& progress = {});
+    /// The side's whole state as a checkpoint file's bytes (sim/checkpoint.h): the engine's, and
+    /// the window's own buffers (samples, migrations, the outcome series, knob marks), and
+    /// `companion`: bytes carried along (the window's file: side B's checkpoint inside A's).
+    std::string checkpoint(std::string companion = {});
+    /// A side in the state a checkpoint holds (the window's buffers too when it has them),
+    /// labelled `label` ("": the checkpoint's). InputError when the file's state does not restore.
+    static std::unique_ptr<Simulation> fromCheckpoint(const Checkpoint& c, std::string label = {}, SimOptions o = {}, std::string* companion = nullptr);
+    /// The bytes a checkpoint of checkpoint(companion) carries along ("" for none: the CLI's).
+    static std::string companionOf(const Checkpoint& c);
+    /// "B from here": a new simulation in the state `src` is in now (through a checkpoint in
+    /// memory: the same digest, outcome series, samples and marks), labelled `label`.
+    static std::unique_ptr<Simulation> copyOf(Simulation& src, std::string label);
+    /// Saves or restores the window's buffers (the engine's state is the checkpoint's).
+    void state(StateArchive& ar);
     const Knobs& knobs() const { return m_engine->knobs(); }
 
     Snapshot snapshot() const;
@@ -158,6 +169,8 @@ public:
     const DecisionRecord* lastTraced() const { return m_engine->lastTraced(); }
 
 private:
+    Simulation(const Checkpoint& c, std::string label, SimOptions o);
+    void attachSinks();
     void collect();
 
     Scenario m_scenario;
@@ -182,6 +195,7 @@ private:
     OutcomeMark m_lastOutcome;
     std::deque<OutcomePoint> m_outcome;
     std::vector<KnobMark> m_knobMarks;
+    std::string m_companion;  ///< fromCheckpoint(): what the checkpoint carried along
 };
 
 /// Views of a CPU's kind for the legend ("idle", "busy", "idle by idle-delay").
