@@ -43,6 +43,14 @@ expect_run(gui_steady_with_change 2 "^schedlab: --change, --branch-at: give --fa
 expect_run(gui_bad_change 2 "^schedlab: --change '6ms:C:WA_WEIGHT=0': expected T:A.B:knob=value" ARGS --scenario ${S} --run-for 8ms --change 6ms:C:WA_WEIGHT=0 --screenshot ${OUT}/x.png)
 expect_run(gui_bad_change_knob 2 "^schedlab: --change '6ms:B:nope=1': " ARGS --scenario ${S} --run-for 8ms --change 6ms:B:nope=1 --screenshot ${OUT}/x.png)
 expect_run(gui_change_past_end 2 "^schedlab: --change, --branch-at: the time is past" ARGS --scenario ${S} --run-for 8ms --branch-at 9ms --screenshot ${OUT}/x.png)
+# --state: a checkpoint of schedlab-cli's opens at its time (B from A's state with the scenario's
+# second variant); a damaged one, or --state beside --scenario: one line, exit 2.
+file(WRITE ${OUT}/gui_endless.json "{\"topology\":\"i7-4790\",\"workloads\":[{\"type\":\"hackbench\",\"groups\":1,\"fds\":4,\"threads\":true,\"pipe\":true,\"loops\":0}],\"variants\":{\"A\":\"baseline\",\"B\":\"idle-delay-v2\"}}\n")
+execute_process(COMMAND ${SCHEDLAB_CLI} run ${OUT}/gui_endless.json --until 20ms --save-state ${OUT}/gui.state --digest RESULT_VARIABLE rc OUTPUT_QUIET)
+expect_run(gui_state 0 "A: baseline · B: idle-delay-v2, branched from A at t = 20.000 ms.* · t = 20.000 ms simulated" ARGS --state ${OUT}/gui.state --screenshot ${OUT}/gui_state.png)
+file(WRITE ${OUT}/bad.state "SCHEDLAB-STATE\nnot really")
+expect_run(gui_state_damaged 2 "^schedlab: [^\n]*bad.state: damaged state" ARGS --state ${OUT}/bad.state --screenshot ${OUT}/x.png)
+expect_run(gui_state_and_scenario 2 "^schedlab: --state and --scenario: the state file carries its run" ARGS --state ${OUT}/gui.state --scenario ${S} --screenshot ${OUT}/x.png)
 expect_run(gui_bad_soak 2 "^schedlab: --soak '0': not a number of seconds \\(1 to 604800\\)" ARGS --soak 0)
 expect_run(gui_soak_and_screenshot 2 "^schedlab: --soak and --screenshot: give one of them" ARGS --soak 5 --screenshot ${OUT}/x.png)
 # A short soak goes through every action once: sliders, restarts, the trace opened, a disagreement.
