@@ -563,7 +563,7 @@ int GuiMain::exec() {
             std::fflush(stderr);
         });
         const bool trace = parser.isSet(traceOpt);
-        window.openSteady(std::nullopt, [&window, trace, capture, shot = shot, play = !parser.isSet(pausedOpt)] {
+        const bool cached = window.openSteady(std::nullopt, [&window, trace, capture, shot = shot, play = !parser.isSet(pausedOpt)] {
             if (!shot.isEmpty()) {
                 if (trace) window.stepWakeupThen(capture);
                 else capture();
@@ -571,6 +571,9 @@ int GuiMain::exec() {
                 window.setRunning(true);
             }
         });
+        std::fprintf(stderr, cached ? "schedlab: the steady state from the cache of an earlier start (%s)\n"
+                                    : "schedlab: to the steady state from t = 0 (cached in %s for the next start; --fresh: stay at t = 0)\n",
+                     qPrintable(window.steadyCachePath()));
     } else if (fastForward >= 0) {
         QObject::connect(&window, &schedlab::MainWindow::fastForwardProgress, &window, [](qint64 now, qint64 target, double rate, bool done) {
             if (!done && !::isatty(2)) return;  // a log gets the last line only

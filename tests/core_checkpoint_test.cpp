@@ -6,6 +6,8 @@
 #include "sim/engine.h"
 #include "sim/report.h"
 #include "sim/scenario.h"
+#include "sim/simulation.h"
+#include "util/output_files.h"
 #include "util/input_error.h"
 #include "util/state_archive.h"
 
@@ -196,4 +198,25 @@ TEST(Checkpoint, RefusesDamagedTruncatedAndForeignFiles) {
     const std::string g = refused(withBody(garbage));
     EXPECT_NE(g.find("bad.state: "), std::string::npos) << g;
     EXPECT_EQ(refused(withBody(c.engine)), "accepted");
+}
+
+
+// The window's state of the default scenario (both sides: 384 CPUs, 1 281 tasks each, their
+// timelines) is larger than the 16 MB a JSON input may be, and loads.
+TEST(Checkpoint, TheDefaultWindowStateLoadsFromAFile) {
+    const Scenario s = loadScenario(std::string(SCHEDLAB_SOURCE_DIR) + "/resources/scenarios/default.json");
+    SimOptions o;
+    o.sample_period_ns = 1000;  // 5 000 rows of 384 CPUs each side in 5 ms: a state as large as the window's at 2 s
+    o.sample_rows = 5000;
+    Simulation a(s, s.variants[0].knobs, "A", o), b(s, s.variants[1].knobs, "B", o);
+    a.advance(5'000'000);
+    b.advance(5'000'000);
+    const std::string path = testing::TempDir() + "/default-window.state";
+    writeFileAtomic(path, a.checkpoint(b.checkpoint()));
+    EXPECT_GT(std::filesystem::file_size(path), std::uintmax_t(16) << 20);
+    const Checkpoint c = loadCheckpoint(path);
+    const Checkpoint cb = decodeCheckpoint(Simulation::companionOf(c), path + " (side B)");
+    EXPECT_EQ(Simulation::fromCheckpoint(c)->engine().digest(), a.engine().digest());
+    EXPECT_EQ(Simulation::fromCheckpoint(cb)->engine().digest(), b.engine().digest());
+    std::filesystem::remove(path);
 }

@@ -1281,3 +1281,4 @@ TEST(KnobPanel, TheFollowUpPatchesAreGroupedKnobs) {
          {"sis-current", "UTIL_FITS_CAPACITY=1", "migration_ratelimit_ns=2000000", "almost_idle_load=8", "tg_load_avg_ratelimit_ns=1000000"})
         EXPECT_NE(d.find(part), std::string::npos) << part << " in " << d;
 }
+

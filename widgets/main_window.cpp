@@ -642,30 +642,54 @@ QString MainWindow::steadyCachePath() const {
     return QStandardPaths::writableLocation(QStandardPaths::CacheLocation) + QStringLiteral("/steady-%1.state").arg(QString::fromLatin1(h));
 }
 
-void MainWindow::openSteady(const std::optional<sched::Scenario>& s, std::function<void()> done) {
+bool MainWindow::openSteady(const std::optional<sched::Scenario>& s, std::function<void()> done) {
     StartOptions o;
     o.autoplay = false;
     if (s) start(*s, o);
     else openDefault(o);
     const QString cache = steadyCachePath();
-    if (QFileInfo::exists(cache)) {
-        if (openSimState(cache, [this, done, cache] {
-                statusBar()->showMessage(tr("The steady state, from the cache of an earlier start (%1). Ctrl+R: from t = 0").arg(cache), 10000);
+    const sched::Scenario scenario = *m_scenario;
+    // From t = 0 to the steady state; cached once there (`done` after the cache is written: a
+    // window closed at once still leaves it for the next start).
+    auto fastForwardThere = [this, done, cache] {
+        fastForwardToSteady(std::int64_t(60) * 1000000000, [this, done, cache] {
+            const auto f = m_frame;
+            if (!(f && f->a && f->a->steady.reached)) {
                 if (done) done();
-            }).isEmpty())
-            return;
-        QFile::remove(cache);  // unreadable (another format, damaged): made again below
-    }
-    fastForwardToSteady(std::int64_t(60) * 1000000000, [this, done, cache] {
-        const auto f = m_frame;
-        if (f && f->a && f->a->steady.reached) {
+                return;
+            }
             QDir().mkpath(QFileInfo(cache).absolutePath());
-            saveSimState(cache, [this](const QString& err) {
+            saveSimState(cache, [this, done](const QString& err) {
                 if (!err.isEmpty()) statusBar()->showMessage(tr("The steady state could not be cached: %1").arg(err), 8000);
+                if (done) done();
             });
-        }
-        if (done) done();
-    });
+        });
+    };
+    if (QFileInfo::exists(cache)) {
+        // A cache that does not restore (damaged, or its state refused) is made again.
+        auto failed = std::make_shared<QMetaObject::Connection>();
+        *failed = connect(this, &MainWindow::stateFailed, this, [this, failed, cache, scenario, fastForwardThere](const QString& err) {
+            disconnect(*failed);
+            statusBar()->showMessage(tr("The cached steady state did not restore (%1): to the steady state from t = 0").arg(err), 10000);
+            QFile::remove(cache);
+            StartOptions o2;
+            o2.autoplay = false;
+            start(scenario, o2);
+            fastForwardThere();
+        });
+        const QString err = openSimState(cache, [this, done, cache, failed] {
+            disconnect(*failed);
+            statusBar()->showMessage(tr("The steady state, from the cache of an earlier start (%1). Ctrl+R: from t = 0").arg(cache), 10000);
+            if (done) done();
+        });
+        if (err.isEmpty()) return true;
+        disconnect(*failed);
+        statusBar()->showMessage(tr("The cached steady state cannot be read (%1): to the steady state from t = 0").arg(err), 10000);
+        QFile::remove(cache);
+        start(scenario, o);
+    }
+    fastForwardThere();
+    return false;
 }
 
 QString MainWindow::applyWorkloads(const QString& json) {
@@ -872,7 +896,12 @@ void MainWindow::showFrame(std::shared_ptr<const Frame> f) {
         // The steady-state detector's verdict per side: what a figure read off the window is.
         auto verdict = [](const sched::Snapshot& s) {
             if (s.done) return tr("ended");
-            if (s.steady.reached && s.steady.from_ns >= 0) return tr("steady since t = %1 s").arg(double(s.steady.from_ns) / 1e9, 0, 'f', 2);
+            // With the detector's figures since then: those of `schedlab-cli run` stopped at the same time.
+            if (s.steady.reached && s.steady.from_ns >= 0)
+                return tr("steady since t = %1 s (%2 busy CPUs, %3 M migrations/s)")
+                    .arg(double(s.steady.from_ns) / 1e9, 0, 'f', 2)
+                    .arg(s.steady.busy_cpus, 0, 'f', 1)
+                    .arg(s.steady.migrations_per_s / 1e6, 0, 'f', 2);
             return tr("start-up");
         };
         QString state = b ? QStringLiteral("A %1, B %2").arg(verdict(*a), verdict(*b)) : verdict(*a);

@@ -69,7 +69,8 @@ public:
     /// an earlier start (steadyCachePath()) when there is one, else from t = 0 fast-forwarded to
     /// the steady state (status bar; Pause stops it; the window works meanwhile), whose state is
     /// then cached for the next start. `done` once the steady state is shown.
-    void openSteady(const std::optional<sched::Scenario>& s, std::function<void()> done = {});
+    /// True when it opens the cache.
+    bool openSteady(const std::optional<sched::Scenario>& s, std::function<void()> done = {});
     /// Where the default scenario's steady state is cached: the user's cache directory, keyed
     /// by the scenario document, seed, both sides' knobs, the state format and this build.
     QString steadyCachePath() const;

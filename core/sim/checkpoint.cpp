@@ -134,7 +134,10 @@ Checkpoint decodeCheckpoint(const std::string& bytes, const std::string& file) {
     return c;
 }
 
-Checkpoint loadCheckpoint(const std::string& path) { return decodeCheckpoint(readFileOrThrow(path), path); }
+Checkpoint loadCheckpoint(const std::string& path) {
+    // A checkpoint holds every task and the timelines: tens of MB for the largest scenarios.
+    return decodeCheckpoint(readFileOrThrow(path, std::uintmax_t(4) << 30, "a checkpoint"), path);
+}
 
 std::unique_ptr<Engine> restoreEngine(const Checkpoint& c, const RunOptions& o, std::int64_t stop_ns) {
     RunOptions ro = o;

@@ -15,13 +15,12 @@
 
 namespace sched {
 
-std::string readFileOrThrow(const std::string& path) {
+std::string readFileOrThrow(const std::string& path, std::uintmax_t maxBytes, const char* what) {
     std::error_code ec;
     if (std::filesystem::is_directory(path, ec)) throw InputError(path, "", "is a directory, not a file");
     // The JSON files schedlab reads are kilobytes; a parsed document takes several times its size.
-    if (const auto size = std::filesystem::file_size(path, ec); !ec && size > kMaxJsonFileBytes)
-        throw InputError(path, "",
-                         fmt::format("{} MB: more than the {} MB a scenario, state or topology file may be", size >> 20, kMaxJsonFileBytes >> 20));
+    if (const auto size = std::filesystem::file_size(path, ec); !ec && size > maxBytes)
+        throw InputError(path, "", fmt::format("{} MB: more than the {} MB {} may be", size >> 20, maxBytes >> 20, what));
     std::ifstream in(path, std::ios::binary);
     if (!in) throw InputError(path, "", "cannot open file");
     std::ostringstream ss;
