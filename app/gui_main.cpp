@@ -73,10 +73,9 @@ public:
             QStringLiteral("schedlab: a laboratory for the Linux CFS wakeup path.\n"
                            "Without options: the default scenario (hackbench on 2 x EPYC 9654, baseline vs idle-delay-v2)."));
         parser.addHelpOption();
-        for (const auto* o :
-             {&besideVarOpt, &scenarioOpt, &runForOpt, &ffOpt,   &shotOpt, &viewOpt, &aOpt,    &bOpt,      &setAOpt, &setBOpt,   &noAbOpt,  &seedOpt,
-              &traceOpt,     &pausedOpt,   &recOpt,    &topoOpt, &atOpt,   &disOpt,  &recBOpt, &besideOpt, &soakOpt, &changeOpt, &branchOpt,
-              &stateOpt,     &freshOpt})
+        for (const auto* o : {&besideVarOpt, &scenarioOpt, &runForOpt, &ffOpt,     &shotOpt,   &viewOpt,  &aOpt,    &bOpt,  &setAOpt,
+                              &setBOpt,      &noAbOpt,     &seedOpt,   &traceOpt,  &pausedOpt, &recOpt,   &topoOpt, &atOpt, &disOpt,
+                              &recBOpt,      &besideOpt,   &soakOpt,   &changeOpt, &branchOpt, &stateOpt, &freshOpt})
             parser.addOption(*o);
     }
 
@@ -297,7 +296,8 @@ private:
 
     int loadScenario() {
         if (parser.isSet(stateOpt)) {  // a bad state file is refused before any window exists
-            for (const auto* o : {&scenarioOpt, &recOpt, &runForOpt, &ffOpt, &aOpt, &bOpt, &setAOpt, &setBOpt, &seedOpt, &noAbOpt, &freshOpt, &soakOpt})
+            for (const auto* o :
+                 {&scenarioOpt, &recOpt, &runForOpt, &ffOpt, &aOpt, &bOpt, &setAOpt, &setBOpt, &seedOpt, &noAbOpt, &freshOpt, &soakOpt})
                 if (parser.isSet(*o))
                     return usage(QStringLiteral("--state and --%1: the state file carries its run (give one of them)").arg(o->names().front()));
             try {
@@ -571,8 +571,9 @@ int GuiMain::exec() {
                 window.setRunning(true);
             }
         });
-        std::fprintf(stderr, cached ? "schedlab: the steady state from the cache of an earlier start (%s)\n"
-                                    : "schedlab: to the steady state from t = 0 (cached in %s for the next start; --fresh: stay at t = 0)\n",
+        std::fprintf(stderr,
+                     cached ? "schedlab: the steady state from the cache of an earlier start (%s)\n"
+                            : "schedlab: to the steady state from t = 0 (cached in %s for the next start; --fresh: stay at t = 0)\n",
                      qPrintable(window.steadyCachePath()));
     } else if (fastForward >= 0) {
         QObject::connect(&window, &schedlab::MainWindow::fastForwardProgress, &window, [](qint64 now, qint64 target, double rate, bool done) {

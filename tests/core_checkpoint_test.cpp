@@ -200,7 +200,6 @@ TEST(Checkpoint, RefusesDamagedTruncatedAndForeignFiles) {
     EXPECT_EQ(refused(withBody(c.engine)), "accepted");
 }
 
-
 // The window's state of the default scenario (both sides: 384 CPUs, 1 281 tasks each, their
 // timelines) is larger than the 16 MB a JSON input may be, and loads.
 TEST(Checkpoint, TheDefaultWindowStateLoadsFromAFile) {

@@ -400,7 +400,8 @@ TEST(MainWindow, SteadyStartCachesTheStateAndOpensItTheNextTime) {
     {
         QFile f(path);
         ASSERT_TRUE(f.open(QIODevice::WriteOnly));
-        f.write(R"({"topology":"i7-4790","seed":11,"workloads":[{"type":"hackbench","groups":2,"fds":1,"threads":true,"pipe":true,"loops":0}],"variants":{"A":"baseline","B":"idle-delay-v2"}})");
+        f.write(
+            R"({"topology":"i7-4790","seed":11,"workloads":[{"type":"hackbench","groups":2,"fds":1,"threads":true,"pipe":true,"loops":0}],"variants":{"A":"baseline","B":"idle-delay-v2"}})");
     }
     const sched::Scenario s = sched::loadScenario(path.toStdString());
     const QByteArray oldCache = qgetenv("XDG_CACHE_HOME");
@@ -1281,4 +1282,3 @@ TEST(KnobPanel, TheFollowUpPatchesAreGroupedKnobs) {
          {"sis-current", "UTIL_FITS_CAPACITY=1", "migration_ratelimit_ns=2000000", "almost_idle_load=8", "tg_load_avg_ratelimit_ns=1000000"})
         EXPECT_NE(d.find(part), std::string::npos) << part << " in " << d;
 }
-

@@ -359,7 +359,8 @@ void SimWorker::saveState(const std::string& path) {
     }
 }
 
-void SimWorker::restoreState(std::shared_ptr<const sched::Checkpoint> a, std::shared_ptr<const sched::Checkpoint> b, const sched::Knobs& bKnobs, bool ab) {
+void SimWorker::restoreState(std::shared_ptr<const sched::Checkpoint> a, std::shared_ptr<const sched::Checkpoint> b, const sched::Knobs& bKnobs,
+                             bool ab) {
     ensureTimer();
     if (m_a) endFastForward();
     pause();

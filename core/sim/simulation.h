@@ -148,7 +148,8 @@ public:
     std::string checkpoint(std::string companion = {});
     /// A side in the state a checkpoint holds (the window's buffers too when it has them),
     /// labelled `label` ("": the checkpoint's). InputError when the file's state does not restore.
-    static std::unique_ptr<Simulation> fromCheckpoint(const Checkpoint& c, std::string label = {}, SimOptions o = {}, std::string* companion = nullptr);
+    static std::unique_ptr<Simulation> fromCheckpoint(const Checkpoint& c, std::string label = {}, SimOptions o = {},
+                                                      std::string* companion = nullptr);
     /// The bytes a checkpoint of checkpoint(companion) carries along ("" for none: the CLI's).
     static std::string companionOf(const Checkpoint& c);
     /// "B from here": a new simulation in the state `src` is in now (through a checkpoint in

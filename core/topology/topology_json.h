@@ -26,7 +26,8 @@ Topology loadTopology(const std::string& nameOrPath);
 inline constexpr std::uintmax_t kMaxJsonFileBytes = std::uintmax_t(16) << 20;
 /// Reads a whole file; throws InputError(file, "", "cannot read ..."), also for a directory or a
 /// file larger than kMaxJsonFileBytes.
-std::string readFileOrThrow(const std::string& path, std::uintmax_t maxBytes = kMaxJsonFileBytes, const char* what = "a scenario, state or topology file");
+std::string readFileOrThrow(const std::string& path, std::uintmax_t maxBytes = kMaxJsonFileBytes,
+                            const char* what = "a scenario, state or topology file");
 /// Deepest nesting of objects and arrays a schedlab JSON file may have (the shipped ones use 4).
 inline constexpr int kMaxJsonDepth = 64;
 /// Parses JSON text; syntax errors become InputError with the line and column, nesting deeper
