@@ -528,6 +528,15 @@ int GuiMain::exec() {
             QApplication::exit(0);
         });
     };
+    // A state opened, or the steady state reached: the picture (after a wakeup stepped into), or play.
+    auto shown = [&window, trace = parser.isSet(traceOpt), capture, shot = shot, play = !parser.isSet(pausedOpt)] {
+        if (!shot.isEmpty()) {
+            if (trace) window.stepWakeupThen(capture);
+            else capture();
+        } else if (play) {
+            window.setRunning(true);
+        }
+    };
     if (soakSeconds > 0) {
         schedlab::SoakOptions o;
         o.seconds = soakSeconds;
@@ -542,15 +551,7 @@ int GuiMain::exec() {
         reportWhenDrawn(window);
         if (const int rc = showTraceSides(window, capture); rc >= 0) return rc;
     } else if (parser.isSet(stateOpt)) {
-        const bool trace = parser.isSet(traceOpt);
-        const QString err = window.openSimState(parser.value(stateOpt), [&window, trace, capture, shot = shot, play = !parser.isSet(pausedOpt)] {
-            if (!shot.isEmpty()) {
-                if (trace) window.stepWakeupThen(capture);
-                else capture();
-            } else if (play) {
-                window.setRunning(true);
-            }
-        });
+        const QString err = window.openSimState(parser.value(stateOpt), shown);
         if (!err.isEmpty()) {
             std::fprintf(stderr, "schedlab: %s\n", qPrintable(err));
             return kExitUsage;
@@ -562,15 +563,7 @@ int GuiMain::exec() {
                          done ? "\n" : "");
             std::fflush(stderr);
         });
-        const bool trace = parser.isSet(traceOpt);
-        const bool cached = window.openSteady(std::nullopt, [&window, trace, capture, shot = shot, play = !parser.isSet(pausedOpt)] {
-            if (!shot.isEmpty()) {
-                if (trace) window.stepWakeupThen(capture);
-                else capture();
-            } else if (play) {
-                window.setRunning(true);
-            }
-        });
+        const bool cached = window.openSteady(std::nullopt, shown);
         std::fprintf(stderr,
                      cached ? "schedlab: the steady state from the cache of an earlier start (%s)\n"
                             : "schedlab: to the steady state from t = 0 (cached in %s for the next start; --fresh: stay at t = 0)\n",

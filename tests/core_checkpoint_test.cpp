@@ -42,6 +42,15 @@ std::string reportsText(const Engine& e) {
 
 std::string firstDifference(const std::string& a, const std::string& b);
 
+// The small i7-4790 hackbench (into `s`) stopping at `stop_s`, run to `t`.
+std::unique_ptr<Engine> smallRunAt(Scenario& s, double stop_s, std::int64_t t) {
+    s = loadScenario(std::string(SCHEDLAB_SOURCE_DIR) + "/resources/scenarios/i7-4790-hackbench-small.json");
+    s.stop_s = stop_s;
+    auto e = buildEngine(s, s.variants.front().knobs, s.cost, RunOptions{});
+    e->advance(t);
+    return e;
+}
+
 // Runs `s` as `v` to its stop with a checkpoint at `cut` (encoded, decoded, restored into a new
 // engine that runs on); the engine that ends the run.
 std::unique_ptr<Engine> runThroughCheckpoint(const Scenario& s, const Variant& v, std::int64_t cut, std::uint64_t* savedDigest = nullptr) {
@@ -119,11 +128,9 @@ TEST(Checkpoint, RestoredRunsAreTheUninterruptedRunsForEveryShippedScenario) {
 
 // The checkpoint carries the knobs as they stand: a live change before the cut is kept.
 TEST(Checkpoint, KeepsLiveKnobChangesAndTheHeader) {
-    Scenario s = loadScenario(std::string(SCHEDLAB_SOURCE_DIR) + "/resources/scenarios/i7-4790-hackbench-small.json");
-    s.stop_s = 0.05;
+    Scenario s;
+    auto e = smallRunAt(s, 0.05, 10'000'000);
     RunOptions o;
-    auto e = buildEngine(s, s.variants.front().knobs, s.cost, o);
-    e->advance(10'000'000);
     Knobs k = e->knobs();
     k.set("idle_delay_ns", "1000000");
     e->setKnobs(k);
@@ -143,11 +150,8 @@ TEST(Checkpoint, KeepsLiveKnobChangesAndTheHeader) {
 
 // Damaged, truncated, foreign and non-state files: one InputError naming the file, never a crash.
 TEST(Checkpoint, RefusesDamagedTruncatedAndForeignFiles) {
-    Scenario s = loadScenario(std::string(SCHEDLAB_SOURCE_DIR) + "/resources/scenarios/i7-4790-hackbench-small.json");
-    s.stop_s = 0.02;
-    RunOptions o;
-    auto e = buildEngine(s, s.variants.front().knobs, s.cost, o);
-    e->advance(10'000'000);
+    Scenario s;
+    auto e = smallRunAt(s, 0.02, 10'000'000);
     const std::string good = encodeCheckpoint(s, "A", s.cost, 1, *e);
     const auto refused = [](const std::string& bytes) -> std::string {
         try {
