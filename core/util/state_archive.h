@@ -48,6 +48,14 @@ public:
     }
     template <StateScalar T>
     void scalar(T& v) {
+        if constexpr (std::is_same_v<T, bool>) {
+            // A bool is one byte, 0 or 1: any other byte is a damaged file, not a bool to load.
+            std::uint8_t b = v ? 1 : 0;
+            scalar(b);
+            if (m_load && b > 1) fail("a flag that is neither 0 nor 1");
+            v = b != 0;
+            return;
+        }
         if (m_load) {
             need(sizeof(T), "a field");
             std::memcpy(&v, m_in.data() + m_pos, sizeof(T));
