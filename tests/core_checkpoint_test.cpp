@@ -178,7 +178,6 @@ TEST(Checkpoint, RefusesDamagedTruncatedAndForeignFiles) {
     // A body cut short, with lengths and checksum made consistent (as a buggy writer would
     // leave it): the reader stops at the end of the bytes and says where.
     const auto withBody = [&](const std::string& body) {
-        const Checkpoint c = decodeCheckpoint(good, "bad.state");
         std::string out = good.substr(0, 15 + 8);
         std::uint64_t n = 0;
         std::memcpy(&n, good.data() + 23, 8);
@@ -191,7 +190,6 @@ TEST(Checkpoint, RefusesDamagedTruncatedAndForeignFiles) {
         std::uint64_t h = 0xcbf29ce484222325ULL;
         for (unsigned char ch : out) h = (h ^ ch) * 0x100000001b3ULL;
         out.append(reinterpret_cast<const char*>(&h), 8);
-        (void)c;
         return out;
     };
     const Checkpoint c = decodeCheckpoint(good, "bad.state");

@@ -3,7 +3,6 @@
 
 #include "sim/engine.h"
 #include "topology/topology_json.h"
-#include "util/output_files.h"
 #include "util/state_archive.h"
 
 #include <fmt/format.h>
@@ -78,10 +77,6 @@ std::string encodeCheckpoint(const Scenario& s, const std::string& variant, cons
     }
     putU64(out, fnv1a(out));
     return out;
-}
-
-void saveCheckpoint(const std::string& path, const Scenario& s, const std::string& variant, const CostModel& cost, std::uint64_t seed, Engine& e) {
-    writeFileAtomic(path, encodeCheckpoint(s, variant, cost, seed, e));
 }
 
 Checkpoint decodeCheckpoint(const std::string& bytes, const std::string& file) {

@@ -46,8 +46,6 @@ struct Checkpoint {
 /// The bytes of a checkpoint of `e` (between events), which runs scenario `s` as `variant`.
 std::string encodeCheckpoint(const Scenario& s, const std::string& variant, const CostModel& cost, std::uint64_t seed, Engine& e,
                              const nlohmann::json& extraHeader = nullptr, const std::string& extra = {});
-/// Writes a checkpoint to `path` (atomically: a failed write leaves no file).
-void saveCheckpoint(const std::string& path, const Scenario& s, const std::string& variant, const CostModel& cost, std::uint64_t seed, Engine& e);
 /// Reads and checks a checkpoint: its magic, format hash, checksum and header. The scenario is
 /// parsed again from the saved document (relative paths in it from `file`'s scenario's folder).
 Checkpoint decodeCheckpoint(const std::string& bytes, const std::string& file);

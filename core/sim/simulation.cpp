@@ -58,7 +58,6 @@ Simulation::Simulation(const Checkpoint& c, std::string label, SimOptions o)
         m_nextOutcome = c.time_ns + m_opt.outcome_period_ns;
         m_lastOutcome = outcomeNow();
         m_nextSample = c.time_ns + m_opt.sample_period_ns;
-        m_seenEvents = m_engine->events();
     }
     attachSinks();
 }
