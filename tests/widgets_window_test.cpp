@@ -4,6 +4,7 @@
 // export writes whole files with the caption, the A/B text is the CLI's table).
 #include "counters_plot.h"
 #include "decision_inspector.h"
+#include "delta_table.h"
 #include "flow_view.h"
 #include "knob_panel.h"
 #include "latency_plot.h"
@@ -43,7 +44,10 @@
 #include <QLabel>
 #include <QListWidget>
 #include <QMouseEvent>
+#include <QProgressBar>
 #include <QProgressDialog>
+#include <QRegularExpression>
+#include <QToolButton>
 #include <QPushButton>
 #include <QSettings>
 #include <QTableWidget>
@@ -99,6 +103,16 @@ bool runTo(MainWindow& w, qint64 ns) {
     bool reached = false;
     w.runUntil(ns, [&] { reached = true; });
     return waitFor([&] { return reached; });
+}
+
+/// The A/B table's cell in row `row` (1 = A, 2 = B) and column `col` (0: "since"): cells are
+/// set apart by two spaces or more, a cell has at most one space in a row.
+QString deltaRowAt(const MainWindow& w, int row, int col) {
+    auto* l = w.findChild<QLabel*>(QStringLiteral("deltaTable"));
+    const QStringList lines = l ? l->text().split(QLatin1Char('\n')) : QStringList();
+    if (row >= lines.size()) return {};
+    const QStringList cells = lines[row].mid(7).split(QRegularExpression(QStringLiteral("\\s{2,}")), Qt::SkipEmptyParts);
+    return col < cells.size() ? cells[col].trimmed() : QString();
 }
 
 std::uint64_t cliDigest(const sched::Scenario& s, const sched::Knobs& k) {
@@ -322,10 +336,30 @@ TEST(MainWindow, TheOutcomeViewShowsALiveIdleDelayChange) {
     const double a = mean(p->graph(0), 0.4, 0.5), b = mean(p->graph(1), 0.4, 0.5);
     EXPECT_GT(a, 1e6);
     EXPECT_GT(std::abs(b / a - 1), 0.05) << "A " << a << " B " << b;
-    // The A/B table leads with the rates of the last 100 ms.
-    const QString table = w.findChild<QLabel*>(QStringLiteral("deltaTable"))->text();
-    EXPECT_TRUE(table.contains(QStringLiteral("messages/s now"))) << table.toStdString();
-    EXPECT_TRUE(table.contains(QStringLiteral("migrations/s now"))) << table.toStdString();
+    // The A/B table: totals since t = 0 before the steady state (the default), the rates of the
+    // last 100 ms on request; its "since" column says which.
+    auto* table = w.findChild<QLabel*>(QStringLiteral("deltaTable"));
+    auto* since = w.findChild<QComboBox*>(QStringLiteral("deltaSince"));
+    ASSERT_TRUE(table && since);
+    const bool steady = w.frame()->a->steady.reached && w.frame()->b->steady.reached;
+    if (!steady) {
+        EXPECT_TRUE(table->text().contains(QStringLiteral("since"))) << table->text().toStdString();
+        EXPECT_EQ(deltaRowAt(w, 1, 0), QStringLiteral("t = 0")) << table->text().toStdString();
+        EXPECT_TRUE(table->text().contains(QStringLiteral("ctx switches "))) << table->text().toStdString();
+    }
+    since->setCurrentIndex(since->findData(int(DeltaSince::window)));
+    const QString windowed = table->text();
+    EXPECT_EQ(deltaRowAt(w, 1, 0), QStringLiteral("t = 0.400 s")) << windowed.toStdString();
+    EXPECT_TRUE(windowed.contains(QStringLiteral("messages/s"))) << windowed.toStdString();
+    EXPECT_TRUE(windowed.contains(QStringLiteral("busy CPUs"))) << windowed.toStdString();
+    EXPECT_TRUE(windowed.contains(QStringLiteral("ctx switches/s"))) << windowed.toStdString();
+    EXPECT_FALSE(windowed.contains(QStringLiteral("wakeup p99"))) << "no latency over a window";
+    // A's rate in the table is the mean of the outcome series' last 10 points.
+    double rateA = 0;
+    for (std::size_t i = 40; i < 50; ++i) rateA += double(w.frame()->a->outcome[i].rate) / 10;
+    EXPECT_EQ(deltaRowAt(w, 1, 1), QString::number(rateA, 'f', 0)) << windowed.toStdString();
+    since->setCurrentIndex(since->findData(int(DeltaSince::start)));
+    EXPECT_EQ(deltaRowAt(w, 1, 0), QStringLiteral("t = 0"));
     // The status line says where each side stands.
     bool verdict = false;
     for (QLabel* l : w.findChildren<QLabel*>())
@@ -431,6 +465,34 @@ TEST(MainWindow, SteadyStartCachesTheStateAndOpensItTheNextTime) {
     EXPECT_TRUE(w2.frame()->a->steady.reached);
     if (oldCache.isNull()) qunsetenv("XDG_CACHE_HOME");
     else qputenv("XDG_CACHE_HOME", oldCache);
+}
+
+// The first steady start of the default (384 CPUs) takes minutes: the status bar shows how far
+// the fast-forward has gone, and its Stop ends it where it is (the window stays usable).
+TEST(MainWindow, AFastForwardShowsItsProgressAndStopsOnRequest) {
+    MainWindow w;
+    StartOptions o;
+    o.autoplay = false;
+    w.openDefault(o);
+    w.show();
+    auto* bar = w.findChild<QProgressBar*>(QStringLiteral("fastForwardProgress"));
+    auto* stop = w.findChild<QToolButton*>(QStringLiteral("fastForwardStop"));
+    ASSERT_TRUE(bar && stop);
+    EXPECT_FALSE(bar->isVisible());
+    bool done = false;
+    w.fastForwardToSteady(std::int64_t(60) * 1000000000, [&] { done = true; });
+    ASSERT_TRUE(waitFor([&] { return bar->isVisible(); }));
+    EXPECT_TRUE(stop->isVisible());
+    EXPECT_TRUE(bar->format().startsWith(QStringLiteral("start-up: t = "))) << bar->format().toStdString();
+    EXPECT_EQ(bar->value(), 0);
+    stop->click();
+    ASSERT_TRUE(waitFor([&] { return done; }));
+    EXPECT_FALSE(bar->isVisible());
+    EXPECT_FALSE(stop->isVisible());
+    ASSERT_TRUE(w.frame());
+    EXPECT_FALSE(w.frame()->running);
+    EXPECT_FALSE(w.frame()->a->steady.reached);
+    EXPECT_LT(w.frame()->a->now, std::int64_t(800000000));  // stopped in the start-up, not run on to the limit
 }
 
 // Run → Fast-forward to the steady state: it stops where A's detector says A settled, well

@@ -9,10 +9,24 @@
 
 namespace schedlab {
 
-/// The workloads' headline numbers once `finished` (mid-run they are partial), then wakeups
-/// ("sched_waking" for a `recorded` trace), migrations (fork placements left out), context
-/// switches, wakeup latency p50 / p99 and the idle-delay hits (left out for two traces, which
-/// have none).
-QString deltaTable(const sched::Snapshot& a, const sched::Snapshot& b, bool finished, bool recorded);
+/// What the table counts from: totals since t = 0, or rates over the last 100 ms of simulated
+/// time (the machine as it is now, without the start-up the totals mix in); `steady` is the
+/// last window once both sides have reached their steady state, totals before.
+enum class DeltaSince { steady, start, window };
+
+/// The last window's length: the outcome series' last 10 points.
+inline constexpr std::size_t kDeltaWindowPoints = 10;
+
+/// The rows' "since" column in `since` mode for these snapshots: "t = 0", or "t = 2.310 s"
+/// (the last window's start), as deltaTable() shows it; totals when a side has no window yet.
+bool deltaShowsWindow(const sched::Snapshot& a, const sched::Snapshot& b, DeltaSince since);
+
+/// Totals: the workloads' headline numbers once `finished` (mid-run they are partial), then
+/// wakeups ("sched_waking" for a `recorded` trace), migrations (fork placements left out),
+/// context switches, wakeup latency p50 / p99 and the idle-delay hits (left out for two traces,
+/// which have none). The last window: the workload's rate (hackbench's messages/s, ...), busy
+/// CPUs, migrations, wakeups and context switches per second. A simulated run's table leads
+/// with the "since" column.
+QString deltaTable(const sched::Snapshot& a, const sched::Snapshot& b, bool finished, bool recorded, DeltaSince since = DeltaSince::steady);
 
 }  // namespace schedlab

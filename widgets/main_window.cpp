@@ -53,6 +53,7 @@
 #include <QLineEdit>
 #include <QProgressDialog>
 #include <QHBoxLayout>
+#include <QProgressBar>
 #include <QImage>
 #include <QLabel>
 #include <QMenuBar>
@@ -130,7 +131,8 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent) {
         statusBar()->showMessage(err.isEmpty() ? tr("State saved to %1").arg(path) : tr("Cannot save the state: %1").arg(err), 8000);
         if (m_whenSaved) std::exchange(m_whenSaved, nullptr)(err);
     });
-    connect(m_sim->worker(), &SimWorker::fastForwardProgress, this, [this](qint64 now, qint64 target, double rate, bool done) {
+    connect(m_sim->worker(), &SimWorker::fastForwardProgress, this, [this](qint64 now, qint64 target, double rate, bool done, qint64 steadyFrom) {
+        showFastForward(now, target, done, steadyFrom);
         // A fast-forward to the steady state ends where A settled: the frame at that time is the one.
         if (done && m_ffToSteady) {
             m_ffToSteady = false;
@@ -192,8 +194,21 @@ void MainWindow::createViews() {
     m_delta->setObjectName(QStringLiteral("deltaTable"));
     m_delta->setFont(QFontDatabase::systemFont(QFontDatabase::FixedFont));
     m_delta->setTextInteractionFlags(Qt::TextSelectableByMouse);
-    m_delta->setToolTip(tr("A vs B. \"now\": the rate over the last 100 ms of simulated time; the other columns count from t = 0"));
-    cl->addWidget(m_delta);
+    m_delta->setToolTip(
+        tr("A vs B, counted since the time in the \"since\" column: totals since t = 0, or rates over the last 100 ms of "
+           "simulated time (the machine as it is now, without the start-up)"));
+    m_deltaSince = new QComboBox(central);
+    m_deltaSince->setObjectName(QStringLiteral("deltaSince"));
+    m_deltaSince->addItem(tr("Totals, then the last 100 ms once steady"), int(DeltaSince::steady));
+    m_deltaSince->addItem(tr("Totals since t = 0"), int(DeltaSince::start));
+    m_deltaSince->addItem(tr("Rates over the last 100 ms"), int(DeltaSince::window));
+    m_deltaSince->setToolTip(tr("What the A/B table counts from"));
+    m_deltaSince->setSizeAdjustPolicy(QComboBox::AdjustToContents);
+    connect(m_deltaSince, &QComboBox::currentIndexChanged, this, [this] { updateDeltaTable(); });
+    auto* deltaRow = new QHBoxLayout;
+    deltaRow->addWidget(m_delta, 1);
+    deltaRow->addWidget(m_deltaSince, 0, Qt::AlignTop);
+    cl->addLayout(deltaRow);
     setCentralWidget(central);
 
     auto dock = [this](const QString& title, const QString& name, QWidget* w, Qt::DockWidgetArea area) {
@@ -360,6 +375,44 @@ void MainWindow::createActions() {
     connect(m_runBar, &RunBar::message, this, [this](const QString& text) { statusBar()->showMessage(text, 6000); });
     m_status = new QLabel(this);
     statusBar()->addPermanentWidget(m_status, 1);
+    // A fast-forward's progress, and its Stop (the window stays usable meanwhile).
+    m_ffBar = new QProgressBar(this);
+    m_ffBar->setObjectName(QStringLiteral("fastForwardProgress"));
+    m_ffBar->setRange(0, 1000);
+    m_ffBar->setMinimumWidth(260);
+    m_ffBar->hide();
+    statusBar()->addPermanentWidget(m_ffBar);
+    m_ffStop = new QToolButton(this);
+    m_ffStop->setObjectName(QStringLiteral("fastForwardStop"));
+    m_ffStop->setText(tr("Stop"));
+    m_ffStop->setToolTip(tr("Stop the fast-forward here (Space)"));
+    m_ffStop->hide();
+    connect(m_ffStop, &QToolButton::clicked, this, [this] { setRunning(false); });
+    statusBar()->addPermanentWidget(m_ffStop);
+}
+
+void MainWindow::showFastForward(qint64 now, qint64 target, bool done, qint64 steadyFrom) {
+    m_ffBar->setVisible(!done);
+    m_ffStop->setVisible(!done);
+    if (done) return;
+    if (!m_ffToSteady) {
+        m_ffBar->setValue(target > 0 ? int(std::clamp(1000.0 * double(now) / double(target), 0.0, 1000.0)) : 0);
+        m_ffBar->setFormat(tr("to t = %1 s: %p %").arg(double(target) / 1e9, 0, 'f', 3));
+        return;
+    }
+    // To the steady state: its end is not known ahead, so the bar shows how long A has held the
+    // steady state its detector sees (SimWorker::kSteadyHoldNs ends the way there).
+    if (steadyFrom < 0) {
+        m_ffBar->setValue(0);
+        m_ffBar->setFormat(tr("start-up: t = %1 s").arg(double(now) / 1e9, 0, 'f', 2));
+        return;
+    }
+    const double held = double(now - steadyFrom) / double(SimWorker::kSteadyHoldNs);
+    m_ffBar->setValue(int(std::clamp(1000.0 * held, 0.0, 1000.0)));
+    m_ffBar->setFormat(tr("steady since t = %1 s: held %2 of %3 s")
+                           .arg(double(steadyFrom) / 1e9, 0, 'f', 2)
+                           .arg(double(now - steadyFrom) / 1e9, 0, 'f', 2)
+                           .arg(double(SimWorker::kSteadyHoldNs) / 1e9, 0, 'f', 1));
 }
 
 void MainWindow::createMenus() {
@@ -885,10 +938,7 @@ void MainWindow::showFrame(std::shared_ptr<const Frame> f) {
         m_runBar->setClock(
             QStringLiteral("t = %1 (trace clock %2 s)").arg(simTime(a->now - m_trace->sideA().t0)).arg(double(a->now) / 1e9, 0, 'f', 6), a->now);
     else m_runBar->setClock(QStringLiteral("t = %1").arg(simTime(a->now)), a->now);
-    // A vs B delta table: what a reader of the thread asks first.
-    const QString delta = b ? deltaTable(*a, *b, f->done, traceMode()) : QString();
-    m_delta->setText(delta);
-    m_delta->setVisible(!delta.isEmpty());
+    updateDeltaTable();
     if (traceMode()) {
         m_status->setText(m_trace->status());
     } else if (m_scenario) {
@@ -938,6 +988,16 @@ void MainWindow::showFrame(std::shared_ptr<const Frame> f) {
         m_whenDone = nullptr;
         cb();
     }
+}
+
+void MainWindow::updateDeltaTable() {
+    // A vs B delta table: what a reader of the thread asks first.
+    const auto f = m_frame;
+    const auto since = DeltaSince(m_deltaSince->currentData().toInt());
+    const QString delta = f && f->a && f->b ? deltaTable(*f->a, *f->b, f->done, traceMode(), since) : QString();
+    m_delta->setText(delta);
+    m_delta->setVisible(!delta.isEmpty());
+    m_deltaSince->setVisible(!delta.isEmpty() && !traceMode());
 }
 
 QString MainWindow::caption() const {

@@ -22,6 +22,8 @@
 class QAction;
 class QTimer;
 class QComboBox;
+class QProgressBar;
+class QToolButton;
 class QLabel;
 class QMenu;
 class QSplitter;
@@ -247,6 +249,10 @@ private:
     /// Shows a frame in every view (from the simulation or from the trace cursor).
     void showFrame(std::shared_ptr<const Frame> f);
     void updateFlow(const Frame& f);
+    /// The A/B table from the shown frame, counted as the "since" box says.
+    void updateDeltaTable();
+    /// The status bar's progress bar and Stop for a fast-forward's progress report (hidden when `done`).
+    void showFastForward(qint64 now, qint64 target, bool done, qint64 steadyFrom);
     void exportDialog(QWidget* w);
     void exportTraceDialog();
     void exportRqCsvDialog();
@@ -292,6 +298,9 @@ private:
     KnobPanel* m_knobs = nullptr;
     QLabel* m_status = nullptr;
     QLabel* m_delta = nullptr;
+    QComboBox* m_deltaSince = nullptr;
+    QProgressBar* m_ffBar = nullptr;  ///< a fast-forward's progress (hidden otherwise)
+    QToolButton* m_ffStop = nullptr;  ///< what the A/B table counts from (DeltaSince)
     RunBar* m_runBar = nullptr;
     QAction* m_exportTraceAct = nullptr;
     RecentMenu* m_recentMenu = nullptr;

@@ -285,7 +285,7 @@ void SimWorker::tick() {
         if (w - m_ffLastProgress >= 200'000'000) {
             m_ffLastProgress = w;
             const double dt = double(w - m_ffWall0) / 1e9;
-            emit fastForwardProgress(m_a->now(), m_ffTarget, dt > 0 ? double(m_a->now() - m_ffSim0) / dt : 0.0, false);
+            emit fastForwardProgress(m_a->now(), m_ffTarget, dt > 0 ? double(m_a->now() - m_ffSim0) / dt : 0.0, false, steadyFrom());
         }
         return;
     }
@@ -297,6 +297,12 @@ void SimWorker::tick() {
 
 void SimWorker::publishNow() { publish(); }
 
+qint64 SimWorker::steadyFrom() const {
+    if (!m_a) return -1;
+    const sched::SteadyResult r = m_a->engine().metrics().steady.result();
+    return r.reached && !r.drifting && r.from_ns >= 0 ? r.from_ns : -1;
+}
+
 qint64 SimWorker::frameIntervalNs(double speed, int hardwareThreads) { return speed <= 0 && hardwareThreads < 4 ? kFastFrameNs : kFrameNs; }
 
 void SimWorker::fastForward(qint64 ns, bool untilSteady) {
@@ -304,7 +310,7 @@ void SimWorker::fastForward(qint64 ns, bool untilSteady) {
     m_ffSteady = untilSteady;
     m_ffSteadyCheck = 0;
     if (m_a->now() >= ns || (m_a->done() && (!m_b || m_b->done()))) {
-        emit fastForwardProgress(m_a->now(), ns, 0.0, true);
+        emit fastForwardProgress(m_a->now(), ns, 0.0, true, steadyFrom());
         publish();
         return;
     }
@@ -393,7 +399,7 @@ void SimWorker::endFastForward() {
     const qint64 target = std::exchange(m_ffTarget, -1);
     m_stopAt = 0;
     m_speed = m_ffPrevSpeed;  // the speed chosen before, for the next play
-    emit fastForwardProgress(m_a->now(), target, dt > 0 ? double(m_a->now() - m_ffSim0) / dt : 0.0, true);
+    emit fastForwardProgress(m_a->now(), target, dt > 0 ? double(m_a->now() - m_ffSim0) / dt : 0.0, true, steadyFrom());
 }
 
 void SimWorker::runTo(const sched::Scenario& s, const sched::Knobs& k, quint64 seed, qint64 ns) {

@@ -118,7 +118,9 @@ signals:
     void error(const QString& message);
     /// During a fast-forward: side A's simulated time, the target, simulated ns per wall second.
     /// `done`: the fast-forward ended (reached, finished or paused); a frame follows.
-    void fastForwardProgress(qint64 now, qint64 target, double simNsPerWallS, bool done);
+    /// `steadyFrom`: where A's steady state began by its detector's verdict so far (-1: none yet,
+    /// or drifting); a fast-forward to the steady state ends once A has held it kSteadyHoldNs.
+    void fastForwardProgress(qint64 now, qint64 target, double simNsPerWallS, bool done, qint64 steadyFrom);
     /// branch() ended: the frame numbered `seq` (Frame::seq) shows it; `ok` false when it failed.
     void branched(quint64 seq, bool ok);
     /// saveState() wrote `path` (`error` empty) or failed (one line).
@@ -131,6 +133,8 @@ private:
     std::deque<std::function<void(SimWorker&)>> m_jobs;  ///< enqueue()d, oldest first
     void tick();
     void endFastForward();
+    /// A's steady state's start by its detector so far, -1 when none (or drifting).
+    qint64 steadyFrom() const;
     void ensureTimer();
     void resetRates();
     static sched::SimOptions sideOptions(const sched::Scenario& s);

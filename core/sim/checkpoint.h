@@ -21,9 +21,10 @@
 
 namespace sched {
 
-/// The version of what Engine::state() and the workloads' state() write; a change to any of
-/// them bumps it (their static_asserts on the records' sizes point here).
-inline constexpr int kStateFormatVersion = 1;
+/// The version of what Engine::state(), the workloads' state() and Simulation::state() (the
+/// window's buffers) write; a change to any of them bumps it (their static_asserts on the
+/// records' sizes point here). 2: an outcome point carries wakeups and context switches per second.
+inline constexpr int kStateFormatVersion = 2;
 /// A hash of the state format: kStateFormatVersion and the sizes of the records it writes
 /// field by field (a record that changes size changes it).
 std::uint64_t stateFormatHash();

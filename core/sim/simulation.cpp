@@ -87,6 +87,8 @@ Simulation::OutcomeMark Simulation::outcomeNow() const {
     if (!e.workloads().empty()) o.work = std::max(0.0, e.workloads().front()->work(e));
     for (int c = 0; c < e.nrCpus(); ++c) o.busy_ns += double(m.busyNs(c, e.now()));
     for (std::uint64_t v : m.migrations) o.migrations += double(v);
+    o.wakeups = double(m.ttwu_count);
+    o.ctx_switches = double(m.ctx_switches);
     return o;
 }
 
@@ -104,6 +106,8 @@ void Simulation::collect() {
             p.rate = float(delta(o.work, m_lastOutcome.work) / secs);
             p.busy_cpus = float(delta(o.busy_ns, m_lastOutcome.busy_ns) / double(m_opt.outcome_period_ns));
             p.migrations_per_s = float(delta(o.migrations, m_lastOutcome.migrations) / secs);
+            p.wakeups_per_s = float(delta(o.wakeups, m_lastOutcome.wakeups) / secs);
+            p.ctx_switches_per_s = float(delta(o.ctx_switches, m_lastOutcome.ctx_switches) / secs);
             m_outcome.push_back(p);
             if (m_outcome.size() > m_opt.outcome_rows) m_outcome.pop_front();
         }
@@ -209,8 +213,11 @@ void Simulation::state(StateArchive& ar) {
     ar.deq(m_sampleT);
     ar.deq(m_sampleLen);
     ar.each(m_migrations, [](StateArchive& a, MigrationView& m) { a(m.time, m.pid, m.from, m.to, m.cause, m.dist, m.timer); });
-    ar(m_seenEvents, m_nextOutcome, m_lastOutcome.work, m_lastOutcome.busy_ns, m_lastOutcome.migrations);
-    ar.each(m_outcome, [](StateArchive& a, OutcomePoint& p) { a(p.t, p.rate, p.busy_cpus, p.migrations_per_s); });
+    ar(m_seenEvents, m_nextOutcome, m_lastOutcome.work, m_lastOutcome.busy_ns, m_lastOutcome.migrations, m_lastOutcome.wakeups,
+       m_lastOutcome.ctx_switches);
+    static_assert(sizeof(OutcomePoint) == 32, "an OutcomePoint field without its place here: add it and bump kStateFormatVersion");
+    ar.each(m_outcome,
+            [](StateArchive& a, OutcomePoint& p) { a(p.t, p.rate, p.busy_cpus, p.migrations_per_s, p.wakeups_per_s, p.ctx_switches_per_s); });
     ar.each(m_knobMarks, [](StateArchive& a, KnobMark& m) {
         a(m.t);
         a.str(m.change);

@@ -63,6 +63,8 @@ struct OutcomePoint {
     float rate = 0;      ///< work per second over the period (the first workload's unit)
     float busy_cpus = 0;
     float migrations_per_s = 0;
+    float wakeups_per_s = 0;       ///< try_to_wake_up() calls
+    float ctx_switches_per_s = 0;  ///< context switches
 };
 
 /// A live knob change (Simulation::setKnobs): when, and what changed ("idle_delay_ns=1000000").
@@ -189,7 +191,7 @@ private:
     std::uint64_t m_seenEvents = 0;
     // The outcome series: the counters at the last point, and the points kept.
     struct OutcomeMark {
-        double work = 0, busy_ns = 0, migrations = 0;
+        double work = 0, busy_ns = 0, migrations = 0, wakeups = 0, ctx_switches = 0;
     };
     OutcomeMark outcomeNow() const;
     std::int64_t m_nextOutcome = 0;
