@@ -4,6 +4,7 @@
 // out of the sanitizer suite; `ctest --preset long` runs it on the release build.
 #include "knob_panel.h"
 #include "main_window.h"
+#include "qt_wait.h"
 #include "outcome_plot.h"
 #include "sim/scenario.h"
 
@@ -12,11 +13,9 @@
 
 #include <QApplication>
 #include <QElapsedTimer>
-#include <QEventLoop>
 #include <QFile>
 #include <QImage>
 #include <QSlider>
-#include <QTimer>
 
 #include <cmath>
 #include <cstdio>
@@ -24,18 +23,6 @@
 using namespace schedlab;
 
 namespace {
-
-bool waitFor(const std::function<bool()>& pred, qint64 ms) {
-    QElapsedTimer t;
-    t.start();
-    while (!pred()) {
-        if (t.elapsed() > ms) return false;
-        QEventLoop loop;
-        QTimer::singleShot(20, &loop, &QEventLoop::quit);
-        loop.exec();
-    }
-    return true;
-}
 
 sched::Scenario defaultScenario() {
     QFile f(QStringLiteral(":/scenarios/default.json"));
@@ -74,7 +61,7 @@ TEST(LiveDefault, TheIdleDelaySliderMovesBsRateWithin200msAtTheSteadyState) {
     wall.start();
     bool steady = false;
     w.fastForwardToSteady(std::int64_t(10) * 1000000000, [&] { steady = true; });
-    ASSERT_TRUE(waitFor([&] { return steady; }, 30 * 60 * 1000));
+    ASSERT_TRUE(test::waitFor([&] { return steady; }, 30 * 60 * 1000));
     std::printf("to the steady state: %.1f s wall\n", double(wall.elapsed()) / 1e3);
     auto f = w.frame();
     ASSERT_TRUE(f && f->a && f->b);
@@ -105,7 +92,7 @@ TEST(LiveDefault, TheIdleDelaySliderMovesBsRateWithin200msAtTheSteadyState) {
     ASSERT_EQ(w.knobPanel()->knobs(1).idle_delay_ns, 1000000);
     bool there = false;
     w.runUntil(t0 + 200000000, [&] { there = true; });
-    ASSERT_TRUE(waitFor([&] { return there; }, 10 * 60 * 1000));
+    ASSERT_TRUE(test::waitFor([&] { return there; }, 10 * 60 * 1000));
     f = w.frame();
     const sched::Snapshot &sa = *f->a, &sb = *f->b;
     ASSERT_EQ(sb.knob_marks.size(), 1u);

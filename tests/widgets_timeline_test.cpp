@@ -5,6 +5,7 @@
 // in the inspector with both CPUs, on the heatmap too.
 #include "decision_inspector.h"
 #include "main_window.h"
+#include "qt_wait.h"
 #include "replay/replay.h"
 #include "topology_heatmap.h"
 #include "trace/trace.h"
@@ -31,17 +32,7 @@ using namespace schedlab;
 
 namespace {
 
-bool waitFor(const std::function<bool()>& pred, int ms = 120000) {
-    QElapsedTimer t;
-    t.start();
-    while (!pred()) {
-        if (t.elapsed() > ms) return false;
-        QEventLoop loop;
-        QTimer::singleShot(5, &loop, &QEventLoop::quit);
-        loop.exec();
-    }
-    return true;
-}
+bool waitFor(const std::function<bool()>& pred, qint64 ms = 120000) { return test::waitFor(pred, ms); }
 
 std::uint64_t sum(const std::vector<std::uint32_t>& v) { return std::accumulate(v.begin(), v.end(), std::uint64_t(0)); }
 std::uint64_t sumMarks(const TimelineBins& b) {

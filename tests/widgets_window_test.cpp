@@ -9,6 +9,7 @@
 #include "knob_panel.h"
 #include "latency_plot.h"
 #include "main_window.h"
+#include "qt_wait.h"
 #include "outcome_plot.h"
 #include "replay/replay.h"
 #include "progress_job.h"
@@ -72,17 +73,7 @@ sched::Scenario smallScenario(int loops = 400) {
 }
 
 /// Runs the event loop until `pred` holds (checked on every frame signal and every 5 ms), at most `ms`.
-bool waitFor(const std::function<bool()>& pred, int ms = 60000) {
-    QElapsedTimer t;
-    t.start();
-    while (!pred()) {
-        if (t.elapsed() > ms) return false;
-        QEventLoop loop;
-        QTimer::singleShot(5, &loop, &QEventLoop::quit);
-        loop.exec();
-    }
-    return true;
-}
+bool waitFor(const std::function<bool()>& pred, qint64 ms = 60000) { return test::waitFor(pred, ms); }
 
 /// Opens an endless hackbench (i7-4790, -g 2 -f `fds`, seed 11) with `variants` (JSON), paused at t = 0.
 void openEndless(MainWindow& w, QTemporaryDir& dir, const char* variants, int fds = 5) {
