@@ -183,6 +183,9 @@ void addReproduceCommand(CLI::App& app, Cli& o) {
     reproduce->add_flag("--quick", rep.quick, "shorter runs (start-up only, marked as such): a few minutes instead of half an hour");
     reproduce->add_flag("--list", rep.list, "list the claims and exit");
     reproduce->add_option("--json", rep.jsonOut, "write the table as JSON to FILE");
+    reproduce->add_option("--markdown", rep.markdownOut,
+                          "write the table as a Markdown page to FILE with the command, the date, the version and the machine it ran on "
+                          "(docs/results.md)");
     reproduce
         ->add_option("--seed", rep.seeds,
                      "RNG seed of every run, or a list (1,2,3): each claim runs with each seed and matches only when all go the published way "

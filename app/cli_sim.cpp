@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 // cli_sim.cpp: schedlab-cli run / compare / sweep.
 #include "cli_sim.h"
+#include "machine_info.h"
 #include "kernel/decision_flow.h"
 
 #include "sim/checkpoint.h"
@@ -21,6 +22,7 @@
 #include <atomic>
 #include <cctype>
 #include <chrono>
+#include <ctime>
 #include <cstdio>
 #include <exception>
 #include <mutex>
@@ -789,8 +791,50 @@ int cliSweep(const SimArgs& a) {
 
 // schedlab-cli reproduce [NAME...]: the seed threads' claims on the shipped scenarios
 // (reproduce.h), every distinct run once, `--jobs` at a time.
+namespace {
+
+// The command that wrote a results page, as it would be typed again.
+std::string reproduceCommand(const ReproduceArgs& a) {
+    std::string c = "schedlab-cli reproduce";
+    for (const auto& n : a.names) c += " " + n;
+    if (a.jobs) c += fmt::format(" -j {}", a.jobs);
+    if (a.quick) c += " --quick";
+    if (!a.seeds.empty()) {
+        c += " --seed ";
+        for (std::size_t i = 0; i < a.seeds.size(); ++i) c += fmt::format("{}{}", i ? "," : "", a.seeds[i]);
+    }
+    if (a.steadyHold != 1.0) c += fmt::format(" --steady-hold {}", a.steadyHold);
+    return c + " --markdown " + a.markdownOut;
+}
+
+// The reproduce table as a Markdown page: what wrote it, when, with which version, on which machine.
+std::string reproduceMarkdown(const ReproduceArgs& a, const std::string& table, double wall_s) {
+    const calibrate::MachineInfo m = calibrate::probeMachine();
+    const std::time_t now = std::time(nullptr);
+    std::tm utc{};
+    gmtime_r(&now, &utc);
+    char when[32];
+    std::strftime(when, sizeof when, "%Y-%m-%d %H:%M UTC", &utc);
+    std::string cpu = m.modelName.empty() ? std::string("an unknown CPU") : m.modelName;
+    if (m.family >= 0) cpu += fmt::format(" ({} family {} model {} stepping {}, {})", m.vendor, m.family, m.model, m.stepping, m.microarchitecture);
+    const std::string vm = m.virtualized ? fmt::format(", a virtual machine ({})", m.hypervisor.empty() ? "unknown" : m.hypervisor) : std::string();
+    return fmt::format(
+        "# Results: the seed threads' claims in schedlab\n\n"
+        "This page is written by `{}`:\n"
+        "run it again rather than edit it. How to read the table, claim by claim, and why the claims that\n"
+        "do not reproduce do not: [claims.md](claims.md).\n\n"
+        "- When: {}, {:.0f} s of wall time\n"
+        "- schedlab {}\n"
+        "- Machine: {}, {} CPUs online, Linux {}{}\n\n"
+        "```text\n{}```\n",
+        reproduceCommand(a), when, wall_s, SCHEDLAB_VERSION, cpu, m.onlineCpus, m.kernel, vm, table);
+}
+
+}  // namespace
+
 int cliReproduce(const ReproduceArgs& a) {
     checkOutputPath(a.jsonOut, "--json");
+    checkOutputPath(a.markdownOut, "--markdown");
     std::vector<const Claim*> claims;
     for (const Claim& c : seedClaims()) {
         bool want = a.names.empty();
@@ -872,8 +916,10 @@ int cliReproduce(const ReproduceArgs& a) {
             }
         out.push_back(std::move(o));
     }
-    fmt::print("{}", reproduceTable(out, a.quick, wall, a.seeds));
+    const std::string table = reproduceTable(out, a.quick, wall, a.seeds);
+    fmt::print("{}", table);
     if (!a.jsonOut.empty()) writeFileAtomic(a.jsonOut, reproduceJson(out, a.quick, wall, a.seeds).dump(2) + "\n");
+    if (!a.markdownOut.empty()) writeFileAtomic(a.markdownOut, reproduceMarkdown(a, table, wall));
     return 0;
 }
 

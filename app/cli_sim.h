@@ -64,6 +64,7 @@ struct ReproduceArgs {
     unsigned jobs = 0;
     bool quick = false, list = false;
     std::string jsonOut, scenarios;
+    std::string markdownOut;           ///< --markdown: the table as a page (docs/results.md)
     std::vector<std::uint64_t> seeds;  ///< every claim runs with each (default: each scenario's own seed)
     /// Fixed-work claims (hackbench) stop once their run has been at steady state this long and
     /// give the job time at the steady rate (0: every run to its end, whole-run figures).

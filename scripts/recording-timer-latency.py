@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: GPL-2.0-or-later
-"""Where a recorded cyclictest's latency goes (README: Timers): for each thread of COMM in an
+"""Where a recorded cyclictest's latency goes (docs/experiments.md: Timers): for each thread of COMM in an
 ftrace text trace (.txt or .gz), the time from its sched_waking to the switch to it (median, by
 what ran on the target CPU: the idle task or another task), and the gaps between its consecutive
 timer wakings (sched_waking in hard-interrupt context). Usage:

@@ -244,7 +244,7 @@ expect_run(reproduce_list 0 "mathieu-v2-k4 .*aaron-g32-tg-ratelimit.*swapnil-tbe
 expect_run(reproduce_unknown 2 "^schedlab-cli: reproduce: nope: no such claim" ARGS reproduce nope)
 expect_run(reproduce_no_dir 2 "^schedlab-cli: .*nonexistent: --scenarios: not a directory" ARGS reproduce aaron-g10 --scenarios ${T}/nonexistent)
 expect_run(reproduce_missing_file 2 "^schedlab-cli: .*claims/mathieu-hackbench-epyc-9654.json: cannot open file" ARGS reproduce mathieu-v1 --scenarios ${RC})
-expect_run(reproduce_small 0 "claim +published +schedlab +direction.*aaron-g10-v2 +43 -> 32 \\(-26 %\\) +[0-9.]+ -> [0-9.]+ \\([-+][0-9]+ %\\) +(matches|DOES NOT match).*aaron-g10-tg-ratelimit +43 -> 37.*of 2 claims go the published way.*busy CPUs.*not in the table:" ARGS reproduce aaron-g10 --scenarios ${RC} --jobs 2 --json ${RC}/rep.json)
+expect_run(reproduce_small 0 "claim +published +schedlab +direction.*aaron-g10-v2 +43 -> 32 \\(-26 %\\) +[0-9.]+ -> [0-9.]+ \\([-+][0-9]+ %\\) +(matches|DOES NOT match).*aaron-g10-tg-ratelimit +43 -> 37.*of 2 claims go the published way.*busy CPUs.*not in the table:" ARGS reproduce aaron-g10 --scenarios ${RC} --jobs 2 --json ${RC}/rep.json --markdown ${RC}/results.md)
 # A row of a sweep (tbench clients): the claim's workload overrides are applied to the stand-in and named.
 file(WRITE ${RC}/swapnil-tbench-bergamo.json "{\"topology\":\"i7-4790\",\"workloads\":[{\"type\":\"tbench\",\"pairs\":64,\"runtime_s\":5}]}\n")
 expect_run(reproduce_override 0 "seed 3 for every run.*swapnil-tbench-c2-v1 +718.4 -> 856.4 \\(\\+19 %\\) +[0-9.]+ -> [0-9.]+.*swapnil-tbench-c2-v1: idle-delay-v1 vs baseline, Throughput \\(MB/s\\).*\\[pairs=2 runtime_s=0.1\\]" ARGS reproduce swapnil-tbench-c2 --quick --seed 3 --scenarios ${RC} --jobs 1 --json ${RC}/rep2.json)
@@ -257,6 +257,16 @@ endif()
 # Several seeds: each claim runs with each; the direction column and the counts say whether it held.
 expect_run(reproduce_seeds 0 "seeds 1, 2 \\(--seed\\).*swapnil-tbench-c2-v1 .*(matches \\(2 seeds\\)|DOES NOT match \\(2 seeds\\)|FLIPS with the seed \\(1 of 2\\)).*with every seed.*claims flip with the seed.*change by seed: 1: [-+][0-9]+ % 2: [-+][0-9]+ %" ARGS reproduce swapnil-tbench-c2 --quick --seed 1,2 --scenarios ${RC} --jobs 2)
 expect_run(reproduce_bad_seed 2 "--seed" ARGS reproduce swapnil-tbench-c2 --seed 1,x --scenarios ${RC})
+# --markdown: the same table as a page that names the command, the version and the machine.
+file(READ ${RC}/results.md repmd)
+math(EXPR checks "${checks} + 1")
+if(NOT repmd MATCHES "^# Results: the seed threads' claims in schedlab\n" OR NOT repmd MATCHES "`schedlab-cli reproduce aaron-g10 -j 2 --markdown [^`]*results.md`"
+   OR NOT repmd MATCHES "\n- schedlab [0-9]+\\.[0-9]+\\.[0-9]+\n" OR NOT repmd MATCHES "\n- Machine: [^\n]+, [0-9]+ CPUs online, Linux [^\n]+\n"
+   OR NOT repmd MATCHES "```text\n# schedlab reproduce:" OR NOT repmd MATCHES "\naaron-g10-tg-ratelimit +43 -> 37" OR NOT repmd MATCHES "```\n$")
+  message("FAIL reproduce_markdown: ${RC}/results.md")
+  math(EXPR failures "${failures} + 1")
+endif()
+expect_run(reproduce_markdown_bad 2 "^schedlab-cli: .*nonexistent/r.md: --markdown: cannot write" ARGS reproduce aaron-g10 --markdown ${T}/nonexistent/r.md)
 file(READ ${RC}/rep.json repj)
 math(EXPR checks "${checks} + 1")
 if(NOT repj MATCHES "\"direction_matches\": (true|false)" OR NOT repj MATCHES "\"id\": \"aaron-g10-tg-ratelimit\"")

@@ -72,7 +72,7 @@ TEST(LiveDefault, TheIdleDelaySliderMovesBsRateWithin200msAtTheSteadyState) {
     const std::int64_t t0 = a0.now;
     std::printf("A steady since t = %.3f s at t = %.3f s: %.1f busy CPUs, %.2f M migrations/s\n", double(a0.steady.from_ns) / 1e9, double(t0) / 1e9,
                 a0.steady.busy_cpus, a0.steady.migrations_per_s / 1e6);
-    // The command line's run of A to 2 s (the README's check): its steady windows give the same
+    // The command line's run of A to 2 s (docs/window.md's check): its steady windows give the same
     // machine within 10 %.
     {
         sched::Scenario cli = s;

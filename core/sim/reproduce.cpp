@@ -34,7 +34,7 @@ Claim mathieu(const std::string& id, const ClaimSide& patch, double published, d
     c.source = source;
     c.scenario = "mathieu-hackbench-epyc-9654.json";
     c.loops =
-        0;  // as shipped (-l 30000, 1/16 of the original -l 480000): the baseline still drifts at its wind-down (settled only from about 4.3 s at -l 120000, seed 1; README)
+        0;  // as shipped (-l 30000, 1/16 of the original -l 480000): the baseline still drifts at its wind-down (settled only from about 4.3 s at -l 120000, seed 1; docs/claims.md)
     c.quick_loops = 2000;
     c.base = side("baseline");
     c.patch = patch;
