@@ -4,7 +4,7 @@
 #pragma once
 
 #include "sim/scenario.h"
-#include "sim/simulation.h"
+#include "sim/snapshot.h"
 
 #include <QString>
 

@@ -2,7 +2,7 @@
 // counters_plot.cpp: grouped A/B bar charts of wakeup reasons, migration causes and who woke.
 // Core headers before any Qt header: engine.h has a member named emit, which Qt defines as a macro.
 #include "sim/metrics.h"
-#include "sim/simulation.h"
+#include "sim/snapshot.h"
 
 #include "counters_plot.h"
 #include "latency_plot.h"

@@ -3,7 +3,7 @@
 // lines high (a header, A, B, B vs A in %), in a fixed-width font.
 #pragma once
 
-#include "sim/simulation.h"
+#include "sim/snapshot.h"
 
 #include <QString>
 

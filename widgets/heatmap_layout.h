@@ -4,7 +4,7 @@
 #pragma once
 
 #include "sim/metrics.h"
-#include "sim/simulation.h"
+#include "sim/snapshot.h"
 #include "topology/topology.h"
 
 #include <cstddef>

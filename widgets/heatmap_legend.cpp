@@ -4,7 +4,7 @@
 // queries (the bar's rectangle, a value's position on it).
 #include "heatmap_renderer.h"
 
-#include "sim/simulation.h"
+#include "sim/snapshot.h"
 #include "text_util.h"
 
 #include <QFontMetricsF>

@@ -2,7 +2,7 @@
 // heatmap_renderer.cpp: see heatmap_renderer.h.
 #include "heatmap_renderer.h"
 
-#include "sim/simulation.h"
+#include "sim/snapshot.h"
 #include "text_util.h"
 
 #include <QCoreApplication>

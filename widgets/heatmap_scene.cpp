@@ -2,7 +2,7 @@
 // heatmap_scene.cpp: see heatmap_scene.h.
 #include "heatmap_scene.h"
 
-#include "sim/simulation.h"
+#include "sim/snapshot.h"
 
 #include <algorithm>
 #include <tuple>

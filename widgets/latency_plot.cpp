@@ -2,7 +2,7 @@
 // latency_plot.cpp: wakeup latency histograms (log µs axis, 8 bins per decade) and percentile table.
 // Core headers before any Qt header: engine.h has a member named emit, which Qt defines as a macro.
 #include "util/histogram.h"
-#include "sim/simulation.h"
+#include "sim/snapshot.h"
 
 #include "latency_plot.h"
 #include "plot_style.h"

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 // outcome_plot.cpp: the workload's rate, busy CPUs and migrations/s over simulated time, A and B.
 // Core headers before any Qt header: engine.h has a member named emit, which Qt defines as a macro.
-#include "sim/simulation.h"
+#include "sim/snapshot.h"
 
 #include "latency_plot.h"
 #include "outcome_plot.h"

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 // rq_plot.cpp: runqueue length lines and time x CPU colour map, binned to the plots' pixel width.
 // Core headers before any Qt header: engine.h has a member named emit, which Qt defines as a macro.
-#include "sim/simulation.h"
+#include "sim/snapshot.h"
 
 #include "rq_plot.h"
 #include "plot_style.h"

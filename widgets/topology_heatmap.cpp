@@ -3,7 +3,7 @@
 // background render of new snapshots, clicks, selection and tooltips. Painting is HeatmapRenderer's.
 #include "topology_heatmap.h"
 
-#include "sim/simulation.h"
+#include "sim/snapshot.h"
 #include "text_util.h"
 
 #include <QElapsedTimer>

@@ -3,7 +3,7 @@
 #include "replay/trace_snapshot.h"
 #include "replay/rq_walk.h"
 
-#include "sim/engine.h"
+#include "sim/snapshot.h"
 #include "util/pid_table.h"
 #include "sim/report.h"
 

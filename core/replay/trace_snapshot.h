@@ -5,7 +5,7 @@
 // samples, and the wakeup latency histogram (sched_waking to the switch-in).
 #pragma once
 
-#include "sim/simulation.h"
+#include "sim/snapshot.h"
 #include "trace/trace.h"
 
 #include <cstdint>
