@@ -35,6 +35,7 @@
 #include <QDoubleSpinBox>
 #include <QGroupBox>
 #include <QSpinBox>
+#include <QStatusBar>
 #include <QClipboard>
 #include <QDir>
 #include <QElapsedTimer>
@@ -476,6 +477,9 @@ TEST(MainWindow, AFastForwardShowsItsProgressAndStopsOnRequest) {
     EXPECT_TRUE(stop->isVisible());
     EXPECT_TRUE(bar->format().startsWith(QStringLiteral("start-up: t = "))) << bar->format().toStdString();
     EXPECT_EQ(bar->value(), 0);
+    // The status line's message (it takes the place of the run's status while it shows).
+    EXPECT_TRUE(w.statusBar()->currentMessage().startsWith(QStringLiteral("Fast-forward to the steady state: t = ")))
+        << w.statusBar()->currentMessage().toStdString();
     stop->click();
     ASSERT_TRUE(waitFor([&] { return done; }));
     EXPECT_FALSE(bar->isVisible());

@@ -133,13 +133,13 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent) {
     });
     connect(m_sim->worker(), &SimWorker::fastForwardProgress, this, [this](qint64 now, qint64 target, double rate, bool done, qint64 steadyFrom) {
         showFastForward(now, target, done, steadyFrom);
+        statusBar()->showMessage(RunBar::fastForwardText(now, target, rate, done, m_ffToSteady), done ? 8000 : 0);
         // A fast-forward to the steady state ends where A settled: the frame at that time is the one.
         if (done && m_ffToSteady) {
             m_ffToSteady = false;
             m_runUntil = now;
         }
         emit fastForwardProgress(now, target, rate, done);
-        statusBar()->showMessage(RunBar::fastForwardText(now, target, rate, done), done ? 8000 : 0);
     });
     createViews();
     createActions();
@@ -374,7 +374,9 @@ void MainWindow::createActions() {
     });
     connect(m_runBar, &RunBar::message, this, [this](const QString& text) { statusBar()->showMessage(text, 6000); });
     m_status = new QLabel(this);
-    statusBar()->addPermanentWidget(m_status, 1);
+    // A normal widget: a temporary message (a fast-forward's progress, an error) takes its place
+    // while it shows; the progress bar and Stop stay.
+    statusBar()->addWidget(m_status, 1);
     // A fast-forward's progress, and its Stop (the window stays usable meanwhile).
     m_ffBar = new QProgressBar(this);
     m_ffBar->setObjectName(QStringLiteral("fastForwardProgress"));

@@ -121,8 +121,12 @@ void RunBar::setClock(const QString& text, qint64 nowNs) {
     m_now = nowNs;
 }
 
-QString RunBar::fastForwardText(qint64 now, qint64 target, double rate, bool done) {
+QString RunBar::fastForwardText(qint64 now, qint64 target, double rate, bool done, bool toSteady) {
     if (done) return tr("Fast-forwarded to %1 s simulated (%2 simulated ms per second)").arg(double(now) / 1e9, 0, 'f', 3).arg(rate / 1e6, 0, 'f', 1);
+    if (toSteady)
+        return tr("Fast-forward to the steady state: t = %1 s simulated, %2 simulated ms per second; Space stops")
+            .arg(double(now) / 1e9, 0, 'f', 3)
+            .arg(rate / 1e6, 0, 'f', 1);
     return tr("Fast-forward: %1 of %2 s simulated (%3 %), %4 simulated ms per second; Space stops")
         .arg(double(now) / 1e9, 0, 'f', 3)
         .arg(double(target) / 1e9, 0, 'f', 3)

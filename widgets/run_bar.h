@@ -18,8 +18,9 @@ class RunBar : public QToolBar {
 public:
     explicit RunBar(QWidget* parent);
     /// The status line of a fast-forward: its progress while it runs (simulated time, share,
-    /// simulated ms per wall second), its end when `done`.
-    static QString fastForwardText(qint64 now, qint64 target, double simNsPerWallS, bool done);
+    /// simulated ms per wall second), its end when `done`. `toSteady`: a fast-forward to the
+    /// steady state, whose end is not known ahead (`target` is only its limit).
+    static QString fastForwardText(qint64 now, qint64 target, double simNsPerWallS, bool done, bool toSteady = false);
 
     /// The Play action shows Pause while running.
     void setPlaying(bool on);
