@@ -19,10 +19,12 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cctype>
 #include <chrono>
 #include <ctime>
+#include <cstring>
 #include <cstdio>
 #include <exception>
 #include <mutex>
@@ -793,10 +795,20 @@ int cliSweep(const SimArgs& a) {
 // (reproduce.h), every distinct run once, `--jobs` at a time.
 namespace {
 
+// A word of a shell command: as it is when it needs no quoting, else in single quotes.
+std::string shellWord(const std::string& w) {
+    const bool plain =
+        !w.empty() && std::all_of(w.begin(), w.end(), [](unsigned char ch) { return std::isalnum(ch) || std::strchr("/._-+,:=@%", ch); });
+    if (plain) return w;
+    std::string q = "'";
+    for (char ch : w) q += ch == '\'' ? std::string("'\\''") : std::string(1, ch);
+    return q + "'";
+}
+
 // The command that wrote a results page, as it would be typed again.
 std::string reproduceCommand(const ReproduceArgs& a) {
     std::string c = "schedlab-cli reproduce";
-    for (const auto& n : a.names) c += " " + n;
+    for (const auto& n : a.names) c += " " + shellWord(n);
     if (a.jobs) c += fmt::format(" -j {}", a.jobs);
     if (a.quick) c += " --quick";
     if (!a.seeds.empty()) {
@@ -804,7 +816,9 @@ std::string reproduceCommand(const ReproduceArgs& a) {
         for (std::size_t i = 0; i < a.seeds.size(); ++i) c += fmt::format("{}{}", i ? "," : "", a.seeds[i]);
     }
     if (a.steadyHold != 1.0) c += fmt::format(" --steady-hold {}", a.steadyHold);
-    return c + " --markdown " + a.markdownOut;
+    if (!a.scenarios.empty()) c += " --scenarios " + shellWord(a.scenarios);
+    if (!a.jsonOut.empty()) c += " --json " + shellWord(a.jsonOut);
+    return c + " --markdown " + shellWord(a.markdownOut);
 }
 
 // The reproduce table as a Markdown page: what wrote it, when, with which version, on which machine.

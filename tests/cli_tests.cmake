@@ -260,7 +260,7 @@ expect_run(reproduce_bad_seed 2 "--seed" ARGS reproduce swapnil-tbench-c2 --seed
 # --markdown: the same table as a page that names the command, the version and the machine.
 file(READ ${RC}/results.md repmd)
 math(EXPR checks "${checks} + 1")
-if(NOT repmd MATCHES "^# Results: the seed threads' claims in schedlab\n" OR NOT repmd MATCHES "`schedlab-cli reproduce aaron-g10 -j 2 --markdown [^`]*results.md`"
+if(NOT repmd MATCHES "^# Results: the seed threads' claims in schedlab\n" OR NOT repmd MATCHES "`schedlab-cli reproduce aaron-g10 -j 2 --scenarios [^` ]+/claims --json [^` ]+/rep.json --markdown [^` ]+/results.md`"
    OR NOT repmd MATCHES "\n- schedlab [0-9]+\\.[0-9]+\\.[0-9]+\n" OR NOT repmd MATCHES "\n- Machine: [^\n]+, [0-9]+ CPUs online, Linux [^\n]+\n"
    OR NOT repmd MATCHES "```text\n# schedlab reproduce:" OR NOT repmd MATCHES "\naaron-g10-tg-ratelimit +43 -> 37" OR NOT repmd MATCHES "```\n$")
   message("FAIL reproduce_markdown: ${RC}/results.md")

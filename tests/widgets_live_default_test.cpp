@@ -47,6 +47,7 @@ double meanRate(const sched::Snapshot& s, std::int64_t from, std::int64_t to) {
 // command line's on the same run.
 TEST(LiveDefault, TheIdleDelaySliderMovesBsRateWithin200msAtTheSteadyState) {
     const sched::Scenario s = defaultScenario();
+    ASSERT_TRUE(s.topo) << "the default scenario (:/scenarios/default.json) did not load";
     ASSERT_EQ(s.topo->nrCpus(), 384);
     sched::Knobs b = sched::Knobs::preset("idle-delay-v2");
     b.idle_delay_ns = 0;

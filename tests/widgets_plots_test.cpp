@@ -6,6 +6,7 @@
 #include "sim/simulation.h"
 
 #include "counters_plot.h"
+#include "delta_table.h"
 #include "latency_plot.h"
 #include "rq_plot.h"
 
@@ -81,6 +82,57 @@ double barValue(QCustomPlot* plot, int side, const QString& name) {
 }
 
 }  // namespace
+
+namespace {
+
+/// A side with `points` outcome points every 10 ms up to `endMs`, steady from `fromMs` (-1: not yet).
+sched::Snapshot sideWithOutcome(int endMs, int points, int fromMs, double rate) {
+    sched::Snapshot s;
+    s.outcome_unit = "messages/s";
+    s.outcome_period_ns = 10000000;
+    for (int i = points - 1; i >= 0; --i) {
+        sched::OutcomePoint p;
+        p.t = std::int64_t(endMs - 10 * i) * 1000000;
+        p.rate = float(rate);
+        p.busy_cpus = 4;
+        s.outcome.push_back(p);
+    }
+    if (fromMs >= 0) {
+        s.steady.reached = true;
+        s.steady.from_ns = std::int64_t(fromMs) * 1000000;
+    }
+    return s;
+}
+
+}  // namespace
+
+// The A/B table counts from t = 0 until both sides are steady over its whole last window, then
+// shows that window's rates; a side winding down, or both finished, bring the totals back.
+TEST(DeltaTable, TheSteadyModeShowsTheWindowOnlyWhileBothSidesAreSteadyOverIt) {
+    using schedlab::deltaShowsWindow;
+    using schedlab::DeltaSince;
+    const sched::Snapshot a = sideWithOutcome(500, 50, 300, 1e6), b = sideWithOutcome(500, 50, 350, 2e6);
+    EXPECT_TRUE(deltaShowsWindow(a, b, DeltaSince::steady));
+    EXPECT_FALSE(deltaShowsWindow(a, b, DeltaSince::start));
+    EXPECT_FALSE(deltaShowsWindow(a, b, DeltaSince::steady, true)) << "finished: the workloads' final figures";
+    EXPECT_TRUE(deltaShowsWindow(a, b, DeltaSince::window, true));
+    // B settled inside the window (at 450 ms; the window is 400-500 ms): not steady over it.
+    EXPECT_FALSE(deltaShowsWindow(a, sideWithOutcome(500, 50, 450, 2e6), DeltaSince::steady));
+    EXPECT_TRUE(deltaShowsWindow(a, sideWithOutcome(500, 50, 450, 2e6), DeltaSince::window));
+    // Not steady at all, or winding down.
+    EXPECT_FALSE(deltaShowsWindow(a, sideWithOutcome(500, 50, -1, 2e6), DeltaSince::steady));
+    sched::Snapshot down = b;
+    down.steady.wind_down_ns = 480000000;
+    EXPECT_FALSE(deltaShowsWindow(a, down, DeltaSince::steady));
+    // Fewer than 10 points, or the two sides at different times: totals whatever is asked.
+    EXPECT_FALSE(deltaShowsWindow(sideWithOutcome(90, 9, 0, 1e6), sideWithOutcome(90, 9, 0, 1e6), DeltaSince::window));
+    EXPECT_FALSE(deltaShowsWindow(a, sideWithOutcome(510, 51, 350, 2e6), DeltaSince::window));
+    // The table itself: the window's start in the "since" column, B's rate +100 %.
+    const QString t = schedlab::deltaTable(a, b, false, false);
+    EXPECT_TRUE(t.contains(QStringLiteral("t = 0.400 s"))) << t.toStdString();
+    EXPECT_TRUE(t.contains(QStringLiteral("+100.0%"))) << t.toStdString();
+    EXPECT_TRUE(schedlab::deltaTable(a, b, false, false, DeltaSince::start).contains(QStringLiteral("t = 0 ")));
+}
 
 TEST(LatencyPlotBins, TwoValuesFallInTheirDecadesWithHalfEach) {
     sched::LatencyHistogram h;

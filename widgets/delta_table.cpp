@@ -50,11 +50,26 @@ QString table(const std::vector<Col>& cols, const QString& since) {
 
 }  // namespace
 
-bool deltaShowsWindow(const sched::Snapshot& a, const sched::Snapshot& b, DeltaSince since) {
+namespace {
+
+/// The last window's start (ns): the outcome series' last kDeltaWindowPoints points cover it.
+std::int64_t windowStart(const sched::Snapshot& s) {
+    const auto& pts = s.outcome;
+    const std::int64_t period = pts.size() >= 2 ? pts[pts.size() - 1].t - pts[pts.size() - 2].t : s.outcome_period_ns;
+    return pts.back().t - std::int64_t(kDeltaWindowPoints) * period;
+}
+
+}  // namespace
+
+bool deltaShowsWindow(const sched::Snapshot& a, const sched::Snapshot& b, DeltaSince since, bool finished) {
     const bool have = a.outcome.size() >= kDeltaWindowPoints && b.outcome.size() >= kDeltaWindowPoints && a.outcome.back().t == b.outcome.back().t;
     if (!have || since == DeltaSince::start) return false;
     if (since == DeltaSince::window) return true;
-    auto steady = [](const sched::Snapshot& s) { return s.steady.reached && s.steady.from_ns >= 0; };
+    if (finished) return false;
+    // Steady over the whole window: settled before it began, and not winding down.
+    auto steady = [](const sched::Snapshot& s) {
+        return s.steady.reached && s.steady.from_ns >= 0 && s.steady.wind_down_ns < 0 && windowStart(s) >= s.steady.from_ns;
+    };
     return steady(a) && steady(b);
 }
 
@@ -66,13 +81,11 @@ QString deltaTable(const sched::Snapshot& a, const sched::Snapshot& b, bool fini
             if (i != std::size_t(sched::MigrationCause::fork)) n += s.migrations_by_cause[i];
         return double(n);
     };
-    const bool window = !recorded && deltaShowsWindow(a, b, since);
+    const bool window = !recorded && deltaShowsWindow(a, b, since, finished);
     QString from = QStringLiteral("t = 0");
     if (window) {
         // The rates of the last 100 ms of the outcome series: the workload's own figure, then the machine's.
-        const auto& pts = a.outcome;
-        const std::int64_t period = pts.size() >= 2 ? pts[pts.size() - 1].t - pts[pts.size() - 2].t : a.outcome_period_ns;
-        from = QStringLiteral("t = %1 s").arg(double(pts.back().t - std::int64_t(kDeltaWindowPoints) * period) / 1e9, 0, 'f', 3);
+        from = QStringLiteral("t = %1 s").arg(double(windowStart(a)) / 1e9, 0, 'f', 3);
         auto last = [](const sched::Snapshot& s, float sched::OutcomePoint::*f) {
             double m = 0;
             for (std::size_t i = s.outcome.size() - kDeltaWindowPoints; i < s.outcome.size(); ++i) m += double(s.outcome[i].*f);
@@ -81,7 +94,9 @@ QString deltaTable(const sched::Snapshot& a, const sched::Snapshot& b, bool fini
         if (!a.outcome_unit.empty()) cols.push_back({q(a.outcome_unit), last(a, &sched::OutcomePoint::rate), last(b, &sched::OutcomePoint::rate), 0});
         cols.push_back({tr("busy CPUs"), last(a, &sched::OutcomePoint::busy_cpus), last(b, &sched::OutcomePoint::busy_cpus), 1});
         cols.push_back({tr("migrations/s"), last(a, &sched::OutcomePoint::migrations_per_s), last(b, &sched::OutcomePoint::migrations_per_s), 0});
-        cols.push_back({tr("wakeups/s"), last(a, &sched::OutcomePoint::wakeups_per_s), last(b, &sched::OutcomePoint::wakeups_per_s), 0});
+        // schbench's own unit is wakeups/s: the machine's then goes by the kernel's name.
+        const QString wakeups = q(a.outcome_unit) == QStringLiteral("wakeups/s") ? QStringLiteral("ttwu/s") : tr("wakeups/s");
+        cols.push_back({wakeups, last(a, &sched::OutcomePoint::wakeups_per_s), last(b, &sched::OutcomePoint::wakeups_per_s), 0});
         cols.push_back(
             {tr("ctx switches/s"), last(a, &sched::OutcomePoint::ctx_switches_per_s), last(b, &sched::OutcomePoint::ctx_switches_per_s), 0});
         return table(cols, from);

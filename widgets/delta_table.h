@@ -17,9 +17,11 @@ enum class DeltaSince { steady, start, window };
 /// The last window's length: the outcome series' last 10 points.
 inline constexpr std::size_t kDeltaWindowPoints = 10;
 
-/// The rows' "since" column in `since` mode for these snapshots: "t = 0", or "t = 2.310 s"
-/// (the last window's start), as deltaTable() shows it; totals when a side has no window yet.
-bool deltaShowsWindow(const sched::Snapshot& a, const sched::Snapshot& b, DeltaSince since);
+/// Whether deltaTable() shows the last window (true) or totals since t = 0 in `since` mode for
+/// these snapshots: totals when a side has no window yet; in `steady` mode also while a side
+/// is not steady over the whole window (start-up, wind-down) and once both have `finished`
+/// (the workloads' final figures).
+bool deltaShowsWindow(const sched::Snapshot& a, const sched::Snapshot& b, DeltaSince since, bool finished = false);
 
 /// Totals: the workloads' headline numbers once `finished` (mid-run they are partial), then
 /// wakeups ("sched_waking" for a `recorded` trace), migrations (fork placements left out),

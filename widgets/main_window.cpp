@@ -410,7 +410,7 @@ void MainWindow::showFastForward(qint64 now, qint64 target, bool done, qint64 st
         return;
     }
     const double held = double(now - steadyFrom) / double(SimWorker::kSteadyHoldNs);
-    m_ffBar->setValue(int(std::clamp(1000.0 * held, 0.0, 1000.0)));
+    m_ffBar->setValue(int(std::clamp(1000.0 * held, 0.0, 999.0)));  // full only at the end (the detector's next sample)
     m_ffBar->setFormat(tr("steady since t = %1 s: held %2 of %3 s")
                            .arg(double(steadyFrom) / 1e9, 0, 'f', 2)
                            .arg(double(now - steadyFrom) / 1e9, 0, 'f', 2)

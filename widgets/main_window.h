@@ -298,9 +298,9 @@ private:
     KnobPanel* m_knobs = nullptr;
     QLabel* m_status = nullptr;
     QLabel* m_delta = nullptr;
-    QComboBox* m_deltaSince = nullptr;
-    QProgressBar* m_ffBar = nullptr;  ///< a fast-forward's progress (hidden otherwise)
-    QToolButton* m_ffStop = nullptr;  ///< what the A/B table counts from (DeltaSince)
+    QComboBox* m_deltaSince = nullptr;  ///< what the A/B table counts from (DeltaSince)
+    QProgressBar* m_ffBar = nullptr;    ///< a fast-forward's progress (hidden otherwise)
+    QToolButton* m_ffStop = nullptr;
     RunBar* m_runBar = nullptr;
     QAction* m_exportTraceAct = nullptr;
     RecentMenu* m_recentMenu = nullptr;

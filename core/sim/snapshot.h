@@ -56,7 +56,7 @@ struct OutcomePoint {
     std::int64_t t = 0;  ///< the period's end (ns)
     float rate = 0;      ///< work per second over the period (the first workload's unit)
     float busy_cpus = 0;
-    float migrations_per_s = 0;
+    float migrations_per_s = 0;    ///< fork placements left out
     float wakeups_per_s = 0;       ///< try_to_wake_up() calls
     float ctx_switches_per_s = 0;  ///< context switches
 };
