@@ -4,7 +4,7 @@
 // out of the sanitizer suite; `ctest --preset long` runs it on the release build.
 #include "knob_panel.h"
 #include "main_window.h"
-#include "qt_wait.h"
+#include "widget_test_support.h"
 #include "outcome_plot.h"
 #include "sim/scenario.h"
 
@@ -126,10 +126,4 @@ TEST(LiveDefault, TheIdleDelaySliderMovesBsRateWithin200msAtTheSteadyState) {
     EXPECT_TRUE(view->markLabels().front().endsWith(QStringLiteral("B: idle_delay_ns=1000000"))) << view->markLabels().front().toStdString();
 }
 
-int main(int argc, char** argv) {
-    qputenv("QT_QPA_PLATFORM", "offscreen");
-    QApplication app(argc, argv);
-    QApplication::setOrganizationName(QStringLiteral("schedlab-test"));
-    ::testing::InitGoogleTest(&argc, argv);
-    return RUN_ALL_TESTS();
-}
+int main(int argc, char** argv) { return schedlab::test::runWidgetTests(argc, argv); }

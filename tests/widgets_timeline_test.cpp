@@ -5,7 +5,7 @@
 // in the inspector with both CPUs, on the heatmap too.
 #include "decision_inspector.h"
 #include "main_window.h"
-#include "qt_wait.h"
+#include "widget_test_support.h"
 #include "replay/replay.h"
 #include "topology_heatmap.h"
 #include "trace/trace.h"
@@ -349,10 +349,4 @@ TEST(AgreementInTheWindow, ATraceWithoutNsTimestampsSaysWhyThereIsNoAgreement) {
     EXPECT_FALSE(img.isNull());
 }
 
-int main(int argc, char** argv) {
-    qputenv("QT_QPA_PLATFORM", "offscreen");
-    QApplication app(argc, argv);
-    QApplication::setOrganizationName(QStringLiteral("schedlab-test"));
-    ::testing::InitGoogleTest(&argc, argv);
-    return RUN_ALL_TESTS();
-}
+int main(int argc, char** argv) { return schedlab::test::runWidgetTests(argc, argv); }

@@ -9,7 +9,7 @@
 #include "knob_panel.h"
 #include "latency_plot.h"
 #include "main_window.h"
-#include "qt_wait.h"
+#include "widget_test_support.h"
 #include "outcome_plot.h"
 #include "replay/replay.h"
 #include "progress_job.h"
@@ -1097,13 +1097,7 @@ TEST(KnobPanel, ControlsMapToTheNamedKnobsOfTheEditedSide) {
     EXPECT_TRUE(seen.back().second.SIS_UTIL);
 }
 
-int main(int argc, char** argv) {
-    qputenv("QT_QPA_PLATFORM", "offscreen");
-    QApplication app(argc, argv);
-    QApplication::setOrganizationName(QStringLiteral("schedlab-test"));  // keep the user's settings out of it
-    ::testing::InitGoogleTest(&argc, argv);
-    return RUN_ALL_TESTS();
-}
+int main(int argc, char** argv) { return schedlab::test::runWidgetTests(argc, argv); }
 
 // The frame budget: painting at 60 frames a second costs A and B a core's worth on a 2-core
 // machine, so as fast as possible there gets 30; paced runs, and machines with cores to
