@@ -795,14 +795,11 @@ int cliSweep(const SimArgs& a) {
 // (reproduce.h), every distinct run once, `--jobs` at a time.
 namespace {
 
-// A word of a shell command: as it is when it needs no quoting, else in single quotes.
+// A word of a shell command: as it is when it needs no quoting, else shellQuote()d.
 std::string shellWord(const std::string& w) {
     const bool plain =
         !w.empty() && std::all_of(w.begin(), w.end(), [](unsigned char ch) { return std::isalnum(ch) || std::strchr("/._-+,:=@%", ch); });
-    if (plain) return w;
-    std::string q = "'";
-    for (char ch : w) q += ch == '\'' ? std::string("'\\''") : std::string(1, ch);
-    return q + "'";
+    return plain ? w : shellQuote(w);
 }
 
 // The command that wrote a results page, as it would be typed again.
